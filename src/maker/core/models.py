@@ -1,0 +1,199 @@
+"""The data model: a plan, its steps, a step's result and its handoff.
+
+Field names follow seeds 000/001 (the planner's YAML) and DESIGN.md (the files).
+These are plain dataclasses: validation lives in the parser, the linter and the gate,
+which report every problem at once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import yaml
+
+__all__ = [
+    "ACTION_STEP",
+    "CONDITIONAL_STEP",
+    "END",
+    "HANDOFF_STATUSES",
+    "RUNTIME_DECIDED",
+    "STEP_STATUSES",
+    "TASK_TYPES",
+    "AgentResult",
+    "Evidence",
+    "Handoff",
+    "Plan",
+    "PlanStep",
+    "TaskConfig",
+    "schema_keys",
+    "step_refs",
+]
+
+ACTION_STEP = "action_step"
+CONDITIONAL_STEP = "conditional_step"
+TASK_TYPES = (ACTION_STEP, CONDITIONAL_STEP)
+
+END = -1  # next_step_sequence_number: the plan ends after this step
+RUNTIME_DECIDED = -2  # next_step_sequence_number: a conditional step's output decides
+
+StepStatus = Literal["pending", "in-progress", "complete", "blocked", "failed"]
+STEP_STATUSES: tuple[str, ...] = ("pending", "in-progress", "complete", "blocked", "failed")
+HANDOFF_STATUSES: tuple[str, ...] = ("complete", "blocked", "failed")
+
+
+@dataclass
+class PlanStep:
+    """One typed step of a plan, as the planner writes it (seed 001)."""
+
+    step: int
+    task_type: str
+    title: str
+    task_description: str
+    primary_tools: list[str]
+    fallback_tools: list[str]
+    primary_tool_instructions: str
+    fallback_tool_instructions: str
+    input_variables: list[str]
+    output_variable: str
+    output_schema: Any
+    next_step_sequence_number: int
+    # Optional: explicit dependencies. When None, the store derives them
+    # (referenced outputs plus the step that leads here).
+    depends_on: list[int] | None = None
+
+    @property
+    def is_conditional(self) -> bool:
+        return self.task_type == CONDITIONAL_STEP
+
+    @property
+    def tools(self) -> list[str]:
+        """The tools a step's executor may use: primary, fallback, and AskUserQuestion."""
+        out: list[str] = []
+        for name in [*self.primary_tools, *self.fallback_tools, "AskUserQuestion"]:
+            if name not in out:
+                out.append(name)
+        return out
+
+
+@dataclass
+class Plan:
+    """A plan: the planner's reasoning and its steps (YAML key ``plan`` → ``steps``)."""
+
+    reasoning: str
+    steps: list[PlanStep]
+    task: str = ""
+
+    def step(self, number: int) -> PlanStep:
+        for s in self.steps:
+            if s.step == number:
+                return s
+        raise KeyError(number)
+
+
+@dataclass
+class TaskConfig:
+    """How a task is run headless."""
+
+    instruction: str
+    model: str | None = None
+    max_turns: int | None = None
+    cwd: str | None = None
+    max_output_chars: int = 20_000
+    strict: bool = False
+
+
+@dataclass
+class AgentResult:
+    """What one isolated agent call produced (seed 000)."""
+
+    output: Any
+    raw_response: str
+    was_repaired: bool = False
+    tokens: int = 0
+    cost_usd: float = 0.0
+    duration_ms: int = 0
+    error: str | None = None
+
+
+@dataclass
+class Evidence:
+    """One verification command that ran, and how it ended."""
+
+    command: str
+    exit_code: int
+    kind: str = ""
+    duration_s: float = 0.0
+    output_tail: str = ""
+
+
+@dataclass
+class Handoff:
+    """The executor's deliverable for one step (DESIGN.md), accepted through the gate."""
+
+    step: int
+    status: str
+    output: dict[str, Any]
+    summary: str = ""
+    discoveries: list[str] = field(default_factory=list)
+    decisions: list[str] = field(default_factory=list)
+    blockers: list[str] = field(default_factory=list)
+    for_next_agent: str = ""
+    files_changed: list[str] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
+
+
+_STEP_REF = re.compile(r"^step_(\d+)_output(?:\.|$)")
+_SCHEMA_KEY = re.compile(r"([A-Za-z_][\w-]*)\s*:")
+
+
+def step_refs(input_variables: list[str]) -> list[int]:
+    """The step numbers an input variable list refers to (``step_3_output.x`` → 3), in order."""
+    out: list[int] = []
+    for var in input_variables:
+        m = _STEP_REF.match(var.strip()) if isinstance(var, str) else None
+        if m and int(m.group(1)) not in out:
+            out.append(int(m.group(1)))
+    return out
+
+
+def schema_keys(output_schema: Any) -> list[str] | None:
+    """The top-level keys an output schema requires, or None if it cannot be read.
+
+    The planner writes schemas as a mapping or as a flow-style string such as
+    ``"{next_step: int, reason: string}"``; both give ``["next_step", "reason"]``.
+    """
+    if isinstance(output_schema, dict):
+        return [str(k) for k in output_schema]
+    if not isinstance(output_schema, str):
+        return None
+    text = output_schema.strip()
+    if not text:
+        return []
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        data = None
+    if isinstance(data, dict):
+        return [str(k) for k in data]
+    if data is None and text in ("{}", "~", "null"):
+        return []
+    inner = text[1:-1] if text.startswith("{") and text.endswith("}") else None
+    if inner is None:
+        return None
+    # Flow text that YAML refuses (e.g. nested brackets in a type): read the top level.
+    keys: list[str] = []
+    depth = 0
+    start = 0
+    for i, ch in enumerate(inner + ","):
+        if ch in "[{(<":
+            depth += 1
+        elif ch in "]})>":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            m = _SCHEMA_KEY.match(inner[start:i].strip())
+            if m:
+                keys.append(m.group(1))
+            start = i + 1
+    return keys or None

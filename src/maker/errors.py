@@ -1,0 +1,167 @@
+"""Every error maker raises on purpose.
+
+    MakerError
+    ├── YAMLCleanError            model text that holds no usable YAML (line, what)
+    ├── PlanValidationError       a plan that fails the parser or the linter (all problems)
+    │                             (also a ValueError, as seed 001's parser tests expect)
+    ├── PlanFileError             a plan file on disk that is broken (file, field, fix)
+    ├── PlanNotFoundError         no plan where one was looked for
+    ├── PlanExistsError           a new plan would destroy one that cannot be archived
+    ├── StepError                 a step operation that is not allowed
+    │   ├── StepNotFoundError
+    │   ├── DependencyError       depends_on not complete (lists what is missing)
+    │   └── TransitionError       a status change outside the allowed transitions
+    ├── HandoffRejectedError      a handoff that fails the gate (all problems)
+    ├── VerificationError         verification could not run at all
+    └── LockTimeoutError          another session holds the plan lock
+
+Bad model output is recoverable: the classes that carry a list of problems render
+them one per line, each naming where it is and how to fix it, because a model reads
+them too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "DependencyError",
+    "HandoffRejectedError",
+    "LockTimeoutError",
+    "MakerError",
+    "PlanExistsError",
+    "PlanFileError",
+    "PlanNotFoundError",
+    "PlanValidationError",
+    "Problem",
+    "StepError",
+    "StepNotFoundError",
+    "TransitionError",
+    "VerificationError",
+    "YAMLCleanError",
+]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a plan or handoff, where it is, and how to fix it."""
+
+    field: str
+    message: str
+    step: int | None = None
+    fix: str | None = None
+
+    def __str__(self) -> str:
+        where = f"step {self.step}: " if self.step is not None else ""
+        text = f"{where}{self.field}: {self.message}"
+        if self.fix:
+            text += f" (fix: {self.fix})"
+        return text
+
+
+class MakerError(Exception):
+    """Base class of every error maker raises on purpose."""
+
+
+class YAMLCleanError(MakerError):
+    """Model text that holds no usable YAML document."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        self.line = line
+        super().__init__(f"line {line}: {message}" if line is not None else message)
+
+
+class _ProblemsError(MakerError):
+    what = "problems"
+
+    def __init__(self, problems: Iterable[Problem | str], source: str | None = None) -> None:
+        self.problems = [p if isinstance(p, Problem) else Problem("", str(p)) for p in problems]
+        self.source = source
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        head = f"{self.source}: " if self.source else ""
+        n = len(self.problems)
+        lines = [f"{head}{n} {self.what}{'' if n == 1 else 's'}:"]
+        lines += [f"- {_problem_text(p)}" for p in self.problems]
+        return "\n".join(lines)
+
+
+def _problem_text(p: Problem) -> str:
+    return str(p) if p.field else p.message
+
+
+class PlanValidationError(_ProblemsError, ValueError):
+    """A plan that fails the parser or the linter. ``problems`` lists every one."""
+
+    what = "plan problem"
+
+
+class HandoffRejectedError(_ProblemsError):
+    """A handoff that fails the gate. ``problems`` lists every one."""
+
+    what = "handoff problem"
+
+
+class PlanFileError(MakerError):
+    """A file under plans/ that cannot be read back (often a hand edit)."""
+
+    def __init__(self, path: Path | str, message: str, field: str | None = None,
+                 fix: str | None = None) -> None:
+        self.path = Path(path)
+        self.field = field
+        self.fix = fix
+        text = f"{path}: "
+        if field:
+            text += f"{field}: "
+        text += message
+        if fix:
+            text += f" (fix: {fix})"
+        super().__init__(text)
+
+
+class PlanNotFoundError(MakerError):
+    """No plan where one was looked for."""
+
+
+class PlanExistsError(MakerError):
+    """A new plan would overwrite one that must not be lost."""
+
+
+class StepError(MakerError):
+    """A step operation that is not allowed."""
+
+    def __init__(self, message: str, step: int | None = None) -> None:
+        self.step = step
+        super().__init__(message)
+
+
+class StepNotFoundError(StepError):
+    """The plan has no step with that number."""
+
+
+class DependencyError(StepError):
+    """A step whose depends_on are not all complete."""
+
+    def __init__(self, step: int, missing: dict[int, str]) -> None:
+        self.missing = missing
+        listed = ", ".join(f"step {n} ({status})" for n, status in sorted(missing.items()))
+        super().__init__(
+            f"step {step} depends on steps that are not complete: {listed}. "
+            f"Run those first, or pass --force to start anyway (the override is recorded).",
+            step,
+        )
+
+
+class TransitionError(StepError):
+    """A status change outside pending → in-progress → complete | blocked | failed."""
+
+
+class VerificationError(MakerError):
+    """Verification could not run at all (not: a command that failed)."""
+
+
+class LockTimeoutError(MakerError):
+    """Another session holds the plan lock for too long."""

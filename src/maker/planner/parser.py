@@ -1,0 +1,148 @@
+"""Turn the planner's YAML data into a ``Plan`` (seed 001), checking its structure.
+
+The YAML names the step list ``plan``; the dataclass names it ``steps``. Both keys
+are accepted. ``structure_problems`` reports every structural problem at once;
+``parse_plan`` raises them together as one ``PlanValidationError`` (a ValueError).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from maker.core.models import TASK_TYPES, Plan, PlanStep
+from maker.errors import PlanValidationError, Problem
+
+__all__ = ["REQUIRED_FIELDS", "parse_plan", "parse_step", "structure_problems"]
+
+# field -> (accepted types, description for the message)
+REQUIRED_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "step": ((int,), "an integer"),
+    "task_type": ((str,), "action_step or conditional_step"),
+    "title": ((str,), "a short text"),
+    "task_description": ((str,), "a text"),
+    "output_schema": ((str, dict), "a mapping or a text like \"{key: type}\""),
+    "next_step_sequence_number": ((int,), "an integer: a step number, -1 (end) or -2 (decided "
+                                          "by this conditional step's output)"),
+}
+# Optional fields and their defaults.
+_LIST_FIELDS = ("primary_tools", "fallback_tools", "input_variables")
+_TEXT_FIELDS = ("primary_tool_instructions", "fallback_tool_instructions")
+
+
+def _steps_of(raw: dict[str, Any]) -> Any:
+    steps = raw.get("plan")
+    if steps is None or steps == []:
+        steps = raw.get("steps", steps)
+    return steps
+
+
+def structure_problems(raw: Any) -> list[Problem]:
+    """Every structural problem of raw plan data: missing keys, wrong types."""
+    if not isinstance(raw, dict):
+        kind = "a list" if isinstance(raw, list) else type(raw).__name__
+        return [Problem("plan", f"the plan must be a mapping with `reasoning` and `plan`, "
+                                f"got {kind}", fix="answer with `reasoning: ...` and `plan: [...]`")]
+    problems: list[Problem] = []
+    reasoning = raw.get("reasoning")
+    if "reasoning" not in raw:
+        problems.append(Problem("reasoning", "missing", fix="add `reasoning:` explaining the plan"))
+    elif not isinstance(reasoning, str) or not reasoning.strip():
+        problems.append(Problem("reasoning", "empty or not a text",
+                                fix="explain in a sentence or two why the steps are these"))
+    steps = _steps_of(raw)
+    if steps is None:
+        problems.append(Problem("plan", "no `plan` or `steps` list",
+                                fix="add `plan:` with a list of steps"))
+        return problems
+    if not isinstance(steps, list):
+        problems.append(Problem("plan", f"`plan`/`steps` must be a list of steps, got "
+                                        f"{type(steps).__name__}"))
+        return problems
+    if not steps:
+        problems.append(Problem("plan", "no steps", fix="a plan needs at least one step"))
+    for index, item in enumerate(steps):
+        problems.extend(_step_problems(index, item))
+    return problems
+
+
+def _step_problems(index: int, item: Any) -> list[Problem]:
+    if not isinstance(item, dict):
+        return [Problem("plan", f"item {index} is {type(item).__name__}, not a step mapping")]
+    number = item.get("step")
+    where = number if isinstance(number, int) and not isinstance(number, bool) else None
+    label = {} if where is not None else {"field_prefix": f"plan[{index}]."}
+    prefix = label.get("field_prefix", "")
+    out: list[Problem] = []
+    for name, (types, what) in REQUIRED_FIELDS.items():
+        if name not in item or item[name] is None:
+            out.append(Problem(prefix + name, "missing", where, fix=f"add `{name}:` ({what})"))
+            continue
+        value = item[name]
+        if isinstance(value, bool) or not isinstance(value, types):
+            out.append(Problem(prefix + name, f"must be {what}, got {_show(value)}", where))
+        elif name == "task_type" and value not in TASK_TYPES:
+            out.append(Problem(prefix + name, f"unknown task type {_show(value)}", where,
+                               fix="use action_step or conditional_step"))
+        elif name in ("title", "task_description") and not value.strip():
+            out.append(Problem(prefix + name, "empty", where, fix=f"write the step's {name}"))
+    for name in _LIST_FIELDS:
+        value = item.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            out.append(Problem(prefix + name, f"must be a list of names, got {_show(value)}", where))
+    for name in _TEXT_FIELDS:
+        value = item.get(name)
+        if value is not None and not isinstance(value, str):
+            out.append(Problem(prefix + name, f"must be a text, got {_show(value)}", where))
+    ov = item.get("output_variable")
+    if ov is not None and not isinstance(ov, str):
+        out.append(Problem(prefix + "output_variable", f"must be a name, got {_show(ov)}", where))
+    deps = item.get("depends_on")
+    if deps is not None and (not isinstance(deps, list) or not all(
+            isinstance(d, int) and not isinstance(d, bool) for d in deps)):
+        out.append(Problem(prefix + "depends_on", f"must be a list of step numbers, got "
+                                                  f"{_show(deps)}", where))
+    return out
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def parse_step(item: dict[str, Any]) -> PlanStep:
+    """Build a PlanStep from one structurally valid step mapping."""
+    number = item["step"]
+    return PlanStep(
+        step=number,
+        task_type=item["task_type"],
+        title=item["title"].strip(),
+        task_description=item["task_description"],
+        primary_tools=list(item.get("primary_tools") or []),
+        fallback_tools=list(item.get("fallback_tools") or []),
+        primary_tool_instructions=item.get("primary_tool_instructions") or "",
+        fallback_tool_instructions=item.get("fallback_tool_instructions") or "",
+        input_variables=list(item.get("input_variables") or []),
+        output_variable=item.get("output_variable") or f"step_{number}_output",
+        output_schema=item["output_schema"],
+        next_step_sequence_number=item["next_step_sequence_number"],
+        depends_on=list(item["depends_on"]) if item.get("depends_on") is not None else None,
+    )
+
+
+def parse_plan(raw: Any) -> Plan:
+    """Parse raw YAML data into a Plan, mapping ``plan`` → ``steps``.
+
+    Raises PlanValidationError (a ValueError) listing every structural problem.
+    """
+    problems = structure_problems(raw)
+    if problems:
+        raise PlanValidationError(problems)
+    assert isinstance(raw, dict)
+    task = raw.get("task")
+    return Plan(
+        reasoning=raw["reasoning"],
+        steps=[parse_step(s) for s in _steps_of(raw)],
+        task=task if isinstance(task, str) else "",
+    )
