@@ -41,7 +41,8 @@ def structure_problems(raw: Any) -> list[Problem]:
     if not isinstance(raw, dict):
         kind = "a list" if isinstance(raw, list) else type(raw).__name__
         return [Problem("plan", f"the plan must be a mapping with `reasoning` and `plan`, "
-                                f"got {kind}", fix="answer with `reasoning: ...` and `plan: [...]`")]
+                                f"got {kind}",
+                        fix="answer with `reasoning: ...` and `plan: [...]`")]
     problems: list[Problem] = []
     reasoning = raw.get("reasoning")
     if "reasoning" not in raw:
@@ -83,14 +84,15 @@ def _step_problems(index: int, item: Any) -> list[Problem]:
         elif name == "task_type" and value not in TASK_TYPES:
             out.append(Problem(prefix + name, f"unknown task type {_show(value)}", where,
                                fix="use action_step or conditional_step"))
-        elif name in ("title", "task_description") and not value.strip():
+        elif name in ("title", "task_description") and not str(value).strip():
             out.append(Problem(prefix + name, "empty", where, fix=f"write the step's {name}"))
     for name in _LIST_FIELDS:
         value = item.get(name)
         if value is None:
             continue
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            out.append(Problem(prefix + name, f"must be a list of names, got {_show(value)}", where))
+            out.append(Problem(prefix + name, f"must be a list of names, got {_show(value)}",
+                               where))
     for name in _TEXT_FIELDS:
         value = item.get(name)
         if value is not None and not isinstance(value, str):
@@ -118,11 +120,11 @@ def parse_step(item: dict[str, Any]) -> PlanStep:
         step=number,
         task_type=item["task_type"],
         title=item["title"].strip(),
-        task_description=item["task_description"],
+        task_description=item["task_description"].strip(),
         primary_tools=list(item.get("primary_tools") or []),
         fallback_tools=list(item.get("fallback_tools") or []),
-        primary_tool_instructions=item.get("primary_tool_instructions") or "",
-        fallback_tool_instructions=item.get("fallback_tool_instructions") or "",
+        primary_tool_instructions=(item.get("primary_tool_instructions") or "").strip(),
+        fallback_tool_instructions=(item.get("fallback_tool_instructions") or "").strip(),
         input_variables=list(item.get("input_variables") or []),
         output_variable=item.get("output_variable") or f"step_{number}_output",
         output_schema=item["output_schema"],

@@ -45,7 +45,7 @@ class _AliasLimitedLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             self._alias_count = getattr(self, "_alias_count", 0) + 1
             if self._alias_count > self.max_aliases:
-                mark = self.peek_event().start_mark
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
                 raise YAMLCleanError(
                     f"more than {self.max_aliases} YAML aliases (*name): refusing a "
                     "possible alias bomb; write the values out instead",

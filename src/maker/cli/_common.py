@@ -1,0 +1,59 @@
+"""What every maker command shares: the plans-dir option and error reporting."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from maker.core.paths import find_plans_dir
+from maker.errors import MakerError
+
+__all__ = ["echo_json", "plans_dir_option", "read_input", "reports_errors", "resolve_plans_dir"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+plans_dir_option = click.option(
+    "--plans-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="MAKER_PLANS_DIR",
+    default=None,
+    help="The plans directory (default: plans/ at the project root). Env: MAKER_PLANS_DIR.",
+)
+
+
+def resolve_plans_dir(plans_dir: Path | None) -> Path:
+    return find_plans_dir(plans_dir)
+
+
+def reports_errors(func: F) -> F:
+    """Turn a MakerError into its message on stderr and exit code 1 (no traceback)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except MakerError as exc:
+            click.echo(f"maker: {exc}", err=True)
+            sys.exit(1)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def read_input(source: str) -> bytes:
+    """The bytes of FILE, or of stdin when FILE is ``-``."""
+    if source == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(source).read_bytes()
+    except OSError as exc:
+        raise click.BadParameter(f"cannot read {source}: {exc.strerror}") from None
+
+
+def echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))

@@ -1,0 +1,89 @@
+"""Atomic file writes and the plan lock.
+
+A write goes to a temporary file in the same directory and is renamed over the
+target, so a crash leaves the old file or the new one, never half of either. The
+lock (``flock`` on ``plans/.maker/lock``) serializes sessions that touch the same
+plan; it is re-entrant within a process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from maker.errors import LockTimeoutError
+
+__all__ = ["atomic_write", "plan_lock"]
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: the lock degrades to in-process only
+    fcntl = None  # type: ignore[assignment]
+
+
+def atomic_write(path: Path, text: str, durable: bool = True) -> None:
+    """Write ``text`` to ``path`` atomically (temp file + rename), creating parents."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+_held: dict[str, int] = {}
+_held_guard = threading.Lock()
+
+
+@contextlib.contextmanager
+def plan_lock(plans_dir: Path, timeout: float = 30.0) -> Iterator[None]:
+    """Hold the plan's inter-process lock; LockTimeoutError after ``timeout`` seconds."""
+    state_dir = plans_dir / ".maker"
+    state_dir.mkdir(parents=True, exist_ok=True)
+    lock_path = state_dir / "lock"
+    key = str(lock_path.resolve())
+    with _held_guard:
+        depth = _held.get(key, 0)
+        _held[key] = depth + 1
+    if depth:
+        try:
+            yield
+        finally:
+            with _held_guard:
+                _held[key] -= 1
+        return
+    fh = open(lock_path, "a+")  # noqa: SIM115 - held for the lock's lifetime
+    try:
+        if fcntl is not None:
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise LockTimeoutError(
+                            f"another maker session has held {lock_path} for over "
+                            f"{timeout:.0f}s; wait for it to finish, or remove the file if "
+                            "no other session is running"
+                        ) from None
+                    time.sleep(0.05)
+        yield
+    finally:
+        fh.close()  # closing releases the flock
+        with _held_guard:
+            _held[key] -= 1
+            if not _held[key]:
+                del _held[key]

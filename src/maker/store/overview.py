@@ -1,0 +1,64 @@
+"""PLAN.md's body: the task, the reasoning, a step table and a Mermaid graph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from maker.core.models import END, RUNTIME_DECIDED
+
+if TYPE_CHECKING:
+    from maker.store.plan_store import StoredPlan
+
+__all__ = ["render_overview"]
+
+_GRAPH_LIMIT = 300  # GitHub stops rendering far before a 10,000-node diagram
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _label(text: str) -> str:
+    return text.replace('"', "#quot;").replace("\n", " ")[:60]
+
+
+def _next(n: int) -> str:
+    return {END: "end", RUNTIME_DECIDED: "decided at run time"}.get(n, str(n))
+
+
+def render_overview(plan: StoredPlan, root: Path) -> str:
+    first = plan.task.strip().splitlines()[0] if plan.task.strip() else "(no task text)"
+    lines = [f"# Plan: {first[:120]}", "",
+             "> Written by maker. The step files under `steps/` are the source of truth: "
+             "edit them freely, then run `maker status`.", "",
+             "## Task", "", plan.task.strip() or "(none given)", "",
+             "## Reasoning", "", plan.reasoning.strip(), "",
+             "## Steps", "",
+             "| # | Title | Type | Status | Depends on | Next |",
+             "|---|---|---|---|---|---|"]
+    for r in plan.steps:
+        rel = r.path.relative_to(root).as_posix() if r.path.is_relative_to(root) else r.path.name
+        kind = "conditional" if r.spec.is_conditional else "action"
+        deps = ", ".join(map(str, r.depends_on)) or "—"
+        lines.append(f"| {r.number} | [{_cell(r.title)}]({rel}) | {kind} | {r.status} | "
+                     f"{deps} | {_next(r.spec.next_step_sequence_number)} |")
+    lines += ["", "## Dependency graph", ""]
+    if len(plan.steps) > _GRAPH_LIMIT:
+        lines.append(f"({len(plan.steps)} steps: too many to draw; see the table.)")
+        return "\n".join(lines)
+    lines += ["```mermaid", "flowchart TD"]
+    for r in plan.steps:
+        label = _label(f"{r.number}. {r.title} [{r.status}]")
+        shape = f'{{"{label}"}}' if r.spec.is_conditional else f'["{label}"]'
+        lines.append(f"  s{r.number}{shape}")
+    numbers = {r.number for r in plan.steps}
+    for r in plan.steps:
+        nxt = r.spec.next_step_sequence_number
+        if nxt in numbers:
+            lines.append(f"  s{r.number} --> s{nxt}")
+        for d in r.depends_on:
+            if d in numbers and plan.get(d).spec.next_step_sequence_number != r.number:
+                lines.append(f"  s{d} -.-> s{r.number}")
+    lines.append("```")
+    return "\n".join(lines)

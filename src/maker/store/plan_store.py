@@ -1,0 +1,390 @@
+"""The plan on disk: ``plans/PLAN.md``, ``plans/steps/NN-<slug>.md``, handoffs, state.
+
+Step files are the source of truth and humans may edit them: every read
+re-validates and names the file, the field and the fix. PLAN.md carries the task
+and reasoning in its front matter and a rendered overview (table + Mermaid graph)
+in its body. A new plan is staged in full and then moved into place, and whatever
+plan was there before is archived under ``plans/archive/`` first: nothing is lost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from maker.core.models import RUNTIME_DECIDED, STEP_STATUSES, Plan, PlanStep, step_refs
+from maker.errors import PlanFileError, PlanNotFoundError, Problem, StepNotFoundError
+from maker.planner.parser import parse_step, structure_problems
+from maker.store.atomic import atomic_write, plan_lock
+from maker.store.frontmatter import read_front_matter, render_front_matter
+from maker.store.overview import render_overview
+from maker.store.slug import slugify
+
+__all__ = ["PlanStore", "StepRecord", "StoredPlan", "resolve_dependencies", "utc_now"]
+
+_STEP_KEYS = ("step", "title", "task_type", "status", "depends_on", "input_variables",
+              "output_variable", "output_schema", "primary_tools", "fallback_tools", "next")
+_SECTIONS = {"Task": "task_description",
+             "Primary tool instructions": "primary_tool_instructions",
+             "Fallback tool instructions": "fallback_tool_instructions"}
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass
+class StepRecord:
+    """A step as stored: its spec, its status, its resolved dependencies, its file."""
+
+    spec: PlanStep
+    status: str
+    depends_on: list[int]
+    path: Path
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def number(self) -> int:
+        return self.spec.step
+
+    @property
+    def title(self) -> str:
+        return self.spec.title
+
+
+@dataclass
+class StoredPlan:
+    task: str
+    reasoning: str
+    created_at: str
+    steps: list[StepRecord]
+
+    def get(self, number: int) -> StepRecord:
+        for record in self.steps:
+            if record.number == number:
+                return record
+        known = ", ".join(str(r.number) for r in self.steps[:20])
+        raise StepNotFoundError(f"the plan has no step {number} (steps: {known}"
+                                f"{', …' if len(self.steps) > 20 else ''})", number)
+
+    def as_plan(self) -> Plan:
+        return Plan(reasoning=self.reasoning, steps=[r.spec for r in self.steps], task=self.task)
+
+
+def resolve_dependencies(plan: Plan) -> Plan:
+    """Fill each step's ``depends_on`` when the planner left it out.
+
+    A step depends on the steps whose outputs it reads, on the step(s) whose
+    ``next`` leads to it, and, when nothing leads to it (a branch target), on the
+    nearest conditional step before it.
+    """
+    leads_to: dict[int, list[int]] = {}
+    for s in plan.steps:
+        leads_to.setdefault(s.next_step_sequence_number, []).append(s.step)
+    first = min((s.step for s in plan.steps), default=0)
+    out: list[PlanStep] = []
+    last_conditional: int | None = None
+    for s in sorted(plan.steps, key=lambda s: s.step):
+        if s.depends_on is None:
+            deps = [n for n in step_refs(s.input_variables) if n != s.step]
+            preds = [p for p in leads_to.get(s.step, []) if p != s.step]
+            if not preds and s.step != first and last_conditional is not None:
+                preds = [last_conditional]
+            deps += [p for p in preds if p not in deps and p < s.step]
+            s = replace(s, depends_on=sorted(deps))
+        out.append(s)
+        if s.next_step_sequence_number == RUNTIME_DECIDED:
+            last_conditional = s.step
+    order = {s.step: i for i, s in enumerate(plan.steps)}
+    out.sort(key=lambda s: order[s.step])
+    return replace(plan, steps=out)
+
+
+class PlanStore:
+    """Reads and writes one plans directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.steps_dir = self.root / "steps"
+        self.handoffs_dir = self.root / "handoffs"
+        self.archive_dir = self.root / "archive"
+        self.state_dir = self.root / ".maker"
+        self.overview_path = self.root / "PLAN.md"
+        self.notes_path = self.root / "NOTES.md"
+        self.active_path = self.state_dir / "active.json"
+
+    # -- locking and presence -------------------------------------------------
+
+    def lock(self, timeout: float = 30.0) -> contextlib.AbstractContextManager[None]:
+        return plan_lock(self.root, timeout)
+
+    def exists(self) -> bool:
+        return self.overview_path.exists() or self.steps_dir.is_dir()
+
+    # -- writing a plan -------------------------------------------------------
+
+    def write_plan(self, plan: Plan, task: str | None = None) -> StoredPlan:
+        """Store a validated plan, archiving any plan already there. Returns it as stored."""
+        plan = resolve_dependencies(plan)
+        task = (task if task is not None else plan.task).strip()
+        created = utc_now()
+        width = max(2, len(str(max((s.step for s in plan.steps), default=0))))
+        self.root.mkdir(parents=True, exist_ok=True)
+        with self.lock():
+            staging = self.state_dir / f"staging-{os.getpid()}"
+            shutil.rmtree(staging, ignore_errors=True)
+            (staging / "steps").mkdir(parents=True)
+            records = []
+            for spec in plan.steps:
+                name = f"{spec.step:0{width}d}-{slugify(spec.title)}.md"
+                record = StepRecord(spec, "pending", list(spec.depends_on or []),
+                                    self.steps_dir / name)
+                (staging / "steps" / name).write_text(_render_step(record), encoding="utf-8")
+                records.append(record)
+            stored = StoredPlan(task, plan.reasoning, created, records)
+            (staging / "PLAN.md").write_text(self._render_plan_file(stored), encoding="utf-8")
+            self._archive_current(created)
+            os.replace(staging / "steps", self.steps_dir)
+            os.replace(staging / "PLAN.md", self.overview_path)
+            staging.rmdir()
+        return stored
+
+    def _archive_current(self, stamp: str) -> Path | None:
+        if not self.exists():
+            return None
+        target = self.archive_dir / stamp.replace(":", "").replace(".", "-")
+        target.mkdir(parents=True, exist_ok=True)
+        for path in (self.overview_path, self.steps_dir, self.handoffs_dir):
+            if path.exists():
+                os.replace(path, target / path.name)
+        if self.notes_path.exists():
+            shutil.copy2(self.notes_path, target / self.notes_path.name)
+        for state in ("active.json", "evidence"):
+            p = self.state_dir / state
+            if p.exists():
+                os.replace(p, target / state)
+        return target
+
+    def archived(self) -> list[Path]:
+        return sorted(p for p in self.archive_dir.glob("*") if p.is_dir())
+
+    def _render_plan_file(self, plan: StoredPlan) -> str:
+        meta = {"task": plan.task, "reasoning": plan.reasoning, "created_at": plan.created_at,
+                "steps": len(plan.steps)}
+        return render_front_matter(meta, render_overview(plan, self.root))
+
+    def refresh_overview(self, plan: StoredPlan | None = None) -> None:
+        """Rewrite PLAN.md from the step files (its table and graph follow their statuses)."""
+        with self.lock():
+            plan = plan or self.load()
+            atomic_write(self.overview_path, self._render_plan_file(plan))
+
+    # -- reading a plan -------------------------------------------------------
+
+    def load(self) -> StoredPlan:
+        """The whole plan, every file re-validated. PlanFileError lists every problem."""
+        if not self.exists():
+            raise PlanNotFoundError(
+                f"no plan in {self.root}: create one with /maker:plan <task> "
+                "(or `maker plan write FILE`)")
+        meta = self._plan_meta()
+        records: list[StepRecord] = []
+        problems: list[str] = []
+        for path in self._step_files():
+            try:
+                records.append(self._read_step(path))
+            except PlanFileError as exc:
+                problems.append(str(exc))
+        seen: dict[int, Path] = {}
+        for r in records:
+            if r.number in seen:
+                problems.append(f"{r.path}: step: step {r.number} is also in {seen[r.number]} "
+                                "(fix: renumber one of them, or delete the stray file)")
+            seen[r.number] = r.path
+        for r in records:
+            bad = [d for d in r.depends_on if d not in seen]
+            if bad:
+                problems.append(f"{r.path}: depends_on: no step {', '.join(map(str, bad))} "
+                                f"in the plan (fix: remove it from depends_on)")
+        if not records and not problems:
+            problems.append(f"{self.steps_dir}: no step files (fix: write a plan again "
+                            "with /maker:plan)")
+        if problems:
+            raise PlanFileError(self.root, "the plan files have problems:\n- "
+                                + "\n- ".join(problems))
+        records.sort(key=lambda r: r.number)
+        return StoredPlan(str(meta.get("task") or ""), str(meta.get("reasoning") or ""),
+                          str(meta.get("created_at") or ""), records)
+
+    def _plan_meta(self) -> dict[str, Any]:
+        if not self.overview_path.exists():
+            return {}
+        meta, _ = read_front_matter(self.overview_path)
+        return meta
+
+    def _step_files(self) -> list[Path]:
+        if not self.steps_dir.is_dir():
+            return []
+        return sorted(p for p in self.steps_dir.iterdir()
+                      if p.suffix == ".md" and not p.name.startswith("."))
+
+    def step_path(self, number: int) -> Path:
+        """The file of step ``number`` (found by its numeric prefix)."""
+        for name in os.listdir(self.steps_dir) if self.steps_dir.is_dir() else ():
+            head = name.split("-", 1)[0]
+            if head.isdigit() and int(head) == number and name.endswith(".md"):
+                return self.steps_dir / name
+        raise StepNotFoundError(f"the plan has no step {number} (no file "
+                                f"{self.steps_dir}/{number:02d}-*.md)", number)
+
+    def load_step(self, number: int) -> StepRecord:
+        """One step, read and validated on its own (cheap: for hooks)."""
+        record = self._read_step(self.step_path(number))
+        if record.number != number:
+            raise PlanFileError(record.path, f"step: the file says {record.number} but its "
+                                f"name says {number}", "step", "make them agree")
+        return record
+
+    def _read_step(self, path: Path) -> StepRecord:
+        meta, body = read_front_matter(path)
+        data = {k: meta.get(k) for k in _STEP_KEYS}
+        data.update(_parse_body(body))
+        raw = dict(data, next_step_sequence_number=data.pop("next"))
+        raw.pop("status")
+        problems: list[Problem] = structure_problems({"reasoning": "-", "plan": [raw]})
+        status = meta.get("status")
+        if status not in STEP_STATUSES:
+            problems.append(Problem("status", f"{status!r} is not a status",
+                                    fix="use one of " + ", ".join(STEP_STATUSES)))
+        deps = meta.get("depends_on")
+        if deps is None:
+            deps = []
+        if not raw.get("task_description"):
+            problems = [p for p in problems if p.field != "task_description"]
+            problems.append(Problem("body", "no task description",
+                                    fix="write the task under a `## Task` heading"))
+        if problems:
+            fields = "; ".join(_strip_step(p) for p in problems)
+            raise PlanFileError(path, fields)
+        raw["depends_on"] = deps
+        spec = parse_step(raw)
+        extra = {k: v for k, v in meta.items() if k not in _STEP_KEYS}
+        return StepRecord(spec, str(status), list(deps), path, extra)
+
+    def save_step(self, record: StepRecord) -> None:
+        """Rewrite one step file atomically (statuses, meta)."""
+        with self.lock():
+            atomic_write(record.path, _render_step(record))
+
+    # -- handoffs, outputs, active step -----------------------------------------
+
+    def handoff_path(self, number: int) -> Path:
+        return self.handoffs_dir / self.step_path(number).name
+
+    def read_handoff(self, number: int) -> dict[str, Any] | None:
+        """The accepted handoff's data for step ``number``, or None."""
+        try:
+            path = self.handoff_path(number)
+        except StepNotFoundError:
+            return None
+        if not path.exists():
+            return None
+        meta, _ = read_front_matter(path)
+        return meta
+
+    def write_handoff(self, number: int, data: dict[str, Any], body: str) -> Path:
+        path = self.handoff_path(number)
+        with self.lock():
+            atomic_write(path, render_front_matter(data, body))
+        return path
+
+    def outputs(self, only: Iterable[int] | None = None,
+                plan: StoredPlan | None = None) -> dict[str, Any]:
+        """``output_variable → output`` of accepted, complete handoffs (of ``only`` steps)."""
+        plan = plan or self.load()
+        wanted = set(only) if only is not None else None
+        out: dict[str, Any] = {}
+        for record in plan.steps:
+            if wanted is not None and record.number not in wanted:
+                continue
+            data = self.read_handoff(record.number)
+            if data and data.get("status") == "complete" and isinstance(data.get("output"), dict):
+                out[record.spec.output_variable] = data["output"]
+        return out
+
+    def read_active(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self.active_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def write_active(self, data: dict[str, Any] | None) -> None:
+        with self.lock():
+            if data is None:
+                with contextlib.suppress(FileNotFoundError):
+                    self.active_path.unlink()
+            else:
+                atomic_write(self.active_path, json.dumps(data, indent=2))
+
+    @contextlib.contextmanager
+    def editing(self) -> Iterator[StoredPlan]:
+        """Hold the lock around a read-modify-write of the plan."""
+        with self.lock():
+            yield self.load()
+
+
+def _strip_step(p: Problem) -> str:
+    text = str(p)
+    return text.split(": ", 1)[1] if text.startswith("step ") else text
+
+
+def _render_step(record: StepRecord) -> str:
+    s = record.spec
+    meta: dict[str, Any] = {
+        "step": s.step, "title": s.title, "task_type": s.task_type, "status": record.status,
+        "depends_on": list(record.depends_on), "input_variables": list(s.input_variables),
+        "output_variable": s.output_variable, "output_schema": s.output_schema,
+        "primary_tools": list(s.primary_tools), "fallback_tools": list(s.fallback_tools),
+        "next": s.next_step_sequence_number,
+    }
+    meta.update(record.meta)
+    parts = [f"# Step {s.step}: {s.title}", "", "## Task", "", s.task_description.strip()]
+    for heading, name in list(_SECTIONS.items())[1:]:
+        text = getattr(s, name).strip()
+        if text:
+            parts += ["", f"## {heading}", "", text]
+    return render_front_matter(meta, "\n".join(parts))
+
+
+def _parse_body(body: str) -> dict[str, str]:
+    """The step's texts from its Markdown body (``## Task`` and the instruction sections)."""
+    out = {name: "" for name in _SECTIONS.values()}
+    current: str | None = None
+    chunks: dict[str, list[str]] = {}
+    preamble: list[str] = []
+    for line in body.split("\n"):
+        heading = line[3:].strip() if line.startswith("## ") else None
+        if heading in _SECTIONS:
+            current = _SECTIONS[heading]
+            chunks[current] = []
+            continue
+        if current is None:
+            if not line.startswith("# "):
+                preamble.append(line)
+        else:
+            chunks[current].append(line)
+    for name, lines in chunks.items():
+        out[name] = "\n".join(lines).strip()
+    if "task_description" not in chunks:  # no `## Task` heading: the body is the task
+        out["task_description"] = "\n".join(preamble).strip()
+    return out
