@@ -1,0 +1,200 @@
+"""Which steps can run now, and which were skipped by a conditional step.
+
+Statuses on disk are ``pending``, ``in-progress``, ``complete``, ``blocked`` and
+``failed``. Two facts are derived here and never stored:
+
+- **reachable**: walking from the first step along ``next`` (a step's
+  ``next_step_sequence_number``), a complete conditional step leads to the
+  ``next_step`` of its accepted output; a conditional step that has not decided yet
+  makes every later step potentially reachable.
+- **skipped**: a pending step that is no longer reachable (the branch not taken).
+
+A step is **ready** when it is pending, reachable, and every step it depends on is
+complete, or skipped when the step does not read that step's output (a join after a
+branch must not wait for the branch not taken).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from maker.core.models import END, RUNTIME_DECIDED, step_refs
+
+if TYPE_CHECKING:
+    from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
+
+__all__ = [
+    "SKIPPED",
+    "Schedule",
+    "StepRow",
+    "decided_next",
+    "next_steps",
+    "schedule",
+    "summary_rows",
+]
+
+SKIPPED = "skipped"
+
+
+@dataclass(frozen=True)
+class StepRow:
+    """One line of a status table."""
+
+    step: int
+    title: str
+    status: str  # a stored status, or "skipped"
+    depends_on: list[int]
+    ready: bool
+    waiting_on: dict[int, str] = field(default_factory=dict)  # deps not complete → their status
+    reasons: list[str] = field(default_factory=list)  # why it failed or is blocked
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "title": self.title,
+            "status": self.status,
+            "depends_on": list(self.depends_on),
+            "ready": self.ready,
+            "waiting_on": {str(k): v for k, v in self.waiting_on.items()},
+            "reasons": list(self.reasons),
+        }
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The derived view of a plan: reachability, display statuses, ready steps."""
+
+    reachable: frozenset[int]
+    main_path: tuple[int, ...]
+    statuses: dict[int, str]  # display status: stored, or "skipped"
+    ready: tuple[int, ...]  # main-path steps first, then by number
+    waiting_on: dict[int, dict[int, str]]  # pending reachable step → deps not complete
+
+    def status(self, step: int) -> str:
+        return self.statuses[step]
+
+
+def decided_next(record: StepRecord, outputs: Mapping[str, Any]) -> int | None:
+    """The ``next_step`` a complete conditional step's accepted output chose, if any."""
+    out = outputs.get(record.spec.output_variable)
+    if not isinstance(out, Mapping):
+        return None
+    value = out.get("next_step")
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value
+
+
+def _decides_at_runtime(record: StepRecord) -> bool:
+    return record.spec.is_conditional or record.spec.next_step_sequence_number == RUNTIME_DECIDED
+
+
+def _successors(record: StepRecord, outputs: Mapping[str, Any],
+                numbers: list[int]) -> tuple[list[int], bool]:
+    """``(next steps, decided)``: where the walk goes after ``record``.
+
+    ``decided`` is False when a conditional step has not chosen yet, in which case
+    every later step is a potential successor.
+    """
+    n = record.spec.step
+    if _decides_at_runtime(record):
+        if record.status == "complete":
+            chosen = decided_next(record, outputs)
+            if chosen is not None:
+                return ([chosen] if chosen != END else []), True
+            fixed = record.spec.next_step_sequence_number
+            if fixed not in (END, RUNTIME_DECIDED):
+                return [fixed], True
+            return [], True
+        return [m for m in numbers if m > n], False
+    nxt = record.spec.next_step_sequence_number
+    return ([] if nxt in (END, RUNTIME_DECIDED) else [nxt]), True
+
+
+def schedule(plan: StoredPlan, outputs: Mapping[str, Any]) -> Schedule:
+    """Derive reachability, display statuses and ready steps from a loaded plan.
+
+    ``outputs`` maps output_variable → output of every accepted complete handoff
+    (``PlanStore.outputs()``).
+    """
+    by_number = {r.spec.step: r for r in plan.steps}
+    numbers = sorted(by_number)
+    reachable: set[int] = set()
+    if numbers:
+        todo = [numbers[0]]
+        while todo:
+            n = todo.pop()
+            if n in reachable or n not in by_number:
+                continue
+            reachable.add(n)
+            successors, _ = _successors(by_number[n], outputs, numbers)
+            todo.extend(successors)
+
+    main_path: list[int] = []
+    if numbers:
+        at: int | None = numbers[0]
+        while at is not None and at in by_number and at not in main_path:
+            main_path.append(at)
+            successors, decided = _successors(by_number[at], outputs, numbers)
+            at = successors[0] if decided and successors else None
+
+    statuses = {n: (SKIPPED if by_number[n].status == "pending" and n not in reachable
+                    else by_number[n].status) for n in numbers}
+    waiting: dict[int, dict[int, str]] = {}
+    ready: list[int] = []
+    for n in numbers:
+        record = by_number[n]
+        if statuses[n] != "pending":
+            continue
+        reads = set(step_refs(record.spec.input_variables))
+        missing: dict[int, str] = {}
+        for d in record.depends_on:
+            status = statuses.get(d, "not in the plan")
+            # A step on the branch not taken is not waited for, unless its output is read.
+            if status == "complete" or (status == SKIPPED and d not in reads):
+                continue
+            missing[d] = status
+        if missing:
+            waiting[n] = missing
+        else:
+            ready.append(n)
+    on_path = [n for n in main_path if n in ready]
+    ordered = on_path + [n for n in ready if n not in on_path]
+    return Schedule(frozenset(reachable), tuple(main_path), statuses, tuple(ordered), waiting)
+
+
+def next_steps(plan: StoredPlan, store: PlanStore) -> list[StepRecord]:
+    """The steps that are ready to start, the one on the main path first."""
+    sched = schedule(plan, store.outputs())
+    return [plan.get(n) for n in sched.ready]
+
+
+def _reasons(record: StepRecord) -> list[str]:
+    raw = record.meta.get("reasons") or []
+    if isinstance(raw, str):
+        return [raw]
+    if isinstance(raw, list):
+        return [str(r) for r in raw]
+    return [str(raw)]
+
+
+def summary_rows(plan: StoredPlan, store: PlanStore,
+                 sched: Schedule | None = None) -> list[StepRow]:
+    """One row per step, in step order, for ``maker status`` and PLAN.md."""
+    sched = sched or schedule(plan, store.outputs())
+    rows = []
+    for record in sorted(plan.steps, key=lambda r: r.spec.step):
+        n = record.spec.step
+        status = sched.statuses[n]
+        rows.append(StepRow(
+            step=n,
+            title=record.spec.title,
+            status=status,
+            depends_on=list(record.depends_on),
+            ready=n in sched.ready,
+            waiting_on=dict(sched.waiting_on.get(n, {})),
+            reasons=_reasons(record) if status in ("failed", "blocked") else [],
+        ))
+    return rows
