@@ -35,3 +35,7 @@ for _name in _COMMAND_MODULES:
 
 def main() -> None:
     cli(prog_name="maker")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,3 @@
+from maker.cli.main import main
+
+main()

@@ -1,0 +1,253 @@
+"""What each hook does, as plain functions over ``HookInput``.
+
+- SubagentStop, planner: the final message is the plan YAML. Lint it; write plans/
+  or block with every problem, at most ``MAX_ATTEMPTS`` times.
+- SubagentStop, step executor: the final message is the handoff. Accept it through
+  the gate or block with every problem; after ``MAX_ATTEMPTS`` rejected handoffs the
+  step is recorded ``failed`` with the reasons and the agent may stop.
+- Stop: while a step is in progress without an accepted handoff, block (bounded the
+  same way; then the step is recorded ``failed``).
+- PreToolUse: inside the step executor, deny tools outside the step's list.
+- SessionStart: give the session the plan's state, so a resumed or compacted
+  session knows where it is.
+
+Bounds stay well under Claude Code's own cap of 8 consecutive blocks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from maker.core.paths import find_plans_dir
+from maker.hooks.protocol import HookInput, Output, allow, block, context, deny_tool, message
+from maker.store.atomic import atomic_write
+from maker.store.plan_store import PlanStore
+
+__all__ = ["HANDLERS", "MAX_ATTEMPTS"]
+
+MAX_ATTEMPTS = 3
+PLANNER_SUFFIX = ":planner"
+EXECUTOR_SUFFIX = ":step-executor"
+# What the executor may always run through Bash, whatever the step's tools: maker's
+# own read-only and verification commands.
+MAKER_COMMANDS = ("maker verify", "maker context", "maker status", "maker next",
+                  "maker handoff check")
+
+
+def _store(hook: HookInput) -> PlanStore:
+    cwd = Path(hook.cwd) if hook.cwd else None
+    return PlanStore(find_plans_dir(cwd=cwd))
+
+
+def _final_text(hook: HookInput) -> str:
+    """The subagent's final message: from the input, else from its transcript."""
+    text = hook.text("last_assistant_message")
+    if text.strip():
+        return text
+    path = hook.text("agent_transcript_path") or hook.text("transcript_path")
+    return _last_assistant_text(Path(path)) if path else ""
+
+
+def _last_assistant_text(path: Path) -> str:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    for line in reversed(lines):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        msg = entry.get("message") if isinstance(entry, dict) else None
+        if not isinstance(msg, dict) or msg.get("role") != "assistant":
+            continue
+        content = msg.get("content")
+        if isinstance(content, str):
+            return content
+        texts = [b.get("text", "") for b in content or [] if isinstance(b, dict)
+                 and b.get("type") == "text"]
+        if texts:
+            return str(texts[-1])
+    return ""
+
+
+# -- attempt counters -----------------------------------------------------------
+
+def _counter_path(store: PlanStore, kind: str, key: str) -> Path:
+    safe = "".join(c for c in key if c.isalnum() or c in "-_")[:80] or "default"
+    return store.state_dir / "attempts" / f"{kind}-{safe}.json"
+
+
+def _bump(store: PlanStore, kind: str, key: str) -> int:
+    path = _counter_path(store, kind, key)
+    try:
+        count = int(json.loads(path.read_text())["count"])
+    except (OSError, ValueError, KeyError, TypeError):
+        count = 0
+    count += 1
+    atomic_write(path, json.dumps({"count": count}), durable=False)
+    return count
+
+
+def _clear(store: PlanStore, kind: str, key: str) -> None:
+    try:
+        _counter_path(store, kind, key).unlink()
+    except FileNotFoundError:
+        pass
+
+
+def _problem_list(problems: list[Any]) -> str:
+    return "\n".join(f"- {p}" for p in problems)
+
+
+# -- SubagentStop -----------------------------------------------------------------
+
+def on_subagent_stop(hook: HookInput) -> Output:
+    agent = hook.agent_type
+    if agent.endswith(PLANNER_SUFFIX):
+        return _planner_stop(hook)
+    if agent.endswith(EXECUTOR_SUFFIX):
+        return _executor_stop(hook)
+    return allow()
+
+
+def _planner_stop(hook: HookInput) -> Output:
+    from maker.planner.linter import lint_text
+
+    store = _store(hook)
+    key = hook.agent_id or hook.session_id
+    plan, problems = lint_text(_final_text(hook))
+    if plan is not None and not problems:
+        with store.lock():
+            stored = store.write_plan(plan, plan.task)
+        _clear(store, "planner", key)
+        return message(f"maker: plan written to {store.root} ({len(stored.steps)} steps). "
+                       "Run /maker:status to see it, /maker:step to run the first step.")
+    count = _bump(store, "planner", key)
+    if count >= MAX_ATTEMPTS:
+        _clear(store, "planner", key)
+        return message(f"maker: the planner's answer was rejected {count} times; no plan "
+                       f"was written. Last problems:\n{_problem_list(problems)}")
+    return block(
+        f"maker rejected the plan (attempt {count} of {MAX_ATTEMPTS}); nothing was "
+        f"written. Fix every problem below and answer again with the whole corrected "
+        f"plan YAML as your final message, nothing else:\n{_problem_list(problems)}")
+
+
+def _executor_stop(hook: HookInput) -> Output:
+    from maker.errors import HandoffRejectedError
+    from maker.executor.lifecycle import fail_step
+    from maker.handoff.gate import accept_handoff
+
+    store = _store(hook)
+    active = store.read_active()
+    if not active:
+        return message("maker: the step executor stopped, but no step is in progress, so "
+                       "its answer was not recorded. Start a step with `maker step start`.")
+    step = int(active["step"])
+    key = f"step{step}-{active.get('started_at', '')}"
+    try:
+        result = accept_handoff(store, _final_text(hook))
+    except HandoffRejectedError as exc:
+        count = _bump(store, "handoff", key)
+        if count >= MAX_ATTEMPTS:
+            reasons = [str(p) for p in exc.problems]
+            fail_step(store, step, [f"handoff rejected {count} times", *reasons])
+            _clear(store, "handoff", key)
+            return message(f"maker: step {step} FAILED: its handoff was rejected {count} "
+                           f"times. Reasons:\n{_problem_list(reasons)}")
+        return block(
+            f"maker rejected your handoff for step {step} (attempt {count} of "
+            f"{MAX_ATTEMPTS}). Fix every problem below, then answer again with the "
+            f"whole corrected handoff YAML as your final message, nothing else:\n"
+            f"{_problem_list(exc.problems)}")
+    _clear(store, "handoff", key)
+    return message(f"maker: handoff for step {step} accepted ({result.status}).")
+
+
+# -- Stop -------------------------------------------------------------------------
+
+def on_stop(hook: HookInput) -> Output:
+    from maker.executor.lifecycle import fail_step
+
+    store = _store(hook)
+    active = store.read_active()
+    if not active:
+        return allow()
+    step = int(active["step"])
+    owner = active.get("session_id")
+    if owner and hook.session_id and owner != hook.session_id:
+        return allow()  # another session's step: not ours to police
+    try:
+        record = store.load_step(step)
+    except Exception:  # noqa: BLE001 - a vanished or broken step file is not a block
+        store.write_active(None)
+        return message(f"maker: step {step} was in progress but its file cannot be read; "
+                       "cleared the in-progress marker. Run `maker status`.")
+    if record.status != "in-progress":
+        store.write_active(None)
+        return allow()
+    key = f"step{step}-{active.get('started_at', '')}"
+    count = _bump(store, "stop", key)
+    if count > MAX_ATTEMPTS or (hook.stop_hook_active and count >= MAX_ATTEMPTS):
+        reason = "the session stopped without an accepted handoff"
+        fail_step(store, step, [reason])
+        _clear(store, "stop", key)
+        return message(f"maker: step {step} recorded as FAILED: {reason}. "
+                       f"`maker step reset {step}` to try it again.")
+    return block(
+        f"maker: step {step} ({record.title}) is in progress and has no accepted handoff. "
+        f"Hand its brief (`maker context {step}`) to the maker:step-executor subagent and "
+        f"let it finish with its handoff; or, if it cannot be done, run "
+        f"`maker step fail {step} --reason \"...\"`. (Reminder {count} of {MAX_ATTEMPTS}.)")
+
+
+# -- PreToolUse -------------------------------------------------------------------
+
+def on_pre_tool_use(hook: HookInput) -> Output:
+    if not hook.agent_type.endswith(EXECUTOR_SUFFIX):
+        return allow()
+    store = _store(hook)
+    active = store.read_active()
+    if not active:
+        return allow()
+    record = store.load_step(int(active["step"]))
+    tool = hook.text("tool_name")
+    allowed = record.spec.tools
+    if tool in allowed:
+        return allow()
+    if tool == "Bash":
+        command = hook.raw.get("tool_input", {}).get("command", "")
+        if isinstance(command, str) and command.strip().startswith(MAKER_COMMANDS):
+            return allow()
+    return deny_tool(
+        f"maker: step {record.number} may use only {', '.join(allowed)} (its primary and "
+        f"fallback tools); `{tool}` is not among them. Do the step with those tools, or "
+        f"report the gap in your handoff (status: blocked, with the reason in blockers).")
+
+
+# -- SessionStart -----------------------------------------------------------------
+
+def on_session_start(hook: HookInput) -> Output:
+    store = _store(hook)
+    env_file = os.environ.get("CLAUDE_ENV_FILE")
+    if env_file and hook.session_id:
+        # Lets `maker step start` in the Bash tool record which session owns a step.
+        with open(env_file, "a", encoding="utf-8") as fh:
+            fh.write(f"export MAKER_SESSION_ID={hook.session_id}\n")
+    if not store.exists():
+        return allow()
+    from maker.executor.schedule import status_summary
+
+    return context("SessionStart", status_summary(store))
+
+
+HANDLERS = {
+    "subagent-stop": on_subagent_stop,
+    "stop": on_stop,
+    "pre-tool-use": on_pre_tool_use,
+    "session-start": on_session_start,
+}

@@ -1,0 +1,95 @@
+"""The Claude Code hook protocol: JSON in on stdin, JSON out on stdout, exit 0.
+
+Only this package knows the protocol; the core it calls knows nothing about hooks.
+Whatever goes wrong in here (malformed input, a bug, a broken plan file) becomes a
+short visible ``systemMessage`` and never a block: a hook must not wedge the client.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["HookInput", "allow", "block", "context", "deny_tool", "message", "run_hook"]
+
+Output = dict[str, Any] | None
+
+
+@dataclass
+class HookInput:
+    """The fields maker reads from a hook's stdin (DESIGN.md lists what the client sends)."""
+
+    event: str
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def text(self, key: str) -> str:
+        value = self.raw.get(key)
+        return value if isinstance(value, str) else ""
+
+    @property
+    def cwd(self) -> str:
+        return self.text("cwd")
+
+    @property
+    def session_id(self) -> str:
+        return self.text("session_id")
+
+    @property
+    def agent_type(self) -> str:
+        return self.text("agent_type")
+
+    @property
+    def agent_id(self) -> str:
+        return self.text("agent_id")
+
+    @property
+    def stop_hook_active(self) -> bool:
+        return self.raw.get("stop_hook_active") is True
+
+
+def allow() -> Output:
+    return None
+
+
+def block(reason: str) -> Output:
+    return {"decision": "block", "reason": reason}
+
+
+def message(text: str) -> Output:
+    return {"systemMessage": text}
+
+
+def context(event: str, text: str) -> Output:
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+
+
+def deny_tool(reason: str) -> Output:
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                   "permissionDecision": "deny",
+                                   "permissionDecisionReason": reason}}
+
+
+def run_hook(event: str, handler: Callable[[HookInput], Output], stdin: str | None = None) -> str:
+    """Run one handler over the raw stdin text; return what to print (maybe empty)."""
+    raw_text = sys.stdin.read() if stdin is None else stdin
+    try:
+        data = json.loads(raw_text) if raw_text.strip() else {}
+    except ValueError as exc:
+        return _dump(message(f"maker: ignored a malformed {event} hook input ({exc.msg})."))
+    if not isinstance(data, dict):
+        return _dump(message(f"maker: ignored a {event} hook input that is not a JSON object."))
+    try:
+        return _dump(handler(HookInput(event, data)))
+    except Exception as exc:  # noqa: BLE001 - a hook fails open, visibly
+        name = type(exc).__name__
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return _dump(message(f"maker: the {event} hook hit an error and let this stop "
+                             f"through ({name}: {first[:300]}). Run `maker status` to see "
+                             "the plan's state."))
+
+
+def _dump(out: Output) -> str:
+    return json.dumps(out, ensure_ascii=False) if out else ""
