@@ -16,6 +16,7 @@ branch must not wait for the branch not taken).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ __all__ = [
     "next_steps",
     "schedule",
     "summary_rows",
+    "unmet_dependencies",
 ]
 
 SKIPPED = "skipped"
@@ -91,14 +93,12 @@ def _decides_at_runtime(record: StepRecord) -> bool:
     return record.spec.is_conditional or record.spec.next_step_sequence_number == RUNTIME_DECIDED
 
 
-def _successors(record: StepRecord, outputs: Mapping[str, Any],
-                numbers: list[int]) -> tuple[list[int], bool]:
+def _successors(record: StepRecord, outputs: Mapping[str, Any]) -> tuple[list[int], bool]:
     """``(next steps, decided)``: where the walk goes after ``record``.
 
     ``decided`` is False when a conditional step has not chosen yet, in which case
     every later step is a potential successor.
     """
-    n = record.spec.step
     if _decides_at_runtime(record):
         if record.status == "complete":
             chosen = decided_next(record, outputs)
@@ -108,7 +108,7 @@ def _successors(record: StepRecord, outputs: Mapping[str, Any],
             if fixed not in (END, RUNTIME_DECIDED):
                 return [fixed], True
             return [], True
-        return [m for m in numbers if m > n], False
+        return [], False
     nxt = record.spec.next_step_sequence_number
     return ([] if nxt in (END, RUNTIME_DECIDED) else [nxt]), True
 
@@ -124,20 +124,28 @@ def schedule(plan: StoredPlan, outputs: Mapping[str, Any]) -> Schedule:
     reachable: set[int] = set()
     if numbers:
         todo = [numbers[0]]
+        # Steps from numbers[later:] on are already queued (an undecided conditional
+        # step before them): each is queued once, so the walk stays linear.
+        later = len(numbers)
         while todo:
             n = todo.pop()
             if n in reachable or n not in by_number:
                 continue
             reachable.add(n)
-            successors, _ = _successors(by_number[n], outputs, numbers)
+            successors, decided = _successors(by_number[n], outputs)
             todo.extend(successors)
+            if not decided:
+                i = bisect.bisect_right(numbers, n)
+                if i < later:
+                    todo.extend(numbers[i:later])
+                    later = i
 
     main_path: list[int] = []
     if numbers:
         at: int | None = numbers[0]
         while at is not None and at in by_number and at not in main_path:
             main_path.append(at)
-            successors, decided = _successors(by_number[at], outputs, numbers)
+            successors, decided = _successors(by_number[at], outputs)
             at = successors[0] if decided and successors else None
 
     statuses = {n: (SKIPPED if by_number[n].status == "pending" and n not in reachable
@@ -145,17 +153,9 @@ def schedule(plan: StoredPlan, outputs: Mapping[str, Any]) -> Schedule:
     waiting: dict[int, dict[int, str]] = {}
     ready: list[int] = []
     for n in numbers:
-        record = by_number[n]
         if statuses[n] != "pending":
             continue
-        reads = set(step_refs(record.spec.input_variables))
-        missing: dict[int, str] = {}
-        for d in record.depends_on:
-            status = statuses.get(d, "not in the plan")
-            # A step on the branch not taken is not waited for, unless its output is read.
-            if status == "complete" or (status == SKIPPED and d not in reads):
-                continue
-            missing[d] = status
+        missing = unmet_dependencies(by_number[n], statuses)
         if missing:
             waiting[n] = missing
         else:
@@ -163,6 +163,22 @@ def schedule(plan: StoredPlan, outputs: Mapping[str, Any]) -> Schedule:
     on_path = [n for n in main_path if n in ready]
     ordered = on_path + [n for n in ready if n not in on_path]
     return Schedule(frozenset(reachable), tuple(main_path), statuses, tuple(ordered), waiting)
+
+
+def unmet_dependencies(record: StepRecord, statuses: Mapping[int, str]) -> dict[int, str]:
+    """The steps ``record`` waits for → their display status ({} when it may start).
+
+    A dependency is met when it is complete, or skipped (the branch not taken) and
+    ``record`` does not read its output.
+    """
+    reads = set(step_refs(record.spec.input_variables))
+    missing: dict[int, str] = {}
+    for d in record.depends_on:
+        status = statuses.get(d, "not in the plan")
+        if status == "complete" or (status == SKIPPED and d not in reads):
+            continue
+        missing[d] = status
+    return missing
 
 
 def next_steps(plan: StoredPlan, store: PlanStore) -> list[StepRecord]:

@@ -1,0 +1,290 @@
+"""Moving a step through its statuses: start, fail, reset, and the allowed transitions.
+
+    pending ──start──▶ in-progress ──handoff──▶ complete | blocked | failed
+       ▲                    │                          │
+       └───────reset────────┴──────────reset───────────┘
+
+One step is in progress at a time. Every change happens under the plan lock, and
+``plans/.maker/active.json`` names the step in progress so the hooks can find it
+without loading the plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from maker.errors import DependencyError, StepError, TransitionError
+from maker.executor.schedule import SKIPPED, decided_next, schedule, unmet_dependencies
+
+if TYPE_CHECKING:
+    from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
+
+__all__ = [
+    "ALLOWED_TRANSITIONS",
+    "ResetResult",
+    "StartResult",
+    "check_transition",
+    "fail_step",
+    "in_progress",
+    "reset_step",
+    "set_status",
+    "start_step",
+    "step_brief",
+]
+
+ALLOWED_TRANSITIONS: dict[str, tuple[str, ...]] = {
+    "pending": ("in-progress",),
+    "in-progress": ("complete", "blocked", "failed"),
+    "complete": (),
+    "blocked": (),
+    "failed": (),
+}
+# Meta keys that belong to one run of a step; a reset clears them.
+_RUN_KEYS = ("started_at", "started_by", "forced", "forced_over", "finished_at", "failed_at",
+             "reasons")
+
+
+@dataclass(frozen=True)
+class StartResult:
+    """A started (or resumed) step and the brief its executor should read."""
+
+    step: int
+    title: str
+    brief: str
+    started_at: str
+    restarted: bool = False  # it was already in progress: nothing changed
+    forced: bool = False
+    overridden: dict[int, str] = field(default_factory=dict)  # unmet deps --force ignored
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"step": self.step, "title": self.title, "started_at": self.started_at,
+                "restarted": self.restarted, "forced": self.forced,
+                "overridden": {str(k): v for k, v in self.overridden.items()},
+                "brief": self.brief}
+
+
+@dataclass(frozen=True)
+class ResetResult:
+    """A step put back to pending, and where its old handoff went (if it had one)."""
+
+    step: int
+    previous_status: str
+    archived_handoff: Path | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"step": self.step, "previous_status": self.previous_status,
+                "archived_handoff": str(self.archived_handoff) if self.archived_handoff
+                else None}
+
+
+def _now() -> str:
+    from maker.store.plan_store import utc_now
+
+    return utc_now()
+
+
+def in_progress(plan: StoredPlan) -> list[StepRecord]:
+    """The steps whose stored status is in-progress (normally none or one)."""
+    return [r for r in plan.steps if r.status == "in-progress"]
+
+
+def check_transition(record: StepRecord, to: str) -> None:
+    """Raise TransitionError unless ``record`` may move to status ``to``."""
+    now = record.status
+    if to == now or to in ALLOWED_TRANSITIONS.get(now, ()):
+        return
+    allowed = ALLOWED_TRANSITIONS.get(now, ())
+    moves = ", ".join(allowed) if allowed else "none"
+    hint = (f"; `maker step reset {record.number}` puts it back to pending"
+            if now != "pending" else "; start it first with "
+            f"`maker step start {record.number}`")
+    raise TransitionError(
+        f"step {record.number} cannot go from {now} to {to}: from {now} the allowed "
+        f"moves are: {moves}{hint}", record.number)
+
+
+def step_brief(store: PlanStore, plan: StoredPlan, number: int) -> str:
+    """The executor's brief for a step (``maker.executor.brief.build_brief``)."""
+    try:
+        from maker.executor.brief import build_brief
+    except ModuleNotFoundError as exc:  # the brief builder has not landed yet
+        if exc.name != "maker.executor.brief":
+            raise
+        record = plan.get(number)
+        return (f"# Step {number}: {record.title}\n\n{record.spec.task_description}\n\n"
+                f"Output (`{record.spec.output_variable}`): {record.spec.output_schema}\n")
+    return str(build_brief(store, plan, number))
+
+
+def start_step(store: PlanStore, n: int | None = None, force: bool = False,
+               session_id: str | None = None) -> StartResult:
+    """Mark step ``n`` in progress and return its brief.
+
+    With no ``n``: the step already in progress, else the first ready step.
+    Starting the step that is already in progress changes nothing and returns the
+    brief again. Raises DependencyError (unmet depends_on; ``force`` overrides and
+    records the override in the step's front matter), StepError (another step is in
+    progress, nothing is ready, or the step is on a branch not taken),
+    TransitionError (the step is complete, blocked or failed: reset it first) and
+    StepNotFoundError.
+    """
+    with store.lock():
+        plan = store.load()
+        running = in_progress(plan)
+        if n is None:
+            n = running[0].number if running else _first_ready(store, plan)
+        record = plan.get(n)
+        if record.status == "in-progress":
+            return _resume(store, plan, record, session_id)
+        if running:
+            other = running[0]
+            raise StepError(
+                f"step {other.number} ({other.title}) is already in progress, and maker runs "
+                f"one step at a time: finish it with a handoff, or put it back with "
+                f"`maker step reset {other.number}`", n)
+        check_transition(record, "in-progress")
+        sched = schedule(plan, store.outputs(plan=plan))
+        missing = unmet_dependencies(record, sched.statuses)
+        skipped = sched.statuses[n] == SKIPPED
+        if not force:
+            if missing:
+                raise DependencyError(n, missing)
+            if skipped:
+                raise StepError(_branch_not_taken(store, plan, n), n)
+        started = _now()
+        record.status = "in-progress"
+        for key in _RUN_KEYS:
+            record.meta.pop(key, None)
+        record.meta["started_at"] = started
+        record.meta["started_by"] = session_id or "cli"
+        overridden = dict(missing)
+        if force and (missing or skipped):
+            record.meta["forced"] = True
+            over = [f"step {d} was {s}" for d, s in sorted(missing.items())]
+            if skipped:
+                over.append(f"step {n} was on a branch not taken")
+            record.meta["forced_over"] = over
+        store.save_step(record)
+        store.write_active({"step": n, "started_at": started, "session_id": session_id,
+                            "attempts": {}})
+        store.refresh_overview(plan)
+        return StartResult(n, record.title, step_brief(store, plan, n), started,
+                           forced=bool(force and (missing or skipped)), overridden=overridden)
+
+
+def _resume(store: PlanStore, plan: StoredPlan, record: StepRecord,
+            session_id: str | None) -> StartResult:
+    started = str(record.meta.get("started_at") or "")
+    active = store.read_active()
+    if not active or active.get("step") != record.number:
+        store.write_active({"step": record.number, "started_at": started or _now(),
+                            "session_id": session_id, "attempts": {}})
+    elif session_id and active.get("session_id") != session_id:
+        store.write_active(dict(active, session_id=session_id))
+    return StartResult(record.number, record.title, step_brief(store, plan, record.number),
+                       started, restarted=True, forced=bool(record.meta.get("forced")))
+
+
+def _first_ready(store: PlanStore, plan: StoredPlan) -> int:
+    sched = schedule(plan, store.outputs(plan=plan))
+    if sched.ready:
+        return sched.ready[0]
+    open_steps = [n for n, s in sched.statuses.items() if s not in ("complete", SKIPPED)]
+    if not open_steps:
+        raise StepError("every step of the plan is complete (or skipped): nothing to start")
+    stuck = [f"step {n} is {sched.statuses[n]}" for n in open_steps
+             if sched.statuses[n] in ("blocked", "failed")]
+    waiting = [f"step {n} waits for " + ", ".join(f"step {d} ({s})" for d, s in deps.items())
+               for n, deps in sched.waiting_on.items()]
+    detail = "; ".join(stuck + waiting) or "no pending step can start"
+    raise StepError(f"no step is ready: {detail}. Reset a blocked or failed step with "
+                    "`maker step reset N`, or start one anyway with `maker step start N --force`")
+
+
+def _branch_not_taken(store: PlanStore, plan: StoredPlan, n: int) -> str:
+    outputs = store.outputs(plan=plan)
+    chose = [f"step {r.number} chose step {decided_next(r, outputs)}" for r in plan.steps
+             if r.number < n and r.spec.is_conditional and r.status == "complete"
+             and decided_next(r, outputs) is not None]
+    why = f" ({'; '.join(chose)})" if chose else ""
+    return (f"step {n} is on a branch the plan did not take{why}: it is skipped. "
+            f"Start it anyway with `maker step start {n} --force`")
+
+
+def set_status(store: PlanStore, n: int, status: str,
+               meta: dict[str, Any] | None = None) -> StepRecord:
+    """Move step ``n`` to ``status`` within the allowed transitions; returns the record.
+
+    Setting the status a step already has only updates ``meta``. Leaving
+    in-progress clears active.json (when it names this step). Raises
+    TransitionError and StepNotFoundError.
+    """
+    with store.lock():
+        plan = store.load()
+        record = plan.get(n)
+        check_transition(record, status)
+        record.status = status
+        record.meta.update(meta or {})
+        if status in ("complete", "blocked", "failed") and "finished_at" not in (meta or {}):
+            record.meta["finished_at"] = _now()
+        store.save_step(record)
+        if status != "in-progress":
+            _clear_active(store, n)
+        store.refresh_overview(plan)
+        return record
+
+
+def fail_step(store: PlanStore, n: int, reasons: Iterable[str] | str) -> StepRecord:
+    """Record step ``n`` as failed with ``reasons`` (kept in its front matter).
+
+    For the hooks' bounded retries, and ``maker step fail``. Failing a failed step
+    again replaces its reasons. Raises TransitionError (the step is not in
+    progress) and StepNotFoundError.
+    """
+    listed = [reasons] if isinstance(reasons, str) else [str(r) for r in reasons]
+    listed = [r for r in (r.strip() for r in listed) if r] or ["no reason given"]
+    now = _now()
+    return set_status(store, n, "failed", {"reasons": listed, "failed_at": now,
+                                           "finished_at": now})
+
+
+def reset_step(store: PlanStore, n: int) -> ResetResult:
+    """Put step ``n`` back to pending, whatever its status.
+
+    Its handoff, if any, is moved to ``plans/handoffs/reset/`` (nothing is lost),
+    and active.json is cleared when it named this step. Raises StepNotFoundError.
+    """
+    with store.lock():
+        plan = store.load()
+        record = plan.get(n)
+        previous = record.status
+        archived = _archive_handoff(store, n)
+        record.status = "pending"
+        for key in _RUN_KEYS:
+            record.meta.pop(key, None)
+        if previous != "pending" or archived:
+            record.meta["resets"] = int(record.meta.get("resets") or 0) + 1
+        store.save_step(record)
+        _clear_active(store, n)
+        store.refresh_overview(plan)
+        return ResetResult(n, previous, archived)
+
+
+def _archive_handoff(store: PlanStore, n: int) -> Path | None:
+    path = store.handoff_path(n)
+    if not path.exists():
+        return None
+    stamp = _now().replace(":", "").replace(".", "-")
+    target = path.parent / "reset" / f"{path.stem}.{stamp}.md"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    path.replace(target)
+    return target
+
+
+def _clear_active(store: PlanStore, n: int) -> None:
+    active = store.read_active()
+    if active is not None and active.get("step") == n:
+        store.write_active(None)
