@@ -16,6 +16,7 @@ _COMMAND_MODULES = (
     "maker.cli.plan_cmds",
     "maker.cli.step_cmds",
     "maker.cli.demo_cmd",
+    "maker.cli.verify_cmd",
 )
 
 

@@ -1,0 +1,58 @@
+"""``maker verify``: run the project's format, lint, build and test commands as evidence."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from maker.cli._common import echo_json, plans_dir_option, reports_errors, resolve_plans_dir
+from maker.cli.main import cli
+from maker.store.plan_store import PlanStore
+from maker.verify.runner import Progress, evidence_path, run_verification
+
+__all__ = ["verify"]
+
+
+@cli.command("verify")
+@click.option("--step", "step", type=int, default=None,
+              help="Record the evidence for this step (plans/.maker/evidence/step-NN.json).")
+@click.option("--json", "as_json", is_flag=True, help="Print the recorded run as JSON.")
+@plans_dir_option
+@reports_errors
+def verify(step: int | None, as_json: bool, plans_dir: Path | None) -> None:
+    """Run format, lint, build and the full tests; record the evidence."""
+    store = PlanStore(resolve_plans_dir(plans_dir))
+    run = run_verification(store, store.root.parent, step, _print_progress)
+    if as_json:
+        data = run.to_dict()
+        data["recorded"] = str(evidence_path(store, step)) if store.exists() else None
+        echo_json(data)
+    else:
+        click.echo(run.message)
+        failed = run.failed_command
+        if failed is not None and failed.output_tail:
+            click.echo(f"--- last lines of `{failed.command}` ---")
+            click.echo(failed.output_tail)
+        if store.exists():
+            click.echo(f"evidence recorded in {evidence_path(store, step)}")
+    sys.exit(1 if run.status == "failed" else 0)
+
+
+def _print_progress(p: Progress) -> None:
+    if p.event == "start":
+        line = f"[{p.index}/{p.total}] {p.command.kind}: {p.command.command} ..."
+    elif p.event == "heartbeat":
+        line = f"      {p.command.kind} still running ({_duration(p.elapsed_s)})"
+    else:
+        verdict = "ok" if p.exit_code == 0 else f"FAILED (exit {p.exit_code})"
+        line = f"      {verdict} in {_duration(p.elapsed_s)}"
+    click.echo(line, err=True)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}m{secs:02d}s"

@@ -1,0 +1,321 @@
+"""Run a project's verification commands and record what happened as evidence (seed 004).
+
+Format, lint, build, then the full tests, each in a shell in the project directory
+with a timeout (``MAKER_VERIFY_TIMEOUT`` seconds, default 1800). The run stops after
+the first command that fails: tests run against code that does not build, or that the
+formatter choked on, would produce evidence that misleads, so the commands not run are
+listed instead.
+
+Each command's evidence is its command line, exit code, duration and the tail of its
+output. The run is written atomically to ``plans/.maker/evidence/step-NN.json`` (or
+``last-run.json`` with no step), where ``recorded_evidence`` reads it back: the
+handoff gate compares what a handoff claims with what really ran.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from maker.core.models import Evidence
+from maker.errors import PlanFileError, VerificationError
+from maker.store.atomic import atomic_write
+from maker.store.plan_store import PlanStore, utc_now
+from maker.verify.detect import KINDS, VerifyCommand, detect_commands
+
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "TAIL_BYTES",
+    "TAIL_LINES",
+    "TIMEOUT_EXIT_CODE",
+    "Progress",
+    "VerificationRun",
+    "VerifyCommand",
+    "detect_commands",
+    "evidence_path",
+    "recorded_evidence",
+    "run_verification",
+]
+
+DEFAULT_TIMEOUT_S = 1800.0
+TAIL_LINES = 40
+TAIL_BYTES = 4096
+TIMEOUT_EXIT_CODE = 124  # what timeout(1) returns
+_CHUNK = 65536
+
+RunStatus = Literal["passed", "failed", "nothing-to-run"]
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What a running verification reports: a command starts, is still running, ends."""
+
+    event: Literal["start", "heartbeat", "done"]
+    index: int  # 1-based
+    total: int
+    command: VerifyCommand
+    elapsed_s: float = 0.0
+    exit_code: int | None = None
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+@dataclass
+class VerificationRun:
+    """One verification run: the commands that ran (as Evidence) and those that did not.
+
+    ``passed`` is True only when at least one command ran and every one exited 0;
+    ``status`` tells a failure from a project with nothing known to run.
+    """
+
+    step: int | None
+    project_dir: str
+    started_at: str
+    finished_at: str
+    status: RunStatus
+    commands: list[Evidence] = field(default_factory=list)
+    not_run: list[VerifyCommand] = field(default_factory=list)
+    message: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    @property
+    def failed_command(self) -> Evidence | None:
+        return next((e for e in self.commands if e.exit_code != 0), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "project_dir": self.project_dir,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "status": self.status,
+            "passed": self.passed,
+            "message": self.message,
+            "commands": [asdict(e) for e in self.commands],
+            "not_run": [asdict(c) for c in self.not_run],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> VerificationRun:
+        """Raises KeyError/TypeError/ValueError on data that is not a recorded run."""
+        status = data["status"]
+        if status not in ("passed", "failed", "nothing-to-run"):
+            raise ValueError(f"status {status!r}")
+        return cls(
+            step=data.get("step"),
+            project_dir=str(data["project_dir"]),
+            started_at=str(data["started_at"]),
+            finished_at=str(data["finished_at"]),
+            status=status,
+            commands=[Evidence(**e) for e in data.get("commands") or []],
+            not_run=[VerifyCommand(**c) for c in data.get("not_run") or []],
+            message=str(data.get("message") or ""),
+        )
+
+
+def evidence_path(store: PlanStore, step: int | None) -> Path:
+    """Where the run for ``step`` is recorded (``last-run.json`` when step is None)."""
+    name = "last-run.json" if step is None else f"step-{step:02d}.json"
+    return store.state_dir / "evidence" / name
+
+
+def recorded_evidence(store: PlanStore, step: int | None) -> VerificationRun | None:
+    """The recorded run for ``step`` (or the last stepless run), None if there is none.
+
+    Raises PlanFileError naming the file when it exists but cannot be read back.
+    """
+    path = evidence_path(store, step)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise PlanFileError(path, f"cannot read: {exc.strerror}") from None
+    try:
+        return VerificationRun.from_dict(json.loads(text))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise PlanFileError(path, f"not a recorded verification run ({exc})",
+                            fix=f"delete it and run `maker verify"
+                                f"{'' if step is None else f' --step {step}'}` again") from None
+
+
+def run_verification(
+    store: PlanStore,
+    project_dir: Path | None = None,
+    step: int | None = None,
+    progress: ProgressCallback | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float | None = None,
+    heartbeat_s: float = 30.0,
+) -> VerificationRun:
+    """Run the project's format, lint, build and test commands; record and return the run.
+
+    ``project_dir`` defaults to the plans directory's parent. ``env`` (default: the
+    process environment) chooses the commands (see ``detect_commands``), sets the
+    timeout and is the commands' environment. The run is recorded only when the plans
+    directory holds a plan (a stray ``plans/`` must not appear in a project without one).
+
+    Raises VerificationError when verification cannot run at all (no project directory,
+    a bad ``MAKER_VERIFY_TIMEOUT``), StepNotFoundError for a step the plan lacks.
+    A command that fails is not an error: it is in the returned run.
+    """
+    env = dict(os.environ if env is None else env)
+    project = Path(project_dir) if project_dir is not None else store.root.parent
+    if not project.is_dir():
+        raise VerificationError(f"cannot verify {project}: no such directory")
+    if step is not None and store.exists():
+        store.step_path(step)  # StepNotFoundError, naming the steps, for a wrong number
+    timeout = timeout_s if timeout_s is not None else _timeout_from(env)
+
+    commands = detect_commands(project, env)
+    started = utc_now()
+    evidence: list[Evidence] = []
+    not_run: list[VerifyCommand] = []
+    for i, cmd in enumerate(commands, start=1):
+        if evidence and evidence[-1].exit_code != 0:
+            not_run.append(cmd)
+            continue
+        if progress:
+            progress(Progress("start", i, len(commands), cmd))
+        ev = _run_one(cmd, i, len(commands), project, env, timeout, heartbeat_s, progress)
+        evidence.append(ev)
+        if progress:
+            progress(Progress("done", i, len(commands), cmd, ev.duration_s, ev.exit_code))
+
+    run = VerificationRun(step, str(project), started, utc_now(),
+                          _status(evidence), evidence, not_run)
+    run.message = _message(run)
+    if store.exists():
+        atomic_write(evidence_path(store, step), json.dumps(run.to_dict(), indent=2) + "\n")
+    return run
+
+
+def _status(evidence: list[Evidence]) -> RunStatus:
+    if not evidence:
+        return "nothing-to-run"
+    return "passed" if all(e.exit_code == 0 for e in evidence) else "failed"
+
+
+def _message(run: VerificationRun) -> str:
+    if run.status == "nothing-to-run":
+        vars_ = ", ".join(f"{k.upper()}_CMD" for k in KINDS)
+        return ("no verification commands known for this project: set " + vars_ +
+                " to the commands that format, lint, build and test it")
+    kinds = ", ".join(e.kind or e.command for e in run.commands)
+    if run.passed:
+        return f"verification passed: {kinds}"
+    failed = run.failed_command
+    assert failed is not None
+    text = f"verification failed: {failed.kind} `{failed.command}` exited {failed.exit_code}"
+    if run.not_run:
+        text += ("; stopped there, so not run: " + ", ".join(c.kind for c in run.not_run) +
+                 " (their results would mislead until this passes)")
+    return text
+
+
+def _timeout_from(env: Mapping[str, str]) -> float:
+    raw = env.get("MAKER_VERIFY_TIMEOUT", "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if value <= 0:
+        raise VerificationError(f"MAKER_VERIFY_TIMEOUT={raw!r} is not a positive number of "
+                                "seconds (unset it for the default, 1800)")
+    return value
+
+
+def _run_one(cmd: VerifyCommand, index: int, total: int, project: Path, env: dict[str, str],
+             timeout: float, heartbeat_s: float, progress: ProgressCallback | None
+             ) -> Evidence:
+    start = time.monotonic()
+    posix = os.name == "posix"
+    try:
+        proc = subprocess.Popen(
+            cmd.command, shell=True, cwd=project, env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=posix,  # its own process group, so a timeout kills it all
+        )
+    except OSError as exc:
+        return Evidence(cmd.command, 127, cmd.kind, 0.0, f"maker: cannot start: {exc}")
+    tail = _Tail()
+    assert proc.stdout is not None
+    reader = threading.Thread(target=tail.drain, args=(proc.stdout,), daemon=True)
+    reader.start()
+    timed_out = False
+    try:
+        while True:
+            elapsed = time.monotonic() - start
+            if elapsed >= timeout:
+                timed_out = True
+                _kill(proc, posix)
+                break
+            try:
+                proc.wait(timeout=min(heartbeat_s, timeout - elapsed))
+                break
+            except subprocess.TimeoutExpired:
+                if progress and time.monotonic() - start < timeout:
+                    progress(Progress("heartbeat", index, total, cmd,
+                                      time.monotonic() - start))
+    except BaseException:  # Ctrl-C: leave no orphan test run behind
+        _kill(proc, posix)
+        raise
+    proc.wait()
+    reader.join(timeout=5)
+    duration = round(time.monotonic() - start, 3)
+    text = tail.text()
+    code = proc.returncode
+    if timed_out:
+        code = TIMEOUT_EXIT_CODE
+        note = f"maker: timed out after {timeout:g} s (MAKER_VERIFY_TIMEOUT) and was killed"
+        text = f"{text}\n{note}" if text else note
+    return Evidence(cmd.command, code, cmd.kind, duration, text)
+
+
+def _kill(proc: subprocess.Popen[bytes], posix: bool) -> None:
+    if proc.poll() is not None:
+        return
+    try:
+        if posix:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:  # pragma: no cover
+            proc.kill()
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class _Tail:
+    """Keeps the end of a stream: ``TAIL_LINES`` lines and ``TAIL_BYTES`` at most."""
+
+    def __init__(self) -> None:
+        self._buf = b""
+
+    def drain(self, stream: IO[bytes]) -> None:
+        keep = TAIL_BYTES * 4  # room to cut at a line boundary and a UTF-8 boundary
+        while chunk := os.read(stream.fileno(), _CHUNK):
+            self._buf = (self._buf + chunk)[-keep:]
+        stream.close()
+
+    def text(self) -> str:
+        text = self._buf.decode("utf-8", errors="replace").replace("\r\n", "\n")
+        lines = text.rstrip("\n").split("\n")[-TAIL_LINES:]
+        out = "\n".join(lines)
+        if len(out.encode("utf-8")) > TAIL_BYTES:
+            out = out.encode("utf-8")[-TAIL_BYTES:].decode("utf-8", errors="ignore")
+            out = out.split("\n", 1)[1] if "\n" in out else out  # drop the cut line
+        return out
