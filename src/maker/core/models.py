@@ -146,6 +146,11 @@ class Handoff:
 
 _STEP_REF = re.compile(r"^step_(\d+)_output(?:\.|$)")
 _SCHEMA_KEY = re.compile(r"([A-Za-z_][\w-]*)\s*:")
+_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# One ``key: value`` of a flat flow mapping whose YAML reading is unambiguous:
+# a plain key that YAML does not turn into a bool or null, and a plain word-ish value.
+_FLAT_ITEM = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*:(?:\s+[\w][\w ./()<>+-]*)?\s*$")
+_NOT_PLAIN_KEYS = frozenset({"yes", "no", "true", "false", "on", "off", "null", "y", "n"})
 
 
 def step_refs(input_variables: list[str]) -> list[int]:
@@ -171,8 +176,11 @@ def schema_keys(output_schema: Any) -> list[str] | None:
     text = output_schema.strip()
     if not text:
         return []
+    flat = _flat_flow_keys(text)
+    if flat is not None:
+        return flat
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
     except yaml.YAMLError:
         data = None
     if isinstance(data, dict):
@@ -197,3 +205,23 @@ def schema_keys(output_schema: Any) -> list[str] | None:
                 keys.append(m.group(1))
             start = i + 1
     return keys or None
+
+
+def _flat_flow_keys(text: str) -> list[str] | None:
+    """The keys of a simple ``{a: type, b: type}`` text without a YAML parse, else None.
+
+    Plans hold thousands of such schemas; a YAML parse each costs far more than the
+    rest of linting a step.
+    """
+    if len(text) < 2 or text[0] != "{" or text[-1] != "}":
+        return None
+    inner = text[1:-1]
+    if not inner.strip(" "):
+        return []
+    keys: list[str] = []
+    for part in inner.split(","):
+        m = _FLAT_ITEM.match(part)
+        if m is None or m.group(1).lower() in _NOT_PLAIN_KEYS:
+            return None
+        keys.append(m.group(1))
+    return list(dict.fromkeys(keys))
