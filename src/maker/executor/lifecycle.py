@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maker.errors import DependencyError, StepError, TransitionError
-from maker.executor.schedule import SKIPPED, decided_next, schedule, unmet_dependencies
+from maker.executor.schedule import (
+    SKIPPED,
+    decided_next,
+    nothing_ready_reason,
+    schedule,
+    unmet_dependencies,
+)
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
@@ -190,18 +196,9 @@ def _resume(store: PlanStore, plan: StoredPlan, record: StepRecord,
 
 def _first_ready(store: PlanStore, plan: StoredPlan) -> int:
     sched = schedule(plan, store.outputs(plan=plan))
-    if sched.ready:
-        return sched.ready[0]
-    open_steps = [n for n, s in sched.statuses.items() if s not in ("complete", SKIPPED)]
-    if not open_steps:
-        raise StepError("every step of the plan is complete (or skipped): nothing to start")
-    stuck = [f"step {n} is {sched.statuses[n]}" for n in open_steps
-             if sched.statuses[n] in ("blocked", "failed")]
-    waiting = [f"step {n} waits for " + ", ".join(f"step {d} ({s})" for d, s in deps.items())
-               for n, deps in sched.waiting_on.items()]
-    detail = "; ".join(stuck + waiting) or "no pending step can start"
-    raise StepError(f"no step is ready: {detail}. Reset a blocked or failed step with "
-                    "`maker step reset N`, or start one anyway with `maker step start N --force`")
+    if not sched.ready:
+        raise StepError(nothing_ready_reason(sched))
+    return sched.ready[0]
 
 
 def _branch_not_taken(store: PlanStore, plan: StoredPlan, n: int) -> str:

@@ -32,7 +32,9 @@ __all__ = [
     "StepRow",
     "decided_next",
     "next_steps",
+    "nothing_ready_reason",
     "schedule",
+    "status_summary",
     "summary_rows",
     "unmet_dependencies",
 ]
@@ -181,6 +183,26 @@ def unmet_dependencies(record: StepRecord, statuses: Mapping[int, str]) -> dict[
     return missing
 
 
+def nothing_ready_reason(sched: Schedule) -> str:
+    """Why no step is ready, in a sentence that says what to do ("" if one is ready)."""
+    if sched.ready:
+        return ""
+    open_steps = [n for n, s in sched.statuses.items() if s not in ("complete", SKIPPED)]
+    if not open_steps:
+        return "every step of the plan is complete (or skipped)"
+    running = [f"step {n} is in progress" for n in open_steps
+               if sched.statuses[n] == "in-progress"]
+    stuck = [f"step {n} is {sched.statuses[n]}" for n in open_steps
+             if sched.statuses[n] in ("blocked", "failed")]
+    waiting = [f"step {n} waits for " + ", ".join(f"step {d} ({s})" for d, s in deps.items())
+               for n, deps in sched.waiting_on.items()]
+    detail = "; ".join(running + stuck + waiting) or "no pending step can start"
+    hint = ("finish the step in progress with its handoff" if running else
+            "reset a blocked or failed step with `maker step reset N`, or start one anyway "
+            "with `maker step start N --force`")
+    return f"no step is ready: {detail}. To go on: {hint}"
+
+
 def next_steps(plan: StoredPlan, store: PlanStore) -> list[StepRecord]:
     """The steps that are ready to start, the one on the main path first."""
     sched = schedule(plan, store.outputs())
@@ -214,3 +236,39 @@ def summary_rows(plan: StoredPlan, store: PlanStore,
             reasons=_reasons(record) if status in ("failed", "blocked") else [],
         ))
     return rows
+
+
+def status_summary(store: PlanStore) -> str:
+    """A few lines on where the plan stands, for a session that starts or resumes.
+
+    Never raises for a broken plan: the error (naming the file and the fix) is the
+    summary then.
+    """
+    from maker.errors import MakerError
+
+    try:
+        plan = store.load()
+        sched = schedule(plan, store.outputs(plan=plan))
+    except MakerError as exc:
+        return f"maker: the plan in {store.root} cannot be read: {exc}"
+    counts: dict[str, int] = {}
+    for status in sched.statuses.values():
+        counts[status] = counts.get(status, 0) + 1
+    task = plan.task.strip().splitlines()[0][:200] if plan.task.strip() else "(no task text)"
+    lines = [f"maker plan ({store.root}): {task}",
+             "Steps: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))]
+    for record in plan.steps:
+        if record.status == "in-progress":
+            lines.append(f"In progress: step {record.number} ({record.title}); it needs a "
+                         f"handoff (brief: `maker context {record.number}`).")
+    for n in sched.ready[:3]:
+        lines.append(f"Ready: step {n} ({plan.get(n).title}): `/maker:step {n}`.")
+    for record in plan.steps:
+        if record.status in ("failed", "blocked"):
+            why = "; ".join(_reasons(record))[:300] or "no reason recorded"
+            lines.append(f"{record.status.capitalize()}: step {record.number} "
+                         f"({record.title}): {why}. `maker step reset {record.number}` to "
+                         "retry.")
+    if all(s in ("complete", SKIPPED) for s in sched.statuses.values()):
+        lines.append("Every step is complete.")
+    return "\n".join(lines)
