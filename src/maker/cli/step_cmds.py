@@ -1,0 +1,249 @@
+"""``maker step``, ``maker status``, ``maker next``, ``maker context``, ``maker handoff``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from maker.cli._common import (
+    echo_json,
+    plans_dir_option,
+    read_input,
+    reports_errors,
+    resolve_plans_dir,
+)
+from maker.cli.main import cli
+from maker.errors import HandoffRejectedError, StepError
+from maker.store.plan_store import PlanStore
+
+__all__ = ["context", "handoff", "next_cmd", "status", "step"]
+
+_TITLE_WIDTH = 48
+
+
+def _store(plans_dir: Path | None) -> PlanStore:
+    return PlanStore(resolve_plans_dir(plans_dir))
+
+
+# -- maker step ---------------------------------------------------------------------
+
+
+@cli.group("step")
+def step() -> None:
+    """Start, fail or reset one step of the plan."""
+
+
+@step.command("start")
+@click.argument("number", type=int, required=False)
+@click.option("--force", is_flag=True, help="Start even if depends_on are not complete "
+              "(the override is recorded in the step file).")
+@click.option("--session-id", envvar="MAKER_SESSION_ID", default=None,
+              help="The Claude Code session that runs the step. Env: MAKER_SESSION_ID.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@plans_dir_option
+@reports_errors
+def step_start(number: int | None, force: bool, session_id: str | None, as_json: bool,
+               plans_dir: Path | None) -> None:
+    """Mark a step in progress (default: the next ready one) and print its brief."""
+    from maker.executor.lifecycle import start_step
+
+    result = start_step(_store(plans_dir), number, force=force, session_id=session_id)
+    if as_json:
+        echo_json(result.to_dict())
+        return
+    if result.restarted:
+        click.echo(f"maker: step {result.step} is already in progress; its brief again:",
+                   err=True)
+    elif result.forced:
+        click.echo(f"maker: step {result.step} started with --force (recorded in its step "
+                   "file)", err=True)
+    click.echo(result.brief)
+
+
+@step.command("reset")
+@click.argument("number", type=int)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@plans_dir_option
+@reports_errors
+def step_reset(number: int, as_json: bool, plans_dir: Path | None) -> None:
+    """Put a step back to pending (its handoff is archived, not deleted)."""
+    from maker.executor.lifecycle import reset_step
+
+    result = reset_step(_store(plans_dir), number)
+    if as_json:
+        echo_json(result.to_dict())
+        return
+    line = f"step {number}: {result.previous_status} -> pending"
+    if result.archived_handoff is not None:
+        line += f" (its handoff moved to {result.archived_handoff})"
+    click.echo(line)
+
+
+@step.command("fail")
+@click.argument("number", type=int)
+@click.option("--reason", "reasons", multiple=True, required=True,
+              help="Why the step failed (repeat for several reasons).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@plans_dir_option
+@reports_errors
+def step_fail(number: int, reasons: tuple[str, ...], as_json: bool,
+              plans_dir: Path | None) -> None:
+    """Record the step in progress as failed, with the reasons."""
+    from maker.executor.lifecycle import fail_step
+
+    record = fail_step(_store(plans_dir), number, list(reasons))
+    if as_json:
+        echo_json({"step": number, "status": record.status,
+                   "reasons": record.meta.get("reasons", [])})
+        return
+    click.echo(f"step {number}: failed ({'; '.join(record.meta.get('reasons', []))}). "
+               f"`maker step reset {number}` to try it again.")
+
+
+# -- maker status / next / context ----------------------------------------------------
+
+
+@cli.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@plans_dir_option
+@reports_errors
+def status(as_json: bool, plans_dir: Path | None) -> None:
+    """Show every step's status, what is ready next, and what failed and why."""
+    from maker.executor.schedule import nothing_ready_reason, schedule, summary_rows
+
+    store = _store(plans_dir)
+    plan = store.load()
+    sched = schedule(plan, store.outputs(plan=plan))
+    rows = summary_rows(plan, store, sched)
+    if as_json:
+        echo_json({"plans_dir": str(store.root), "task": plan.task,
+                   "steps": [r.to_dict() for r in rows],
+                   "next": [{"step": n, "title": plan.get(n).title} for n in sched.ready],
+                   "reason": nothing_ready_reason(sched) or None})
+        return
+    task = plan.task.strip().splitlines()[0] if plan.task.strip() else "(no task text)"
+    click.echo(f"Plan: {task}")
+    table = [("step", "title", "status", "depends on")]
+    for r in rows:
+        title = r.title if len(r.title) <= _TITLE_WIDTH else r.title[:_TITLE_WIDTH - 1] + "…"
+        table.append((str(r.step), title, r.status,
+                      ", ".join(map(str, r.depends_on)) or "-"))
+    widths = [max(len(row[i]) for row in table) for i in range(3)]
+    for row in table:
+        cells = [row[i].ljust(widths[i]) for i in range(3)]
+        click.echo("  ".join([*cells, row[3]]))
+    click.echo("")
+    if sched.ready:
+        for n in sched.ready:
+            click.echo(f"Next: step {n} ({plan.get(n).title}): `maker step start {n}`")
+    else:
+        click.echo(nothing_ready_reason(sched).capitalize())
+    for r in rows:
+        if r.status in ("failed", "blocked"):
+            why = "; ".join(r.reasons) or "no reason recorded"
+            click.echo(f"{r.status.capitalize()}: step {r.step} ({r.title}): {why}")
+
+
+@cli.command("next")
+@click.option("--json", "as_json", is_flag=True, help="Print the ready steps as JSON.")
+@plans_dir_option
+@reports_errors
+def next_cmd(as_json: bool, plans_dir: Path | None) -> None:
+    """Show the step(s) that can start now."""
+    from maker.executor.lifecycle import in_progress
+    from maker.executor.schedule import nothing_ready_reason, schedule
+
+    store = _store(plans_dir)
+    plan = store.load()
+    sched = schedule(plan, store.outputs(plan=plan))
+    running = in_progress(plan)
+    if as_json:
+        echo_json({"in_progress": [{"step": r.number, "title": r.title} for r in running],
+                   "next": [{"step": n, "title": plan.get(n).title} for n in sched.ready],
+                   "done": all(s in ("complete", "skipped") for s in sched.statuses.values()),
+                   "reason": nothing_ready_reason(sched) or None})
+        return
+    for r in running:
+        click.echo(f"step {r.number} ({r.title}) is in progress: it needs its handoff")
+    for n in sched.ready:
+        click.echo(f"step {n}: {plan.get(n).title}")
+    if not sched.ready and not running:
+        click.echo(nothing_ready_reason(sched))
+
+
+@cli.command("context")
+@click.argument("number", type=int, required=False)
+@plans_dir_option
+@reports_errors
+def context(number: int | None, plans_dir: Path | None) -> None:
+    """Print a step's brief without starting it (default: the step in progress, else next)."""
+    from maker.executor.lifecycle import in_progress, step_brief
+    from maker.executor.schedule import nothing_ready_reason, schedule
+
+    store = _store(plans_dir)
+    plan = store.load()
+    if number is None:
+        running = in_progress(plan)
+        if running:
+            number = running[0].number
+        else:
+            sched = schedule(plan, store.outputs(plan=plan))
+            if not sched.ready:
+                raise StepError(nothing_ready_reason(sched))
+            number = sched.ready[0]
+    plan.get(number)  # StepNotFoundError naming the steps
+    click.echo(step_brief(store, plan, number))
+
+
+# -- maker handoff ------------------------------------------------------------------
+
+
+@cli.group("handoff")
+def handoff() -> None:
+    """Check or accept a step executor's handoff YAML."""
+
+
+@handoff.command("check")
+@click.argument("source", metavar="FILE|-")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
+@plans_dir_option
+@reports_errors
+def handoff_check(source: str, as_json: bool, plans_dir: Path | None) -> None:
+    """Check a handoff against the gate without recording it (exit 1 if rejected)."""
+    from maker.handoff.gate import check_handoff
+
+    text = read_input(source)
+    parsed, problems = check_handoff(_store(plans_dir), text)
+    if as_json:
+        echo_json({"valid": not problems, "step": parsed.step if parsed else None,
+                   "problems": [{"field": p.field, "message": p.message, "step": p.step,
+                                 "fix": p.fix} for p in problems]})
+    if problems:
+        if not as_json:
+            click.echo(f"maker: {HandoffRejectedError(problems, 'handoff')}", err=True)
+        sys.exit(1)
+    if not as_json:
+        assert parsed is not None
+        click.echo(f"handoff for step {parsed.step} is valid ({parsed.status})")
+
+
+@handoff.command("accept")
+@click.argument("source", metavar="FILE|-")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@plans_dir_option
+@reports_errors
+def handoff_accept(source: str, as_json: bool, plans_dir: Path | None) -> None:
+    """Check a handoff and record it: handoff file, step status, NOTES.md, PLAN.md."""
+    from maker.handoff.gate import accept_handoff
+
+    result = accept_handoff(_store(plans_dir), read_input(source))
+    if as_json:
+        echo_json(result.to_dict())
+        return
+    click.echo(f"step {result.step}: {result.status} (handoff written to {result.path})")
+    if result.notes_added:
+        click.echo(f"{result.notes_added} new note(s) added to NOTES.md")
+    for n, title in result.next_steps:
+        click.echo(f"Next: step {n} ({title}): `maker step start {n}`")
