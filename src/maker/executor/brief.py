@@ -1,0 +1,429 @@
+"""The brief an isolated step executor receives: everything it needs, and nothing that grows.
+
+A brief holds the step itself (task, tools, output schema, what comes next), the
+whole outputs of the steps it references (seed 000's ContextBuilder), the persistent
+context of seed 002 (the previous agent's ``for_next_agent`` and the newest facts of
+``NOTES.md``) and the exact handoff YAML to send back as the final message.
+
+Its size does not grow with the plan: the persistent context is cut to a budget,
+newest facts first, with a line saying how many were left out and where to read them.
+A step's own inputs (task, referenced outputs) are the plan's to size; only outputs
+over a generous cap are replaced by a pointer to the handoff file that holds them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from maker.core.models import END, RUNTIME_DECIDED, PlanStep, schema_keys, step_refs
+from maker.executor.context_builder import ContextBuilder, referenced_outputs
+from maker.handoff.notes import read_notes
+from maker.red_flag.red_flagger import DEFAULT_MAX_CHARS
+from maker.verify.detect import detect_commands
+
+if TYPE_CHECKING:
+    from maker.store.plan_store import PlanStore, StoredPlan
+
+__all__ = ["BriefBudget", "build_brief", "handoff_template", "previous_handoff"]
+
+_DUMPER: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_ACCEPTED_AT = re.compile(r"^accepted_at:[ \t]*['\"]?([^'\"\n]+)", re.MULTILINE)
+_CUT = " …"
+
+
+@dataclass(frozen=True)
+class BriefBudget:
+    """Size limits, in characters, of the parts of a brief that would otherwise grow.
+
+    ``notes_chars`` bounds the NOTES.md facts (newest kept), ``fact_chars`` each one
+    fact, ``for_next_agent_chars`` the previous agent's note, ``outputs_chars`` the
+    referenced outputs, ``task_chars`` the plan's task line.
+    """
+
+    notes_chars: int = 6000
+    fact_chars: int = 600
+    for_next_agent_chars: int = 3000
+    outputs_chars: int = 60_000
+    task_chars: int = 1000
+
+
+def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
+                budget: BriefBudget | None = None) -> str:
+    """The Markdown brief for the executor of step ``step``.
+
+    ``plan`` is the loaded plan (None: load it). Raises StepNotFoundError for a step
+    the plan lacks, PlanFileError for plan files that cannot be read.
+    """
+    budget = budget or BriefBudget()
+    plan = plan if plan is not None else store.load()
+    record = plan.get(step)
+    spec = record.spec
+    project = store.root.parent
+    parts = [
+        f"# Step {spec.step}: {spec.title}",
+        "You are the executor of ONE step of a maker plan, in a fresh context: everything "
+        "you need is in this brief. Do this step only, then answer with its handoff.",
+    ]
+    if plan.task.strip():
+        parts.append(f"Plan task: {_clip(plan.task.strip(), budget.task_chars)}")
+    parts.append(_step_section(spec, record.depends_on))
+    inputs = _inputs_section(store, plan, spec, project, budget)
+    if inputs:
+        parts.append(inputs)
+    parts.append(_context_section(store, plan, spec.step, project, budget))
+    parts.append(_verify_section(spec.step, project))
+    parts.append(_handoff_section(spec))
+    return "\n\n".join(p.rstrip() for p in parts) + "\n"
+
+
+# -- the step ------------------------------------------------------------------------
+
+
+def _step_section(spec: PlanStep, depends_on: list[int]) -> str:
+    lines = ["## Your step", "",
+             f"- step: {spec.step}",
+             f"- type: {spec.task_type}"]
+    if depends_on:
+        lines.append("- depends on: " + ", ".join(f"step {n}" for n in depends_on))
+    lines.append(f"- next: {_next_text(spec)}")
+    lines += ["", "### Task", "", spec.task_description.strip()]
+    lines += ["", "### Tools", ""]
+    if spec.primary_tools:
+        lines.append("Primary: " + ", ".join(spec.primary_tools))
+        if spec.primary_tool_instructions.strip():
+            lines += ["", spec.primary_tool_instructions.strip()]
+    if spec.fallback_tools:
+        lines += ["", "Fallback (when the primary tools cannot do it): "
+                  + ", ".join(spec.fallback_tools)]
+        if spec.fallback_tool_instructions.strip():
+            lines += ["", spec.fallback_tool_instructions.strip()]
+    lines += ["", "AskUserQuestion is always allowed when only the user can decide."]
+    lines += ["", f"### Output schema (`output`, which becomes `{spec.output_variable}`)", "",
+              "```yaml", _schema_text(spec.output_schema), "```"]
+    return "\n".join(lines)
+
+
+def _next_text(spec: PlanStep) -> str:
+    n = spec.next_step_sequence_number
+    if spec.is_conditional or n == RUNTIME_DECIDED:
+        return ("you decide: this is a conditional step; put the step to run next in "
+                "`output.next_step` (a step number, or -1 to end the plan)")
+    if n == END:
+        return "the plan ends after this step"
+    return f"step {n}"
+
+
+def _schema_text(schema: Any) -> str:
+    if isinstance(schema, str):
+        return schema.strip()
+    return yaml.dump(schema, Dumper=_DUMPER, sort_keys=False, allow_unicode=True,
+                     default_flow_style=False, width=100).strip()
+
+
+# -- referenced outputs ---------------------------------------------------------------
+
+
+def _inputs_section(store: PlanStore, plan: StoredPlan, spec: PlanStep, project: Path,
+                    budget: BriefBudget) -> str:
+    names = referenced_outputs(spec)
+    if not names:
+        return ""
+    refs = [n for n in step_refs(spec.input_variables) if n != spec.step]
+    outputs = store.outputs(only=refs, plan=plan) if refs else {}
+    present = [n for n in names if n in outputs]
+    lines = ["## Inputs: the outputs of earlier steps", "",
+             "Your input variables: " + ", ".join(f"`{v}`" for v in spec.input_variables)
+             + ". The whole output of each step they name:"]
+    missing = [n for n in names if n not in outputs]
+    included: list[str] = []
+    too_big: list[str] = []
+    used = 0
+    for name in present:
+        text = ContextBuilder().build(replace(spec, input_variables=[name]), outputs)
+        if used + len(text) > budget.outputs_chars:
+            too_big.append(name)
+        else:
+            included.append(name)
+            used += len(text)
+    if included:
+        context = ContextBuilder().build(replace(spec, input_variables=included), outputs)
+        lines += ["", "```yaml", context.rstrip(), "```"]
+    for name in too_big:
+        lines += ["", f"- `{name}` is too large to include here: read `output` in "
+                  f"{_where_output(store, plan, name, project)}."]
+    for name in missing:
+        lines += ["", f"- `{name}` is NOT available: no accepted, complete handoff produced "
+                  "it. If you cannot do the step without it, hand off with status `blocked` "
+                  "and say so in `blockers`."]
+    return "\n".join(lines)
+
+
+def _where_output(store: PlanStore, plan: StoredPlan, name: str, project: Path) -> str:
+    for r in plan.steps:
+        if r.spec.output_variable == name:
+            return _rel(store.handoffs_dir / r.path.name, project)
+    return _rel(store.handoffs_dir, project)
+
+
+# -- persistent context (seed 002) ------------------------------------------------------
+
+
+def previous_handoff(store: PlanStore, step: int) -> dict[str, Any] | None:
+    """The handoff accepted most recently, other than ``step``'s own; None if none.
+
+    "Most recently" is by ``accepted_at``, which the gate writes; a file without one
+    (a hand-written handoff) counts as oldest. Ties go to the higher step number.
+    """
+    try:
+        entries = sorted(p for p in store.handoffs_dir.iterdir()
+                         if p.suffix == ".md" and not p.name.startswith("."))
+    except FileNotFoundError:
+        return None
+    best: tuple[str, int, Path] | None = None
+    for path in entries:
+        head = path.name.split("-", 1)[0]
+        if not head.isdigit() or int(head) == step:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        end = text.find("\n---", 4)
+        m = _ACCEPTED_AT.search(text, 0, end if end > 0 else len(text))
+        key = (m.group(1).strip() if m else "", int(head), path)
+        if best is None or key[:2] > best[:2]:
+            best = key
+    if best is None:
+        return None
+    return store.read_handoff(best[1])
+
+
+def _context_section(store: PlanStore, plan: StoredPlan, step: int, project: Path,
+                     budget: BriefBudget) -> str:
+    lines = ["## Context from previous work"]
+    prev = previous_handoff(store, step)
+    if prev is not None:
+        n = prev.get("step", "?")
+        status = prev.get("status", "?")
+        note = str(prev.get("for_next_agent") or "").strip()
+        lines += ["", f"### From the previous agent (step {n}, {status})", ""]
+        if note:
+            lines.append(_clip(note, budget.for_next_agent_chars))
+            if len(note) > budget.for_next_agent_chars:
+                where = _rel(_handoff_file(store, plan, n), project)
+                lines += ["", f"({len(note) - budget.for_next_agent_chars} more characters "
+                          f"left out: read `for_next_agent` in {where})"]
+        else:
+            lines.append("(it left no note for you)")
+    lines.append(_notes_section(store, project, budget))
+    return "\n".join(lines)
+
+
+def _handoff_file(store: PlanStore, plan: StoredPlan, n: Any) -> Path:
+    for r in plan.steps:
+        if r.number == n:
+            return store.handoffs_dir / r.path.name
+    return store.handoffs_dir
+
+
+def _notes_section(store: PlanStore, project: Path, budget: BriefBudget) -> str:
+    notes_rel = _rel(store.notes_path, project)
+    notes = {title: entries for title, entries in read_notes(store.notes_path).items()
+             if entries}
+    head = f"### Project notes ({notes_rel}: durable facts from earlier steps, newest last)"
+    if not notes:
+        return f"\n{head}\n\n(none yet)"
+    kept = _newest_within(notes, budget)
+    archived = any(store.archive_dir.glob("NOTES-*.md"))
+    archive = f"{_rel(store.archive_dir, project)}/NOTES-*.md"
+    lines = ["", head]
+    if archived:
+        lines += ["", f"(The oldest facts are archived in {archive}.)"]
+    for title, entries in notes.items():
+        n = kept[title]
+        lines += ["", f"#### {title}", ""]
+        left_out = len(entries) - n
+        if left_out:
+            lines.append(f"({left_out} older {title.lower()} left out: read them in "
+                         f"{notes_rel})")
+        for entry in entries[len(entries) - n:]:
+            lines.append("- " + _clip(entry, budget.fact_chars))
+    return "\n".join(lines)
+
+
+def _newest_within(notes: dict[str, list[str]], budget: BriefBudget) -> dict[str, int]:
+    """How many of each section's newest entries fit the budget, taken in turns."""
+    kept = dict.fromkeys(notes, 0)
+    remaining = budget.notes_chars
+    open_ = [t for t in notes if notes[t]]
+    while open_:
+        for title in list(open_):
+            entries = notes[title]
+            if kept[title] >= len(entries):
+                open_.remove(title)
+                continue
+            cost = len(_clip(entries[-1 - kept[title]], budget.fact_chars)) + 3
+            if cost > remaining:
+                open_.remove(title)  # newest first: an older one must not jump the gap
+                continue
+            remaining -= cost
+            kept[title] += 1
+    return kept
+
+
+# -- verification and the handoff -------------------------------------------------------
+
+
+def _verify_section(step: int, project: Path) -> str:
+    head = ["## Before you hand off: verify", ""]
+    commands = detect_commands(project)
+    if not commands:
+        return "\n".join(head + [
+            "No verification command is known for this project (none detected, and "
+            "FORMAT_CMD, LINT_CMD, BUILD_CMD and TEST_CMD are not set): `evidence` may "
+            "stay empty."])
+    kinds = ", ".join(f"{c.kind} (`{c.command}`)" for c in commands)
+    return "\n".join(head + [
+        f"Before a `complete` handoff, run `maker verify --step {step}`: it runs {kinds} "
+        "and records the result. Fix what fails and run it again until it passes: the "
+        "gate rejects a complete handoff without a passing run recorded after this step "
+        "started. Copy the commands it ran and their exit codes into `evidence`."])
+
+
+def _handoff_section(spec: PlanStep) -> str:
+    keys = schema_keys(spec.output_schema)
+    rules = [
+        "## Your final message: the handoff",
+        "",
+        "Your final message is your deliverable, checked by code. It must be the handoff "
+        "YAML below and nothing else: no prose before or after it, no code fences.",
+        "",
+        f"- `step` is {spec.step}.",
+        "- `status` is `complete` (done, with `output`), `blocked` (you cannot go on: say "
+        "why in `blockers`) or `failed`.",
+    ]
+    if keys:
+        rules.append("- `output` must have the keys " + ", ".join(f"`{k}`" for k in keys)
+                     + " (from the output schema); extra keys are allowed.")
+    else:
+        rules.append("- `output` is a mapping that matches the output schema.")
+    if _decides_next(spec):
+        rules.append("- This is a conditional step: `output.next_step` must be the number "
+                     "of the step you chose to run next, or -1 to end the plan.")
+    rules += [
+        "- `discoveries`, `decisions` and `blockers` are lists of short, durable facts: "
+        "they are added to NOTES.md for every later step.",
+        "- `for_next_agent` is what the next agent must know first.",
+        f"- Keep it under {DEFAULT_MAX_CHARS:,} characters: a longer answer is discarded.",
+        "- If the gate rejects it, you receive every problem with its fix: correct them "
+        "and send the whole handoff again.",
+        "",
+        "```yaml",
+        handoff_template(spec).rstrip(),
+        "```",
+        "",
+        "(The fence above only marks the template: do not put one around your answer.)",
+    ]
+    return "\n".join(rules)
+
+
+def _decides_next(spec: PlanStep) -> bool:
+    return spec.is_conditional or spec.next_step_sequence_number == RUNTIME_DECIDED
+
+
+def handoff_template(step: PlanStep) -> str:
+    """The handoff YAML the executor of ``step`` fills in, with its step number and the
+    output keys of its ``output_schema`` (and ``next_step`` for a conditional step).
+
+    Placeholders are ``<...>`` strings, which the gate rejects where a number is due:
+    a template sent back unfilled does not pass.
+    """
+    keys = schema_keys(step.output_schema)
+    types = _schema_types(step.output_schema)
+    out_lines: list[str] = []
+    if keys is None:
+        output_head = (f"output:  # becomes {step.output_variable}: a mapping that matches "
+                       "the output schema in the brief")
+        out_lines.append("  <key>: <value>")
+    elif not keys and not _decides_next(step):
+        output_head = f"output: {{}}  # becomes {step.output_variable}; the schema asks no keys"
+    else:
+        output_head = (f"output:  # becomes {step.output_variable} for later steps; extra "
+                       "keys are allowed")
+        for key in keys:
+            out_lines += _indent(_dump({key: _placeholder(types.get(key))}), "  ")
+    if _decides_next(step) and "next_step" not in (keys or []):
+        out_lines.append("  next_step: <the step number to run next, or -1 to end the plan>")
+    elif _decides_next(step):
+        out_lines = [line + "  # the step number to run next, or -1 to end the plan"
+                     if line.startswith("  next_step:") else line for line in out_lines]
+    lines = [
+        f"step: {step.step}",
+        "status: complete  # or: blocked, failed",
+        output_head,
+        *out_lines,
+        "summary: <what you did and how it turned out, in a few sentences>",
+        "discoveries:  # durable facts later steps need",
+        "  - <a fact>",
+        "decisions:  # choices you made, and why",
+        "  - <a decision>",
+        "blockers: []  # what stops progress; required when status is blocked",
+        "for_next_agent: <what the next agent must know first>",
+        "files_changed:",
+        "  - <path>",
+        "evidence:  # from `maker verify`: each command and its exit code",
+        "  - command: <command>",
+        "    exit_code: 0",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _schema_types(schema: Any) -> dict[str, Any]:
+    if isinstance(schema, dict):
+        return {str(k): v for k, v in schema.items()}
+    if isinstance(schema, str):
+        try:
+            data = yaml.safe_load(schema)
+        except yaml.YAMLError:
+            return {}
+        if isinstance(data, dict):
+            return {str(k): v for k, v in data.items()}
+    return {}
+
+
+def _placeholder(type_: Any) -> Any:
+    if isinstance(type_, dict):
+        return {str(k): _placeholder(v) for k, v in type_.items()} or "<mapping>"
+    if isinstance(type_, list):
+        return [_placeholder(type_[0])] if type_ else ["<item>"]
+    if type_ is None or type_ == "":
+        return "<value>"
+    return f"<{type_}>"
+
+
+def _dump(data: Any) -> str:
+    return yaml.dump(data, Dumper=_DUMPER, sort_keys=False, allow_unicode=True,
+                     default_flow_style=False, width=100)
+
+
+# -- helpers ----------------------------------------------------------------------------
+
+
+def _indent(text: str, prefix: str) -> list[str]:
+    return [prefix + line for line in text.rstrip("\n").split("\n")]
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:max(0, limit - len(_CUT))].rstrip() + _CUT
+
+
+def _rel(path: Path, project: Path) -> str:
+    try:
+        return str(path.relative_to(project))
+    except ValueError:
+        return str(path)
