@@ -1,0 +1,91 @@
+"""Plans on disk for the step-execution tests (schedule, lifecycle, gate, CLI)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from maker.core.models import Plan, PlanStep
+from maker.store.plan_store import PlanStore
+from maker.verify.detect import ENV_VARS
+
+COND_SCHEMA = "{next_step: int, reason: string}"
+
+
+def make_step(n: int, nxt: int, *, conditional: bool = False, inputs: list[str] | None = None,
+              schema: Any = "{result: string}", depends_on: list[int] | None = None,
+              title: str | None = None) -> PlanStep:
+    return PlanStep(
+        step=n, task_type="conditional_step" if conditional else "action_step",
+        title=title or f"Step number {n}", task_description=f"Do the work of step {n}.",
+        primary_tools=["Read"], fallback_tools=[], primary_tool_instructions="",
+        fallback_tool_instructions="", input_variables=list(inputs or []),
+        output_variable=f"step_{n}_output",
+        output_schema=COND_SCHEMA if conditional and schema == "{result: string}" else schema,
+        next_step_sequence_number=nxt, depends_on=depends_on)
+
+
+def write(root: Path, steps: list[PlanStep]) -> PlanStore:
+    store = PlanStore(root / "plans")
+    store.write_plan(Plan(reasoning="Because.", steps=steps, task="Build the thing"))
+    return store
+
+
+def linear(root: Path, n: int = 3) -> PlanStore:
+    """Steps 1..n, each leading to the next; step k reads step k-1's output."""
+    return write(root, [make_step(k, k + 1 if k < n else -1,
+                                  inputs=[f"step_{k - 1}_output.result"] if k > 1 else None)
+                        for k in range(1, n + 1)])
+
+
+def branching(root: Path, join_reads: list[str] | None = None) -> PlanStore:
+    """1 → 2 (conditional: 3 or 4); 3 → 5; 4 → 5; 5 ends. Step 4 reads step 1."""
+    return write(root, [
+        make_step(1, 2),
+        make_step(2, -2, conditional=True),
+        make_step(3, 5, title="Write the missing tests"),
+        make_step(4, 5, inputs=["step_1_output.result"], title="Refactor"),
+        make_step(5, -1, inputs=join_reads, title="Ship"),
+    ])
+
+
+def complete(store: PlanStore, n: int, output: dict[str, Any] | None = None,
+             status: str = "complete") -> None:
+    """Mark a step done directly in the files, as an accepted handoff would."""
+    plan = store.load()
+    record = plan.get(n)
+    record.status = status
+    store.save_step(record)
+    store.write_handoff(n, {"step": n, "status": status,
+                            "output": output if output is not None else {"result": "ok"}},
+                        "body")
+
+
+def handoff(step: int, status: str = "complete", output: Any = None, **fields: Any) -> str:
+    """A handoff's YAML text, as a step executor would answer."""
+    data: dict[str, Any] = {"step": step, "status": status,
+                            "output": {"result": "ok"} if output is None else output,
+                            "summary": f"Did step {step}."}
+    data.update(fields)
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+@pytest.fixture
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A project dir as cwd, a private HOME, and no maker or verify settings from outside."""
+    home = tmp_path / "home"
+    project = tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(project)
+    for var in ("MAKER_PLANS_DIR", "CLAUDE_PROJECT_DIR", "MAKER_SESSION_ID",
+                "MAKER_VERIFY_TIMEOUT"):
+        monkeypatch.delenv(var, raising=False)
+    for var in ENV_VARS.values():  # no verification command unless a test sets one
+        monkeypatch.setenv(var, "")
+    yield project
