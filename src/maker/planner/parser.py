@@ -38,11 +38,19 @@ def _steps_of(raw: dict[str, Any]) -> Any:
 
 def structure_problems(raw: Any) -> list[Problem]:
     """Every structural problem of raw plan data: missing keys, wrong types."""
+    problems, steps = _plan_problems(raw)
+    for index, item in enumerate(steps):
+        problems.extend(_step_problems(index, item))
+    return problems
+
+
+def _plan_problems(raw: Any) -> tuple[list[Problem], list[Any]]:
+    """The plan-level problems, and the steps to check one by one ([] when none)."""
     if not isinstance(raw, dict):
         kind = "a list" if isinstance(raw, list) else type(raw).__name__
         return [Problem("plan", f"the plan must be a mapping with `reasoning` and `plan`, "
                                 f"got {kind}",
-                        fix="answer with `reasoning: ...` and `plan: [...]`")]
+                        fix="answer with `reasoning: ...` and `plan: [...]`")], []
     problems: list[Problem] = []
     reasoning = raw.get("reasoning")
     if "reasoning" not in raw:
@@ -54,16 +62,14 @@ def structure_problems(raw: Any) -> list[Problem]:
     if steps is None:
         problems.append(Problem("plan", "no `plan` or `steps` list",
                                 fix="add `plan:` with a list of steps"))
-        return problems
+        return problems, []
     if not isinstance(steps, list):
         problems.append(Problem("plan", f"`plan`/`steps` must be a list of steps, got "
                                         f"{type(steps).__name__}"))
-        return problems
+        return problems, []
     if not steps:
         problems.append(Problem("plan", "no steps", fix="a plan needs at least one step"))
-    for index, item in enumerate(steps):
-        problems.extend(_step_problems(index, item))
-    return problems
+    return problems, steps
 
 
 def _step_problems(index: int, item: Any) -> list[Problem]:
