@@ -1,0 +1,135 @@
+"""``maker plan write | lint | show``: a plan in, checked, stored; and read back."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from maker.cli._common import (
+    echo_json,
+    plans_dir_option,
+    read_input,
+    reports_errors,
+    resolve_plans_dir,
+)
+from maker.cli.main import cli
+from maker.core.models import END, RUNTIME_DECIDED
+from maker.errors import Problem
+from maker.planner.linter import lint_plan, lint_text
+from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
+
+__all__ = ["plan"]
+
+
+@cli.group("plan")
+def plan() -> None:
+    """Write, check and show the plan."""
+
+
+@plan.command("write")
+@click.argument("source", metavar="FILE|-")
+@click.option("--task", default=None, help="The task's text (default: the YAML's `task:`).")
+@plans_dir_option
+@reports_errors
+def plan_write(source: str, task: str | None, plans_dir: Path | None) -> None:
+    """Check the planner's YAML and store it as plans/ (nothing is written if it fails)."""
+    parsed, problems = lint_text(read_input(source))
+    if parsed is None:
+        _reject(problems, "nothing was written")
+    store = PlanStore(resolve_plans_dir(plans_dir))
+    before = set(store.archived())
+    try:
+        stored = store.write_plan(parsed, task if task is not None else parsed.task)
+    except OSError as exc:
+        click.echo(f"maker: cannot write the plan to {store.root}: {exc.strerror or exc}",
+                   err=True)
+        sys.exit(1)
+    n = len(stored.steps)
+    click.echo(f"wrote {n} step{'s' if n != 1 else ''} to {store.root} "
+               f"(PLAN.md and steps/)")
+    for archived in sorted(set(store.archived()) - before):
+        click.echo(f"archived the previous plan to {archived}")
+    if not stored.task:
+        click.echo("note: no task text (pass --task or add `task:` to the YAML)", err=True)
+
+
+@plan.command("lint")
+@click.argument("source", metavar="[FILE|-]", required=False)
+@plans_dir_option
+@reports_errors
+def plan_lint(source: str | None, plans_dir: Path | None) -> None:
+    """Check a plan (FILE, stdin with -, or the stored plan) and list every problem."""
+    if source is not None:
+        parsed, problems = lint_text(read_input(source))
+        steps = len(parsed.steps) if parsed is not None else 0
+    else:
+        stored = PlanStore(resolve_plans_dir(plans_dir)).load()
+        problems = lint_plan(_as_raw(stored))
+        steps = len(stored.steps)
+    if problems:
+        _reject(problems)
+    click.echo(f"ok: {steps} step{'s' if steps != 1 else ''}")
+
+
+@plan.command("show")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@plans_dir_option
+@reports_errors
+def plan_show(as_json: bool, plans_dir: Path | None) -> None:
+    """Show the stored plan: task, reasoning and steps."""
+    store = PlanStore(resolve_plans_dir(plans_dir))
+    stored = store.load()
+    if as_json:
+        echo_json({"plans_dir": str(store.root), "task": stored.task,
+                   "reasoning": stored.reasoning, "created_at": stored.created_at,
+                   "steps": [_step_json(r) for r in stored.steps]})
+        return
+    click.echo(f"Task: {stored.task.strip() or '(none given)'}")
+    click.echo("")
+    click.echo("Reasoning:")
+    for line in stored.reasoning.strip().splitlines():
+        click.echo(f"  {line}")
+    click.echo("")
+    click.echo(f"Steps ({len(stored.steps)}):")
+    for r in stored.steps:
+        spec = r.spec
+        kind = " [conditional]" if spec.is_conditional else ""
+        click.echo(f"  {r.number}. {r.title}{kind}  ({r.status})")
+        if r.depends_on:
+            click.echo(f"     depends on: {', '.join(map(str, r.depends_on))}")
+        tools = [*spec.primary_tools, *(f"{t} (fallback)" for t in spec.fallback_tools)]
+        if tools:
+            click.echo(f"     tools: {', '.join(tools)}")
+        click.echo(f"     next: {_next_text(spec.next_step_sequence_number)}")
+
+
+def _reject(problems: list[Problem], consequence: str = "") -> NoReturn:
+    n = len(problems)
+    tail = f"; {consequence}" if consequence else ""
+    click.echo(f"maker: the plan has {n} problem{'s' if n != 1 else ''}{tail}:", err=True)
+    for p in problems:
+        click.echo(f"- {p}", err=True)
+    sys.exit(1)
+
+
+def _as_raw(stored: StoredPlan) -> dict[str, Any]:
+    """The stored plan as the planner's YAML data, so the linter checks hand edits too."""
+    return {"task": stored.task, "reasoning": stored.reasoning,
+            "plan": [dict(dataclasses.asdict(r.spec), depends_on=list(r.depends_on))
+                     for r in stored.steps]}
+
+
+def _step_json(record: StepRecord) -> dict[str, Any]:
+    data = dataclasses.asdict(record.spec)
+    data.update(status=record.status, depends_on=list(record.depends_on),
+                path=str(record.path))
+    return data
+
+
+def _next_text(n: int) -> str:
+    return {END: "end", RUNTIME_DECIDED: "decided at run time by this step's output"}.get(
+        n, f"step {n}")
