@@ -74,8 +74,8 @@ def handoff(step: int, status: str = "complete", output: Any = None, **fields: A
     return yaml.safe_dump(data, sort_keys=False)
 
 
-@pytest.fixture
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+@pytest.fixture(name="project")
+def isolated_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A project dir as cwd, a private HOME, and no maker or verify settings from outside."""
     home = tmp_path / "home"
     project = tmp_path / "project"

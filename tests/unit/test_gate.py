@@ -17,9 +17,16 @@ from maker.store.frontmatter import read_front_matter
 from maker.store.plan_store import PlanStore
 from maker.verify.runner import run_verification
 
-from ._step_plans import branching, handoff, isolated, linear  # noqa: F401
+from ._step_plans import (
+    branching,
+    handoff,
+    isolated_project,  # noqa: F401 - the `project` fixture
+    linear,
+    make_step,
+    write,
+)
 
-pytestmark = pytest.mark.usefixtures("isolated")
+pytestmark = pytest.mark.usefixtures("project")
 
 
 def fields(problems: list[Problem]) -> list[str]:
@@ -138,8 +145,6 @@ def test_list_output(store: PlanStore) -> None:
 
 
 def test_missing_schema_key_is_quoted(tmp_path: Path) -> None:
-    from ._step_plans import make_step, write
-
     store = write(tmp_path, [make_step(1, -1, schema="{files: list, summary: string, "
                                                      "risk: string}")])
     start_step(store, 1)

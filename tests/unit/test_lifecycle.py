@@ -17,9 +17,14 @@ from maker.executor.lifecycle import (
 )
 from maker.store.plan_store import PlanStore
 
-from ._step_plans import branching, complete, isolated, linear  # noqa: F401
+from ._step_plans import (
+    branching,
+    complete,
+    isolated_project,  # noqa: F401 - the `project` fixture
+    linear,
+)
 
-pytestmark = pytest.mark.usefixtures("isolated")
+pytestmark = pytest.mark.usefixtures("project")
 
 
 def status_of(store: PlanStore, n: int) -> str:

@@ -17,9 +17,16 @@ from maker.executor.schedule import (
 )
 from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
 
-from ._step_plans import branching, complete, isolated, linear, make_step, write  # noqa: F401
+from ._step_plans import (
+    branching,
+    complete,
+    isolated_project,  # noqa: F401 - the `project` fixture
+    linear,
+    make_step,
+    write,
+)
 
-pytestmark = pytest.mark.usefixtures("isolated")
+pytestmark = pytest.mark.usefixtures("project")
 
 
 def statuses(store: PlanStore) -> dict[int, str]:
