@@ -298,3 +298,16 @@ def test_handoff_template_conditional_adds_next_step() -> None:
     assert data["output"] == {"reason": "<string>",
                               "next_step": "<the step number to run next, or -1 to end the "
                                            "plan>"}
+
+
+def test_previous_handoff_reads_accepted_at_anywhere_in_the_front_matter(tmp_path: Path
+                                                                         ) -> None:
+    store = write_plan(tmp_path, [make_step(n, input_variables=[]) for n in range(4)])
+    accept(store, 0, note="zero")
+    # A hand-written handoff: accepted_at far down a long front matter, and newest.
+    store.write_handoff(1, {"step": 1, "status": "complete", "summary": "s" * 3000,
+                            "for_next_agent": "one", "accepted_at": utc_now()}, "body")
+    # Another with no accepted_at at all: it counts as the oldest.
+    store.write_handoff(2, {"step": 2, "status": "complete", "for_next_agent": "two"}, "b")
+    prev = previous_handoff(store, 3)
+    assert prev is not None and prev["for_next_agent"] == "one"

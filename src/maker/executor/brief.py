@@ -13,6 +13,7 @@ over a generous cap are replaced by a pointer to the handoff file that holds the
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,6 +35,7 @@ __all__ = ["BriefBudget", "build_brief", "handoff_template", "previous_handoff"]
 _DUMPER: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _ACCEPTED_AT = re.compile(r"^accepted_at:[ \t]*['\"]?([^'\"\n]+)", re.MULTILINE)
 _CUT = " …"
+_HEAD_BYTES = 1024  # the gate writes accepted_at third: it is in the first bytes
 
 
 @dataclass(frozen=True)
@@ -180,27 +182,36 @@ def previous_handoff(store: PlanStore, step: int) -> dict[str, Any] | None:
     (a hand-written handoff) counts as oldest. Ties go to the higher step number.
     """
     try:
-        entries = sorted(p for p in store.handoffs_dir.iterdir()
-                         if p.suffix == ".md" and not p.name.startswith("."))
+        names = os.listdir(store.handoffs_dir)
     except FileNotFoundError:
         return None
-    best: tuple[str, int, Path] | None = None
-    for path in entries:
-        head = path.name.split("-", 1)[0]
-        if not head.isdigit() or int(head) == step:
+    best: tuple[str, int] | None = None
+    for name in names:
+        head = name.split("-", 1)[0]
+        if not name.endswith(".md") or not head.isdigit() or int(head) == step:
             continue
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        end = text.find("\n---", 4)
-        m = _ACCEPTED_AT.search(text, 0, end if end > 0 else len(text))
-        key = (m.group(1).strip() if m else "", int(head), path)
-        if best is None or key[:2] > best[:2]:
+        m = _accepted_at(store.handoffs_dir / name)
+        key = (m.group(1).strip() if m else "", int(head))
+        if best is None or key > best:
             best = key
-    if best is None:
+    return store.read_handoff(best[1]) if best is not None else None
+
+
+def _accepted_at(path: Path) -> re.Match[str] | None:
+    """The ``accepted_at`` line of a handoff's front matter, reading little of the file."""
+    try:
+        with path.open("rb") as fh:
+            text = fh.read(_HEAD_BYTES).decode("utf-8", errors="replace")
+            end = text.find("\n---", 4)
+            # Search whole lines only: the head may end in the middle of one.
+            m = _ACCEPTED_AT.search(text, 0, end if end > 0 else max(0, text.rfind("\n")))
+            if m is None and end < 0:  # a long front matter: read the rest of it
+                text += fh.read().decode("utf-8", errors="replace")
+                end = text.find("\n---", 4)
+                m = _ACCEPTED_AT.search(text, 0, end if end > 0 else len(text))
+    except OSError:
         return None
-    return store.read_handoff(best[1])
+    return m
 
 
 def _context_section(store: PlanStore, plan: StoredPlan, step: int, project: Path,
