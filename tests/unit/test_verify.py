@@ -329,3 +329,13 @@ def test_cli_progress_lines_and_json(project: Path, monkeypatch: pytest.MonkeyPa
     assert data["status"] == "failed" and data["passed"] is False
     assert [c["exit_code"] for c in data["commands"]] == [0, 4]
     assert data["recorded"] == str(evidence_path(store, None))
+
+
+def test_cli_without_a_plan_runs_but_records_nothing(project: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    for k, v in env_with(test="true").items():
+        monkeypatch.setenv(k, v)
+    result = CliRunner().invoke(cli, ["verify", "--plans-dir", str(project / "plans")])
+    assert result.exit_code == 0
+    assert "evidence not recorded: no plan in" in result.stdout
+    assert not (project / "plans").exists()

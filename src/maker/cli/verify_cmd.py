@@ -37,6 +37,8 @@ def verify(step: int | None, as_json: bool, plans_dir: Path | None) -> None:
             click.echo(failed.output_tail)
         if store.exists():
             click.echo(f"evidence recorded in {evidence_path(store, step)}")
+        else:
+            click.echo(f"evidence not recorded: no plan in {store.root}")
     sys.exit(1 if run.status == "failed" else 0)
 
 
