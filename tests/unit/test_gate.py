@@ -241,6 +241,9 @@ def test_red_flag_for_a_far_too_long_answer(store: PlanStore) -> None:
     _, problems = check_handoff(store, text)
     assert fields(problems) == ["handoff"]
     assert "red flag" in problems[0].message and "too long" in problems[0].message
+    # Flagged whatever the output is, and a list output is reported once, as `output`.
+    _, problems = check_handoff(store, handoff(2, output=["x"], summary="x" * 25_000))
+    assert fields(problems) == ["output", "handoff"]
 
 
 def test_bytes_and_bad_bytes(store: PlanStore) -> None:

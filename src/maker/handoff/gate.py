@@ -258,7 +258,7 @@ def _check(store: PlanStore, text: str | bytes
     output = data.get("output")
     if isinstance(output, dict):
         _check_output(store, plan, record, status, output, problems)
-        _red_flags(output, text, problems)
+    _red_flags(output, text, problems)
     if status == "blocked" and not data.get("blockers"):
         problems.append(Problem("blockers", "status is blocked but no blocker is named",
                                 record.number, fix="list what stops the step under "
@@ -330,13 +330,15 @@ def _schema_text(schema: Any) -> str:
     return text if len(text) <= 200 else text[:200] + "…"
 
 
-def _red_flags(output: dict[str, Any], text: str | bytes, problems: list[Problem]) -> None:
+def _red_flags(output: Any, text: str | bytes, problems: list[Problem]) -> None:
     try:
         from maker.red_flag.red_flagger import RedFlagger
     except ModuleNotFoundError:  # pragma: no cover - the red flagger is part of maker
         return
     raw = text if isinstance(text, str) else text.decode("utf-8", "replace")
-    for reason in RedFlagger().check_all(AgentResult(output=output, raw_response=raw)):
+    # A non-mapping output is already reported, with its fix, as an `output` problem.
+    for reason in RedFlagger().check_all(AgentResult(output=output if isinstance(output, dict)
+                                                     else {}, raw_response=raw)):
         problems.append(Problem("handoff", f"red flag: {reason}",
                                 fix="send the handoff YAML only, short and to the point"))
 
