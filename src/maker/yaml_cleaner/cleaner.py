@@ -24,8 +24,13 @@ __all__ = ["YAMLCleaner", "load_yaml"]
 
 _FAST_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-_FENCE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w+-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$",
-                    re.MULTILINE | re.DOTALL)
+# A fence closes at the indentation it opened with, so a fenced block nested inside
+# the YAML (a command in a `|` text, indented deeper) does not cut the document short.
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>```+|~~~+)[ \t]*(?P<lang>[\w+-]*)[^\n]*\n"
+                    r"(?P<body>.*?)^(?P=indent)(?P=fence)[ \t]*$", re.MULTILINE | re.DOTALL)
+# Any indentation: for answers whose fences are indented unevenly.
+_LOOSE_FENCE = re.compile(r"^[ \t]*(?P<fence>```+|~~~+)[ \t]*(?P<lang>[\w+-]*)[^\n]*\n"
+                          r"(?P<body>.*?)^[ \t]*(?P=fence)[ \t]*$", re.MULTILINE | re.DOTALL)
 _OPEN_FENCE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w+-]*)[^\n]*\n", re.MULTILINE)
 # A line that can start a YAML mapping document: `key:` or `"key":` or `---`.
 _DOC_START = re.compile(r"^(?:---\s*$|[A-Za-z_][\w.-]*:(?:\s|$)|\"[^\"]+\":(?:\s|$))")
@@ -192,11 +197,11 @@ def _looks_structured(data: Any) -> bool:
 def _candidates(text: str) -> list[tuple[str, list[str]]]:
     """The texts to try, best first, each with the repairs it took."""
     out: list[tuple[str, list[str]]] = [(text, [])]
-    fences = list(_FENCE.finditer(text))
-    yaml_fences = [m for m in fences if m.group(2).lower() in _YAML_LANGS]
+    fences = list(_FENCE.finditer(text)) or list(_LOOSE_FENCE.finditer(text))
+    yaml_fences = [m for m in fences if m.group("lang").lower() in _YAML_LANGS]
     # The last YAML fence is usually the final answer; earlier ones are examples.
     for m in reversed(yaml_fences or fences):
-        out.append((m.group(3), ["code fence"]))
+        out.append((m.group("body"), ["code fence"]))
     if not fences:
         opened = list(_OPEN_FENCE.finditer(text))
         if opened:  # an opening fence that was never closed (truncated answer)
