@@ -179,9 +179,12 @@ def schema_keys(output_schema: Any) -> list[str] | None:
     flat = _flat_flow_keys(text)
     if flat is not None:
         return flat
+    # libyaml's composer can overflow the C stack on deeply nested text (a segfault):
+    # only short texts, which cannot nest that deep, go to the C loader.
+    loader = _SAFE_LOADER if len(text) < 1000 else yaml.SafeLoader
     try:
-        data = yaml.load(text, Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
-    except yaml.YAMLError:
+        data = yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
+    except (yaml.YAMLError, RecursionError):
         data = None
     if isinstance(data, dict):
         return [str(k) for k in data]

@@ -13,6 +13,7 @@ aliases than ``max_aliases`` (an alias bomb) is refused before it is expanded.
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -71,7 +72,8 @@ def load_yaml(text: str, max_aliases: int = 100) -> Any:
                 loader.dispose()
             _check_expanded_size(data)
             return data
-        return yaml.load(text, Loader=_FAST_LOADER)  # noqa: S506 - a safe loader
+        loader_class = yaml.SafeLoader if _may_nest_deeply(text) else _FAST_LOADER
+        return yaml.load(text, Loader=loader_class)  # noqa: S506 - a safe loader
     except YAMLCleanError:
         raise
     except yaml.MarkedYAMLError as exc:
@@ -85,6 +87,33 @@ def load_yaml(text: str, max_aliases: int = 100) -> Any:
         raise YAMLCleanError(f"invalid YAML: {exc}") from None
     except RecursionError:
         raise YAMLCleanError("invalid YAML: nested too deeply") from None
+
+
+# libyaml's composer recurses in C once per nesting level and overflows the C stack
+# (a segfault, not an exception) past about 20,000 levels, and far sooner in a thread
+# with a small stack. Text that may nest deeper than this goes to the pure-Python
+# loader, whose recursion Python checks (RecursionError: "nested too deeply").
+_C_MAX_DEPTH = 500
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+_BRACKET_STEP = [0] * 256
+_BRACKET_STEP[ord("[")] = _BRACKET_STEP[ord("{")] = 1
+_BRACKET_STEP[ord("]")] = _BRACKET_STEP[ord("}")] = -1
+
+
+def _may_nest_deeply(text: str) -> bool:
+    """True when ``text`` might nest more than ``_C_MAX_DEPTH`` levels (a cheap bound)."""
+    if len(text) <= _C_MAX_DEPTH:
+        return False
+    brackets = text.encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKETS)
+    if len(brackets) > _C_MAX_DEPTH and max(
+            itertools.accumulate(map(_BRACKET_STEP.__getitem__, brackets))) > _C_MAX_DEPTH:
+        return True
+    if " " * _C_MAX_DEPTH in text:  # block indentation that deep
+        return True
+    # Compact block nesting (`- - - x`, `? ? x`) takes an indicator a level on one line.
+    return any(len(line) > _C_MAX_DEPTH
+               and line.count("-") + line.count("?") + line.count(":") > _C_MAX_DEPTH
+               for line in text.split("\n"))
 
 
 _MAX_EXPANDED_NODES = 1_000_000
