@@ -111,11 +111,11 @@ def step_fail(number: int, reasons: tuple[str, ...], as_json: bool,
 @reports_errors
 def status(as_json: bool, plans_dir: Path | None) -> None:
     """Show every step's status, what is ready next, and what failed and why."""
-    from maker.executor.schedule import nothing_ready_reason, schedule, summary_rows
+    from maker.executor.schedule import nothing_ready_reason, plan_schedule, summary_rows
 
     store = _store(plans_dir)
     plan = store.load()
-    sched = schedule(plan, store.outputs(plan=plan))
+    sched = plan_schedule(store, plan)
     rows = summary_rows(plan, store, sched)
     if as_json:
         echo_json({"plans_dir": str(store.root), "task": plan.task,
@@ -153,11 +153,11 @@ def status(as_json: bool, plans_dir: Path | None) -> None:
 def next_cmd(as_json: bool, plans_dir: Path | None) -> None:
     """Show the step(s) that can start now."""
     from maker.executor.lifecycle import in_progress
-    from maker.executor.schedule import nothing_ready_reason, schedule
+    from maker.executor.schedule import nothing_ready_reason, plan_schedule
 
     store = _store(plans_dir)
     plan = store.load()
-    sched = schedule(plan, store.outputs(plan=plan))
+    sched = plan_schedule(store, plan)
     running = in_progress(plan)
     if as_json:
         echo_json({"in_progress": [{"step": r.number, "title": r.title} for r in running],
@@ -180,7 +180,7 @@ def next_cmd(as_json: bool, plans_dir: Path | None) -> None:
 def context(number: int | None, plans_dir: Path | None) -> None:
     """Print a step's brief without starting it (default: the step in progress, else next)."""
     from maker.executor.lifecycle import in_progress, step_brief
-    from maker.executor.schedule import nothing_ready_reason, schedule
+    from maker.executor.schedule import nothing_ready_reason, plan_schedule
 
     store = _store(plans_dir)
     plan = store.load()
@@ -189,7 +189,7 @@ def context(number: int | None, plans_dir: Path | None) -> None:
         if running:
             number = running[0].number
         else:
-            sched = schedule(plan, store.outputs(plan=plan))
+            sched = plan_schedule(store, plan)
             if not sched.ready:
                 raise StepError(nothing_ready_reason(sched))
             number = sched.ready[0]

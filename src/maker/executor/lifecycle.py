@@ -20,8 +20,9 @@ from maker.errors import DependencyError, StepError, TransitionError
 from maker.executor.schedule import (
     SKIPPED,
     decided_next,
+    decision_outputs,
     nothing_ready_reason,
-    schedule,
+    plan_schedule,
     unmet_dependencies,
 )
 
@@ -140,8 +141,14 @@ def start_step(store: PlanStore, n: int | None = None, force: bool = False,
     with store.lock():
         plan = store.load()
         running = in_progress(plan)
+        sched = plan_schedule(store, plan)
         if n is None:
-            n = running[0].number if running else _first_ready(store, plan)
+            if running:
+                n = running[0].number
+            elif sched.ready:
+                n = sched.ready[0]
+            else:
+                raise StepError(nothing_ready_reason(sched))
         record = plan.get(n)
         if record.status == "in-progress":
             return _resume(store, plan, record, session_id)
@@ -152,7 +159,6 @@ def start_step(store: PlanStore, n: int | None = None, force: bool = False,
                 f"one step at a time: finish it with a handoff, or put it back with "
                 f"`maker step reset {other.number}`", n)
         check_transition(record, "in-progress")
-        sched = schedule(plan, store.outputs(plan=plan))
         missing = unmet_dependencies(record, sched.statuses)
         skipped = sched.statuses[n] == SKIPPED
         if not force:
@@ -194,15 +200,8 @@ def _resume(store: PlanStore, plan: StoredPlan, record: StepRecord,
                        started, restarted=True, forced=bool(record.meta.get("forced")))
 
 
-def _first_ready(store: PlanStore, plan: StoredPlan) -> int:
-    sched = schedule(plan, store.outputs(plan=plan))
-    if not sched.ready:
-        raise StepError(nothing_ready_reason(sched))
-    return sched.ready[0]
-
-
 def _branch_not_taken(store: PlanStore, plan: StoredPlan, n: int) -> str:
-    outputs = store.outputs(plan=plan)
+    outputs = decision_outputs(store, plan)
     chose = [f"step {r.number} chose step {decided_next(r, outputs)}" for r in plan.steps
              if r.number < n and r.spec.is_conditional and r.status == "complete"
              and decided_next(r, outputs) is not None]
@@ -211,16 +210,17 @@ def _branch_not_taken(store: PlanStore, plan: StoredPlan, n: int) -> str:
             f"Start it anyway with `maker step start {n} --force`")
 
 
-def set_status(store: PlanStore, n: int, status: str,
-               meta: dict[str, Any] | None = None) -> StepRecord:
+def set_status(store: PlanStore, n: int, status: str, meta: dict[str, Any] | None = None,
+               plan: StoredPlan | None = None) -> StepRecord:
     """Move step ``n`` to ``status`` within the allowed transitions; returns the record.
 
     Setting the status a step already has only updates ``meta``. Leaving
-    in-progress clears active.json (when it names this step). Raises
-    TransitionError and StepNotFoundError.
+    in-progress clears active.json (when it names this step). ``plan``, when
+    given, is a plan the caller loaded under the lock; it is updated in place.
+    Raises TransitionError and StepNotFoundError.
     """
     with store.lock():
-        plan = store.load()
+        plan = plan or store.load()
         record = plan.get(n)
         check_transition(record, status)
         record.status = status

@@ -31,8 +31,10 @@ __all__ = [
     "Schedule",
     "StepRow",
     "decided_next",
+    "decision_outputs",
     "next_steps",
     "nothing_ready_reason",
+    "plan_schedule",
     "schedule",
     "status_summary",
     "summary_rows",
@@ -183,6 +185,21 @@ def unmet_dependencies(record: StepRecord, statuses: Mapping[int, str]) -> dict[
     return missing
 
 
+def decision_outputs(store: PlanStore, plan: StoredPlan) -> dict[str, Any]:
+    """The accepted outputs that reachability depends on: complete conditional steps'.
+
+    Reading only these (not every handoff) keeps a status check cheap on big plans.
+    """
+    wanted = [r.spec.step for r in plan.steps
+              if r.status == "complete" and _decides_at_runtime(r)]
+    return store.outputs(only=wanted, plan=plan) if wanted else {}
+
+
+def plan_schedule(store: PlanStore, plan: StoredPlan) -> Schedule:
+    """``schedule`` for a loaded plan, reading only the outputs it needs from the store."""
+    return schedule(plan, decision_outputs(store, plan))
+
+
 def nothing_ready_reason(sched: Schedule) -> str:
     """Why no step is ready, in a sentence that says what to do ("" if one is ready)."""
     if sched.ready:
@@ -205,7 +222,7 @@ def nothing_ready_reason(sched: Schedule) -> str:
 
 def next_steps(plan: StoredPlan, store: PlanStore) -> list[StepRecord]:
     """The steps that are ready to start, the one on the main path first."""
-    sched = schedule(plan, store.outputs())
+    sched = plan_schedule(store, plan)
     return [plan.get(n) for n in sched.ready]
 
 
@@ -221,7 +238,7 @@ def _reasons(record: StepRecord) -> list[str]:
 def summary_rows(plan: StoredPlan, store: PlanStore,
                  sched: Schedule | None = None) -> list[StepRow]:
     """One row per step, in step order, for ``maker status`` and PLAN.md."""
-    sched = sched or schedule(plan, store.outputs())
+    sched = sched or plan_schedule(store, plan)
     rows = []
     for record in sorted(plan.steps, key=lambda r: r.spec.step):
         n = record.spec.step
@@ -248,7 +265,7 @@ def status_summary(store: PlanStore) -> str:
 
     try:
         plan = store.load()
-        sched = schedule(plan, store.outputs(plan=plan))
+        sched = plan_schedule(store, plan)
     except MakerError as exc:
         return f"maker: the plan in {store.root} cannot be read: {exc}"
     counts: dict[str, int] = {}

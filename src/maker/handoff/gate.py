@@ -455,9 +455,8 @@ def accept_handoff(store: PlanStore, text: str | bytes) -> AcceptResult:
         meta: dict[str, Any] = {"finished_at": accepted}
         if handoff.status != "complete":
             meta["reasons"] = handoff.blockers or [handoff.summary.strip()]
-        set_status(store, handoff.step, handoff.status, meta)
-        after = store.load()
-        upcoming = [(r.number, r.title) for r in next_steps(after, store)]
+        set_status(store, handoff.step, handoff.status, meta, plan=plan)
+        upcoming = [(r.number, r.title) for r in next_steps(plan, store)]
         return AcceptResult(handoff.step, handoff.status, path, added, upcoming,
                             bool(extra.get("was_repaired")))
 
