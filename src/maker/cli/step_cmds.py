@@ -46,7 +46,7 @@ def step() -> None:
 @reports_errors
 def step_start(number: int | None, force: bool, session_id: str | None, as_json: bool,
                plans_dir: Path | None) -> None:
-    """Mark a step in progress (default: the next ready one) and print its brief."""
+    """Start a step (default: the next ready one) and print its brief."""
     from maker.executor.lifecycle import start_step
 
     result = start_step(_store(plans_dir), number, force=force, session_id=session_id)
@@ -110,7 +110,7 @@ def step_fail(number: int, reasons: tuple[str, ...], as_json: bool,
 @plans_dir_option
 @reports_errors
 def status(as_json: bool, plans_dir: Path | None) -> None:
-    """Show every step's status, what is ready next, and what failed and why."""
+    """Show each step's status, what is next, and what failed and why."""
     from maker.executor.schedule import nothing_ready_reason, plan_schedule, summary_rows
 
     store = _store(plans_dir)
@@ -178,7 +178,7 @@ def next_cmd(as_json: bool, plans_dir: Path | None) -> None:
 @plans_dir_option
 @reports_errors
 def context(number: int | None, plans_dir: Path | None) -> None:
-    """Print a step's brief without starting it (default: the step in progress, else next)."""
+    """Print a step's brief without starting it."""
     from maker.executor.lifecycle import in_progress, step_brief
     from maker.executor.schedule import nothing_ready_reason, plan_schedule
 
@@ -211,7 +211,7 @@ def handoff() -> None:
 @plans_dir_option
 @reports_errors
 def handoff_check(source: str, as_json: bool, plans_dir: Path | None) -> None:
-    """Check a handoff against the gate without recording it (exit 1 if rejected)."""
+    """Check a handoff without recording it (exit 1 if rejected)."""
     from maker.handoff.gate import check_handoff
 
     text = read_input(source)
@@ -235,7 +235,7 @@ def handoff_check(source: str, as_json: bool, plans_dir: Path | None) -> None:
 @plans_dir_option
 @reports_errors
 def handoff_accept(source: str, as_json: bool, plans_dir: Path | None) -> None:
-    """Check a handoff and record it: handoff file, step status, NOTES.md, PLAN.md."""
+    """Check a handoff, then record it and move the step's status."""
     from maker.handoff.gate import accept_handoff
 
     result = accept_handoff(_store(plans_dir), read_input(source))
