@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
@@ -223,22 +224,24 @@ def _looks_structured(data: Any) -> bool:
     return not any(v is None and isinstance(k, str) and " " in k.strip() for k, v in data.items())
 
 
-def _candidates(text: str) -> list[tuple[str, list[str]]]:
-    """The texts to try, best first, each with the repairs it took."""
-    out: list[tuple[str, list[str]]] = [(text, [])]
+def _candidates(text: str) -> Iterator[tuple[str, list[str]]]:
+    """The texts to try, best first, each with the repairs it took.
+
+    Lazy: a bare document (the usual case) is parsed before any repair is looked for.
+    """
+    yield text, []
     fences = list(_FENCE.finditer(text)) or list(_LOOSE_FENCE.finditer(text))
     yaml_fences = [m for m in fences if m.group("lang").lower() in _YAML_LANGS]
     # The last YAML fence is usually the final answer; earlier ones are examples.
     for m in reversed(yaml_fences or fences):
-        out.append((m.group("body"), ["code fence"]))
+        yield m.group("body"), ["code fence"]
     if not fences:
         opened = list(_OPEN_FENCE.finditer(text))
         if opened:  # an opening fence that was never closed (truncated answer)
-            out.append((text[opened[-1].end():], ["unclosed code fence"]))
+            yield text[opened[-1].end():], ["unclosed code fence"]
     extracted = _strip_prose(text)
     if extracted is not None and extracted != text:
-        out.append((extracted, ["prose around the YAML"]))
-    return out
+        yield extracted, ["prose around the YAML"]
 
 
 def _strip_prose(text: str) -> str | None:
