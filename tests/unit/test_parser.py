@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from maker.core.models import Plan, PlanStep, schema_keys
 from maker.errors import PlanValidationError
 from maker.planner.parser import parse_plan, structure_problems
+
 from ._plan_strategies import plan_like, yaml_like
 
 
