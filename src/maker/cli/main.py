@@ -15,6 +15,7 @@ __all__ = ["cli", "main"]
 _COMMAND_MODULES = (
     "maker.cli.plan_cmds",
     "maker.cli.step_cmds",
+    "maker.cli.flow_cmds",
     "maker.cli.demo_cmd",
     "maker.cli.verify_cmd",
 )

@@ -74,6 +74,11 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
     if plan.task.strip():
         parts.append(f"Plan task: {_clip(plan.task.strip(), budget.task_chars)}")
     parts.append(_step_section(spec, record.depends_on))
+    revisions = [str(n) for n in record.meta.get("revision_notes") or []][-3:]
+    if revisions:
+        parts.append("## The user sent an earlier attempt back\n\nAddress these revision "
+                     "notes (newest last):\n\n"
+                     + "\n".join(f"- {_clip(n, budget.fact_chars)}" for n in revisions))
     inputs = _inputs_section(store, plan, spec, project, budget)
     if inputs:
         parts.append(inputs)

@@ -51,7 +51,7 @@ ALLOWED_TRANSITIONS: dict[str, tuple[str, ...]] = {
 }
 # Meta keys that belong to one run of a step; a reset clears them.
 _RUN_KEYS = ("started_at", "started_by", "forced", "forced_over", "finished_at", "failed_at",
-             "reasons")
+             "reasons", "awaiting_approval", "handoff_accepted_at", "approved_at", "approved_by")
 
 
 @dataclass(frozen=True)
@@ -150,6 +150,11 @@ def start_step(store: PlanStore, n: int | None = None, force: bool = False,
             else:
                 raise StepError(nothing_ready_reason(sched))
         record = plan.get(n)
+        if record.meta.get("awaiting_approval") and record.status == "in-progress":
+            raise StepError(
+                f"step {n} ({record.title}) is done and awaits the user's approval: "
+                f"`maker step approve {n}`, or `maker step reject {n} --notes \"...\"` to "
+                "send it back with revision notes", n)
         if record.status == "in-progress":
             return _resume(store, plan, record, session_id)
         if running:

@@ -414,6 +414,7 @@ def accept_handoff(store: PlanStore, text: str | bytes) -> AcceptResult:
     clears the in-progress marker and refreshes PLAN.md.
     Raises HandoffRejectedError with every problem.
     """
+    from maker.executor.approval import autoapprove, hold_for_approval
     from maker.store.plan_store import utc_now
 
     with store.lock():
@@ -452,6 +453,11 @@ def accept_handoff(store: PlanStore, text: str | bytes) -> AcceptResult:
                                              "decisions": handoff.decisions,
                                              "blockers": handoff.blockers},
                           step=handoff.step, archive_dir=store.archive_dir)
+        if handoff.status == "complete" and not autoapprove():
+            hold_for_approval(store, record)
+            store.refresh_overview(plan)
+            return AcceptResult(handoff.step, "awaiting-approval", path, added, [],
+                                bool(extra.get("was_repaired")))
         meta: dict[str, Any] = {"finished_at": accepted}
         if handoff.status != "complete":
             meta["reasons"] = handoff.blockers or [handoff.summary.strip()]

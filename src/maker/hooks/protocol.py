@@ -77,7 +77,7 @@ def run_hook(event: str, handler: Callable[[HookInput], Output], stdin: str | No
     raw_text = sys.stdin.read() if stdin is None else stdin
     try:
         data = json.loads(raw_text) if raw_text.strip() else {}
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         return _dump(message(f"maker: ignored a malformed {event} hook input ({exc.msg})."))
     if not isinstance(data, dict):
         return _dump(message(f"maker: ignored a {event} hook input that is not a JSON object."))

@@ -314,7 +314,8 @@ class PlanStore:
         for record in plan.steps:
             if wanted is not None and record.number not in wanted:
                 continue
-            data = self.read_handoff(record.number)
+            path = self.handoffs_dir / record.path.name
+            data = read_front_matter(path)[0] if path.exists() else None
             if data and data.get("status") == "complete" and isinstance(data.get("output"), dict):
                 out[record.spec.output_variable] = data["output"]
         return out

@@ -1,0 +1,87 @@
+"""The user's approval: a step whose handoff says complete counts as complete only
+once the user approves it (seed 004's hard stop), unless ``MAKER_AUTOAPPROVE=1``.
+
+While it waits, the step stays ``in-progress`` with ``awaiting_approval: true`` in
+its front matter, its handoff is on disk, and nothing blocks the session from
+stopping (the handoff was accepted). ``approve_step`` completes it;
+``reject_step`` puts it back to pending with the user's revision notes, which the
+next brief shows, and keeps the rejected handoff under ``handoffs/reset/``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from maker.errors import TransitionError
+from maker.store.plan_store import PlanStore, StepRecord, StoredPlan, utc_now
+
+__all__ = ["AWAITING", "RejectResult", "approve_step", "autoapprove", "hold_for_approval",
+           "is_awaiting", "reject_step"]
+
+AWAITING = "awaiting_approval"
+
+
+def autoapprove(env: Mapping[str, str] | None = None) -> bool:
+    """True when ``MAKER_AUTOAPPROVE=1`` (headless runs approve their own steps)."""
+    return (os.environ if env is None else env).get("MAKER_AUTOAPPROVE", "") in ("1", "true")
+
+
+def is_awaiting(record: StepRecord) -> bool:
+    return record.status == "in-progress" and bool(record.meta.get(AWAITING))
+
+
+def hold_for_approval(store: PlanStore, record: StepRecord) -> None:
+    """Mark an in-progress step whose complete handoff was accepted as awaiting approval."""
+    with store.lock():
+        record.meta[AWAITING] = True
+        record.meta["handoff_accepted_at"] = utc_now()
+        store.save_step(record)
+        active = store.read_active()
+        if active and active.get("step") == record.number:
+            store.write_active(None)
+
+
+def _awaiting(store: PlanStore, n: int) -> tuple[StoredPlan, StepRecord]:
+    plan = store.load()
+    record = plan.get(n)
+    if not is_awaiting(record):
+        raise TransitionError(
+            f"step {n} is {record.status} and is not awaiting approval; only a step whose "
+            "complete handoff was accepted can be approved or rejected", n)
+    return plan, record
+
+
+def approve_step(store: PlanStore, n: int, by: str = "user") -> StepRecord:
+    """Complete step ``n`` (awaiting approval). Raises TransitionError otherwise."""
+    from maker.executor.lifecycle import set_status
+
+    with store.lock():
+        plan, record = _awaiting(store, n)
+        record.meta.pop(AWAITING, None)
+        return set_status(store, n, "complete", {"approved_at": utc_now(), "approved_by": by},
+                          plan=plan)
+
+
+@dataclass(frozen=True)
+class RejectResult:
+    step: int
+    notes: str
+    archived: Any
+
+
+def reject_step(store: PlanStore, n: int, notes: str = "") -> RejectResult:
+    """Send step ``n`` back to pending with revision notes; its handoff is kept aside."""
+    from maker.executor.lifecycle import reset_step
+
+    with store.lock():
+        _awaiting(store, n)
+        result = reset_step(store, n)
+        record = store.load().get(n)
+        history = list(record.meta.get("revision_notes") or [])
+        history.append(notes.strip() or "rejected by the user (no notes given)")
+        record.meta["revision_notes"] = history
+        store.save_step(record)
+        return RejectResult(n, history[-1], result.archived_handoff)

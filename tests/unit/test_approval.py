@@ -1,0 +1,100 @@
+"""The user's approval gate: an accepted complete handoff waits for approval."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from tests.unit._step_plans import handoff, linear
+
+from maker.cli.main import cli
+from maker.errors import StepError, TransitionError
+from maker.executor.approval import approve_step, reject_step
+from maker.executor.brief import build_brief
+from maker.executor.lifecycle import start_step
+from maker.handoff.gate import accept_handoff
+from maker.store.plan_store import PlanStore
+
+
+@pytest.fixture()
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> PlanStore:
+    monkeypatch.delenv("MAKER_AUTOAPPROVE")
+    for var in ("FORMAT_CMD", "LINT_CMD", "BUILD_CMD", "TEST_CMD"):
+        monkeypatch.setenv(var, "")
+    monkeypatch.chdir(tmp_path)
+    s = linear(tmp_path, 3)
+    start_step(s, 1)
+    return s
+
+
+def test_complete_handoff_waits_for_approval(store: PlanStore) -> None:
+    result = accept_handoff(store, handoff(1))
+    assert result.status == "awaiting-approval"
+    record = store.load().get(1)
+    assert record.status == "in-progress" and record.meta["awaiting_approval"] is True
+    assert store.read_active() is None  # the Stop hook lets the session stop
+    assert store.handoff_path(1).exists()
+    with pytest.raises(StepError, match="awaits the user's approval"):
+        start_step(store, 1)
+    with pytest.raises(StepError, match="already in progress"):
+        start_step(store, 2)
+
+
+def test_approve_completes_and_unblocks_the_next_step(store: PlanStore) -> None:
+    accept_handoff(store, handoff(1))
+    record = approve_step(store, 1, by="alice")
+    assert record.status == "complete" and record.meta["approved_by"] == "alice"
+    assert "awaiting_approval" not in store.load().get(1).meta
+    assert start_step(store, None).step == 2
+
+
+def test_reject_sends_back_with_notes_in_the_next_brief(store: PlanStore) -> None:
+    accept_handoff(store, handoff(1))
+    result = reject_step(store, 1, "Use the existing cache, not a new one.")
+    record = store.load().get(1)
+    assert record.status == "pending"
+    assert record.meta["revision_notes"] == ["Use the existing cache, not a new one."]
+    assert result.archived is not None and Path(result.archived).exists()
+    assert not store.handoff_path(1).exists()
+    assert "Use the existing cache, not a new one." in build_brief(store, None, 1)
+
+
+def test_only_a_step_awaiting_approval_can_be_approved(store: PlanStore) -> None:
+    with pytest.raises(TransitionError, match="not awaiting approval"):
+        approve_step(store, 1)
+    with pytest.raises(TransitionError, match="not awaiting approval"):
+        reject_step(store, 2)
+
+
+def test_blocked_handoff_needs_no_approval(store: PlanStore) -> None:
+    result = accept_handoff(store, handoff(1, status="blocked", blockers=["No API key."]))
+    assert result.status == "blocked"
+    assert store.load().get(1).status == "blocked"
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "fragment"),
+    [
+        (["step", "outcome", "1"], 0, "status: awaiting-approval"),
+        (["step", "approve", "1"], 0, "approved: complete"),
+        (["step", "approve", "2"], 1, "not awaiting approval"),
+        (["step", "reject", "1", "--notes", "redo it; `rm -rf /` $(x)"], 0, "back to pending"),
+        (["step", "approve"], 2, "Missing argument"),
+    ],
+)
+def test_cli(store: PlanStore, args: list[str], code: int, fragment: str) -> None:
+    accept_handoff(store, handoff(1, files_changed=[f"f{i}.py" for i in range(6)]))
+    result = CliRunner().invoke(cli, [*args, "--plans-dir", str(store.root)])
+    assert result.exit_code == code, result.output
+    assert fragment in result.output
+
+
+def test_outcome_says_review_and_sentinel(store: PlanStore) -> None:
+    accept_handoff(store, handoff(1, files_changed=[f"f{i}.py" for i in range(6)]))
+    runner = CliRunner()
+    out = runner.invoke(cli, ["step", "outcome", "1", "--plans-dir", str(store.root)]).output
+    assert "review: required (6 files changed)" in out
+    runner.invoke(cli, ["step", "approve", "1", "--plans-dir", str(store.root)])
+    out = runner.invoke(cli, ["step", "outcome", "1", "--plans-dir", str(store.root)]).output
+    assert "sentinel: STEP_COMPLETE" in out
