@@ -115,7 +115,7 @@ class Reply:
     def to_message(self, model: str, input_tokens: int = 1) -> JSON:
         """The whole message, as a non-streaming response body."""
         return {
-            **_message_head(model, input_tokens),
+            **_message_head(model),
             "content": [b.to_json() for b in self.blocks],
             "stop_reason": self.final_stop_reason,
             "usage": _usage(input_tokens, self._output_tokens()),
@@ -125,7 +125,7 @@ class Reply:
         """The message as a sequence of ``(event name, data)`` server-sent events."""
         yield "message_start", {
             "type": "message_start",
-            "message": {**_message_head(model, input_tokens), "content": [],
+            "message": {**_message_head(model), "content": [],
                         "stop_reason": None, "usage": _usage(input_tokens, 1)},
         }
         for index, block in enumerate(self.blocks):
@@ -173,7 +173,7 @@ class ApiError:
         return {"type": "error", "error": {"type": self.type, "message": self.message}}
 
 
-def _message_head(model: str, input_tokens: int) -> JSON:
+def _message_head(model: str) -> JSON:
     return {
         "id": new_message_id(), "type": "message", "role": "assistant", "model": model,
         "stop_sequence": None,

@@ -1,0 +1,319 @@
+"""Run the real Claude Code CLI headless, isolated, against a local Messages API.
+
+:func:`find_claude` locates the binary bundled in the ``claude-agent-sdk`` wheel.
+:func:`isolated_env` builds an environment that cannot reach a real account: a
+throwaway ``HOME``, a dummy key, the base URL of the fake API, no telemetry, no
+retries, and none of the caller's ``ANTHROPIC_*`` / ``CLAUDE*`` variables.
+:func:`run_claude` runs ``claude -p PROMPT --output-format stream-json --verbose``
+and returns a :class:`ClaudeRun` built from the JSONL stream: the answer is the
+``result`` field of the final ``type: result`` message, never raw stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+from maker.errors import MakerError
+from maker.scripted.fake_api import FakeMessagesAPI
+
+__all__ = [
+    "ClaudeNotFoundError",
+    "ClaudeRun",
+    "ClaudeTimeoutError",
+    "ToolUse",
+    "find_claude",
+    "isolated_env",
+    "run_claude",
+]
+
+DUMMY_API_KEY = "sk-fake"
+
+# Variables the caller may have that would leak a real account or change the
+# client's behaviour under test.
+_STRIPPED_PREFIXES = ("ANTHROPIC_", "CLAUDE", "AWS_BEARER_TOKEN_BEDROCK", "OTEL_")
+_STRIPPED_NAMES = frozenset({
+    "DISABLE_TELEMETRY", "DISABLE_AUTOUPDATER", "DISABLE_ERROR_REPORTING", "MCP_TIMEOUT",
+    "IS_SANDBOX", "API_TIMEOUT_MS", "BASH_DEFAULT_TIMEOUT_MS",
+})
+
+
+class ClaudeNotFoundError(MakerError):
+    """The Claude Code CLI binary is not installed where it was looked for."""
+
+
+class ClaudeTimeoutError(MakerError):
+    """A CLI run did not finish in time; it was killed. ``run`` holds what it printed."""
+
+    def __init__(self, timeout: float, run: ClaudeRun) -> None:
+        self.timeout = timeout
+        self.run = run
+        super().__init__(
+            f"claude did not finish within {timeout:g}s and was killed; "
+            f"{len(run.messages)} stream-json messages, stderr tail: {run.stderr[-500:]!r}"
+        )
+
+
+def find_claude() -> Path:
+    """The ``claude`` binary bundled in the installed ``claude-agent-sdk`` package.
+
+    Raises :class:`ClaudeNotFoundError` naming the install command when the
+    package, or the binary inside it, is missing.
+    """
+    spec = find_spec("claude_agent_sdk")
+    if spec is None or not spec.submodule_search_locations:
+        raise ClaudeNotFoundError(
+            "the Claude Code CLI comes with the claude-agent-sdk package, which is not "
+            "installed: pip install claude-agent-sdk (or: pip install 'maker[sdk]')"
+        )
+    name = "claude.exe" if platform.system() == "Windows" else "claude"
+    for location in spec.submodule_search_locations:
+        binary = Path(location) / "_bundled" / name
+        if binary.is_file():
+            return binary
+    raise ClaudeNotFoundError(
+        f"claude-agent-sdk is installed but has no bundled CLI ({name}) in "
+        f"{list(spec.submodule_search_locations)}: reinstall it from a platform wheel with "
+        "pip install --force-reinstall claude-agent-sdk"
+    )
+
+
+def isolated_env(
+    base_url: str,
+    home: Path | str,
+    *,
+    extra: Mapping[str, str] | None = None,
+    inherit: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """An environment for the CLI that talks only to ``base_url``.
+
+    Starts from ``inherit`` (default: ``os.environ``) minus every ``ANTHROPIC_*``
+    and ``CLAUDE*`` variable, points ``HOME`` and ``CLAUDE_CONFIG_DIR`` into
+    ``home``, and adds ``extra`` last (so a test can set anything on purpose).
+    """
+    source = os.environ if inherit is None else inherit
+    env = {k: v for k, v in source.items()
+           if not k.startswith(_STRIPPED_PREFIXES) and k not in _STRIPPED_NAMES}
+    home = Path(home)
+    env.update({
+        "HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": DUMMY_API_KEY,
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "CLAUDE_CODE_MAX_RETRIES": "0",
+    })
+    env.update(extra or {})
+    return env
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    """A tool call the model made, as the CLI reported it in the stream."""
+
+    name: str
+    input: dict[str, Any]
+    id: str
+    parent_tool_use_id: str | None  # set when a subagent made the call
+
+
+@dataclass
+class ClaudeRun:
+    """One finished CLI run: exit code, the parsed stream, stderr."""
+
+    args: list[str]
+    returncode: int
+    messages: list[dict[str, Any]]
+    stderr: str
+    duration: float
+    stray_stdout: list[str] = field(default_factory=list)  # lines that were not JSON
+
+    @property
+    def session_id(self) -> str | None:
+        """The session id the CLI announced in its ``init`` message."""
+        init = self.system_messages("init")
+        value = init[0].get("session_id") if init else None
+        return value if isinstance(value, str) else None
+
+    @property
+    def results(self) -> list[dict[str, Any]]:
+        """Every ``type: result`` message. A run has more than one when a background
+        subagent finishes after the main turn ended: its notification starts a new turn."""
+        return [m for m in self.messages if m.get("type") == "result"]
+
+    @property
+    def result_message(self) -> dict[str, Any] | None:
+        """The last ``type: result`` message, or ``None`` if the run ended without one."""
+        results = self.results
+        return results[-1] if results else None
+
+    @property
+    def result(self) -> str | None:
+        """The final answer: the ``result`` field of the final result message."""
+        message = self.result_message
+        value = message.get("result") if message else None
+        return value if isinstance(value, str) else None
+
+    @property
+    def is_error(self) -> bool:
+        """True if the CLI failed or reported an error result."""
+        message = self.result_message
+        return self.returncode != 0 or message is None or bool(message.get("is_error"))
+
+    @property
+    def tool_uses(self) -> list[ToolUse]:
+        """Every tool call in the stream's assistant messages, subagents' included."""
+        return [
+            ToolUse(str(block.get("name")), dict(block.get("input") or {}),
+                    str(block.get("id")), message.get("parent_tool_use_id"))
+            for message in self.messages if message.get("type") == "assistant"
+            for block in message.get("message", {}).get("content", [])
+            if isinstance(block, dict) and block.get("type") == "tool_use"
+        ]
+
+    @property
+    def tool_results(self) -> dict[str, dict[str, Any]]:
+        """Tool result blocks the client produced, by ``tool_use_id``."""
+        results: dict[str, dict[str, Any]] = {}
+        for message in self.messages:
+            if message.get("type") != "user":
+                continue
+            content = message.get("message", {}).get("content", [])
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    results[str(block.get("tool_use_id"))] = block
+        return results
+
+    def system_messages(self, subtype: str | None = None) -> list[dict[str, Any]]:
+        """``type: system`` messages, optionally only those of ``subtype``."""
+        return [m for m in self.messages if m.get("type") == "system"
+                and (subtype is None or m.get("subtype") == subtype)]
+
+    @property
+    def hook_events(self) -> list[dict[str, Any]]:
+        """The hooks that ran, as ``hook_response`` messages (``hook_event``,
+        ``exit_code``, ``stdout``, ``outcome``…). Complete only when the run
+        used ``--include-hook-events`` (the default of :func:`run_claude`);
+        without it the CLI reports ``SessionStart`` hooks alone."""
+        return self.system_messages("hook_response")
+
+
+def run_claude(
+    prompt: str,
+    *,
+    api: FakeMessagesAPI | None = None,
+    base_url: str | None = None,
+    cwd: Path | str,
+    home: Path | str | None = None,
+    plugin_dirs: Iterable[Path | str] = (),
+    permission_mode: str | None = "bypassPermissions",
+    allowed_tools: Sequence[str] | None = None,
+    include_hook_events: bool = True,
+    extra_args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    timeout: float = 60,
+    claude: Path | str | None = None,
+) -> ClaudeRun:
+    """Run ``claude -p prompt`` against ``api`` (or ``base_url``) and parse its stream.
+
+    ``home`` is the isolated HOME (a temporary one, removed afterwards, if not
+    given: pass one to read transcripts after the run). ``permission_mode``
+    defaults to ``bypassPermissions`` so tool calls run headless (as root the
+    CLI refuses that mode unless ``IS_SANDBOX=1``, which is then set); pass
+    ``None`` for the CLI's default mode, where a command's `` !`…` `` lines and
+    tool calls go through the real permission checks. ``env`` adds to
+    :func:`isolated_env`. A run that outlives ``timeout`` seconds is killed with
+    its whole process group and raises :class:`ClaudeTimeoutError`.
+    """
+    if (api is None) == (base_url is None):
+        raise ValueError("pass exactly one of api= or base_url=")
+    url = api.base_url if api is not None else str(base_url)
+    args = [str(claude or find_claude()), "-p", prompt,
+            "--output-format", "stream-json", "--verbose"]
+    for plugin_dir in plugin_dirs:
+        args += ["--plugin-dir", str(plugin_dir)]
+    if permission_mode:
+        args += ["--permission-mode", permission_mode]
+    if allowed_tools:
+        args += ["--allowedTools", ",".join(allowed_tools)]
+    if include_hook_events:
+        args.append("--include-hook-events")
+    args += list(extra_args)
+    extra_env: dict[str, str] = {}
+    if permission_mode == "bypassPermissions" and _is_root():
+        # "--dangerously-skip-permissions cannot be used with root/sudo privileges"
+        # unless the CLI is told it runs in a sandbox, as these isolated runs do.
+        extra_env["IS_SANDBOX"] = "1"
+    extra_env.update(env or {})
+    if home is not None:
+        return _run(args, Path(cwd), isolated_env(url, home, extra=extra_env), timeout)
+    with tempfile.TemporaryDirectory(prefix="claude-home-") as tmp_home:
+        return _run(args, Path(cwd), isolated_env(url, tmp_home, extra=extra_env), timeout)
+
+
+def _is_root() -> bool:
+    geteuid = getattr(os, "geteuid", None)
+    return geteuid is not None and geteuid() == 0
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> ClaudeRun:
+    started = time.monotonic()
+    # A session of its own, so a timeout can kill the hooks and shells the CLI started.
+    with subprocess.Popen(
+        args, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    ) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            stdout, stderr = process.communicate()
+            timed_out = True
+    run = _parse(args, process.returncode, stdout, stderr, time.monotonic() - started)
+    if timed_out:
+        raise ClaudeTimeoutError(timeout, run)
+    return run
+
+
+def _kill_group(process: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _parse(args: list[str], returncode: int, stdout: str, stderr: str,
+           duration: float) -> ClaudeRun:
+    messages: list[dict[str, Any]] = []
+    stray: list[str] = []
+    for line in stdout.splitlines():
+        if not line.strip():
+            continue
+        try:
+            parsed = json.loads(line)
+        except ValueError:
+            stray.append(line)
+            continue
+        if isinstance(parsed, dict):
+            messages.append(parsed)
+        else:
+            stray.append(line)
+    return ClaudeRun(args, returncode, messages, stderr, duration, stray)

@@ -1,0 +1,67 @@
+"""Fixtures for driving the real Claude Code CLI against the scripted Messages API.
+
+``fake_api`` is a started :class:`FakeMessagesAPI` (agents named by their
+``maker-agent: NAME`` line); ``run_claude(prompt, **options)`` runs the bundled
+CLI headless against it, in ``project`` (a fresh git repository) with its own
+``claude_home``. A test scripts the model, runs, then asserts on what the CLI
+produced and on what the model was sent.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+import pytest
+
+from maker.scripted import ClaudeRun, FakeMessagesAPI, find_claude
+from maker.scripted import run_claude as _run_claude
+
+# One CLI run takes about a second; a hang must fail the test, not block CI.
+RUN_TIMEOUT = 30.0
+
+
+class RunClaude(Protocol):
+    def __call__(self, prompt: str, **options: Any) -> ClaudeRun: ...
+
+
+@pytest.fixture(scope="session")
+def claude_binary() -> Path:
+    """The bundled CLI (raises ClaudeNotFoundError naming `pip install claude-agent-sdk`)."""
+    return find_claude()
+
+
+@pytest.fixture
+def fake_api() -> Iterator[FakeMessagesAPI]:
+    with FakeMessagesAPI() as api:
+        yield api
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    return path
+
+
+@pytest.fixture
+def claude_home(tmp_path: Path) -> Path:
+    path = tmp_path / "claude-home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def run_claude(claude_binary: Path, fake_api: FakeMessagesAPI, project: Path,
+               claude_home: Path) -> RunClaude:
+    def run(prompt: str, **options: Any) -> ClaudeRun:
+        options.setdefault("cwd", project)
+        options.setdefault("home", claude_home)
+        options.setdefault("timeout", RUN_TIMEOUT)
+        options.setdefault("claude", claude_binary)
+        return _run_claude(prompt, api=fake_api, **options)
+
+    return run
