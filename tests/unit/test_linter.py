@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import yaml
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from maker.core.models import Plan
 from maker.planner.linter import lint_plan, lint_text
@@ -451,6 +452,13 @@ def test_lint_plan_never_raises_on_any_data(raw):
 def test_lint_plan_never_raises_on_plan_shaped_data(raw):
     problems = lint_plan(raw)
     assert all(str(p) for p in problems)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300) | plan_like.map(lambda raw: yaml.safe_dump(raw)))
+def test_lint_text_never_raises(text):
+    parsed, problems = lint_text(text)
+    assert (parsed is None) == bool(problems)
 
 
 def _big_plan(count: int) -> dict[str, Any]:
