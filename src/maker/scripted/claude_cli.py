@@ -278,7 +278,7 @@ def _run(args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> Cla
     # A session of its own, so a timeout can kill the hooks and shells the CLI started.
     with subprocess.Popen(
         args, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True,
+        stderr=subprocess.PIPE, encoding="utf-8", errors="replace", start_new_session=True,
     ) as process:
         try:
             stdout, stderr = process.communicate(timeout=timeout)
@@ -287,6 +287,8 @@ def _run(args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> Cla
             _kill_group(process)
             stdout, stderr = process.communicate()
             timed_out = True
+        finally:
+            _kill_group(process)  # nothing the run started outlives it
     run = _parse(args, process.returncode, stdout, stderr, time.monotonic() - started)
     if timed_out:
         raise ClaudeTimeoutError(timeout, run)

@@ -157,9 +157,12 @@ class FakeMessagesAPI:
         classifier: Classifier | None = None,
         side_requests: Iterable[SideRequest] = DEFAULT_SIDE_REQUESTS,
         default_text: str = "(fake API: the script has no reply left)",
+        on_request: Callable[[RecordedRequest], None] | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
+        """``on_request`` is called with each Messages request once its reply is
+        chosen (``request.reply``, ``request.agent`` set), e.g. to narrate a demo."""
         if agent_markers and classifier:
             raise ValueError("pass agent_markers or classifier, not both")
         if classifier is None:
@@ -168,6 +171,7 @@ class FakeMessagesAPI:
         self.classifier = classifier
         self.side_requests = tuple(side_requests)
         self.default_text = default_text
+        self.on_request = on_request
         self._address = (host, port)
         self._queues: dict[str, deque[ScriptItem]] = {}
         self._requests: list[RecordedRequest] = []
@@ -290,10 +294,13 @@ class FakeMessagesAPI:
     def _answer(self, request: RecordedRequest) -> Reply | ApiError:
         """Decide the reply to a Messages request and note how it was chosen."""
         try:
-            return self._choose(request)
+            request.reply = self._choose(request)
+            if self.on_request is not None:
+                self.on_request(request)
         except Exception as exc:  # a bug in the script or classifier: see assert_done
             request.outcome, request.error = "error", exc
-            return ApiError(500, "api_error", f"fake API: the script raised {exc!r}")
+            request.reply = ApiError(500, "api_error", f"fake API: the script raised {exc!r}")
+        return request.reply
 
     def _choose(self, request: RecordedRequest) -> Reply | ApiError:
         request.agent = agent = self.classifier(request)
@@ -367,7 +374,6 @@ class _Handler(BaseHTTPRequestHandler):
                                           "body is not a JSON object").to_json())
             return
         reply = self.fake._answer(request)
-        request.reply = reply
         if isinstance(reply, ApiError):
             self._send_json(reply.status, reply.to_json())
             return
