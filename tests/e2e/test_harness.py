@@ -365,6 +365,7 @@ def test_hooks_and_tools_see_the_plugin_paths(
     (env,) = hooks.envs("Stop")
     assert env["CLAUDE_PLUGIN_ROOT"] == str(toy_plugin)
     assert env["CLAUDE_PLUGIN_DATA"] == f"{claude_home}/.claude/plugins/data/toy-inline"
+    assert Path(env["CLAUDE_PLUGIN_DATA"]).is_dir()  # created by the CLI
     assert env["CLAUDE_PROJECT_DIR"] == str(project)
     assert env["CLAUDE_CODE_SESSION_ID"] == hooks.inputs("Stop")[0]["session_id"]
     # ...but not on a hook's PATH: hooks must call scripts by their full path.
