@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from tests.unit._step_plans import handoff, linear
 
 from maker.cli.main import cli
 from maker.errors import StepError, TransitionError
@@ -15,6 +14,8 @@ from maker.executor.brief import build_brief
 from maker.executor.lifecycle import start_step
 from maker.handoff.gate import accept_handoff
 from maker.store.plan_store import PlanStore
+
+from ._step_plans import handoff, linear
 
 
 @pytest.fixture()
