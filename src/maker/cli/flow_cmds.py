@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from maker.cli._common import echo_json, plans_dir_option, reports_errors, resolve_plans_dir
+from maker.cli.main import cli
 from maker.cli.step_cmds import step
 from maker.store.plan_store import PlanStore
 
@@ -103,3 +104,99 @@ def step_outcome(number: int, as_json: bool, plans_dir: Path | None) -> None:
     click.echo(f"next: {data['next']}")
     if data["sentinel"]:
         click.echo(f"sentinel: {data['sentinel']}")
+
+
+# -- what /maker:<command> lines call, with only the session id on the command line ----
+
+
+@cli.command("request")
+@click.argument("command")
+@click.option("--session", "session_id", envvar="CLAUDE_CODE_SESSION_ID", default="",
+              help="The Claude Code session (default: $CLAUDE_CODE_SESSION_ID).")
+def request(command: str, session_id: str) -> None:
+    """Print what the user typed after /maker:COMMAND, verbatim, between markers."""
+    from maker.core.requests import load_request
+
+    text = load_request(session_id, command)
+    if text is None:
+        click.echo(f"(maker could not read what was typed after /maker:{command}; use the "
+                   "text in <command-args> above, exactly as written)")
+        return
+    click.echo(f"<user-text>\n{text}\n</user-text>" if text else "<user-text></user-text>")
+
+
+def _split_step_args(text: str) -> tuple[int | None, bool, str]:
+    """``"3 --force make it fast"`` → ``(3, True, "make it fast")``."""
+    words = text.split(maxsplit=1)
+    number: int | None = None
+    if words and words[0].isdigit():
+        number = int(words[0])
+        text = words[1] if len(words) > 1 else ""
+    force = False
+    if text.split(maxsplit=1)[:1] == ["--force"]:
+        force = True
+        text = text.split(maxsplit=1)[1] if len(text.split(maxsplit=1)) > 1 else ""
+    return number, force, text.strip()
+
+
+@step.command("begin")
+@click.option("--session", "session_id", envvar="CLAUDE_CODE_SESSION_ID", default="",
+              help="The Claude Code session (default: $CLAUDE_CODE_SESSION_ID).")
+@plans_dir_option
+def step_begin(session_id: str, plans_dir: Path | None) -> None:
+    """Start the step named in this session's /maker:step request; always exits 0.
+
+    Run from /maker:step's command line, where a non-zero exit would abort the
+    command before the model sees why; so every outcome is printed instead.
+    """
+    from maker.core.requests import load_request
+    from maker.errors import DependencyError, MakerError
+    from maker.executor.lifecycle import start_step
+
+    raw = load_request(session_id, "step")
+    number, force, notes = _split_step_args(raw or "")
+    store = PlanStore(resolve_plans_dir(plans_dir))
+    try:
+        result = start_step(store, number, force=force, session_id=session_id or None)
+    except DependencyError as exc:
+        click.echo(f"REFUSED: {exc}\nNEXT: tell the user which steps must be completed "
+                   "first, and end your reply with the line STEP_BLOCKED.")
+        return
+    except MakerError as exc:
+        click.echo(f"REFUSED: {exc}\nNEXT: tell the user, and end your reply with the line "
+                   "STEP_BLOCKED.")
+        return
+    what = "resumed (it was already in progress)" if result.restarted else "started"
+    click.echo(f"STARTED: step {result.step} ({result.title}) {what}"
+               + (" with --force (recorded)" if result.forced else "") + ".")
+    if notes:
+        click.echo(f"Notes from the user for the executor, verbatim:\n<user-notes>\n{notes}\n"
+                   "</user-notes>")
+    click.echo(f"NEXT: launch the maker:step-executor subagent (run_in_background: false) "
+               f"with the prompt \"Execute maker step {result.step}.\""
+               + (" followed by the user's notes above, verbatim." if notes else "")
+               + f" It reads its own brief with `maker context {result.step}`.")
+
+
+@step.command("reset-request")
+@click.option("--session", "session_id", envvar="CLAUDE_CODE_SESSION_ID", default="",
+              help="The Claude Code session (default: $CLAUDE_CODE_SESSION_ID).")
+@plans_dir_option
+def step_reset_request(session_id: str, plans_dir: Path | None) -> None:
+    """Reset the step named in this session's /maker:reset request; always exits 0."""
+    from maker.core.requests import load_request
+    from maker.errors import MakerError
+    from maker.executor.lifecycle import reset_step
+
+    number, _, _ = _split_step_args(load_request(session_id, "reset") or "")
+    if number is None:
+        click.echo("REFUSED: name the step to reset, e.g. /maker:reset 3")
+        return
+    try:
+        result = reset_step(PlanStore(resolve_plans_dir(plans_dir)), number)
+    except MakerError as exc:
+        click.echo(f"REFUSED: {exc}")
+        return
+    kept = f"; its handoff was kept at {result.archived_handoff}" if result.archived_handoff \
+        else ""
+    click.echo(f"RESET: step {number} was {result.previous_status}, now pending{kept}.")

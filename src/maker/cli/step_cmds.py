@@ -107,14 +107,23 @@ def step_fail(number: int, reasons: tuple[str, ...], as_json: bool,
 
 @cli.command("status")
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@click.option("--exit-zero", is_flag=True, help="Print problems (no plan, a broken file) on "
+              "stdout and exit 0: for slash-command lines, where an error aborts the command.")
 @plans_dir_option
 @reports_errors
-def status(as_json: bool, plans_dir: Path | None) -> None:
+def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
     """Show each step's status, what is next, and what failed and why."""
+    from maker.errors import MakerError
     from maker.executor.schedule import nothing_ready_reason, plan_schedule, summary_rows
 
     store = _store(plans_dir)
-    plan = store.load()
+    try:
+        plan = store.load()
+    except MakerError as exc:
+        if not exit_zero:
+            raise
+        click.echo(f"maker: {exc}")
+        return
     sched = plan_schedule(store, plan)
     rows = summary_rows(plan, store, sched)
     if as_json:

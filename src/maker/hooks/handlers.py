@@ -10,6 +10,8 @@
 - PreToolUse: inside the step executor, deny tools outside the step's list.
 - SessionStart: give the session the plan's state, so a resumed or compacted
   session knows where it is.
+- UserPromptSubmit: save the raw text of a ``/maker:`` prompt before Claude Code
+  expands the command (see ``maker.core.requests``).
 
 Bounds stay well under Claude Code's own cap of 8 consecutive blocks.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +35,10 @@ MAX_ATTEMPTS = 3
 PLANNER_SUFFIX = ":planner"
 EXECUTOR_SUFFIX = ":step-executor"
 # What the executor may always run through Bash, whatever the step's tools: maker's
-# own read-only and verification commands.
-MAKER_COMMANDS = ("maker verify", "maker context", "maker status", "maker next",
-                  "maker handoff check")
+# own read-only and verification commands, with plain arguments only (no shell
+# operators, so nothing can be chained onto them).
+MAKER_COMMAND = re.compile(
+    r"\A\s*maker (?:verify|context|status|next|handoff check)(?: [\w./=:-]+)*\s*\Z")
 
 
 def _store(hook: HookInput) -> PlanStore:
@@ -115,14 +119,18 @@ def on_subagent_stop(hook: HookInput) -> Output:
 
 
 def _planner_stop(hook: HookInput) -> Output:
+    from maker.core.requests import load_request
     from maker.planner.linter import lint_text
 
     store = _store(hook)
     key = hook.agent_id or hook.session_id
     plan, problems = lint_text(_final_text(hook))
     if plan is not None and not problems:
+        # The user's exact words, as saved before the command expanded; the
+        # planner's echo of them is only the fallback.
+        task = load_request(hook.session_id, "plan") or plan.task
         with store.lock():
-            stored = store.write_plan(plan, plan.task)
+            stored = store.write_plan(plan, task)
         _clear(store, "planner", key)
         return message(f"maker: plan written to {store.root} ({len(stored.steps)} steps). "
                        "Run /maker:status to see it, /maker:step to run the first step.")
@@ -221,12 +229,21 @@ def on_pre_tool_use(hook: HookInput) -> Output:
         return allow()
     if tool == "Bash":
         command = hook.raw.get("tool_input", {}).get("command", "")
-        if isinstance(command, str) and command.strip().startswith(MAKER_COMMANDS):
+        if isinstance(command, str) and MAKER_COMMAND.match(command):
             return allow()
     return deny_tool(
         f"maker: step {record.number} may use only {', '.join(allowed)} (its primary and "
         f"fallback tools); `{tool}` is not among them. Do the step with those tools, or "
         f"report the gap in your handoff (status: blocked, with the reason in blockers).")
+
+
+# -- UserPromptSubmit ---------------------------------------------------------------
+
+def on_user_prompt_submit(hook: HookInput) -> Output:
+    from maker.core.requests import save_request
+
+    save_request(hook.session_id, hook.text("prompt"))
+    return allow()
 
 
 # -- SessionStart -----------------------------------------------------------------
@@ -250,4 +267,5 @@ HANDLERS = {
     "stop": on_stop,
     "pre-tool-use": on_pre_tool_use,
     "session-start": on_session_start,
+    "user-prompt-submit": on_user_prompt_submit,
 }

@@ -1,0 +1,81 @@
+"""What the user typed after ``/maker:<command>``, saved verbatim.
+
+Free text must reach the model intact and never run: Claude Code substitutes
+``$ARGUMENTS`` raw into a command's ``!`…``` lines (shell injection) and escapes
+``!`` in the body. So a ``UserPromptSubmit`` hook saves the raw prompt here, keyed
+by session, before the command expands, and the command's one ``!`…``` line names
+only the session id. Nothing the user typed is ever part of a shell line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from maker.store.atomic import atomic_write
+
+__all__ = ["data_dir", "load_request", "parse_command", "save_request"]
+
+_COMMAND = re.compile(r"\A\s*/maker:([\w-]+)(?:[ \t\r\n]+(.*))?\Z", re.S)
+_MAX_AGE_S = 7 * 24 * 3600
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The plugin's persistent data dir (``CLAUDE_PLUGIN_DATA``, else ~/.local/share/maker)."""
+    env = os.environ if env is None else env
+    if env.get("CLAUDE_PLUGIN_DATA"):
+        return Path(env["CLAUDE_PLUGIN_DATA"])
+    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local/share")
+    return Path(base) / "maker"
+
+
+def parse_command(prompt: str) -> tuple[str, str] | None:
+    """``("plan", "the task…")`` for ``/maker:plan the task…``; None for other prompts."""
+    m = _COMMAND.match(prompt)
+    if not m:
+        return None
+    return m.group(1), (m.group(2) or "").strip()
+
+
+def _path(directory: Path, session_id: str) -> Path:
+    safe = "".join(c for c in session_id if c.isalnum() or c in "-_")[:100] or "no-session"
+    return directory / "requests" / f"{safe}.json"
+
+
+def save_request(session_id: str, prompt: str, directory: Path | None = None) -> Path | None:
+    """Save a ``/maker:`` prompt's command and raw arguments; None for other prompts."""
+    parsed = parse_command(prompt)
+    if parsed is None:
+        return None
+    directory = directory or data_dir()
+    path = _path(directory, session_id)
+    data = {"command": parsed[0], "arguments": parsed[1], "saved_at": time.time()}
+    atomic_write(path, json.dumps(data, ensure_ascii=False), durable=False)
+    _prune(path.parent)
+    return path
+
+
+def load_request(session_id: str, command: str, directory: Path | None = None) -> str | None:
+    """The raw arguments of this session's latest ``/maker:<command>``, or None."""
+    try:
+        data = json.loads(_path(directory or data_dir(), session_id).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("command") != command:
+        return None
+    args = data.get("arguments")
+    return args if isinstance(args, str) else None
+
+
+def _prune(folder: Path) -> None:
+    cutoff = time.time() - _MAX_AGE_S
+    for old in folder.glob("*.json"):
+        try:
+            if old.stat().st_mtime < cutoff:
+                old.unlink()
+        except OSError:
+            pass
