@@ -75,12 +75,15 @@ def deny_tool(reason: str) -> Output:
 def run_hook(event: str, handler: Callable[[HookInput], Output], stdin: str | None = None) -> str:
     """Run one handler over the raw stdin text; return what to print (maybe empty)."""
     raw_text = sys.stdin.read() if stdin is None else stdin
+    if not raw_text.strip():
+        return _dump(message(f"maker: ignored an empty {event} hook input."))
     try:
-        data = json.loads(raw_text) if raw_text.strip() else {}
+        data = json.loads(raw_text)
     except json.JSONDecodeError as exc:
         return _dump(message(f"maker: ignored a malformed {event} hook input ({exc.msg})."))
-    if not isinstance(data, dict):
-        return _dump(message(f"maker: ignored a {event} hook input that is not a JSON object."))
+    if not isinstance(data, dict) or not isinstance(data.get("hook_event_name"), str):
+        return _dump(message(f"maker: ignored a {event} hook input that is not a JSON object "
+                             "with a hook_event_name."))
     try:
         return _dump(handler(HookInput(event, data)))
     except Exception as exc:  # noqa: BLE001 - a hook fails open, visibly

@@ -1,0 +1,374 @@
+"""The hook entry points, driven with the JSON Claude Code sends (DESIGN.md's fields).
+
+Most tests call the shared entry in-process (``run_hook``); the fast paths and the
+fail-open guarantees are also checked through ``scripts/hook`` itself, as the client
+runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from maker.core.requests import load_request
+from maker.executor.lifecycle import start_step
+from maker.hooks.handlers import HANDLERS, MAX_ATTEMPTS
+from maker.hooks.protocol import run_hook
+from maker.store.plan_store import PlanStore
+
+from ._step_plans import handoff, linear, make_step, write
+
+ROOT = Path(__file__).resolve().parents[2]
+HOOK = ROOT / "scripts" / "hook"
+
+
+def stop_input(cwd: Path, **extra: Any) -> dict[str, Any]:
+    data = {"session_id": "sess-1", "transcript_path": str(cwd / "t.jsonl"), "cwd": str(cwd),
+            "permission_mode": "default", "hook_event_name": "Stop", "stop_hook_active": False,
+            "last_assistant_message": "All done."}
+    data.update(extra)
+    return data
+
+
+def subagent_input(cwd: Path, agent: str, message: str, **extra: Any) -> dict[str, Any]:
+    data = stop_input(cwd, hook_event_name="SubagentStop", agent_id="a1b2c3",
+                      agent_type=agent, agent_transcript_path=str(cwd / "agent.jsonl"),
+                      last_assistant_message=message)
+    data.update(extra)
+    return data
+
+
+def fire(event: str, data: dict[str, Any] | str) -> dict[str, Any] | None:
+    raw = data if isinstance(data, str) else json.dumps(data)
+    out = run_hook(event, HANDLERS[event], stdin=raw)
+    return json.loads(out) if out else None
+
+
+@pytest.fixture()
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "plugin-data"))
+    for var in ("FORMAT_CMD", "LINT_CMD", "BUILD_CMD", "TEST_CMD"):
+        monkeypatch.setenv(var, "")  # no verification known: no evidence required
+    return tmp_path
+
+
+@pytest.fixture()
+def running(project: Path) -> PlanStore:
+    """A three-step chain with step 1 complete-able and in progress."""
+    store = linear(project, 3)
+    start_step(store, 1, session_id="sess-1")
+    return store
+
+
+# -- SubagentStop: the step executor ------------------------------------------------
+
+
+EXECUTOR = "maker:step-executor"
+
+
+def test_valid_handoff_is_accepted(project: Path, running: PlanStore) -> None:
+    out = fire("subagent-stop", subagent_input(project, EXECUTOR, handoff(1)))
+    assert out is not None and "decision" not in out
+    assert "accepted" in out["systemMessage"]
+    assert running.load().get(1).status == "complete"
+    assert running.handoff_path(1).exists()
+    assert running.read_active() is None
+
+
+def test_fenced_handoff_with_prose_is_accepted(project: Path, running: PlanStore) -> None:
+    text = f"Here is my handoff:\n\n```yaml\n{handoff(1)}```\nThanks!"
+    out = fire("subagent-stop", subagent_input(project, EXECUTOR, text))
+    assert out is not None and "decision" not in out
+    assert running.load().get(1).status == "complete"
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        (handoff(1, output=["a", "b"]), "output"),                      # list output
+        (handoff(1, output={"other": 1}), "result"),                    # missing schema key
+        ("I finished the step, everything works.", "YAML"),             # prose, no YAML
+        (handoff(2), "step 2"),                                         # wrong step
+        (handoff(1, status="done"), "status"),                          # not a status
+    ],
+    ids=["list-output", "missing-schema-key", "prose", "wrong-step", "bad-status"],
+)
+def test_bad_handoff_blocks_with_every_problem(project: Path, running: PlanStore, message: str,
+                                               expected: str) -> None:
+    out = fire("subagent-stop", subagent_input(project, EXECUTOR, message))
+    assert out is not None and out["decision"] == "block"
+    assert expected in out["reason"]
+    assert f"attempt 1 of {MAX_ATTEMPTS}" in out["reason"]
+    assert running.load().get(1).status == "in-progress"
+    assert not running.handoff_path(1).exists()
+
+
+def test_bounded_blocking_ends_in_failed(project: Path, running: PlanStore) -> None:
+    bad = subagent_input(project, EXECUTOR, "no yaml here, sorry")
+    for attempt in range(1, MAX_ATTEMPTS):
+        out = fire("subagent-stop", dict(bad, stop_hook_active=attempt > 1))
+        assert out is not None and out["decision"] == "block"
+    out = fire("subagent-stop", dict(bad, stop_hook_active=True))
+    assert out is not None and "decision" not in out
+    assert "FAILED" in out["systemMessage"]
+    record = running.load().get(1)
+    assert record.status == "failed"
+    assert any("rejected" in r for r in record.meta["reasons"])
+    assert running.read_active() is None
+    assert MAX_ATTEMPTS < 8  # well under Claude Code's own cap
+
+
+def test_other_agents_are_left_alone(project: Path, running: PlanStore) -> None:
+    for agent in ("general-purpose", "Explore", "other-plugin:step-executor-ish", ""):
+        assert fire("subagent-stop", subagent_input(project, agent, "prose")) is None
+    assert running.load().get(1).status == "in-progress"
+
+
+def test_executor_without_a_running_step_is_not_blocked(project: Path) -> None:
+    linear(project, 2)
+    out = fire("subagent-stop", subagent_input(project, EXECUTOR, handoff(1)))
+    assert out is not None and "decision" not in out
+    assert "no step is in progress" in out["systemMessage"]
+
+
+def test_final_text_is_read_from_the_transcript_when_absent(project: Path,
+                                                           running: PlanStore) -> None:
+    transcript = project / "agent.jsonl"
+    lines = [{"message": {"role": "user", "content": "go"}},
+             {"message": {"role": "assistant",
+                          "content": [{"type": "text", "text": handoff(1)}]}}]
+    transcript.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    data = subagent_input(project, EXECUTOR, "")
+    del data["last_assistant_message"]
+    out = fire("subagent-stop", data)
+    assert out is not None and "accepted" in out["systemMessage"]
+
+
+# -- SubagentStop: the planner ---------------------------------------------------------
+
+
+def plan_yaml(*, dangling: bool = False) -> str:
+    steps = [make_step(0, 1), make_step(1, -1, inputs=["step_0_output.result"])]
+    data = {"task": "Echoed task", "reasoning": "Two small steps.",
+            "plan": [dict(vars(s), depends_on=None) for s in steps]}
+    for s in data["plan"]:
+        s.pop("depends_on")
+    if dangling:
+        data["plan"][1]["input_variables"] = ["step_7_output.result"]
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+def test_planner_answer_is_written_with_the_users_exact_task(project: Path) -> None:
+    words = 'add "remember me"; it\'s `x` $(y) & z'
+    assert fire("user-prompt-submit", {"session_id": "sess-1", "cwd": str(project),
+                                       "hook_event_name": "UserPromptSubmit",
+                                       "prompt": f"/maker:plan {words}"}) is None
+    assert load_request("sess-1", "plan") == words
+    out = fire("subagent-stop", subagent_input(project, "maker:planner", plan_yaml()))
+    assert out is not None and "plan written" in out["systemMessage"]
+    plan = PlanStore(project / "plans").load()
+    assert plan.task == words
+    assert [r.number for r in plan.steps] == [0, 1]
+
+
+def test_planner_answer_is_blocked_with_the_linters_problems(project: Path) -> None:
+    out = fire("subagent-stop", subagent_input(project, "maker:planner", plan_yaml(dangling=True)))
+    assert out is not None and out["decision"] == "block"
+    assert "step_7_output" in out["reason"] and "nothing was written" in out["reason"]
+    assert not (project / "plans" / "PLAN.md").exists()
+    for _ in range(MAX_ATTEMPTS - 2):
+        fire("subagent-stop", subagent_input(project, "maker:planner", plan_yaml(dangling=True)))
+    out = fire("subagent-stop", subagent_input(project, "maker:planner", plan_yaml(dangling=True)))
+    assert out is not None and "decision" not in out and "no plan was written" in out[
+        "systemMessage"]
+
+
+def test_a_new_plan_archives_the_unfinished_one(project: Path, running: PlanStore) -> None:
+    out = fire("subagent-stop", subagent_input(project, "maker:planner", plan_yaml()))
+    assert out is not None and "plan written" in out["systemMessage"]
+    archived = running.archived()
+    assert len(archived) == 1 and (archived[0] / "steps").is_dir()
+
+
+# -- Stop -----------------------------------------------------------------------------
+
+
+def test_stop_is_blocked_while_a_step_has_no_handoff(project: Path, running: PlanStore) -> None:
+    out = fire("stop", stop_input(project))
+    assert out is not None and out["decision"] == "block"
+    assert "step 1" in out["reason"] and "maker:step-executor" in out["reason"]
+
+
+def test_stop_blocking_is_bounded_and_records_failed(project: Path, running: PlanStore) -> None:
+    decisions = []
+    for i in range(MAX_ATTEMPTS + 1):
+        out = fire("stop", stop_input(project, stop_hook_active=i > 0))
+        decisions.append(out.get("decision") if out else None)
+        if out and "decision" not in out:
+            break
+    assert decisions.count("block") < MAX_ATTEMPTS + 1 and decisions[-1] is None
+    assert running.load().get(1).status == "failed"
+    assert fire("stop", stop_input(project)) is None  # nothing in progress any more
+
+
+def test_stop_allows_after_an_accepted_handoff(project: Path, running: PlanStore) -> None:
+    fire("subagent-stop", subagent_input(project, EXECUTOR, handoff(1)))
+    assert fire("stop", stop_input(project)) is None
+
+
+def test_stop_leaves_another_sessions_step_alone(project: Path, running: PlanStore) -> None:
+    assert fire("stop", stop_input(project, session_id="someone-else")) is None
+    assert running.load().get(1).status == "in-progress"
+
+
+# -- PreToolUse -----------------------------------------------------------------------
+
+
+def tool_input(project: Path, tool: str, agent: str = EXECUTOR, **tool_in: Any) -> dict[str, Any]:
+    return {"session_id": "sess-1", "cwd": str(project), "hook_event_name": "PreToolUse",
+            "tool_name": tool, "tool_input": tool_in, "tool_use_id": "t1",
+            "agent_id": "a1", "agent_type": agent}
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_in", "denied"),
+    [
+        ("Read", {"file_path": "x"}, False),
+        ("AskUserQuestion", {}, False),
+        ("Write", {"file_path": "x", "content": "y"}, True),
+        ("WebFetch", {"url": "http://example.invalid"}, True),
+        ("Bash", {"command": "maker context 1"}, False),
+        ("Bash", {"command": "maker verify --step 1"}, False),
+        ("Bash", {"command": "maker verify --step 1 && rm -rf /"}, True),
+        ("Bash", {"command": "rm -rf build"}, True),
+    ],
+)
+def test_executor_tools_are_limited_to_the_steps(project: Path, running: PlanStore, tool: str,
+                                                 tool_in: dict[str, Any], denied: bool) -> None:
+    out = fire("pre-tool-use", tool_input(project, tool, **tool_in))
+    if denied:
+        assert out is not None
+        decision = out["hookSpecificOutput"]
+        assert decision["permissionDecision"] == "deny"
+        assert f"`{tool}`" in decision["permissionDecisionReason"]
+        assert "Read" in decision["permissionDecisionReason"]
+    else:
+        assert out is None
+
+
+def test_main_agent_tools_are_not_limited(project: Path, running: PlanStore) -> None:
+    data = tool_input(project, "Write")
+    del data["agent_type"], data["agent_id"]
+    assert fire("pre-tool-use", data) is None
+
+
+# -- SessionStart, malformed input ------------------------------------------------------
+
+
+def test_session_start_gives_the_plan_state(project: Path, running: PlanStore) -> None:
+    env_file = project / "env.sh"
+    os.environ["CLAUDE_ENV_FILE"] = str(env_file)
+    try:
+        out = fire("session-start", {"session_id": "sess-9", "cwd": str(project),
+                                     "hook_event_name": "SessionStart", "source": "resume"})
+    finally:
+        del os.environ["CLAUDE_ENV_FILE"]
+    assert out is not None
+    text = out["hookSpecificOutput"]["additionalContext"]
+    assert "step 1" in text.lower()
+    assert "export MAKER_SESSION_ID=sess-9" in env_file.read_text()
+
+
+@pytest.mark.parametrize("raw", ["", "{not json", "[1, 2]", '"text"', '{"cwd": 5}'])
+@pytest.mark.parametrize("event", sorted(HANDLERS))
+def test_malformed_input_never_blocks(project: Path, running: PlanStore, event: str,
+                                      raw: str) -> None:
+    out = fire(event, raw)
+    assert out is None or "decision" not in out
+    if out is not None and "hookSpecificOutput" in out:
+        assert out["hookSpecificOutput"].get("permissionDecision") != "deny"
+
+
+def test_a_broken_plan_file_fails_open_with_a_message(project: Path,
+                                                      running: PlanStore) -> None:
+    path = running.step_path(1)
+    path.write_text("---\nstep: [unclosed\n---\n")
+    out = fire("stop", stop_input(project))
+    assert out is not None and "decision" not in out
+    assert "maker" in out["systemMessage"]
+
+
+# -- through scripts/hook, as the client runs it ------------------------------------------
+
+
+def run_script(event: str, data: dict[str, Any] | str, cwd: Path,
+               **env: str) -> subprocess.CompletedProcess[str]:
+    full = dict(os.environ, MAKER_PYTHON=sys.executable, CLAUDE_PROJECT_DIR=str(cwd))
+    full.update(env)
+    raw = data if isinstance(data, str) else json.dumps(data)
+    return subprocess.run(["sh", "-c", f'"{HOOK}" {event}'], input=raw, text=True, cwd=cwd,
+                          env=full, capture_output=True, timeout=60, check=False)
+
+
+@pytest.mark.parametrize("event", ["stop", "pre-tool-use", "subagent-stop", "session-start",
+                                   "user-prompt-submit"])
+def test_idle_project_exits_at_once_without_python(tmp_path: Path, event: str) -> None:
+    # MAKER_PYTHON points at a program that cannot run: the fast path must not need it.
+    result = run_script(event, stop_input(tmp_path, agent_type="Explore", prompt="hello"),
+                        tmp_path, MAKER_PYTHON="/nonexistent/python")
+    assert result.returncode == 0
+    assert result.stdout == ""
+
+
+def test_script_blocks_a_stop_for_real(project: Path, running: PlanStore) -> None:
+    result = run_script("stop", stop_input(project), project)
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["decision"] == "block"
+
+
+def test_script_fails_open_when_python_cannot_start(project: Path, running: PlanStore) -> None:
+    result = run_script("stop", stop_input(project), project, MAKER_PYTHON="/nonexistent/python")
+    assert result.returncode == 0
+    assert "could not run" in json.loads(result.stdout)["systemMessage"]
+
+
+def test_script_passes_malformed_input_through_harmlessly(project: Path,
+                                                         running: PlanStore) -> None:
+    result = run_script("stop", "{{{{", project)
+    assert result.returncode == 0
+    assert "malformed" in json.loads(result.stdout)["systemMessage"]
+
+
+def test_unknown_event_is_a_message_not_a_crash(tmp_path: Path) -> None:
+    result = run_script("bogus", "{}", tmp_path)
+    assert result.returncode == 0 and "unknown hook event" in result.stdout
+
+
+def test_idle_fast_path_is_quick(tmp_path: Path) -> None:
+    # Not a benchmark (benchmarks/bench_hooks.py is): a guard that no Python starts.
+    start = time.perf_counter()
+    for _ in range(5):
+        run_script("stop", stop_input(tmp_path), tmp_path, MAKER_PYTHON="/nonexistent/python")
+    assert (time.perf_counter() - start) / 5 < 2.0
+
+
+def test_write_is_what_a_branching_plan_needs(project: Path) -> None:
+    store = write(project, [make_step(0, -2, conditional=True), make_step(1, -1),
+                            make_step(2, -1)])
+    start_step(store, 0)
+    out = fire("subagent-stop", subagent_input(
+        project, EXECUTOR, handoff(0, output={"next_step": 2, "reason": "r"})))
+    assert out is not None and "accepted" in out["systemMessage"]
+    from maker.executor.schedule import next_steps
+
+    assert [r.number for r in next_steps(store.load(), store)] == [2]
