@@ -1,0 +1,64 @@
+"""scripts/launch and scripts/bootstrap: an installed plugin finds its Python once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LAUNCH = ROOT / "scripts" / "launch"
+
+
+def _path_with(tmp_path: Path, python: str | None) -> str:
+    """A PATH holding only the basics, and `python3` if given."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    for tool in ("bash", "sh", "dirname", "mkdir", "rmdir", "mv", "sleep", "seq", "cat", "rm"):
+        found = subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True,
+                               text=True, check=False).stdout.strip()
+        if found and not (bindir / tool).exists():
+            (bindir / tool).symlink_to(found)
+    if python:
+        (bindir / "python3").symlink_to(python)
+    return str(bindir)
+
+
+def run_launch(tmp_path: Path, python: str | None, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {"HOME": str(tmp_path / "home"), "PATH": _path_with(tmp_path, python),
+           "CLAUDE_PLUGIN_DATA": str(tmp_path / "data")}
+    return subprocess.run([str(LAUNCH), *args], env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def test_first_use_finds_and_caches_a_real_interpreter(tmp_path: Path) -> None:
+    result = run_launch(tmp_path, sys.executable, "-c", "import maker, sys; print(sys.executable)")
+    assert result.returncode == 0, result.stderr
+    cached = (tmp_path / "data" / "python").read_text().strip()
+    assert os.path.exists(cached)
+    # The plugin's own src/ is what runs.
+    again = run_launch(tmp_path, None, "-c", "import maker; print(maker.__file__)")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip().startswith(str(ROOT / "src"))
+
+
+def test_cached_interpreter_is_used_without_looking_again(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "python").write_text(sys.executable + "\n")
+    result = run_launch(tmp_path, None, "-c", "print('ran')")  # no python3 on PATH at all
+    assert result.returncode == 0 and result.stdout.strip() == "ran"
+
+
+def test_no_python_gives_a_clear_message(tmp_path: Path) -> None:
+    result = run_launch(tmp_path, None, "-c", "pass")
+    assert result.returncode == 3
+    assert "needs Python 3.10 or newer" in result.stderr
+    assert "MAKER_PYTHON" in result.stderr
+
+
+def test_bin_maker_runs_the_cli(tmp_path: Path) -> None:
+    env = dict(os.environ, MAKER_PYTHON=sys.executable)
+    result = subprocess.run([str(ROOT / "bin" / "maker"), "--version"], env=env,
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0 and "maker" in result.stdout
