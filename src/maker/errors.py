@@ -13,7 +13,9 @@
     │   └── TransitionError       a status change outside the allowed transitions
     ├── HandoffRejectedError      a handoff that fails the gate (all problems)
     ├── VerificationError         verification could not run at all
-    └── LockTimeoutError          another session holds the plan lock
+    ├── LockTimeoutError          another session holds the plan lock
+    ├── ClaudeNotFoundError       the Claude Code CLI is not installed (maker.scripted)
+    └── ClaudeTimeoutError        a scripted CLI run did not finish (maker.scripted)
 
 Bad model output is recoverable: the classes that carry a list of problems render
 them one per line, each naming where it is and how to fix it, because a model reads
