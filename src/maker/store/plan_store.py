@@ -138,8 +138,11 @@ class PlanStore:
         width = max(2, len(str(max((s.step for s in plan.steps), default=0))))
         self.root.mkdir(parents=True, exist_ok=True)
         with self.lock():
+            # Staging happens only under the lock: any staging area here was abandoned
+            # by a crashed write.
+            for stale in self.state_dir.glob("staging-*"):
+                shutil.rmtree(stale, ignore_errors=True)
             staging = self.state_dir / f"staging-{os.getpid()}"
-            shutil.rmtree(staging, ignore_errors=True)
             (staging / "steps").mkdir(parents=True)
             records = []
             for spec in plan.steps:

@@ -1,0 +1,241 @@
+"""The plan store: lossless round trips, safe names, atomic writes, archive, lock, hand edits."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from maker.core.models import Plan, PlanStep
+from maker.core.paths import find_plans_dir
+from maker.errors import LockTimeoutError, PlanFileError, PlanNotFoundError, StepNotFoundError
+from maker.store import plan_store as plan_store_module
+from maker.store.atomic import atomic_write, plan_lock
+from maker.store.plan_store import PlanStore, resolve_dependencies
+from maker.store.slug import slugify
+
+
+def step(n: int, nxt: int, **kw: object) -> PlanStep:
+    fields: dict[str, object] = dict(
+        step=n, task_type="action_step", title=f"Step {n}", task_description=f"Do {n}.",
+        primary_tools=["Read"], fallback_tools=["Grep"], primary_tool_instructions="Read it.",
+        fallback_tool_instructions="", input_variables=[], output_variable=f"step_{n}_output",
+        output_schema="{result: string}", next_step_sequence_number=nxt)
+    fields.update(kw)
+    return PlanStep(**fields)  # type: ignore[arg-type]
+
+
+def plan(*steps: PlanStep, task: str = "The task") -> Plan:
+    return Plan(reasoning="Because it is.", steps=list(steps), task=task)
+
+
+def test_round_trip_is_lossless(tmp_path: Path) -> None:
+    original = plan(
+        step(0, 1, title="Fetch «data» / ../../etc", task_description="Line one\n\n## not a "
+             "heading\n- item", primary_tool_instructions="Use Read.\nThen Grep."),
+        step(1, -2, task_type="conditional_step", output_schema={"next_step": "int"},
+             input_variables=["step_0_output.result"]),
+        step(2, -1, title="日本語のステップ", fallback_tools=[]),
+        task="Multi-line task\nwith `code` and $(stuff)")
+    store = PlanStore(tmp_path / "plans")
+    written = store.write_plan(original)
+    loaded = store.load()
+    assert loaded.as_plan() == written.as_plan()
+    assert loaded.task == original.task and loaded.reasoning == original.reasoning
+    assert [r.status for r in loaded.steps] == ["pending"] * 3
+    assert store.load_step(2).spec == written.steps[2].spec
+
+
+def test_dependencies_are_derived_when_not_given() -> None:
+    resolved = resolve_dependencies(plan(
+        step(0, 1), step(1, -2, task_type="conditional_step"), step(2, 4),
+        step(3, 4, input_variables=["step_0_output.result"]), step(4, -1),
+        step(5, -1, depends_on=[0])))
+    deps = {s.step: s.depends_on for s in resolved.steps}
+    assert deps == {0: [], 1: [0], 2: [1], 3: [0, 1], 4: [2, 3], 5: [0]}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200))
+def test_slugs_are_always_safe_names(title: str) -> None:
+    slug = slugify(title)
+    assert slug and "/" not in slug and "\\" not in slug and slug not in (".", "..")
+    assert not slug.startswith("-") and len(slug.encode()) <= 60
+    assert "\x00" not in slug
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.text(min_size=1, max_size=80).filter(str.strip), min_size=1, max_size=5))
+def test_no_title_writes_outside_plans(tmp_path: Path, titles: list[str]) -> None:
+    root = tmp_path / "p" / "plans"
+    steps = [step(i, i + 1 if i < len(titles) - 1 else -1, title=t.strip())
+             for i, t in enumerate(titles)]
+    stored = PlanStore(root).write_plan(plan(*steps))
+    for record in stored.steps:
+        assert record.path.resolve().parent == (root / "steps").resolve()
+        assert record.path.exists()
+
+
+def test_unicode_titles_give_readable_names(tmp_path: Path) -> None:
+    stored = PlanStore(tmp_path / "plans").write_plan(plan(
+        step(0, 1, title="Café crème"), step(1, 2, title="日本語"), step(2, -1, title="!!!")))
+    assert [r.path.name for r in stored.steps] == ["00-café-crème.md", "01-日本語.md",
+                                                   "02-step.md"]
+
+
+def test_a_new_plan_archives_the_old_one_with_its_handoffs(tmp_path: Path) -> None:
+    store = PlanStore(tmp_path / "plans")
+    store.write_plan(plan(step(0, -1), task="first"))
+    store.write_handoff(0, {"step": 0, "status": "complete", "output": {}}, "done")
+    store.notes_path.write_text("# Notes\n")
+    store.write_plan(plan(step(0, 1), step(1, -1), task="second"))
+    (archive,) = store.archived()
+    assert (archive / "steps" / "00-step-0.md").exists()
+    assert (archive / "handoffs" / "00-step-0.md").exists()
+    assert "first" in (archive / "PLAN.md").read_text()
+    assert store.load().task == "second" and len(store.load().steps) == 2
+    assert store.notes_path.exists()  # durable notes carry over
+
+
+def test_a_crash_mid_write_leaves_the_old_plan_intact(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    store = PlanStore(tmp_path / "plans")
+    store.write_plan(plan(step(0, -1), task="keep me"))
+
+    calls = {"n": 0}
+    real = plan_store_module._render_step
+
+    def crash(record: object) -> str:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError("disk full")
+        return real(record)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(plan_store_module, "_render_step", crash)
+    with pytest.raises(OSError, match="disk full"):
+        store.write_plan(plan(step(0, 1), step(1, 2), step(2, -1), task="new"))
+    monkeypatch.undo()
+    assert store.load().task == "keep me" and len(store.load().steps) == 1
+    assert store.archived() == []
+    # The next write cleans up the abandoned staging area.
+    store.write_plan(plan(step(0, -1), task="later"))
+    assert not list(store.state_dir.glob("staging-*"))
+
+
+def test_atomic_write_never_leaves_a_partial_file(tmp_path: Path) -> None:
+    target = tmp_path / "f.md"
+    atomic_write(target, "old")
+
+    class Boom(str):
+        pass
+
+    with pytest.raises(TypeError):
+        atomic_write(target, Boom("new") + 5)  # type: ignore[operator]
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["f.md"]
+
+
+def _hold_lock(root: str, seconds: float, ready: multiprocessing.synchronize.Event) -> None:
+    with plan_lock(Path(root)):
+        ready.set()
+        time.sleep(seconds)
+
+
+def test_the_lock_serializes_sessions(tmp_path: Path) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    ready = ctx.Event()
+    other = ctx.Process(target=_hold_lock, args=(str(tmp_path), 1.0, ready))
+    other.start()
+    try:
+        assert ready.wait(30)
+        with pytest.raises(LockTimeoutError, match="another maker session"):
+            with plan_lock(tmp_path, timeout=0.2):
+                pass
+        start = time.monotonic()
+        with plan_lock(tmp_path, timeout=30):
+            waited = time.monotonic() - start
+        assert waited > 0.1  # it waited for the other session to let go
+    finally:
+        other.join(30)
+
+
+def test_the_lock_is_reentrant(tmp_path: Path) -> None:
+    with plan_lock(tmp_path, timeout=0.5), plan_lock(tmp_path, timeout=0.5):
+        pass
+
+
+@pytest.mark.parametrize(
+    ("edit", "fragments"),
+    [
+        (lambda t: t.replace("status: pending", "status: finished"),
+         ["status", "'finished' is not a status", "pending, in-progress"]),
+        (lambda t: t.replace("title: Step 1", "title: [unclosed"),
+         ["front matter", "line", "repair the YAML"]),
+        (lambda t: t.replace("next: -1\n", ""),
+         ["next_step_sequence_number: missing"]),
+        (lambda t: t.split("## Task")[0],
+         ["no task description", "## Task"]),
+        (lambda t: t.replace("---\n", "", 1),
+         ["no YAML front matter"]),
+        (lambda t: t.replace("depends_on:\n- 0", "depends_on:\n- 9"),
+         ["depends_on: no step 9"]),
+    ],
+    ids=["status", "yaml", "missing-field", "no-body", "no-front-matter", "dangling-dep"],
+)
+def test_hand_edits_that_break_a_file_name_file_field_and_fix(tmp_path: Path, edit: object,
+                                                              fragments: list[str]) -> None:
+    store = PlanStore(tmp_path / "plans")
+    stored = store.write_plan(plan(step(0, 1), step(1, -1, input_variables=["step_0_output.x"])))
+    path = stored.steps[1].path
+    path.write_text(edit(path.read_text()))  # type: ignore[operator]
+    with pytest.raises(PlanFileError) as info:
+        store.load()
+    text = str(info.value)
+    assert path.name in text
+    for fragment in fragments:
+        assert fragment in text
+
+
+def test_hand_edits_that_keep_the_file_valid_are_honoured(tmp_path: Path) -> None:
+    store = PlanStore(tmp_path / "plans")
+    stored = store.write_plan(plan(step(0, -1)))
+    path = stored.steps[0].path
+    path.write_text(path.read_text().replace("Do 0.", "Do 0, carefully, with tests."))
+    assert store.load().steps[0].spec.task_description == "Do 0, carefully, with tests."
+
+
+def test_missing_plan_and_missing_step(tmp_path: Path) -> None:
+    store = PlanStore(tmp_path / "plans")
+    with pytest.raises(PlanNotFoundError, match="/maker:plan"):
+        store.load()
+    store.write_plan(plan(step(0, -1)))
+    with pytest.raises(StepNotFoundError, match="no step 7"):
+        store.load_step(7)
+
+
+def test_plans_dir_resolution(tmp_path: Path) -> None:
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    sub = tmp_path / "repo" / "a" / "b"
+    sub.mkdir(parents=True)
+    assert find_plans_dir(cwd=sub, env={}) == tmp_path / "repo" / "plans"
+    assert find_plans_dir(cwd=sub, env={"CLAUDE_PROJECT_DIR": str(tmp_path)}) == \
+        tmp_path / "plans"
+    assert find_plans_dir(cwd=sub, env={"MAKER_PLANS_DIR": "docs/plans"}) == sub / "docs/plans"
+    assert find_plans_dir("x", cwd=sub, env={"MAKER_PLANS_DIR": "y"}) == sub / "x"
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    assert find_plans_dir(cwd=bare, env={}) == bare / "plans"
+
+
+def test_plan_md_has_a_table_and_a_mermaid_graph(tmp_path: Path) -> None:
+    store = PlanStore(tmp_path / "plans")
+    store.write_plan(plan(step(0, 1, title="a | b"), step(1, -1,
+                                                          input_variables=["step_0_output.r"])))
+    text = store.overview_path.read_text()
+    assert "| 0 | [a \\| b](steps/00-a-b.md) | action | pending | — | 1 |" in text
+    assert "```mermaid" in text and "s0 --> s1" in text
