@@ -16,6 +16,8 @@ __all__ = ["REVIEW_THRESHOLD", "step_approve", "step_outcome", "step_reject"]
 
 # Seed 004: an independent review when a step touched this many files or more.
 REVIEW_THRESHOLD = 5
+# A command's `!` line runs moments after the prompt that expanded it was saved.
+_FRESH_S = 300.0
 
 
 @step.command("approve")
@@ -117,7 +119,7 @@ def request(command: str, session_id: str) -> None:
     """Print what the user typed after /maker:COMMAND, verbatim, between markers."""
     from maker.core.requests import load_request
 
-    text = load_request(session_id, command)
+    text = load_request(session_id, command, max_age_s=_FRESH_S)
     if text is None:
         click.echo(f"(maker could not read what was typed after /maker:{command}; use the "
                    "text in <command-args> above, exactly as written)")
@@ -142,8 +144,13 @@ def _split_step_args(text: str) -> tuple[int | None, bool, str]:
 @step.command("begin")
 @click.option("--session", "session_id", envvar="CLAUDE_CODE_SESSION_ID", default="",
               help="The Claude Code session (default: $CLAUDE_CODE_SESSION_ID).")
+@click.option("--step", "step_number", type=int, default=None,
+              help="The step to start, when the request could not be read.")
+@click.option("--next", "next_ready", is_flag=True,
+              help="Start the next ready step, when the request could not be read.")
 @plans_dir_option
-def step_begin(session_id: str, plans_dir: Path | None) -> None:
+def step_begin(session_id: str, step_number: int | None, next_ready: bool,
+               plans_dir: Path | None) -> None:
     """Start the step named in this session's /maker:step request; always exits 0.
 
     Run from /maker:step's command line, where a non-zero exit would abort the
@@ -153,8 +160,16 @@ def step_begin(session_id: str, plans_dir: Path | None) -> None:
     from maker.errors import DependencyError, MakerError
     from maker.executor.lifecycle import start_step
 
-    raw = load_request(session_id, "step")
+    raw = load_request(session_id, "step", max_age_s=_FRESH_S)
+    if raw is None and step_number is None and not next_ready:
+        click.echo("UNREAD: maker could not read what was typed after /maker:step (the "
+                   "request was not saved).\nNEXT: if <command-args> names a step number N, "
+                   "run `maker step begin --step N`; otherwise run `maker step begin --next`. "
+                   "Then follow what it prints.")
+        return
     number, force, notes = _split_step_args(raw or "")
+    if raw is None:
+        number = step_number
     store = PlanStore(resolve_plans_dir(plans_dir))
     try:
         result = start_step(store, number, force=force, session_id=session_id or None)
@@ -188,7 +203,8 @@ def step_reset_request(session_id: str, plans_dir: Path | None) -> None:
     from maker.errors import MakerError
     from maker.executor.lifecycle import reset_step
 
-    number, _, _ = _split_step_args(load_request(session_id, "reset") or "")
+    number, _, _ = _split_step_args(load_request(session_id, "reset", max_age_s=_FRESH_S)
+                                    or "")
     if number is None:
         click.echo("REFUSED: name the step to reset, e.g. /maker:reset 3")
         return

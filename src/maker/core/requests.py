@@ -59,13 +59,22 @@ def save_request(session_id: str, prompt: str, directory: Path | None = None) ->
     return path
 
 
-def load_request(session_id: str, command: str, directory: Path | None = None) -> str | None:
-    """The raw arguments of this session's latest ``/maker:<command>``, or None."""
+def load_request(session_id: str, command: str, directory: Path | None = None,
+                 max_age_s: float | None = None) -> str | None:
+    """The raw arguments of this session's latest ``/maker:<command>``, or None.
+
+    ``max_age_s`` ignores an older request: a command line runs within moments of
+    the prompt that expanded it, so an old one belongs to an earlier prompt.
+    """
     try:
         data = json.loads(_path(directory or data_dir(), session_id).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("command") != command:
+        return None
+    saved = data.get("saved_at")
+    if max_age_s is not None and (not isinstance(saved, (int, float))
+                                  or time.time() - saved > max_age_s):
         return None
     args = data.get("arguments")
     return args if isinstance(args, str) else None

@@ -1,0 +1,138 @@
+"""Saved /maker: requests and the command-line entry points that read them."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from maker.cli.main import cli
+from maker.core.requests import data_dir, load_request, parse_command, save_request
+
+from ._step_plans import complete, linear
+
+
+@pytest.fixture(autouse=True)
+def plugin_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)
+    for var in ("FORMAT_CMD", "LINT_CMD", "BUILD_CMD", "TEST_CMD"):
+        monkeypatch.setenv(var, "")
+    return tmp_path / "data"
+
+
+@pytest.mark.parametrize(
+    ("prompt", "parsed"),
+    [
+        ("/maker:plan add login", ("plan", "add login")),
+        ("  /maker:step 3 be quick\nand careful", ("step", "3 be quick\nand careful")),
+        ("/maker:status", ("status", "")),
+        ("/maker:plan\n\nmulti\nline", ("plan", "multi\nline")),
+        ("/plan not ours", None),
+        ("please /maker:plan", None),
+        ("/maker:", None),
+    ],
+)
+def test_parse_command(prompt: str, parsed: tuple[str, str] | None) -> None:
+    assert parse_command(prompt) == parsed
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300))
+def test_any_text_round_trips_verbatim(text: str) -> None:
+    body = text.strip()
+    save_request("s1", f"/maker:plan {text}")
+    assert load_request("s1", "plan") == body
+
+
+def test_requests_are_per_session_and_per_command(plugin_data: Path) -> None:
+    save_request("a", "/maker:plan one")
+    save_request("b", "/maker:step 2")
+    assert load_request("a", "plan") == "one"
+    assert load_request("a", "step") is None
+    assert load_request("b", "step") == "2"
+    assert save_request("a", "just chatting") is None
+    assert load_request("a", "plan") == "one"  # a non-maker prompt changes nothing
+    assert data_dir() == plugin_data
+
+
+def test_stale_requests_are_ignored(plugin_data: Path) -> None:
+    path = save_request("s", "/maker:step 4")
+    assert path is not None
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps(dict(data, saved_at=time.time() - 3600)))
+    assert load_request("s", "step") == "4"
+    assert load_request("s", "step", max_age_s=300) is None
+
+
+def test_request_prints_the_text_verbatim() -> None:
+    text = 'add "remember me"; it\'s `x` $(touch P) & y\nline two'
+    save_request("s", f"/maker:plan {text}")
+    result = CliRunner().invoke(cli, ["request", "plan", "--session", "s"])
+    assert result.exit_code == 0
+    assert result.output == f"<user-text>\n{text}\n</user-text>\n"
+    missing = CliRunner().invoke(cli, ["request", "plan", "--session", "nobody"])
+    assert missing.exit_code == 0 and "<command-args>" in missing.output
+
+
+def begin(session: str, *extra: str) -> str:
+    result = CliRunner().invoke(cli, ["step", "begin", "--session", session, *extra])
+    assert result.exit_code == 0, result.output  # never aborts the slash command
+    return result.output
+
+
+def test_begin_starts_the_named_step_with_the_users_notes(tmp_path: Path) -> None:
+    store = linear(tmp_path, 3)
+    complete(store, 1)
+    save_request("s", "/maker:step 2 use the 'fast' path; $(rm -rf /)")
+    out = begin("s")
+    assert out.startswith("STARTED: step 2")
+    assert "<user-notes>\nuse the 'fast' path; $(rm -rf /)\n</user-notes>" in out
+    assert 'prompt "Execute maker step 2."' in out and "run_in_background: false" in out
+    assert store.load().get(2).status == "in-progress"
+
+
+def test_begin_refuses_unmet_dependencies_without_failing(tmp_path: Path) -> None:
+    store = linear(tmp_path, 3)
+    save_request("s", "/maker:step 3")
+    out = begin("s")
+    assert out.startswith("REFUSED:") and "STEP_BLOCKED" in out and "step 2" in out
+    assert store.load().get(3).status == "pending"
+
+
+def test_begin_with_force(tmp_path: Path) -> None:
+    store = linear(tmp_path, 3)
+    save_request("s", "/maker:step 3 --force")
+    assert "with --force (recorded)" in begin("s")
+    assert store.load().get(3).meta["forced"] is True
+
+
+def test_begin_without_a_saved_request_asks_for_the_number(tmp_path: Path) -> None:
+    store = linear(tmp_path, 2)
+    out = begin("s")
+    assert out.startswith("UNREAD:") and "--step N" in out
+    assert store.load().get(1).status == "pending"
+    assert begin("s", "--next").startswith("STARTED: step 1")
+
+
+def test_begin_without_a_plan(tmp_path: Path) -> None:
+    save_request("s", "/maker:step")
+    out = begin("s")
+    assert out.startswith("REFUSED:") and "/maker:plan" in out
+
+
+def test_reset_request(tmp_path: Path) -> None:
+    store = linear(tmp_path, 2)
+    complete(store, 1)
+    save_request("s", "/maker:reset 1")
+    result = CliRunner().invoke(cli, ["step", "reset-request", "--session", "s"])
+    assert result.exit_code == 0 and "RESET: step 1 was complete" in result.output
+    assert store.load().get(1).status == "pending"
+    save_request("s", "/maker:reset nine")
+    result = CliRunner().invoke(cli, ["step", "reset-request", "--session", "s"])
+    assert result.exit_code == 0 and "REFUSED" in result.output
