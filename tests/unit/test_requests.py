@@ -136,3 +136,12 @@ def test_reset_request(tmp_path: Path) -> None:
     save_request("s", "/maker:reset nine")
     result = CliRunner().invoke(cli, ["step", "reset-request", "--session", "s"])
     assert result.exit_code == 0 and "REFUSED" in result.output
+
+
+def test_the_planner_prompt_is_the_plugins_agent_file() -> None:
+    from maker.prompts import load_prompt
+
+    agent = (Path(__file__).resolve().parents[2] / "agents" / "planner.md").read_text()
+    prompt = load_prompt("planner")
+    assert prompt.startswith("maker-agent: planner")
+    assert prompt.strip() in agent and "tools: Read, Grep, Glob" not in prompt
