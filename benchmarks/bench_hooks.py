@@ -57,7 +57,8 @@ def _plan(steps: int) -> Plan:
     return Plan(reasoning="A long chain.", task="Benchmark the Stop hook", steps=[
         PlanStep(step=n, task_type="action_step", title=f"Step {n} of the chain",
                  task_description=f"Do part {n} of the work.", primary_tools=["Read", "Edit"],
-                 fallback_tools=["Bash"], primary_tool_instructions="", fallback_tool_instructions="",
+                 fallback_tools=["Bash"], primary_tool_instructions="",
+                 fallback_tool_instructions="",
                  input_variables=[f"step_{n - 1}_output.result"] if n else [],
                  output_variable=f"step_{n}_output", output_schema="{result: string}",
                  next_step_sequence_number=n + 1 if n < steps - 1 else -1)
