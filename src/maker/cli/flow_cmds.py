@@ -18,6 +18,19 @@ __all__ = ["REVIEW_THRESHOLD", "step_approve", "step_outcome", "step_reject"]
 REVIEW_THRESHOLD = 5
 # A command's `!` line runs moments after the prompt that expanded it was saved.
 _FRESH_S = 300.0
+# A command's !`…` line does not get CLAUDE_PLUGIN_DATA in its environment (hooks do),
+# so the line passes the dir the UserPromptSubmit hook saved the request in.
+_data_dir_option = click.option(
+    "--data-dir", envvar="CLAUDE_PLUGIN_DATA", default="",
+    help="Where the UserPromptSubmit hook saved the request: the plugin's data dir "
+         "(default: $CLAUDE_PLUGIN_DATA, else ~/.local/share/maker).")
+
+
+def _saved(session_id: str, command: str, data_dir: str) -> str | None:
+    from maker.core.requests import load_request
+
+    return load_request(session_id, command, Path(data_dir) if data_dir else None,
+                        max_age_s=_FRESH_S)
 
 
 @step.command("approve")
@@ -115,11 +128,10 @@ def step_outcome(number: int, as_json: bool, plans_dir: Path | None) -> None:
 @click.argument("command")
 @click.option("--session", "session_id", envvar="CLAUDE_CODE_SESSION_ID", default="",
               help="The Claude Code session (default: $CLAUDE_CODE_SESSION_ID).")
-def request(command: str, session_id: str) -> None:
+@_data_dir_option
+def request(command: str, session_id: str, data_dir: str) -> None:
     """Print what the user typed after /maker:COMMAND, verbatim, between markers."""
-    from maker.core.requests import load_request
-
-    text = load_request(session_id, command, max_age_s=_FRESH_S)
+    text = _saved(session_id, command, data_dir)
     if text is None:
         click.echo(f"(maker could not read what was typed after /maker:{command}; use the "
                    "text in <command-args> above, exactly as written)")
@@ -148,19 +160,19 @@ def _split_step_args(text: str) -> tuple[int | None, bool, str]:
               help="The step to start, when the request could not be read.")
 @click.option("--next", "next_ready", is_flag=True,
               help="Start the next ready step, when the request could not be read.")
+@_data_dir_option
 @plans_dir_option
-def step_begin(session_id: str, step_number: int | None, next_ready: bool,
+def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_dir: str,
                plans_dir: Path | None) -> None:
     """Start the step named in this session's /maker:step request; always exits 0.
 
     Run from /maker:step's command line, where a non-zero exit would abort the
     command before the model sees why; so every outcome is printed instead.
     """
-    from maker.core.requests import load_request
     from maker.errors import DependencyError, MakerError
     from maker.executor.lifecycle import start_step
 
-    raw = load_request(session_id, "step", max_age_s=_FRESH_S)
+    raw = _saved(session_id, "step", data_dir)
     if raw is None and step_number is None and not next_ready:
         click.echo("UNREAD: maker could not read what was typed after /maker:step (the "
                    "request was not saved).\nNEXT: if <command-args> names a step number N, "
@@ -196,15 +208,14 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool,
 @step.command("reset-request")
 @click.option("--session", "session_id", envvar="CLAUDE_CODE_SESSION_ID", default="",
               help="The Claude Code session (default: $CLAUDE_CODE_SESSION_ID).")
+@_data_dir_option
 @plans_dir_option
-def step_reset_request(session_id: str, plans_dir: Path | None) -> None:
+def step_reset_request(session_id: str, data_dir: str, plans_dir: Path | None) -> None:
     """Reset the step named in this session's /maker:reset request; always exits 0."""
-    from maker.core.requests import load_request
     from maker.errors import MakerError
     from maker.executor.lifecycle import reset_step
 
-    number, _, _ = _split_step_args(load_request(session_id, "reset", max_age_s=_FRESH_S)
-                                    or "")
+    number, _, _ = _split_step_args(_saved(session_id, "reset", data_dir) or "")
     if number is None:
         click.echo("REFUSED: name the step to reset, e.g. /maker:reset 3")
         return
