@@ -1,0 +1,64 @@
+"""Running the real maker plugin in the e2e tests: the repository root as --plugin-dir,
+this venv's interpreter for its hooks and `maker` command, and plans set up by code."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from maker.executor.lifecycle import start_step
+from maker.handoff.gate import accept_handoff
+from maker.planner.linter import lint_text
+from maker.scripted import ClaudeRun, FakeMessagesAPI
+from maker.scripted.scenarios import (
+    FEEDBACK,
+    find_plugin_root,
+    greeting_plan,
+    handoff,
+    plugin_env,
+    to_yaml,
+)
+from maker.store.plan_store import PlanStore, StepRecord
+
+PLUGIN_ROOT = find_plugin_root()
+
+Run = Callable[..., ClaudeRun]
+
+
+def run_maker(run_claude: Run, prompt: str, *, autoapprove: bool = True,
+              **options: Any) -> ClaudeRun:
+    """``claude -p PROMPT`` with the maker plugin, against the test's fake API."""
+    return run_claude(prompt, plugin_dirs=[PLUGIN_ROOT],
+                      env=plugin_env(autoapprove=autoapprove), **options)
+
+
+def write_plan(project: Path, plan: dict[str, Any] | None = None) -> PlanStore:
+    """The greeting plan (or ``plan``) written under project/plans, as the hook would."""
+    data = plan or greeting_plan()
+    parsed, problems = lint_text(to_yaml(data))
+    assert parsed is not None and not problems, problems
+    store = PlanStore(project / "plans")
+    store.write_plan(parsed, data["task"])
+    return store
+
+
+def finish_step_0(store: PlanStore) -> None:
+    """Step 0 of the greeting plan done through the gate (MAKER_AUTOAPPROVE=1 in tests)."""
+    start_step(store, 0)
+    accept_handoff(store, handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"]))
+    (store.root.parent / "hello.txt").write_text("hello\n")
+
+
+def step(project: Path, n: int) -> StepRecord:
+    return PlanStore(project / "plans").load().get(n)
+
+
+def feedback(api: FakeMessagesAPI, agent: str) -> list[str]:
+    """Every 'Stop hook feedback' that ``agent`` was sent, in order."""
+    return [r.last_user_text for r in api.requests_for(agent)
+            if r.last_user_text.startswith(FEEDBACK)]
+
+
+def tool_names(run: ClaudeRun) -> list[str]:
+    return [t.name for t in run.tool_uses]
