@@ -1,0 +1,185 @@
+"""/maker:step with the real Claude Code CLI and the real plugin; only the model is scripted.
+
+`maker step begin` starts the step from what the user typed; the step executor
+reads its brief with `maker context N` and answers its handoff, which maker's
+SubagentStop hook accepts through the gate or blocks with every problem; the Stop
+hook keeps the main agent from ending while the step has no handoff; the
+PreToolUse hook keeps the executor to the step's tools.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
+from maker.scripted.scenarios import (
+    BROKEN_HANDOFF_PROBLEMS,
+    EXECUTOR,
+    MAIN,
+    after_feedback,
+    broken_handoff,
+    executor_reads,
+    executor_writes,
+    handoff,
+    main_ends_turn_early,
+    main_refuses_step,
+    step_flow,
+    tool,
+)
+from maker.store.plan_store import PlanStore
+
+from ._maker import Run, feedback, finish_step_0, run_maker, step, tool_names, write_plan
+
+pytestmark = pytest.mark.e2e
+
+GOOD_0 = handoff(0, {"files": ["hello.txt"]}, summary="Wrote hello.txt; it says hello.",
+                 files=["hello.txt"])
+HANDOFF_0 = Path("plans/handoffs/00-write-hello-txt.md")
+
+
+def test_a_step_runs_in_the_executor_and_completes_through_its_handoff(
+        fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
+    write_plan(project)
+    step_flow(fake_api, [executor_writes("hello.txt", "hello\n")], GOOD_0)
+
+    run = run_maker(run_claude, "/maker:step")  # no number: the next ready step
+
+    fake_api.assert_done()
+    assert run.result is not None and run.result.endswith("\nSTEP_COMPLETE")
+    assert (project / "hello.txt").read_text() == "hello\n"
+    assert (project / HANDOFF_0).is_file()
+    assert step(project, 0).status == "complete"
+    assert not (project / "plans/.maker/active.json").exists()
+    # The main agent launched the executor in the foreground with maker's prompt.
+    launch = next(t for t in run.tool_uses if t.name == "Agent")
+    assert launch.input["subagent_type"] == "maker:step-executor"
+    assert launch.input["prompt"] == "Execute maker step 0."
+    assert launch.input["run_in_background"] is False
+    # The executor ran with its own system prompt, and its brief reached it.
+    brief_request, write_request, answer_request = fake_api.requests_for(EXECUTOR)
+    assert "maker-agent: step-executor" in brief_request.system_text
+    assert brief_request.last_user_text.endswith("Execute maker step 0.")
+    brief = write_request.tool_results[0].text
+    assert brief.startswith("# Step 0: Write hello.txt\n")
+    assert "Primary: Write, Read" in brief and "## Your final message: the handoff" in brief
+    assert not answer_request.tool_results[0].is_error
+    # The executor's calls belong to the Agent call; the gate accepted its answer.
+    assert [(t.name, t.parent_tool_use_id) for t in run.tool_uses] == [
+        ("Agent", None), ("Bash", launch.id), ("Write", launch.id), ("Bash", None)]
+    stops = [e["stdout"] for e in run.hook_events if e["hook_event"] == "SubagentStop"]
+    assert stops == ['{"systemMessage": "maker: handoff for step 0 accepted (complete)."}\n']
+    outcome = fake_api.requests_for(MAIN)[2].tool_results[0].text
+    assert "status: complete\nsummary: Wrote hello.txt; it says hello." in outcome
+
+
+def test_an_invalid_handoff_is_blocked_with_the_gates_problems_then_fixed(
+        fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
+    write_plan(project)
+    fixed = after_feedback(GOOD_0, "maker rejected your handoff for step 0 (attempt 1 of 3)",
+                           *BROKEN_HANDOFF_PROBLEMS)
+
+    def fixes_with_nothing_recorded(request: RecordedRequest) -> Reply:
+        assert not (project / HANDOFF_0).exists()
+        assert step(project, 0).status == "in-progress"
+        return fixed(request)
+
+    step_flow(fake_api, [executor_writes("hello.txt", "hello\n")], broken_handoff(0),
+              fixes_with_nothing_recorded)
+
+    run = run_maker(run_claude, "/maker:step 0")
+
+    fake_api.assert_done()
+    (said,) = feedback(fake_api, EXECUTOR)
+    assert said.endswith(
+        "\n- summary: missing (fix: add `summary:` with what you did, in a sentence or two)"
+        "\n- step 0: output: missing `files` (required by the step's output_schema "
+        "{files: list}) (fix: add `files: ...` under `output:`; extra keys are allowed)")
+    assert run.result is not None and run.result.endswith("\nSTEP_COMPLETE")
+    assert step(project, 0).status == "complete"
+    assert "Wrote hello.txt; it says hello." in (project / HANDOFF_0).read_text()
+
+
+def test_the_stop_hook_keeps_the_main_agent_going_until_the_step_has_a_handoff(
+        fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
+    write_plan(project)
+    step_flow(fake_api, [executor_writes("hello.txt", "hello\n")], GOOD_0,
+              main_first=[main_ends_turn_early()])
+
+    run = run_maker(run_claude, "/maker:step 0")
+
+    fake_api.assert_done()
+    (said,) = feedback(fake_api, MAIN)
+    assert said.startswith("Stop hook feedback:\nmaker: step 0 (Write hello.txt) is in "
+                           "progress and has no accepted handoff.")
+    assert said.endswith("(Reminder 1 of 3.)")
+    assert run.result is not None and run.result.endswith("\nSTEP_COMPLETE")
+    assert step(project, 0).status == "complete"
+
+
+def test_repeated_bad_handoffs_end_with_the_step_failed_within_the_bound(
+        fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
+    write_plan(project)
+    bad = broken_handoff(0)
+    step_flow(fake_api, [], bad, after_feedback(bad, "(attempt 1 of 3)"),
+              after_feedback(bad, "(attempt 2 of 3)"))
+
+    run = run_maker(run_claude, "/maker:step 0")
+
+    fake_api.assert_done()  # three answers, then the executor was let go
+    assert len(feedback(fake_api, EXECUTOR)) == 2
+    record = step(project, 0)
+    assert record.status == "failed"
+    assert record.meta["reasons"][0] == "handoff rejected 3 times"
+    assert not (project / HANDOFF_0).exists()
+    stops = [e["stdout"] for e in run.hook_events if e["hook_event"] == "SubagentStop"]
+    assert "maker: step 0 FAILED: its handoff was rejected 3 times" in stops[-1]
+    outcome = fake_api.requests_for(MAIN)[2].tool_results[0].text
+    assert "status: failed" in outcome and "sentinel: STEP_FAILED" in outcome
+    assert run.result is not None and run.result.endswith("\nSTEP_FAILED")
+
+
+def test_a_step_whose_dependencies_are_not_complete_is_refused(
+        fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
+    write_plan(project)
+    fake_api.script(MAIN, main_refuses_step())
+
+    run = run_maker(run_claude, "/maker:step 1")
+
+    fake_api.assert_done()
+    seen = fake_api.requests_for(MAIN)[0].last_user_text
+    assert ("REFUSED: step 1 depends on steps that are not complete: step 0 (pending)."
+            in seen)
+    assert run.result is not None and run.result.endswith("\nSTEP_BLOCKED")
+    assert fake_api.requests_for(EXECUTOR) == []
+    assert [step(project, n).status for n in (0, 1)] == ["pending", "pending"]
+    assert not (project / "plans/.maker/active.json").exists()
+
+
+def test_a_tool_outside_the_steps_list_is_denied_and_does_not_run(
+        fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
+    store: PlanStore = write_plan(project)
+    finish_step_0(store)  # step 1 may use only Read
+    step_flow(fake_api, [
+        executor_writes("sneaky.txt", "not allowed\n"),
+        tool("WebFetch", url="http://127.0.0.1:9/", prompt="Fetch it"),
+        tool("Bash", command="touch ran-bash.txt"),
+        executor_reads("hello.txt"),
+    ], handoff(1, {"ok": True}, summary="hello.txt says hello."))
+
+    run = run_maker(run_claude, "/maker:step 1")
+
+    fake_api.assert_done()
+    after = [r.tool_results[0] for r in fake_api.requests_for(EXECUTOR)[2:]]
+    assert len(after) == 4  # the results of Write, WebFetch, Bash and Read
+    for result, name in zip(after[:3], ["Write", "WebFetch", "Bash"], strict=True):
+        assert result.is_error
+        assert result.text.startswith(
+            f"PreToolUse:{name} hook error: maker: step 1 may use only Read, AskUserQuestion "
+            f"(its primary and fallback tools); `{name}` is not among them.")
+    assert not after[3].is_error and "hello" in after[3].text  # Read is the step's tool
+    assert not (project / "sneaky.txt").exists()
+    assert not (project / "ran-bash.txt").exists()
+    assert tool_names(run).count("Read") == 1
+    assert run.result is not None and run.result.endswith("\nSTEP_COMPLETE")
