@@ -47,6 +47,7 @@ __all__ = [
     "after_feedback",
     "broken_handoff",
     "broken_plan",
+    "executor_flow",
     "executor_reads",
     "executor_reads_brief",
     "executor_writes",
@@ -501,4 +502,10 @@ def step_flow(api: FakeMessagesAPI, work: Sequence[ScriptItem], *answers: Script
     tail = ([main_asks_approval(), main_acts_on_approval(), main_ends_after_approval()]
             if approval else [main_reports_outcome()])
     api.script(MAIN, *main_first, launch, main_runs_outcome(), *tail)
+    executor_flow(api, work, *answers)
+
+
+def executor_flow(api: FakeMessagesAPI, work: Sequence[ScriptItem], *answers: ScriptItem) -> None:
+    """The step executor: read the brief (``maker context N``), do ``work``, answer
+    ``answers`` in order (each after the first answering the hook's feedback)."""
     api.script(EXECUTOR, executor_reads_brief(), *work, *answers)
