@@ -99,3 +99,10 @@ def test_outcome_says_review_and_sentinel(store: PlanStore) -> None:
     runner.invoke(cli, ["step", "approve", "1", "--plans-dir", str(store.root)])
     out = runner.invoke(cli, ["step", "outcome", "1", "--plans-dir", str(store.root)]).output
     assert "sentinel: STEP_COMPLETE" in out
+
+
+def test_status_and_plan_md_show_awaiting_approval(store: PlanStore) -> None:
+    accept_handoff(store, handoff(1))
+    assert "| awaiting-approval |" in store.overview_path.read_text(encoding="utf-8")
+    out = CliRunner().invoke(cli, ["status", "--plans-dir", str(store.root)]).output
+    assert "awaiting-approval" in out

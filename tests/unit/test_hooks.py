@@ -372,3 +372,14 @@ def test_write_is_what_a_branching_plan_needs(project: Path) -> None:
     from maker.executor.schedule import next_steps
 
     assert [r.number for r in next_steps(store.load(), store)] == [2]
+
+
+def test_plan_md_shows_the_branch_not_taken_as_skipped(project: Path) -> None:
+    store = write(project, [make_step(0, -2, conditional=True), make_step(1, -1),
+                            make_step(2, -1)])
+    start_step(store, 0)
+    fire("subagent-stop", subagent_input(
+        project, EXECUTOR, handoff(0, output={"next_step": 2, "reason": "r"})))
+    text = store.overview_path.read_text(encoding="utf-8")
+    assert "| 1 | [Step number 1](steps/01-step-number-1.md) | action | skipped |" in text
+    assert "| 2 | [Step number 2](steps/02-step-number-2.md) | action | pending |" in text

@@ -187,7 +187,7 @@ def start_step(store: PlanStore, n: int | None = None, force: bool = False,
         store.save_step(record)
         store.write_active({"step": n, "started_at": started, "session_id": session_id,
                             "attempts": {}})
-        store.refresh_overview(plan)
+        refresh_overview(store, plan)
         return StartResult(n, record.title, step_brief(store, plan, n), started,
                            forced=bool(force and (missing or skipped)), overridden=overridden)
 
@@ -235,7 +235,7 @@ def set_status(store: PlanStore, n: int, status: str, meta: dict[str, Any] | Non
         store.save_step(record)
         if status != "in-progress":
             _clear_active(store, n)
-        store.refresh_overview(plan)
+        refresh_overview(store, plan)
         return record
 
 
@@ -271,7 +271,7 @@ def reset_step(store: PlanStore, n: int) -> ResetResult:
             record.meta["resets"] = int(record.meta.get("resets") or 0) + 1
         store.save_step(record)
         _clear_active(store, n)
-        store.refresh_overview(plan)
+        refresh_overview(store, plan)
         return ResetResult(n, previous, archived)
 
 
@@ -290,3 +290,10 @@ def _clear_active(store: PlanStore, n: int) -> None:
     active = store.read_active()
     if active is not None and active.get("step") == n:
         store.write_active(None)
+
+
+def refresh_overview(store: PlanStore, plan: StoredPlan) -> None:
+    """Rewrite PLAN.md with the statuses a person should read (skipped, awaiting approval)."""
+    from maker.executor.schedule import display_statuses
+
+    store.refresh_overview(plan, display_statuses(plan, plan_schedule(store, plan)))

@@ -30,7 +30,9 @@ __all__ = [
     "SKIPPED",
     "Schedule",
     "StepRow",
+    "AWAITING_APPROVAL",
     "decided_next",
+    "display_statuses",
     "decision_outputs",
     "next_steps",
     "nothing_ready_reason",
@@ -235,14 +237,28 @@ def _reasons(record: StepRecord) -> list[str]:
     return [str(raw)]
 
 
+AWAITING_APPROVAL = "awaiting-approval"
+
+
+def display_statuses(plan: StoredPlan, sched: Schedule) -> dict[int, str]:
+    """What a person should read for each step: the stored status, ``skipped`` for a
+    branch not taken, ``awaiting-approval`` for a step whose handoff waits for them."""
+    out = dict(sched.statuses)
+    for record in plan.steps:
+        if record.status == "in-progress" and record.meta.get("awaiting_approval"):
+            out[record.number] = AWAITING_APPROVAL
+    return out
+
+
 def summary_rows(plan: StoredPlan, store: PlanStore,
                  sched: Schedule | None = None) -> list[StepRow]:
     """One row per step, in step order, for ``maker status`` and PLAN.md."""
     sched = sched or plan_schedule(store, plan)
+    shown = display_statuses(plan, sched)
     rows = []
     for record in sorted(plan.steps, key=lambda r: r.spec.step):
         n = record.spec.step
-        status = sched.statuses[n]
+        status = shown[n]
         rows.append(StepRow(
             step=n,
             title=record.spec.title,
@@ -275,7 +291,11 @@ def status_summary(store: PlanStore) -> str:
     lines = [f"maker plan ({store.root}): {task}",
              "Steps: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))]
     for record in plan.steps:
-        if record.status == "in-progress":
+        if record.status == "in-progress" and record.meta.get("awaiting_approval"):
+            lines.append(f"Awaiting the user's approval: step {record.number} "
+                         f"({record.title}): `maker step approve {record.number}` or "
+                         f"`maker step reject {record.number} --notes '...'`.")
+        elif record.status == "in-progress":
             lines.append(f"In progress: step {record.number} ({record.title}); it needs a "
                          f"handoff (brief: `maker context {record.number}`).")
     for n in sched.ready[:3]:

@@ -42,7 +42,7 @@ from maker.core.models import (
 )
 from maker.errors import HandoffRejectedError, PlanFileError, Problem, StepNotFoundError
 from maker.errors import YAMLCleanError as _YAMLCleanError
-from maker.executor.lifecycle import in_progress, set_status
+from maker.executor.lifecycle import in_progress, refresh_overview, set_status
 from maker.executor.schedule import next_steps
 from maker.handoff.notes import add_notes
 from maker.yaml_cleaner.cleaner import YAMLCleaner
@@ -455,7 +455,7 @@ def accept_handoff(store: PlanStore, text: str | bytes) -> AcceptResult:
                           step=handoff.step, archive_dir=store.archive_dir)
         if handoff.status == "complete" and not autoapprove():
             hold_for_approval(store, record)
-            store.refresh_overview(plan)
+            refresh_overview(store, plan)
             return AcceptResult(handoff.step, "awaiting-approval", path, added, [],
                                 bool(extra.get("was_repaired")))
         meta: dict[str, Any] = {"finished_at": accepted}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,7 +28,8 @@ def _next(n: int) -> str:
     return {END: "end", RUNTIME_DECIDED: "decided at run time"}.get(n, str(n))
 
 
-def render_overview(plan: StoredPlan, root: Path) -> str:
+def render_overview(plan: StoredPlan, root: Path, shown: Mapping[int, str] | None = None) -> str:
+    shown = shown or {}
     first = plan.task.strip().splitlines()[0] if plan.task.strip() else "(no task text)"
     lines = [f"# Plan: {first[:120]}", "",
              "> Written by maker. The step files under `steps/` are the source of truth: "
@@ -41,7 +43,8 @@ def render_overview(plan: StoredPlan, root: Path) -> str:
         rel = r.path.relative_to(root).as_posix() if r.path.is_relative_to(root) else r.path.name
         kind = "conditional" if r.spec.is_conditional else "action"
         deps = ", ".join(map(str, r.depends_on)) or "—"
-        lines.append(f"| {r.number} | [{_cell(r.title)}]({rel}) | {kind} | {r.status} | "
+        lines.append(f"| {r.number} | [{_cell(r.title)}]({rel}) | {kind} | "
+                     f"{shown.get(r.number, r.status)} | "
                      f"{deps} | {_next(r.spec.next_step_sequence_number)} |")
     lines += ["", "## Dependency graph", ""]
     if len(plan.steps) > _GRAPH_LIMIT:
@@ -49,7 +52,7 @@ def render_overview(plan: StoredPlan, root: Path) -> str:
         return "\n".join(lines)
     lines += ["```mermaid", "flowchart TD"]
     for r in plan.steps:
-        label = _label(f"{r.number}. {r.title} [{r.status}]")
+        label = _label(f"{r.number}. {r.title} [{shown.get(r.number, r.status)}]")
         shape = f'{{"{label}"}}' if r.spec.is_conditional else f'["{label}"]'
         lines.append(f"  s{r.number}{shape}")
     numbers = {r.number for r in plan.steps}

@@ -13,7 +13,7 @@ import contextlib
 import json
 import os
 import shutil
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -178,16 +178,19 @@ class PlanStore:
     def archived(self) -> list[Path]:
         return sorted(p for p in self.archive_dir.glob("*") if p.is_dir())
 
-    def _render_plan_file(self, plan: StoredPlan) -> str:
+    def _render_plan_file(self, plan: StoredPlan,
+                          shown: Mapping[int, str] | None = None) -> str:
         meta = {"task": plan.task, "reasoning": plan.reasoning, "created_at": plan.created_at,
                 "steps": len(plan.steps)}
-        return render_front_matter(meta, render_overview(plan, self.root))
+        return render_front_matter(meta, render_overview(plan, self.root, shown))
 
-    def refresh_overview(self, plan: StoredPlan | None = None) -> None:
-        """Rewrite PLAN.md from the step files (its table and graph follow their statuses)."""
+    def refresh_overview(self, plan: StoredPlan | None = None,
+                         shown: Mapping[int, str] | None = None) -> None:
+        """Rewrite PLAN.md from the step files. ``shown`` overrides the status displayed
+        per step (derived ones such as ``skipped``, which are never stored)."""
         with self.lock():
             plan = plan or self.load()
-            atomic_write(self.overview_path, self._render_plan_file(plan))
+            atomic_write(self.overview_path, self._render_plan_file(plan, shown))
 
     # -- reading a plan -------------------------------------------------------
 
