@@ -54,6 +54,7 @@ __all__ = [
     "find_plugin_root",
     "greeting_plan",
     "handoff",
+    "is_plugin_root",
     "APPROVE",
     "main_acts_on_approval",
     "main_asks_approval",
@@ -66,6 +67,7 @@ __all__ = [
     "main_reports_status",
     "main_runs",
     "main_runs_outcome",
+    "main_shows_status",
     "new_project",
     "plan_flow",
     "plugin_env",
@@ -95,6 +97,11 @@ _PLUGIN_FILES = (".claude-plugin/plugin.json", "hooks/hooks.json", "commands/ste
                  "agents/step-executor.md", "scripts/hook", "bin/maker")
 
 
+def is_plugin_root(path: Path) -> bool:
+    """True when ``path`` holds the maker plugin's files."""
+    return all((path / name).is_file() for name in _PLUGIN_FILES)
+
+
 def find_plugin_root(start: Path | None = None) -> Path:
     """The plugin checkout this package runs from: the folder above ``src/maker``
     that holds ``.claude-plugin/plugin.json``, ``commands/``, ``hooks/``…
@@ -104,7 +111,7 @@ def find_plugin_root(start: Path | None = None) -> Path:
     """
     here = (start or Path(__file__)).resolve()
     for candidate in here.parents:
-        if all((candidate / name).is_file() for name in _PLUGIN_FILES):
+        if is_plugin_root(candidate):
             return candidate
     raise PluginNotFoundError(
         f"the maker plugin files (.claude-plugin/, commands/, agents/, hooks/, scripts/, "
@@ -220,6 +227,21 @@ def main_reports_status() -> Turn:
         status = _last_result(request).text.strip()
         return Reply.text(f"maker checked and saved the plan:\n\n{status}\n\n"
                           "Run /maker:step to start the first step.")
+
+    return turn
+
+
+def main_shows_status() -> Turn:
+    """/maker:status's only turn: show the table its ``!`maker status``` line printed."""
+
+    def turn(request: RecordedRequest) -> Reply:
+        text = request.last_user_text
+        start = text.find("Plan: ")
+        if start < 0:
+            raise _mismatch(request, "expected `maker status` output (a 'Plan: ' line)")
+        # Its two paragraphs: the plan's table, then what is next (and what failed).
+        status = "\n\n".join(text[start:].split("\n\n")[:2]).strip()
+        return Reply.text(f"{status}\n\nNext: /maker:step for the next ready step.")
 
     return turn
 
