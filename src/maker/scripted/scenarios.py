@@ -39,11 +39,17 @@ from maker.scripted.replies import Reply
 from maker.verify.detect import ENV_VARS
 
 __all__ = [
+    "APPROVE",
+    "BROKEN_HANDOFF_PROBLEMS",
+    "BROKEN_PLAN_PROBLEM",
     "EXECUTOR",
     "FEEDBACK",
+    "GREETING_TASK",
+    "MAIN",
     "PLANNER",
     "PluginNotFoundError",
     "ScriptMismatch",
+    "Turn",
     "after_feedback",
     "broken_handoff",
     "broken_plan",
@@ -55,7 +61,6 @@ __all__ = [
     "greeting_plan",
     "handoff",
     "is_plugin_root",
-    "APPROVE",
     "main_acts_on_approval",
     "main_asks_approval",
     "main_ends_after_approval",
@@ -72,6 +77,7 @@ __all__ = [
     "plan_flow",
     "plugin_env",
     "step_flow",
+    "to_yaml",
     "tool",
 ]
 
@@ -470,6 +476,7 @@ BROKEN_PLAN_PROBLEM = ("step 1: input_variables: 'step_5_output.files' reads "
 
 
 def to_yaml(data: Any) -> str:
+    """``data`` as block YAML in its own key order, as a model would write it."""
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=88)
 
 
