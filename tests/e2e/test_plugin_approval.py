@@ -13,7 +13,6 @@ import pytest
 from click.testing import CliRunner
 
 from maker.cli.main import cli
-from maker.executor.brief import build_brief
 from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker.scripted.scenarios import (
     APPROVE,
@@ -28,7 +27,6 @@ from maker.scripted.scenarios import (
     step_flow,
 )
 from maker.scripted.sdk_client import Question, run_sdk
-from maker.store.plan_store import PlanStore
 
 from ._maker import PLUGIN_ROOT, Run, run_maker, step, write_plan
 
@@ -38,34 +36,41 @@ GOOD_0 = handoff(0, {"files": ["hello.txt"]}, summary="Wrote hello.txt.", files=
 NOTES = "Say hello in French, and don't forget the accent: 'salut' isn't enough"
 
 
-@pytest.mark.parametrize(("answer", "sentinel", "status"), [
-    (APPROVE, "STEP_COMPLETE", "complete"),
-    (NOTES, "STEP_REJECTED", "pending"),
-])
-def test_the_user_answers_the_approval_question(
-        fake_api: FakeMessagesAPI, project: Path, claude_home: Path, answer: str,
-        sentinel: str, status: str) -> None:
+def test_the_user_sends_a_step_back_with_notes_then_approves_the_next_attempt(
+        fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
     write_plan(project)
     step_flow(fake_api, [executor_writes("hello.txt", "hello\n")], GOOD_0, approval=True)
 
+    def reads_the_notes_then_writes(request: RecordedRequest) -> Reply:
+        brief = request.tool_results[0].text
+        assert "## The user sent an earlier attempt back" in brief
+        assert f"- {NOTES}" in brief  # the user's words, exactly
+        return executor_writes("hello.txt", "salut\n")(request)
+
+    step_flow(fake_api, [reads_the_notes_then_writes], GOOD_0, approval=True)
+    answers = iter([NOTES, APPROVE])
+
     def user(question: Question) -> str:
         assert question.options == [APPROVE, "Request changes"]
-        return answer
+        return next(answers)
 
-    run = run_sdk("/maker:step 0", api=fake_api, cwd=project, home=claude_home, answer=user,
-                  plugin_dirs=[PLUGIN_ROOT], env=plugin_env(autoapprove=False), timeout=30)
+    run = run_sdk(["/maker:step 0", "/maker:step 0"], api=fake_api, cwd=project,
+                  home=claude_home, answer=user, plugin_dirs=[PLUGIN_ROOT],
+                  env=plugin_env(autoapprove=False), timeout=30)
 
     fake_api.assert_done()
-    assert [q.question for q in run.questions] == ["Approve step 0: Write hello.txt?"]
-    outcome = fake_api.requests_for(MAIN)[2].tool_results[0].text
-    assert "status: awaiting-approval" in outcome
-    assert run.result is not None and run.result.endswith(f"\n{sentinel}")
+    assert [q.question for q in run.questions] == ["Approve step 0: Write hello.txt?"] * 2
+    outcomes = [r.tool_results[0].text for r in fake_api.requests_for(MAIN)
+                if r.tool_results and r.tool_results[0].text.startswith("step 0: Write")]
+    assert len(outcomes) == 2 and all("status: awaiting-approval" in o for o in outcomes)
+    first, second = run.results
+    assert first is not None and first.endswith("back to pending; the next `maker step start "
+                                                "0` brief carries the notes\n\nSTEP_REJECTED")
+    assert second is not None and second.endswith("approved: complete\n\nSTEP_COMPLETE")
     record = step(project, 0)
-    assert record.status == status
-    if answer != APPROVE:  # the notes, exactly, wait in the next attempt's brief
-        assert record.meta["revision_notes"] == [NOTES]
-        store = PlanStore(project / "plans")
-        assert f"- {NOTES}" in build_brief(store, None, 0)
+    assert record.status == "complete" and record.meta["revision_notes"] == [NOTES]
+    assert (project / "hello.txt").read_text() == "salut\n"
+    assert len(list((project / "plans/handoffs/reset").glob("00-*"))) == 1  # kept aside
 
 
 def test_in_print_mode_the_step_waits_for_maker_step_approve(

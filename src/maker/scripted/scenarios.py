@@ -172,7 +172,8 @@ def _user_texts(request: RecordedRequest) -> list[str]:
 
 def _search(request: RecordedRequest, pattern: re.Pattern[str],
             what: str) -> re.Match[str]:
-    for text in _user_texts(request):
+    """The newest user message's match: a session may run several commands."""
+    for text in reversed(_user_texts(request)):
         match = pattern.search(text)
         if match:
             return match
@@ -263,12 +264,12 @@ def main_launches_executor(*, after_feedback_naming: str | None = None) -> Turn:
     def turn(request: RecordedRequest) -> Reply:
         if after_feedback_naming is not None:
             _expect_feedback(request, [after_feedback_naming])
-        n = _started_step(request)
+        started = _search(request, _STARTED, "maker's `STARTED: step N` line")
+        n = int(started.group(1))
         prompt = f"Execute maker step {n}."
-        notes = next((m.group(1) for t in _user_texts(request)
-                      for m in [_USER_NOTES.search(t)] if m), None)
+        notes = _USER_NOTES.search(started.string)  # printed with the STARTED line
         if notes is not None:
-            prompt += f"\n\nNotes from the user:\n{notes}"
+            prompt += f"\n\nNotes from the user:\n{notes.group(1)}"
         return tool("Agent", subagent_type="maker:step-executor",
                     description=f"Execute maker step {n}", prompt=prompt,
                     run_in_background=False)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,22 +43,25 @@ class SdkRun:
     questions: list[Question] = field(default_factory=list)
 
     @property
+    def results(self) -> list[str | None]:
+        """The ``result`` of each ResultMessage (one per turn), in order."""
+        return [value if isinstance(value := getattr(m, "result", None), str) else None
+                for m in self.messages if type(m).__name__ == "ResultMessage"]
+
+    @property
     def result(self) -> str | None:
-        """The ``result`` of the last ResultMessage, or None."""
-        for message in reversed(self.messages):
-            if type(message).__name__ == "ResultMessage":
-                value = getattr(message, "result", None)
-                return value if isinstance(value, str) else None
-        return None
+        """The last turn's ``result``, or None."""
+        return self.results[-1] if self.results else None
 
 
-def run_sdk(prompt: str, *, api: FakeMessagesAPI, cwd: Path | str, home: Path | str,
-            answer: Answer, plugin_dirs: Iterable[Path | str] = (),
+def run_sdk(prompts: Sequence[str], *, api: FakeMessagesAPI, cwd: Path | str,
+            home: Path | str, answer: Answer, plugin_dirs: Iterable[Path | str] = (),
             env: Mapping[str, str] | None = None, permission_mode: str = "default",
             timeout: float = 60) -> SdkRun:
-    """Send ``prompt`` in one SDK session against ``api``; ``answer`` answers every
-    AskUserQuestion and every other tool is allowed. Raises TimeoutError after
-    ``timeout`` seconds (the SDK then stops the CLI)."""
+    """Send ``prompts`` in one SDK session against ``api``, each once the previous
+    turn has its result; ``answer`` answers every AskUserQuestion and every other tool
+    is allowed. Raises TimeoutError after ``timeout`` seconds (the SDK then stops the
+    CLI)."""
     from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow, query
 
     run = SdkRun()
@@ -78,8 +81,13 @@ def run_sdk(prompt: str, *, api: FakeMessagesAPI, cwd: Path | str, home: Path | 
             answers[question.question] = answer(question)
         return PermissionResultAllow(updated_input={**tool_input, "answers": answers})
 
-    async def prompts() -> AsyncIterator[dict[str, Any]]:
-        yield {"type": "user", "message": {"role": "user", "content": prompt}}
+    turn_over = asyncio.Event()
+
+    async def user_turns() -> AsyncIterator[dict[str, Any]]:
+        for prompt in prompts:
+            turn_over.clear()
+            yield {"type": "user", "message": {"role": "user", "content": prompt}}
+            await turn_over.wait()  # the input closes, and the CLI ends, after the last
 
     options = ClaudeAgentOptions(
         cli_path=str(find_claude()), cwd=str(cwd), env={**blanked, **isolated},
@@ -87,8 +95,10 @@ def run_sdk(prompt: str, *, api: FakeMessagesAPI, cwd: Path | str, home: Path | 
         plugins=[{"type": "local", "path": str(p)} for p in plugin_dirs])
 
     async def collect() -> None:
-        async for message in query(prompt=prompts(), options=options):
+        async for message in query(prompt=user_turns(), options=options):
             run.messages.append(message)
+            if type(message).__name__ == "ResultMessage":
+                turn_over.set()
 
     async def bounded() -> None:
         try:
