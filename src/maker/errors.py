@@ -15,7 +15,8 @@
     ├── VerificationError         verification could not run at all
     ├── LockTimeoutError          another session holds the plan lock
     ├── ClaudeNotFoundError       the Claude Code CLI is not installed (maker.scripted)
-    └── ClaudeTimeoutError        a scripted CLI run did not finish (maker.scripted)
+    ├── ClaudeTimeoutError        a scripted CLI run did not finish (maker.scripted)
+    └── PluginNotFoundError       the plugin's files are not beside the package (the demo)
 
 Bad model output is recoverable: the classes that carry a list of problems render
 them one per line, each naming where it is and how to fix it, because a model reads

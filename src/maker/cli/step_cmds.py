@@ -146,7 +146,8 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
     click.echo("")
     if sched.ready:
         for n in sched.ready:
-            click.echo(f"Next: step {n} ({plan.get(n).title}): `maker step start {n}`")
+            click.echo(f"Next: step {n} ({plan.get(n).title}): /maker:step {n} in Claude "
+                       f"Code, or `maker step start {n}` in a shell")
     else:
         click.echo(nothing_ready_reason(sched).capitalize())
     for r in rows:

@@ -82,6 +82,12 @@ def _last_assistant_text(path: Path) -> str:
 
 def _counter_path(store: PlanStore, kind: str, key: str) -> Path:
     safe = "".join(c for c in key if c.isalnum() or c in "-_")[:80] or "default"
+    if kind == "planner":
+        # No plan may exist yet, and a rejected plan must not create plans/ (whose
+        # presence wakes every later hook): the planner's count lives with the plugin.
+        from maker.core.requests import data_dir
+
+        return data_dir() / "attempts" / f"{kind}-{safe}.json"
     return store.state_dir / "attempts" / f"{kind}-{safe}.json"
 
 
@@ -208,9 +214,10 @@ def on_stop(hook: HookInput) -> Output:
                        f"`maker step reset {step}` to try it again.")
     return block(
         f"maker: step {step} ({record.title}) is in progress and has no accepted handoff. "
-        f"Hand its brief (`maker context {step}`) to the maker:step-executor subagent and "
-        f"let it finish with its handoff; or, if it cannot be done, run "
-        f"`maker step fail {step} --reason \"...\"`. (Reminder {count} of {MAX_ATTEMPTS}.)")
+        f"Launch the maker:step-executor subagent (run_in_background: false) with the "
+        f"prompt \"Execute maker step {step}.\" and let it finish with its handoff. If the "
+        f"step cannot be done, tell the user why and end with STEP_FAILED: maker records "
+        f"it failed after {MAX_ATTEMPTS} reminders. (Reminder {count} of {MAX_ATTEMPTS}.)")
 
 
 # -- PreToolUse -------------------------------------------------------------------
