@@ -22,12 +22,15 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from maker.core.paths import find_plans_dir
 from maker.hooks.protocol import HookInput, Output, allow, block, context, deny_tool, message
-from maker.store.atomic import atomic_write
-from maker.store.plan_store import PlanStore
+
+if TYPE_CHECKING:
+    from maker.store.plan_store import PlanStore
+
+# The core is imported inside each handler, for what that event needs: a hook runs on
+# every prompt, tool call and stop, and most of them need little of it.
 
 __all__ = ["HANDLERS", "MAX_ATTEMPTS"]
 
@@ -42,6 +45,9 @@ MAKER_COMMAND = re.compile(
 
 
 def _store(hook: HookInput) -> PlanStore:
+    from maker.core.paths import find_plans_dir
+    from maker.store.plan_store import PlanStore
+
     cwd = Path(hook.cwd) if hook.cwd else None
     return PlanStore(find_plans_dir(cwd=cwd))
 
@@ -98,6 +104,8 @@ def _bump(store: PlanStore, kind: str, key: str) -> int:
     except (OSError, ValueError, KeyError, TypeError):
         count = 0
     count += 1
+    from maker.store.atomic import atomic_write
+
     atomic_write(path, json.dumps({"count": count}), durable=False)
     return count
 
