@@ -374,3 +374,34 @@ def test_plan_md_shows_the_branch_not_taken_as_skipped(project: Path) -> None:
     text = store.overview_path.read_text(encoding="utf-8")
     assert "| 1 | [Step number 1](steps/01-step-number-1.md) | action | skipped |" in text
     assert "| 2 | [Step number 2](steps/02-step-number-2.md) | action | pending |" in text
+
+
+@pytest.mark.parametrize(("command", "denied"), [
+    ("rg -n parse_plan src", False),
+    ("git log --oneline -3", False),
+    ("rm -rf src", True),
+    ("cat a > b", True),
+])
+def test_the_planners_bash_is_read_only(project: Path, command: str, denied: bool) -> None:
+    out = fire("pre-tool-use", tool_input(project, "Bash", agent="maker:planner",
+                                          command=command))
+    if denied:
+        assert out is not None
+        assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+        assert "the planner only reads" in out["hookSpecificOutput"]["permissionDecisionReason"]
+    else:
+        assert out is None
+    assert fire("pre-tool-use", tool_input(project, "Read", agent="maker:planner")) is None
+
+
+def test_a_step_that_may_search_may_run_read_only_bash(project: Path) -> None:
+    store = write(project, [make_step(0, -1)])
+    record = store.load().get(0)
+    record.spec.primary_tools = ["Read", "Grep"]
+    store.save_step(record)
+    start_step(store, 0)
+    allowed = fire("pre-tool-use", tool_input(project, "Bash", command="rg -n TODO src"))
+    assert allowed is None
+    denied = fire("pre-tool-use", tool_input(project, "Bash", command="rm -rf src"))
+    assert denied is not None
+    assert denied["hookSpecificOutput"]["permissionDecision"] == "deny"

@@ -109,6 +109,10 @@ def _step_section(spec: PlanStep, depends_on: list[int]) -> str:
                   + ", ".join(spec.fallback_tools)]
         if spec.fallback_tool_instructions.strip():
             lines += ["", spec.fallback_tool_instructions.strip()]
+    if {"Grep", "Glob", "LS"} & set(spec.tools):
+        lines += ["", "If you have no Grep, Glob or LS tool, search with read-only Bash "
+                  "commands instead (rg, grep, find, ls, cat, git log/diff): maker allows "
+                  "those for this step, and nothing else through Bash unless Bash is listed."]
     lines += ["", "AskUserQuestion is always allowed when only the user can decide."]
     lines += ["", f"### Output schema (`output`, which becomes `{spec.output_variable}`)", "",
               "```yaml", _schema_text(spec.output_schema), "```"]

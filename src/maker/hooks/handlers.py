@@ -40,6 +40,8 @@ EXECUTOR_SUFFIX = ":step-executor"
 # What the executor may always run through Bash, whatever the step's tools: maker's
 # own read-only and verification commands, with plain arguments only (no shell
 # operators, so nothing can be chained onto them).
+# Search tools some clients lack; a step listing one may search through Bash instead.
+SEARCH_TOOLS = frozenset({"Grep", "Glob", "LS"})
 MAKER_COMMAND = re.compile(
     r"\A\s*maker (?:verify|context|status|next|handoff check)(?: [\w./=:-]+)*\s*\Z")
 
@@ -231,6 +233,8 @@ def on_stop(hook: HookInput) -> Output:
 # -- PreToolUse -------------------------------------------------------------------
 
 def on_pre_tool_use(hook: HookInput) -> Output:
+    if hook.agent_type.endswith(PLANNER_SUFFIX):
+        return _planner_tool(hook)
     if not hook.agent_type.endswith(EXECUTOR_SUFFIX):
         return allow()
     store = _store(hook)
@@ -243,13 +247,40 @@ def on_pre_tool_use(hook: HookInput) -> Output:
     if tool in allowed:
         return allow()
     if tool == "Bash":
-        command = hook.raw.get("tool_input", {}).get("command", "")
-        if isinstance(command, str) and MAKER_COMMAND.match(command):
+        command = _bash_command(hook)
+        if MAKER_COMMAND.match(command):
             return allow()
+        if SEARCH_TOOLS & set(allowed):
+            from maker.tools.readonly import is_read_only
+
+            # Clients without Grep/Glob tools search through Bash: a step that may
+            # search may run read-only commands.
+            if is_read_only(command):
+                return allow()
     return deny_tool(
         f"maker: step {record.number} may use only {', '.join(allowed)} (its primary and "
         f"fallback tools); `{tool}` is not among them. Do the step with those tools, or "
         f"report the gap in your handoff (status: blocked, with the reason in blockers).")
+
+
+def _bash_command(hook: HookInput) -> str:
+    tool_input = hook.raw.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    return command if isinstance(command, str) else ""
+
+
+def _planner_tool(hook: HookInput) -> Output:
+    """The planner explores but never changes anything: its Bash is read-only."""
+    if hook.text("tool_name") != "Bash":
+        return allow()
+    from maker.tools.readonly import why_not_read_only
+
+    reason = why_not_read_only(_bash_command(hook))
+    if reason is None:
+        return allow()
+    return deny_tool(f"maker: the planner only reads. This command was refused because "
+                     f"{reason}. Use Read, or read-only commands such as ls, rg, grep, find, "
+                     f"git log/show/diff/status.")
 
 
 # -- UserPromptSubmit ---------------------------------------------------------------

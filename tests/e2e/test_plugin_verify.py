@@ -1,0 +1,130 @@
+"""/maker:step where the project has a verification command, and where the step touched
+enough files for an independent review, with the real Claude Code CLI and plugin.
+
+A `complete` handoff is refused until `maker verify --step N` has recorded a passing
+run for the step (a handoff cannot just claim `exit_code: 0`); the executor runs it
+through Bash even though the step's own tools do not include Bash. A step whose
+handoff lists five or more changed files sends the main agent to `maker:reviewer`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
+from maker.scripted.scenarios import (
+    EXECUTOR,
+    MAIN,
+    after_feedback,
+    executor_flow,
+    executor_writes,
+    handoff,
+    main_launches_executor,
+    main_reports_outcome,
+    main_runs_outcome,
+    plugin_env,
+    tool,
+)
+
+from ._maker import PLUGIN_ROOT, Run, feedback, step, write_plan
+
+pytestmark = pytest.mark.e2e
+
+CHECK = "test -f hello.txt"
+GOOD_0 = handoff(0, {"files": ["hello.txt"]}, summary="Wrote hello.txt.", files=["hello.txt"])
+
+
+def runs_verify_after_the_gate_asks(request: RecordedRequest) -> Reply:
+    text = request.last_user_text
+    assert text.startswith("Stop hook feedback:"), text
+    assert "no verification run is recorded for this step" in text
+    assert "run `maker verify --step 0`" in text
+    return tool("Bash", command="maker verify --step 0", description="Verify step 0")
+
+
+def test_a_complete_handoff_needs_a_recorded_passing_verification(
+        fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
+    write_plan(project)
+    fake_api.script(MAIN, main_launches_executor(), main_runs_outcome(), main_reports_outcome())
+    executor_flow(fake_api, [executor_writes("hello.txt", "hello\n")],
+                  GOOD_0,                              # claims complete, verified nothing
+                  runs_verify_after_the_gate_asks,     # then really verifies
+                  GOOD_0)                              # and hands off again
+
+    run = run_claude("/maker:step 0", plugin_dirs=[PLUGIN_ROOT],
+                     env=plugin_env(extra={"TEST_CMD": CHECK}))
+
+    fake_api.assert_done()
+    assert run.result is not None and run.result.endswith("\nSTEP_COMPLETE")
+    # The brief told the executor how to verify.
+    brief = fake_api.requests_for(EXECUTOR)[1].tool_results[0].text
+    assert "maker verify --step 0" in brief
+    # `maker verify` ran the project's command for real and recorded it.
+    verify_result = fake_api.requests_for(EXECUTOR)[-1].tool_results[0]
+    assert not verify_result.is_error, verify_result.text
+    evidence = json.loads((project / "plans/.maker/evidence/step-00.json").read_text())
+    assert [(c["command"], c["exit_code"]) for c in evidence["commands"]] == [(CHECK, 0)]
+    # The accepted handoff carries the recorded run, not a claim.
+    accepted = (project / "plans/handoffs/00-write-hello-txt.md").read_text()
+    assert f"command: {CHECK}" in accepted and "exit_code: 0" in accepted
+    assert step(project, 0).status == "complete"
+    assert len(feedback(fake_api, EXECUTOR)) == 1
+
+
+def test_a_failing_verification_keeps_the_step_open(
+        fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
+    write_plan(project)
+    fake_api.script(MAIN, main_launches_executor(), main_runs_outcome(), main_reports_outcome())
+    # The executor verifies before writing the file: the check fails, and a complete
+    # handoff is still refused, until a passing run is recorded.
+    executor_flow(
+        fake_api,
+        [tool("Bash", command="maker verify --step 0", description="Verify step 0")],
+        GOOD_0,
+        after_feedback(handoff(0, {"files": []}, status="blocked", summary="The check fails.",
+                               blockers=["hello.txt is missing: the check fails."]),
+                       "the recorded verification did not pass: `test -f hello.txt` exited with 1"),
+    )
+
+    run = run_claude("/maker:step 0", plugin_dirs=[PLUGIN_ROOT],
+                     env=plugin_env(extra={"TEST_CMD": CHECK}))
+
+    fake_api.assert_done()
+    assert run.result is not None and run.result.endswith("\nSTEP_BLOCKED")
+    record = step(project, 0)
+    assert record.status == "blocked"
+    assert record.meta["reasons"] == ["hello.txt is missing: the check fails."]
+
+
+def main_reviews_then_reports(request: RecordedRequest) -> Reply:
+    outcome = request.tool_results[0].text
+    assert "review: required (6 files changed)" in outcome, outcome
+    return tool("Agent", subagent_type="maker:reviewer", description="Review step 0",
+                prompt="Review maker step 0. Handoff summary: wrote six files.",
+                run_in_background=False)
+
+
+def test_a_large_step_gets_an_independent_review(
+        fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
+    write_plan(project)
+    files = [f"f{i}.txt" for i in range(6)]
+    fake_api.script(MAIN, main_launches_executor(), main_runs_outcome(),
+                    main_reviews_then_reports,
+                    lambda request: Reply.text("The reviewer approves.\n\nSTEP_COMPLETE"))
+    executor_flow(fake_api, [executor_writes("hello.txt", "hello\n")],
+                  handoff(0, {"files": files}, summary="Wrote six files.", files=files))
+    fake_api.script("reviewer", Reply.text("GREEN: the files are as described.\n"
+                                           "VERDICT: approve"))
+
+    run = run_claude("/maker:step 0", plugin_dirs=[PLUGIN_ROOT], env=plugin_env())
+
+    fake_api.assert_done()
+    (review,) = fake_api.requests_for("reviewer")
+    assert "maker-agent: reviewer" in review.system_text
+    # Its declared tools, as far as this client has them (2.1.330 has no Grep or Glob):
+    # nothing that edits.
+    assert {"Read", "Bash"} <= set(review.tool_names) <= {"Read", "Bash", "Grep", "Glob"}
+    assert run.result is not None and run.result.endswith("STEP_COMPLETE")
