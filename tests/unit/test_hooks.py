@@ -244,6 +244,7 @@ def tool_input(project: Path, tool: str, agent: str = EXECUTOR, **tool_in: Any) 
     [
         ("Read", {"file_path": "x"}, False),
         ("AskUserQuestion", {}, False),
+        ("ToolSearch", {"query": "select:WebFetch"}, False),
         ("Write", {"file_path": "x", "content": "y"}, True),
         ("WebFetch", {"url": "http://example.invalid"}, True),
         ("Bash", {"command": "maker context 1"}, False),

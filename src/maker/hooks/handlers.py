@@ -40,6 +40,8 @@ EXECUTOR_SUFFIX = ":step-executor"
 # What the executor may always run through Bash, whatever the step's tools: maker's
 # own read-only and verification commands, with plain arguments only (no shell
 # operators, so nothing can be chained onto them).
+# Loading a deferred tool's schema is not using it (the use is checked in turn).
+ALWAYS_ALLOWED = frozenset({"ToolSearch"})
 # Search tools some clients lack; a step listing one may search through Bash instead.
 SEARCH_TOOLS = frozenset({"Grep", "Glob", "LS"})
 MAKER_COMMAND = re.compile(
@@ -244,7 +246,7 @@ def on_pre_tool_use(hook: HookInput) -> Output:
     record = store.load_step(int(active["step"]))
     tool = hook.text("tool_name")
     allowed = record.spec.tools
-    if tool in allowed:
+    if tool in allowed or tool in ALWAYS_ALLOWED:
         return allow()
     if tool == "Bash":
         command = _bash_command(hook)
