@@ -86,7 +86,7 @@ def main() -> int:
 
         store = PlanStore(busy / "plans")
         store.write_plan(_plan(args.steps))
-        start_step(store, args.steps // 2, force=True)
+        start_step(store, args.steps // 2, force=True, session_id="bench")
         attempts = store.state_dir / "attempts"
 
         def fresh_counters() -> None:  # each timed stop is a first stop, not a repeat

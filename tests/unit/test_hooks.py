@@ -230,6 +230,13 @@ def test_stop_leaves_another_sessions_step_alone(project: Path, running: PlanSto
     assert running.load().get(1).status == "in-progress"
 
 
+def test_stop_leaves_a_step_started_from_a_shell_alone(project: Path) -> None:
+    store = linear(project, 2)
+    start_step(store, 1)  # `maker step start 1` in a terminal: no Claude Code session
+    assert fire("stop", stop_input(project)) is None
+    assert store.load().get(1).status == "in-progress"
+
+
 # -- PreToolUse -----------------------------------------------------------------------
 
 

@@ -204,9 +204,10 @@ def on_stop(hook: HookInput) -> Output:
     if not active:
         return allow()
     step = int(active["step"])
-    owner = active.get("session_id")
-    if owner and hook.session_id and owner != hook.session_id:
-        return allow()  # another session's step: not ours to police
+    if not active.get("session_id") or active.get("session_id") != hook.session_id:
+        # Another session's step, or one started from a shell: not this session's to
+        # finish, so not this session's stop to refuse.
+        return allow()
     try:
         record = store.load_step(step)
     except Exception:  # noqa: BLE001 - a vanished or broken step file is not a block
