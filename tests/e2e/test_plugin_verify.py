@@ -10,6 +10,7 @@ handoff lists five or more changed files sends the main agent to `maker:reviewer
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -99,25 +100,49 @@ def test_a_failing_verification_keeps_the_step_open(
     assert record.meta["reasons"] == ["hello.txt is missing: the check fails."]
 
 
-def main_reviews_then_reports(request: RecordedRequest) -> Reply:
+def main_launches_reviewer(request: RecordedRequest) -> Reply:
     outcome = request.tool_results[0].text
     assert "review: required (6 files changed)" in outcome, outcome
+    assert "status: awaiting-approval" in outcome  # even with MAKER_AUTOAPPROVE=1
+    assert "if its verdict is approve, run `maker step approve 0 --by reviewer`" in outcome
     return tool("Agent", subagent_type="maker:reviewer", description="Review step 0",
                 prompt="Review maker step 0. Handoff summary: wrote six files.",
                 run_in_background=False)
 
 
-def test_a_large_step_gets_an_independent_review(
-        fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
+def main_acts_on_verdict(request: RecordedRequest) -> Reply:
+    verdict = request.tool_results[0].text
+    if "VERDICT: approve" in verdict:
+        return tool("Bash", command="maker step approve 0 --by reviewer",
+                    description="Approve step 0")
+    return tool("Bash", command="maker step reject 0 --notes 'RED: f5.txt is empty.'",
+                description="Reject step 0")
+
+
+def main_ends_with(sentinel: str) -> Callable[[RecordedRequest], Reply]:
+    def turn(request: RecordedRequest) -> Reply:
+        assert not request.tool_results[0].is_error, request.tool_results[0].text
+        return Reply.text(f"The reviewer decided.\n\n{sentinel}")
+
+    return turn
+
+
+FILES = [f"f{i}.txt" for i in range(6)]
+
+
+@pytest.mark.parametrize(("verdict", "sentinel", "status"), [
+    ("GREEN: the six files are as described.\nVERDICT: approve", "STEP_COMPLETE", "complete"),
+    ("RED: f5.txt is empty.\nVERDICT: changes-needed", "STEP_REJECTED", "pending"),
+], ids=["approved", "changes-needed"])
+def test_a_large_step_is_decided_by_the_independent_review(
+        fake_api: FakeMessagesAPI, run_claude: Run, project: Path, verdict: str,
+        sentinel: str, status: str) -> None:
     write_plan(project)
-    files = [f"f{i}.txt" for i in range(6)]
     fake_api.script(MAIN, main_launches_executor(), main_runs_outcome(),
-                    main_reviews_then_reports,
-                    lambda request: Reply.text("The reviewer approves.\n\nSTEP_COMPLETE"))
+                    main_launches_reviewer, main_acts_on_verdict, main_ends_with(sentinel))
     executor_flow(fake_api, [executor_writes("hello.txt", "hello\n")],
-                  handoff(0, {"files": files}, summary="Wrote six files.", files=files))
-    fake_api.script("reviewer", Reply.text("GREEN: the files are as described.\n"
-                                           "VERDICT: approve"))
+                  handoff(0, {"files": FILES}, summary="Wrote six files.", files=FILES))
+    fake_api.script("reviewer", Reply.text(verdict))
 
     run = run_claude("/maker:step 0", plugin_dirs=[PLUGIN_ROOT], env=plugin_env())
 
@@ -127,4 +152,10 @@ def test_a_large_step_gets_an_independent_review(
     # Its declared tools, as far as this client has them (2.1.330 has no Grep or Glob):
     # nothing that edits.
     assert {"Read", "Bash"} <= set(review.tool_names) <= {"Read", "Bash", "Grep", "Glob"}
-    assert run.result is not None and run.result.endswith("STEP_COMPLETE")
+    assert run.result is not None and run.result.endswith(sentinel)
+    record = step(project, 0)
+    assert record.status == status
+    if status == "complete":
+        assert record.meta["approved_by"] == "reviewer"
+    else:
+        assert record.meta["revision_notes"] == ["RED: f5.txt is empty."]

@@ -106,3 +106,15 @@ def test_status_and_plan_md_show_awaiting_approval(store: PlanStore) -> None:
     assert "| awaiting-approval |" in store.overview_path.read_text(encoding="utf-8")
     out = CliRunner().invoke(cli, ["status", "--plans-dir", str(store.root)]).output
     assert "awaiting-approval" in out
+
+
+def test_a_large_step_waits_for_review_even_when_auto_approved(
+        store: PlanStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MAKER_AUTOAPPROVE", "1")
+    small = accept_handoff(store, handoff(1, files_changed=["a.py", "b.py"]))
+    assert small.status == "complete"
+    start_step(store, 2)
+    large = accept_handoff(store, handoff(2, files_changed=[f"f{i}.py" for i in range(5)]))
+    assert large.status == "awaiting-approval"
+    out = CliRunner().invoke(cli, ["step", "outcome", "2", "--plans-dir", str(store.root)])
+    assert "launch maker:reviewer; if its verdict is approve" in out.output

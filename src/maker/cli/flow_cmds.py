@@ -12,10 +12,8 @@ from maker.cli.main import cli
 from maker.cli.step_cmds import step
 from maker.store.plan_store import PlanStore
 
-__all__ = ["REVIEW_THRESHOLD", "step_approve", "step_outcome", "step_reject"]
+__all__ = ["outcome", "step_approve", "step_outcome", "step_reject"]
 
-# Seed 004: an independent review when a step touched this many files or more.
-REVIEW_THRESHOLD = 5
 # A command's `!` line runs moments after the prompt that expanded it was saved.
 _FRESH_S = 300.0
 # A command's !`…` line does not get CLAUDE_PLUGIN_DATA in its environment (hooks do),
@@ -62,7 +60,7 @@ def step_reject(number: int, notes: str, plans_dir: Path | None) -> None:
 
 def outcome(store: PlanStore, n: int) -> dict[str, Any]:
     """Where step ``n`` ended up after its executor returned, and what to do next."""
-    from maker.executor.approval import autoapprove, is_awaiting
+    from maker.executor.approval import autoapprove, is_awaiting, review_required
 
     record = store.load_step(n)
     handoff = store.read_handoff(n) or {}
@@ -71,9 +69,17 @@ def outcome(store: PlanStore, n: int) -> dict[str, Any]:
                            "handoff": str(store.handoff_path(n)) if handoff else None,
                            "summary": str(handoff.get("summary") or "").strip(),
                            "files_changed": files,
-                           "review_required": len(files) >= REVIEW_THRESHOLD,
+                           "review_required": review_required(files),
                            "reasons": [str(r) for r in record.meta.get("reasons") or []]}
-    if is_awaiting(record):
+    if is_awaiting(record) and autoapprove():
+        # Only a large step waits in a headless run: the reviewer decides.
+        out["status"] = "awaiting-approval"
+        out["next"] = (f"launch maker:reviewer; if its verdict is approve, run `maker step "
+                       f"approve {n} --by reviewer` and end with STEP_COMPLETE; otherwise "
+                       f"`maker step reject {n} --notes '<the RED findings>'` and end with "
+                       "STEP_REJECTED")
+        out["sentinel"] = None
+    elif is_awaiting(record):
         out["status"] = "awaiting-approval"
         out["next"] = (f"ask the user to approve step {n}; then `maker step approve {n}` "
                        f"and end with STEP_COMPLETE, or `maker step reject {n} --notes "

@@ -1,6 +1,10 @@
 """The user's approval: a step whose handoff says complete counts as complete only
 once the user approves it (seed 004's hard stop), unless ``MAKER_AUTOAPPROVE=1``.
 
+A large step (``REVIEW_THRESHOLD`` changed files or more) waits even then: the
+independent reviewer's verdict approves or rejects it in the user's place, so a
+headless run cannot skip the review.
+
 While it waits, the step stays ``in-progress`` with ``awaiting_approval: true`` in
 its front matter, its handoff is on disk, and nothing blocks the session from
 stopping (the handoff was accepted). ``approve_step`` completes it;
@@ -18,15 +22,27 @@ from typing import Any
 from maker.errors import TransitionError
 from maker.store.plan_store import PlanStore, StepRecord, StoredPlan, utc_now
 
-__all__ = ["AWAITING", "RejectResult", "approve_step", "autoapprove", "hold_for_approval",
-           "is_awaiting", "reject_step"]
+__all__ = ["AWAITING", "REVIEW_THRESHOLD", "RejectResult", "approve_step", "autoapprove",
+           "hold_for_approval", "is_awaiting", "needs_approval", "reject_step",
+           "review_required"]
 
 AWAITING = "awaiting_approval"
+# Seed 004: an independent review when a step touched this many files or more.
+REVIEW_THRESHOLD = 5
 
 
 def autoapprove(env: Mapping[str, str] | None = None) -> bool:
     """True when ``MAKER_AUTOAPPROVE=1`` (headless runs approve their own steps)."""
     return (os.environ if env is None else env).get("MAKER_AUTOAPPROVE", "") in ("1", "true")
+
+
+def review_required(files_changed: list[str]) -> bool:
+    return len(files_changed) >= REVIEW_THRESHOLD
+
+
+def needs_approval(files_changed: list[str], env: Mapping[str, str] | None = None) -> bool:
+    """Whether an accepted complete handoff waits: always, unless auto-approved and small."""
+    return not autoapprove(env) or review_required(files_changed)
 
 
 def is_awaiting(record: StepRecord) -> bool:

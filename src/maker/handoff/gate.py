@@ -414,7 +414,7 @@ def accept_handoff(store: PlanStore, text: str | bytes) -> AcceptResult:
     clears the in-progress marker and refreshes PLAN.md.
     Raises HandoffRejectedError with every problem.
     """
-    from maker.executor.approval import autoapprove, hold_for_approval
+    from maker.executor.approval import hold_for_approval, needs_approval
     from maker.store.plan_store import utc_now
 
     with store.lock():
@@ -453,7 +453,7 @@ def accept_handoff(store: PlanStore, text: str | bytes) -> AcceptResult:
                                              "decisions": handoff.decisions,
                                              "blockers": handoff.blockers},
                           step=handoff.step, archive_dir=store.archive_dir)
-        if handoff.status == "complete" and not autoapprove():
+        if handoff.status == "complete" and needs_approval(handoff.files_changed):
             hold_for_approval(store, record)
             refresh_overview(store, plan)
             return AcceptResult(handoff.step, "awaiting-approval", path, added, [],
