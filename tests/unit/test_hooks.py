@@ -283,17 +283,32 @@ def test_main_agent_tools_are_not_limited(project: Path, running: PlanStore) -> 
 
 
 def test_session_start_gives_the_plan_state(project: Path, running: PlanStore) -> None:
-    env_file = project / "env.sh"
-    os.environ["CLAUDE_ENV_FILE"] = str(env_file)
-    try:
-        out = fire("session-start", {"session_id": "sess-9", "cwd": str(project),
-                                     "hook_event_name": "SessionStart", "source": "resume"})
-    finally:
-        del os.environ["CLAUDE_ENV_FILE"]
+    out = fire("session-start", {"session_id": "sess-9", "cwd": str(project),
+                                 "hook_event_name": "SessionStart", "source": "resume"})
     assert out is not None
     text = out["hookSpecificOutput"]["additionalContext"]
     assert "step 1" in text.lower()
-    assert "export MAKER_SESSION_ID=sess-9" in env_file.read_text()
+
+
+@pytest.mark.parametrize("with_plan", [True, False])
+def test_session_start_exports_the_session_for_the_bash_tool(tmp_path: Path,
+                                                              with_plan: bool) -> None:
+    if with_plan:
+        linear(tmp_path, 1)
+    env_file = tmp_path / "env.sh"
+    result = run_script("session-start", {"session_id": "sess-9", "cwd": str(tmp_path),
+                                          "hook_event_name": "SessionStart"}, tmp_path,
+                        CLAUDE_ENV_FILE=str(env_file))
+    assert result.returncode == 0
+    assert env_file.read_text() == "export MAKER_SESSION_ID=sess-9\n"
+
+
+def test_a_tool_input_that_mentions_the_planner_is_still_checked(project: Path,
+                                                                running: PlanStore) -> None:
+    data = tool_input(project, "Write", file_path="x.md", content="launch maker:planner")
+    result = run_script("pre-tool-use", data, project)
+    decision = json.loads(result.stdout)["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny"
 
 
 @pytest.mark.parametrize("raw", ["", "{not json", "[1, 2]", '"text"', '{"cwd": 5}'])
@@ -413,3 +428,30 @@ def test_a_step_that_may_search_may_run_read_only_bash(project: Path) -> None:
     denied = fire("pre-tool-use", tool_input(project, "Bash", command="rm -rf src"))
     assert denied is not None
     assert denied["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_a_lost_marker_never_costs_the_executors_handoff(project: Path,
+                                                         running: PlanStore) -> None:
+    running.active_path.unlink()  # e.g. removed by hand, or by an older maker
+    out = fire("subagent-stop", subagent_input(project, EXECUTOR, handoff(1)))
+    assert out is not None and "accepted" in out["systemMessage"]
+    assert running.load().get(1).status == "complete"
+
+
+def test_a_step_file_mid_edit_lets_the_stop_through_but_keeps_the_marker(
+        project: Path, running: PlanStore) -> None:
+    path = running.step_path(1)
+    good = path.read_text()
+    path.write_text("---\nstep: [half-saved\n")
+    out = fire("stop", stop_input(project))
+    assert out is not None and "decision" not in out and "cannot be read" in out[
+        "systemMessage"]
+    assert running.read_active() is not None
+    path.write_text(good)
+    assert fire("stop", stop_input(project))["decision"] == "block"  # type: ignore[index]
+
+
+def test_refused_handoffs_are_kept(project: Path, running: PlanStore) -> None:
+    fire("subagent-stop", subagent_input(project, EXECUTOR, "I did it, trust me."))
+    (kept,) = (running.state_dir / "refused").iterdir()
+    assert kept.read_text() == "I did it, trust me."

@@ -62,3 +62,20 @@ def test_bin_maker_runs_the_cli(tmp_path: Path) -> None:
     result = subprocess.run([str(ROOT / "bin" / "maker"), "--version"], env=env,
                             capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0 and "maker" in result.stdout
+
+
+def test_the_projects_own_modules_never_shadow_makers(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "plans").mkdir(parents=True)
+    (project / "yaml.py").write_text("open('RAN_PROJECT_CODE', 'w').close()\n")
+    (project / "click.py").write_text("open('RAN_PROJECT_CODE', 'w').close()\n")
+    env = dict(os.environ, MAKER_PYTHON=sys.executable)
+    result = subprocess.run([str(ROOT / "bin" / "maker"), "status", "--exit-zero"], cwd=project,
+                            env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    hook = subprocess.run([str(ROOT / "scripts" / "hook"), "session-start"], cwd=project,
+                          input='{"hook_event_name": "SessionStart", "session_id": "s"}',
+                          env=dict(env, CLAUDE_PROJECT_DIR=str(project)), capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert hook.returncode == 0
+    assert not (project / "RAN_PROJECT_CODE").exists()

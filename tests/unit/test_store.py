@@ -230,6 +230,14 @@ def test_plans_dir_resolution(tmp_path: Path) -> None:
     bare = tmp_path / "bare"
     bare.mkdir()
     assert find_plans_dir(cwd=bare, env={}) == bare / "plans"
+    # A package of a monorepo with its own plan: the Bash tool (no CLAUDE_PROJECT_DIR)
+    # finds the same plans/ as the hooks (CLAUDE_PROJECT_DIR=the package).
+    pkg = tmp_path / "repo" / "pkg"
+    (pkg / "plans" / "steps").mkdir(parents=True)
+    assert find_plans_dir(cwd=pkg / "src" if (pkg / "src").mkdir() is None else pkg,
+                          env={}) == pkg / "plans"
+    assert find_plans_dir(cwd=pkg, env={"CLAUDE_PROJECT_DIR": str(pkg)}) == pkg / "plans"
+    assert find_plans_dir(cwd=sub, env={}) == tmp_path / "repo" / "plans"  # not a sibling's
 
 
 def test_plan_md_has_a_table_and_a_mermaid_graph(tmp_path: Path) -> None:

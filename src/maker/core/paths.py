@@ -1,4 +1,11 @@
-"""Where the plans live: ``plans/`` at the project root, unless told otherwise."""
+"""Where the plans live: ``plans/`` at the project root, unless told otherwise.
+
+Claude Code tells hooks the project (``CLAUDE_PROJECT_DIR``) but not the Bash tool
+or a command's ``!`…``` lines, which run in the session's directory. Both must find
+the same ``plans/``: so without that variable, the nearest enclosing directory that
+already holds a maker plan wins (up to the git root), then the git root, then the
+current directory.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +13,33 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["find_plans_dir", "find_project_root"]
+__all__ = ["find_plans_dir", "find_project_root", "has_plan"]
+
+
+def has_plan(plans: Path) -> bool:
+    """Whether ``plans`` holds a maker plan (or its state)."""
+    return any((plans / part).exists() for part in ("PLAN.md", "steps", ".maker"))
 
 
 def find_project_root(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Path:
-    """``CLAUDE_PROJECT_DIR``, else the enclosing git root, else the current directory."""
+    """``CLAUDE_PROJECT_DIR``; else the nearest directory up to the git root whose
+    ``plans/`` holds a plan; else the enclosing git root; else the current directory."""
     env = os.environ if env is None else env
     project = env.get("CLAUDE_PROJECT_DIR")
     if project:
         return Path(project).resolve()
     here = (cwd or Path.cwd()).resolve()
+    git_root: Path | None = None
     for candidate in (here, *here.parents):
         if (candidate / ".git").exists():
+            git_root = candidate
+            break
+    for candidate in (here, *here.parents):
+        if has_plan(candidate / "plans"):
             return candidate
-    return here
+        if candidate == git_root or git_root is None:
+            break
+    return git_root or here
 
 
 def find_plans_dir(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None,

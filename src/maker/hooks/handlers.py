@@ -19,7 +19,6 @@ Bounds stay well under Claude Code's own cap of 8 consecutive blocks.
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -163,25 +162,58 @@ def _planner_stop(hook: HookInput) -> Output:
         f"plan YAML as your final message, nothing else:\n{_problem_list(problems)}")
 
 
+def _running_step(store: PlanStore) -> dict[str, Any] | None:
+    """The in-progress marker; rebuilt from the step files if it went missing, so
+    that a lost marker never costs an executor's handoff."""
+    active = store.read_active()
+    if active:
+        return active
+    from maker.executor.lifecycle import in_progress
+
+    with store.lock():
+        running = [r for r in in_progress(store.load()) if not r.meta.get("awaiting_approval")]
+        if len(running) != 1:
+            return None
+        record = running[0]
+        active = {"step": record.number, "started_at": record.meta.get("started_at", ""),
+                  "session_id": record.meta.get("started_by"), "attempts": {}}
+        store.write_active(active)
+        return active
+
+
+def _keep_answer(store: PlanStore, step: int, text: str) -> Path:
+    """Keep a refused final message, so that nothing the executor wrote is lost."""
+    from maker.store.atomic import atomic_write
+    from maker.store.plan_store import utc_now
+
+    stamp = utc_now().replace(":", "").replace(".", "-")
+    path = store.state_dir / "refused" / f"step-{step:02d}-{stamp}.txt"
+    atomic_write(path, text, durable=False)
+    return path
+
+
 def _executor_stop(hook: HookInput) -> Output:
     from maker.errors import HandoffRejectedError
     from maker.executor.lifecycle import fail_step
     from maker.handoff.gate import accept_handoff
 
     store = _store(hook)
-    active = store.read_active()
+    active = _running_step(store)
     if not active:
         return message("maker: the step executor stopped, but no step is in progress, so "
                        "its answer was not recorded. Start a step with `maker step start`.")
     step = int(active["step"])
     key = f"step{step}-{active.get('started_at', '')}"
+    text = _final_text(hook)
     try:
-        result = accept_handoff(store, _final_text(hook))
+        result = accept_handoff(store, text)
     except HandoffRejectedError as exc:
+        kept = _keep_answer(store, step, text)
         count = _bump(store, "handoff", key)
         if count >= MAX_ATTEMPTS:
             reasons = [str(p) for p in exc.problems]
-            fail_step(store, step, [f"handoff rejected {count} times", *reasons])
+            fail_step(store, step, [f"handoff rejected {count} times (the last answer is "
+                                    f"kept in {kept})", *reasons])
             _clear(store, "handoff", key)
             return message(f"maker: step {step} FAILED: its handoff was rejected {count} "
                            f"times. Reasons:\n{_problem_list(reasons)}")
@@ -210,12 +242,15 @@ def on_stop(hook: HookInput) -> Output:
         return allow()
     try:
         record = store.load_step(step)
-    except Exception:  # noqa: BLE001 - a vanished or broken step file is not a block
-        store.write_active(None)
-        return message(f"maker: step {step} was in progress but its file cannot be read; "
-                       "cleared the in-progress marker. Run `maker status`.")
-    if record.status != "in-progress":
-        store.write_active(None)
+    except Exception as exc:  # noqa: BLE001 - a broken step file (mid-edit?) never blocks
+        return message(f"maker: step {step} is in progress but its file cannot be read "
+                       f"({str(exc)[:200]}); this stop was let through. Run `maker status`.")
+    if record.status != "in-progress" or record.meta.get("awaiting_approval"):
+        with store.lock():  # re-check under the lock: never clear another step's marker
+            current = store.read_active()
+            if current and current.get("step") == step and \
+                    current.get("started_at") == active.get("started_at"):
+                store.write_active(None)
         return allow()
     key = f"step{step}-{active.get('started_at', '')}"
     count = _bump(store, "stop", key)
@@ -298,12 +333,7 @@ def on_user_prompt_submit(hook: HookInput) -> Output:
 # -- SessionStart -----------------------------------------------------------------
 
 def on_session_start(hook: HookInput) -> Output:
-    store = _store(hook)
-    env_file = os.environ.get("CLAUDE_ENV_FILE")
-    if env_file and hook.session_id:
-        # Lets `maker step start` in the Bash tool record which session owns a step.
-        with open(env_file, "a", encoding="utf-8") as fh:
-            fh.write(f"export MAKER_SESSION_ID={hook.session_id}\n")
+    store = _store(hook)  # (scripts/hook exports MAKER_SESSION_ID for the Bash tool)
     if not store.exists():
         return allow()
     from maker.executor.schedule import status_summary
