@@ -12,6 +12,7 @@
     │   ├── DependencyError       depends_on not complete (lists what is missing)
     │   └── TransitionError       a status change outside the allowed transitions
     ├── HandoffRejectedError      a handoff that fails the gate (all problems)
+    ├── ReviewMissingError        a large step approved without its (approving) review
     ├── VerificationError         verification could not run at all
     ├── LockTimeoutError          another session holds the plan lock
     ├── ClaudeNotFoundError       the Claude Code CLI is not installed (maker.scripted)
@@ -39,6 +40,7 @@ __all__ = [
     "PlanNotFoundError",
     "PlanValidationError",
     "Problem",
+    "ReviewMissingError",
     "StepError",
     "StepNotFoundError",
     "TransitionError",
@@ -160,6 +162,10 @@ class DependencyError(StepError):
 
 class TransitionError(StepError):
     """A status change outside pending → in-progress → complete | blocked | failed."""
+
+
+class ReviewMissingError(MakerError):
+    """A step that needs the independent review has none (or not an approving one)."""
 
 
 class VerificationError(MakerError):

@@ -115,7 +115,7 @@ def main_acts_on_verdict(request: RecordedRequest) -> Reply:
     if "VERDICT: approve" in verdict:
         return tool("Bash", command="maker step approve 0 --by reviewer",
                     description="Approve step 0")
-    return tool("Bash", command="maker step reject 0 --notes 'RED: f5.txt is empty.'",
+    return tool("Bash", command="maker step reject 0 --from-review",
                 description="Reject step 0")
 
 

@@ -12,6 +12,7 @@ from maker.errors import StepError, TransitionError
 from maker.executor.approval import approve_step, reject_step
 from maker.executor.brief import build_brief
 from maker.executor.lifecycle import start_step
+from maker.executor.review import record_review
 from maker.handoff.gate import accept_handoff
 from maker.store.plan_store import PlanStore
 
@@ -85,7 +86,7 @@ def test_blocked_handoff_needs_no_approval(store: PlanStore) -> None:
     ],
 )
 def test_cli(store: PlanStore, args: list[str], code: int, fragment: str) -> None:
-    accept_handoff(store, handoff(1, files_changed=[f"f{i}.py" for i in range(6)]))
+    accept_handoff(store, handoff(1, files_changed=["f0.py"]))
     result = CliRunner().invoke(cli, [*args, "--plans-dir", str(store.root)])
     assert result.exit_code == code, result.output
     assert fragment in result.output
@@ -96,6 +97,9 @@ def test_outcome_says_review_and_sentinel(store: PlanStore) -> None:
     runner = CliRunner()
     out = runner.invoke(cli, ["step", "outcome", "1", "--plans-dir", str(store.root)]).output
     assert "review: required (6 files changed)" in out
+    refused = runner.invoke(cli, ["step", "approve", "1", "--plans-dir", str(store.root)])
+    assert refused.exit_code == 1 and "needs the independent review first" in refused.output
+    record_review(store, store.load().get(1), "GREEN: fine.\nVERDICT: approve")
     runner.invoke(cli, ["step", "approve", "1", "--plans-dir", str(store.root)])
     out = runner.invoke(cli, ["step", "outcome", "1", "--plans-dir", str(store.root)]).output
     assert "sentinel: STEP_COMPLETE" in out

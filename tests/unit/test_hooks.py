@@ -455,3 +455,49 @@ def test_refused_handoffs_are_kept(project: Path, running: PlanStore) -> None:
     fire("subagent-stop", subagent_input(project, EXECUTOR, "I did it, trust me."))
     (kept,) = (running.state_dir / "refused").iterdir()
     assert kept.read_text() == "I did it, trust me."
+
+
+@pytest.mark.parametrize(("path", "denied"), [
+    ("plans/.maker/evidence/step-01.json", True),
+    ("plans/steps/01-step-number-1.md", True),
+    ("{root}/plans/handoffs/x.md", True),
+    ("src/app.py", False),
+])
+def test_the_executor_never_writes_into_plans(project: Path, path: str, denied: bool) -> None:
+    store = write(project, [make_step(1, -1)])
+    record = store.load().get(1)
+    record.spec.primary_tools = ["Write", "Edit"]
+    store.save_step(record)
+    start_step(store, 1, session_id="sess-1")
+    target = path.format(root=project)
+    for tool in ("Write", "Edit"):
+        out = fire("pre-tool-use", tool_input(project, tool, file_path=target, content="x"))
+        if denied:
+            assert out is not None
+            reason = out["hookSpecificOutput"]["permissionDecisionReason"]
+            assert "maker's own record of the plan" in reason
+        else:
+            assert out is None
+
+
+def test_the_reviewers_verdict_is_recorded_and_gates_approval(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from maker.executor.approval import approve_step, reject_step
+    from maker.executor.review import ReviewMissingError as Missing
+
+    store = linear(project, 2)
+    start_step(store, 1, session_id="sess-1")
+    files = [f"f{i}.py" for i in range(5)]
+    fire("subagent-stop", subagent_input(project, EXECUTOR, handoff(1, files_changed=files)))
+    assert store.load().get(1).meta["awaiting_approval"] is True  # large: waits for review
+    with pytest.raises(Missing, match="needs the independent review first"):
+        approve_step(store, 1)
+    out = fire("subagent-stop", subagent_input(
+        project, "maker:reviewer", "- RED: f4.py drops the error.\nGREEN: tests.\n"
+        "VERDICT: changes-needed"))
+    assert out is not None and "verdict: changes-needed" in out["systemMessage"]
+    with pytest.raises(Missing, match="only an approving review"):
+        approve_step(store, 1, by="reviewer")  # headless (MAKER_AUTOAPPROVE=1)
+    result = reject_step(store, 1, from_review=True)
+    assert result.notes == "RED: f4.py drops the error."
+    assert store.load().get(1).status == "pending"

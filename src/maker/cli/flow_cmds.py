@@ -47,13 +47,15 @@ def step_approve(number: int, by: str, plans_dir: Path | None) -> None:
 @step.command("reject")
 @click.argument("number", type=int)
 @click.option("--notes", default="", help="What to change: the next attempt's brief shows it.")
+@click.option("--from-review", is_flag=True,
+              help="Take the notes from the recorded review's findings.")
 @plans_dir_option
 @reports_errors
-def step_reject(number: int, notes: str, plans_dir: Path | None) -> None:
+def step_reject(number: int, notes: str, from_review: bool, plans_dir: Path | None) -> None:
     """Send an accepted step back to pending, with revision notes."""
     from maker.executor.approval import reject_step
 
-    result = reject_step(PlanStore(resolve_plans_dir(plans_dir)), number, notes)
+    result = reject_step(PlanStore(resolve_plans_dir(plans_dir)), number, notes, from_review)
     click.echo(f"step {result.step} rejected: back to pending; the next `maker step start "
                f"{result.step}` brief carries the notes")
 
@@ -76,8 +78,7 @@ def outcome(store: PlanStore, n: int) -> dict[str, Any]:
         out["status"] = "awaiting-approval"
         out["next"] = (f"launch maker:reviewer; if its verdict is approve, run `maker step "
                        f"approve {n} --by reviewer` and end with STEP_COMPLETE; otherwise "
-                       f"`maker step reject {n} --notes '<the RED findings>'` and end with "
-                       "STEP_REJECTED")
+                       f"`maker step reject {n} --from-review` and end with STEP_REJECTED")
         out["sentinel"] = None
     elif is_awaiting(record):
         out["status"] = "awaiting-approval"

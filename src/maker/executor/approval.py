@@ -71,11 +71,27 @@ def _awaiting(store: PlanStore, n: int) -> tuple[StoredPlan, StepRecord]:
 
 
 def approve_step(store: PlanStore, n: int, by: str = "user") -> StepRecord:
-    """Complete step ``n`` (awaiting approval). Raises TransitionError otherwise."""
+    """Complete step ``n`` (awaiting approval). Raises TransitionError otherwise, and
+    ReviewMissingError for a large step without its review (in a headless run:
+    without an approving one)."""
     from maker.executor.lifecycle import set_status
+    from maker.executor.review import ReviewMissingError, latest_review
 
     with store.lock():
         plan, record = _awaiting(store, n)
+        handoff = store.read_handoff(n) or {}
+        files = [str(f) for f in handoff.get("files_changed") or []]
+        if review_required(files):
+            review = latest_review(store, record)
+            if review is None:
+                raise ReviewMissingError(
+                    f"step {n} changed {len(files)} files: it needs the independent review "
+                    "first. Launch the maker:reviewer subagent for it, then approve.")
+            if autoapprove() and not review.approves:
+                raise ReviewMissingError(
+                    f"step {n}: the reviewer's verdict is {review.verdict}, and in a headless "
+                    f"run only an approving review completes it: `maker step reject {n} "
+                    "--from-review` sends its findings back")
         record.meta.pop(AWAITING, None)
         return set_status(store, n, "complete", {"approved_at": utc_now(), "approved_by": by},
                           plan=plan)
@@ -88,12 +104,22 @@ class RejectResult:
     archived: Any
 
 
-def reject_step(store: PlanStore, n: int, notes: str = "") -> RejectResult:
-    """Send step ``n`` back to pending with revision notes; its handoff is kept aside."""
+def reject_step(store: PlanStore, n: int, notes: str = "",
+                from_review: bool = False) -> RejectResult:
+    """Send step ``n`` back to pending with revision notes; its handoff is kept aside.
+
+    ``from_review`` takes the notes from the recorded review's findings.
+    """
     from maker.executor.lifecycle import reset_step
+    from maker.executor.review import ReviewMissingError, findings_for_notes, latest_review
 
     with store.lock():
-        _awaiting(store, n)
+        _, record = _awaiting(store, n)
+        if from_review:
+            review = latest_review(store, record)
+            if review is None:
+                raise ReviewMissingError(f"step {n} has no recorded review to send back")
+            notes = "\n".join(x for x in (findings_for_notes(review), notes.strip()) if x)
         result = reset_step(store, n)
         record = store.load().get(n)
         history = list(record.meta.get("revision_notes") or [])

@@ -19,6 +19,7 @@ Bounds stay well under Claude Code's own cap of 8 consecutive blocks.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,10 @@ __all__ = ["HANDLERS", "MAX_ATTEMPTS"]
 MAX_ATTEMPTS = 3
 PLANNER_SUFFIX = ":planner"
 EXECUTOR_SUFFIX = ":step-executor"
+REVIEWER_SUFFIX = ":reviewer"
+# Tools that write files, and the key of the path they write.
+_WRITERS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
+            "NotebookEdit": "notebook_path"}
 # What the executor may always run through Bash, whatever the step's tools: maker's
 # own read-only and verification commands, with plain arguments only (no shell
 # operators, so nothing can be chained onto them).
@@ -132,7 +137,25 @@ def on_subagent_stop(hook: HookInput) -> Output:
         return _planner_stop(hook)
     if agent.endswith(EXECUTOR_SUFFIX):
         return _executor_stop(hook)
+    if agent.endswith(REVIEWER_SUFFIX):
+        return _reviewer_stop(hook)
     return allow()
+
+
+def _reviewer_stop(hook: HookInput) -> Output:
+    """Record the independent review for the step that awaits approval."""
+    from maker.executor.approval import is_awaiting
+    from maker.executor.review import record_review
+
+    store = _store(hook)
+    if not store.exists():
+        return allow()
+    waiting = [r for r in store.load().steps if is_awaiting(r)]
+    if len(waiting) != 1:
+        return message("maker: the reviewer finished, but no single step awaits approval, "
+                       "so its review was not recorded.")
+    review = record_review(store, waiting[0], _final_text(hook))
+    return message(f"maker: review of step {review.step} recorded (verdict: {review.verdict}).")
 
 
 def _planner_stop(hook: HookInput) -> Output:
@@ -271,8 +294,8 @@ def on_stop(hook: HookInput) -> Output:
 # -- PreToolUse -------------------------------------------------------------------
 
 def on_pre_tool_use(hook: HookInput) -> Output:
-    if hook.agent_type.endswith(PLANNER_SUFFIX):
-        return _planner_tool(hook)
+    if hook.agent_type.endswith((PLANNER_SUFFIX, REVIEWER_SUFFIX)):
+        return _read_only_tool(hook)
     if not hook.agent_type.endswith(EXECUTOR_SUFFIX):
         return allow()
     store = _store(hook)
@@ -281,6 +304,12 @@ def on_pre_tool_use(hook: HookInput) -> Output:
         return allow()
     record = store.load_step(int(active["step"]))
     tool = hook.text("tool_name")
+    written = _written_path(hook, tool)
+    root = Path(os.path.realpath(store.root))
+    if written is not None and (written == root or root in written.parents):
+        return deny_tool(
+            f"maker: {store.root} is maker's own record of the plan; no step writes there. "
+            "Your handoff (your final message) is how this step's results are recorded.")
     allowed = record.spec.tools
     if tool in allowed or tool in ALWAYS_ALLOWED:
         return allow()
@@ -307,16 +336,33 @@ def _bash_command(hook: HookInput) -> str:
     return command if isinstance(command, str) else ""
 
 
-def _planner_tool(hook: HookInput) -> Output:
-    """The planner explores but never changes anything: its Bash is read-only."""
+def _written_path(hook: HookInput, tool: str) -> Path | None:
+    key = _WRITERS.get(tool)
+    tool_input = hook.raw.get("tool_input")
+    value = tool_input.get(key) if key and isinstance(tool_input, dict) else None
+    if not isinstance(value, str) or not value:
+        return None
+    path = Path(value)
+    if not path.is_absolute():
+        path = Path(hook.cwd or ".") / path
+    return Path(os.path.realpath(path))
+
+
+def _read_only_tool(hook: HookInput) -> Output:
+    """The planner and the reviewer look but never change anything: their Bash runs
+    read-only commands (and maker's own verification, for the reviewer)."""
     if hook.text("tool_name") != "Bash":
         return allow()
     from maker.tools.readonly import why_not_read_only
 
-    reason = why_not_read_only(_bash_command(hook))
+    command = _bash_command(hook)
+    if hook.agent_type.endswith(REVIEWER_SUFFIX) and MAKER_COMMAND.match(command):
+        return allow()
+    reason = why_not_read_only(command)
     if reason is None:
         return allow()
-    return deny_tool(f"maker: the planner only reads. This command was refused because "
+    who = "planner" if hook.agent_type.endswith(PLANNER_SUFFIX) else "reviewer"
+    return deny_tool(f"maker: the {who} only reads. This command was refused because "
                      f"{reason}. Use Read, or read-only commands such as ls, rg, grep, find, "
                      f"git log/show/diff/status.")
 
