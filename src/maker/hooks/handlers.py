@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,15 +40,6 @@ REVIEWER_SUFFIX = ":reviewer"
 # Tools that write files, and the key of the path they write.
 _WRITERS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
             "NotebookEdit": "notebook_path"}
-# What the executor may always run through Bash, whatever the step's tools: maker's
-# own read-only and verification commands, with plain arguments only (no shell
-# operators, so nothing can be chained onto them).
-# Loading a deferred tool's schema is not using it (the use is checked in turn).
-ALWAYS_ALLOWED = frozenset({"ToolSearch"})
-# Search tools some clients lack; a step listing one may search through Bash instead.
-SEARCH_TOOLS = frozenset({"Grep", "Glob", "LS"})
-MAKER_COMMAND = re.compile(
-    r"\A\s*maker (?:verify|context|status|next|handoff check)(?: [\w./=:-]+)*\s*\Z")
 
 
 def _store(hook: HookInput) -> PlanStore:
@@ -298,6 +288,8 @@ def on_pre_tool_use(hook: HookInput) -> Output:
         return _read_only_tool(hook)
     if not hook.agent_type.endswith(EXECUTOR_SUFFIX):
         return allow()
+    from maker.tools.permissions import permits
+
     store = _store(hook)
     active = store.read_active()
     if not active:
@@ -311,19 +303,9 @@ def on_pre_tool_use(hook: HookInput) -> Output:
             f"maker: {store.root} is maker's own record of the plan; no step writes there. "
             "Your handoff (your final message) is how this step's results are recorded.")
     allowed = record.spec.tools
-    if tool in allowed or tool in ALWAYS_ALLOWED:
+    tool_input = hook.raw.get("tool_input")
+    if permits(allowed, tool, tool_input if isinstance(tool_input, dict) else {}):
         return allow()
-    if tool == "Bash":
-        command = _bash_command(hook)
-        if MAKER_COMMAND.match(command):
-            return allow()
-        if SEARCH_TOOLS & set(allowed):
-            from maker.tools.readonly import is_read_only
-
-            # Clients without Grep/Glob tools search through Bash: a step that may
-            # search may run read-only commands.
-            if is_read_only(command):
-                return allow()
     return deny_tool(
         f"maker: step {record.number} may use only {', '.join(allowed)} (its primary and "
         f"fallback tools); `{tool}` is not among them. Do the step with those tools, or "
@@ -353,6 +335,7 @@ def _read_only_tool(hook: HookInput) -> Output:
     read-only commands (and maker's own verification, for the reviewer)."""
     if hook.text("tool_name") != "Bash":
         return allow()
+    from maker.tools.permissions import MAKER_COMMAND
     from maker.tools.readonly import why_not_read_only
 
     command = _bash_command(hook)
