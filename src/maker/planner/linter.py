@@ -158,11 +158,8 @@ def _numbering_problems(numbered: list[tuple[int, int, dict[str, Any]]],
 def _producers(numbered: list[tuple[int, int, dict[str, Any]]]) -> dict[str, tuple[int, int]]:
     """output name -> (index, step number) of the first step that produces it."""
     out: dict[str, tuple[int, int]] = {}
-    for index, number, item in numbered:
+    for index, number, _item in numbered:
         out.setdefault(f"step_{number}_output", (index, number))
-        declared = item.get("output_variable")
-        if isinstance(declared, str) and declared.strip():
-            out.setdefault(declared.strip(), (index, number))
     return out
 
 
@@ -172,16 +169,17 @@ def _output_variable_problems(s: _Step, producers: dict[str, tuple[int, int]]) -
         return []
     name = declared.strip()
     expected = f"step_{s.number}_output"
+    if name == expected:
+        return []
     m = _STEP_OUTPUT.match(name)
     if m and int(m.group(1)) != s.number:
         return [Problem("output_variable", f"{_show(declared)} is the name of step "
                                            f"{m.group(1)}'s output", s.number,
                         fix=f"use {expected!r}")]
-    owner = producers.get(name)
-    if owner is not None and owner[0] != s.index and owner[1] != s.number:
-        return [Problem("output_variable", f"{_show(declared)} is already the output of step "
-                                           f"{owner[1]}", s.number, fix=f"use {expected!r}")]
-    return []
+    # Later steps, the brief and the gate find a step's output by its number.
+    return [Problem("output_variable", f"{_show(declared)} is not this step's output name: "
+                                       "outputs are named step_<N>_output", s.number,
+                    fix=f"use {expected!r}, and refer to it as {expected}.<key>")]
 
 
 def _input_problems(s: _Step, producers: dict[str, tuple[int, int]],
