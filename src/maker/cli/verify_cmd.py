@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
+from types import FrameType
 
 import click
 
@@ -24,6 +26,7 @@ __all__ = ["verify"]
 def verify(step: int | None, as_json: bool, plans_dir: Path | None) -> None:
     """Run format, lint, build and the full tests; record the evidence."""
     store = PlanStore(resolve_plans_dir(plans_dir))
+    _exit_on_termination()
     run = run_verification(store, store.root.parent, step, _print_progress)
     if as_json:
         data = run.to_dict()
@@ -58,3 +61,15 @@ def _duration(seconds: float) -> str:
         return f"{seconds:.1f} s"
     minutes, secs = divmod(int(seconds), 60)
     return f"{minutes}m{secs:02d}s"
+
+
+def _exit_on_termination() -> None:
+    """Turn SIGTERM/SIGHUP (a tool's timeout, a closed terminal) into an exit, so the
+    running command's whole process group is killed instead of left orphaned."""
+
+    def leave(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(128 + signum)
+
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            signal.signal(sig, leave)
