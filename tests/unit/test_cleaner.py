@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -205,3 +206,19 @@ def _clean_or_documented_error(raw: str | bytes) -> None:
             YAMLCleaner(strict=strict).clean(raw)
         except YAMLCleanError as exc:
             assert str(exc)
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    ("step: 1\nstatus: failed\nsummary: s\nstatus: complete\n",
+     "line 4: the key 'status' appears twice"),
+    ("output:\n  a: 1\n  a: 2\n", "line 3: the key 'a' appears twice"),
+    ("n: " + "9" * 5000 + "\n", "a value cannot be read"),
+])
+def test_duplicate_keys_and_unreadable_values_are_errors(text, fragment):
+    with pytest.raises(YAMLCleanError, match=re.escape(fragment)):
+        YAMLCleaner().clean(text)
+
+
+def test_merge_keys_are_not_duplicates():
+    data, _ = YAMLCleaner().clean("base: &b {x: 1}\nuse:\n  <<: *b\n  y: 2\n")
+    assert data["use"] == {"x": 1, "y": 2}

@@ -43,7 +43,32 @@ _LEADING_TABS = re.compile(r"^(\t+)", re.MULTILINE)
 _YAML_LANGS = {"", "yaml", "yml"}
 
 
-class _AliasLimitedLoader(yaml.SafeLoader):
+class _UniqueKeys:
+    """Refuse a mapping that names a key twice: YAML would keep the last one silently
+    (``status: failed`` … ``status: complete`` reads as complete)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:
+        seen: set[str] = set()
+        for key_node, _ in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
+                continue
+            if key_node.value in seen:
+                raise YAMLCleanError(
+                    f"the key {key_node.value!r} appears twice in one mapping; keep only one",
+                    key_node.start_mark.line + 1)
+            seen.add(key_node.value)
+        return super().construct_mapping(node, deep)  # type: ignore[misc]
+
+
+class _FastLoader(_UniqueKeys, _FAST_LOADER):  # type: ignore[valid-type,misc]
+    pass
+
+
+class _SafeLoader(_UniqueKeys, yaml.SafeLoader):
+    pass
+
+
+class _AliasLimitedLoader(_UniqueKeys, yaml.SafeLoader):
     """A pure-Python safe loader that refuses more than ``max_aliases`` alias uses."""
 
     max_aliases = 100
@@ -73,10 +98,12 @@ def load_yaml(text: str, max_aliases: int = 100) -> Any:
                 loader.dispose()
             _check_expanded_size(data)
             return data
-        loader_class = yaml.SafeLoader if _may_nest_deeply(text) else _FAST_LOADER
+        loader_class = _SafeLoader if _may_nest_deeply(text) else _FastLoader
         return yaml.load(text, Loader=loader_class)  # noqa: S506 - a safe loader
     except YAMLCleanError:
         raise
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise YAMLCleanError(f"invalid YAML: a value cannot be read ({exc})") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
