@@ -247,3 +247,22 @@ def test_plan_md_has_a_table_and_a_mermaid_graph(tmp_path: Path) -> None:
     text = store.overview_path.read_text()
     assert "| 0 | [a \\| b](steps/00-a-b.md) | action | pending | — | 1 |" in text
     assert "```mermaid" in text and "s0 --> s1" in text
+
+
+def test_a_renamed_step_file_is_named_with_the_fix(tmp_path: Path) -> None:
+    store = PlanStore(tmp_path / "plans")
+    stored = store.write_plan(plan(step(0, 1), step(1, -1)))
+    stored.steps[0].path.rename(store.steps_dir / "07-renamed.md")
+    with pytest.raises(PlanFileError, match=r"07-renamed.md: step: the file says step 0 but "
+                                            r"its name says 7 \(fix: rename it to 00-renamed.md"):
+        store.load()
+
+
+def test_stray_files_in_steps_are_named_not_fatal_tracebacks(tmp_path: Path) -> None:
+    store = PlanStore(tmp_path / "plans")
+    store.write_plan(plan(step(0, -1)))
+    (store.steps_dir / "05-dir.md").mkdir()  # a directory: ignored
+    assert len(store.load().steps) == 1
+    (store.steps_dir / "README.md").write_text("notes")
+    with pytest.raises(PlanFileError, match="README.md: not a step file name .* move it out"):
+        store.load()

@@ -290,11 +290,19 @@ def on_pre_tool_use(hook: HookInput) -> Output:
         return allow()
     from maker.tools.permissions import permits
 
+    from maker.errors import MakerError
+
     store = _store(hook)
     active = store.read_active()
     if not active:
         return allow()
-    record = store.load_step(int(active["step"]))
+    try:
+        record = store.load_step(int(active["step"]))
+    except MakerError as exc:
+        # Which tools the step allows is unknown: refusing keeps the step's limits, and
+        # the executor can still hand off (blocked) with this reason.
+        return deny_tool(f"maker cannot read the step in progress, so it cannot check this "
+                         f"tool: {exc}. Hand off with status: blocked and this reason.")
     tool = hook.text("tool_name")
     written = _written_path(hook, tool)
     root = Path(os.path.realpath(store.root))

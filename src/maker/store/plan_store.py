@@ -204,10 +204,23 @@ class PlanStore:
         records: list[StepRecord] = []
         problems: list[str] = []
         for path in self._step_files():
+            head = path.name.split("-", 1)[0]
+            if not head.isdigit():
+                problems.append(f"{path}: not a step file name (NN-<title>.md) (fix: move it "
+                                f"out of {self.steps_dir})")
+                continue
             try:
-                records.append(self._read_step(path))
+                record = self._read_step(path)
             except PlanFileError as exc:
                 problems.append(str(exc))
+                continue
+            if int(head) != record.number:
+                rest = path.name.split("-", 1)[-1]
+                problems.append(
+                    f"{path}: step: the file says step {record.number} but its name says "
+                    f"{int(head)} (fix: rename it to {record.number:02d}-{rest} or set "
+                    f"`step: {int(head)}`)")
+            records.append(record)
         seen: dict[int, Path] = {}
         for r in records:
             if r.number in seen:
@@ -239,7 +252,7 @@ class PlanStore:
         if not self.steps_dir.is_dir():
             return []
         return sorted(p for p in self.steps_dir.iterdir()
-                      if p.suffix == ".md" and not p.name.startswith("."))
+                      if p.suffix == ".md" and not p.name.startswith(".") and p.is_file())
 
     def step_path(self, number: int) -> Path:
         """The file of step ``number`` (found by its numeric prefix)."""
