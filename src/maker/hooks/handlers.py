@@ -288,9 +288,8 @@ def on_pre_tool_use(hook: HookInput) -> Output:
         return _read_only_tool(hook)
     if not hook.agent_type.endswith(EXECUTOR_SUFFIX):
         return allow()
-    from maker.tools.permissions import permits
-
     from maker.errors import MakerError
+    from maker.tools.permissions import permits
 
     store = _store(hook)
     active = store.read_active()
