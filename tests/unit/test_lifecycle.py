@@ -105,12 +105,16 @@ def test_restarting_the_step_in_progress_is_idempotent(tmp_path: Path) -> None:
     first = start_step(store, 1, session_id="a")
     path = store.load().get(1).path
     before = path.read_text(encoding="utf-8")
-    again = start_step(store, 1, session_id="b")
+    again = start_step(store, 1, session_id="a")
     assert again.restarted and again.started_at == first.started_at
     assert again.brief == first.brief
     assert path.read_text(encoding="utf-8") == before
+    # Another session cannot take the step over; a shell may read the brief again.
+    with pytest.raises(StepError, match=r"in progress in another Claude Code session \(a\)"):
+        start_step(store, 1, session_id="b")
+    assert start_step(store, 1).restarted
     active = store.read_active()
-    assert active is not None and active["session_id"] == "b"
+    assert active is not None and active["session_id"] == "a"
     # With no number, the step in progress is the one resumed.
     assert start_step(store).step == 1
 

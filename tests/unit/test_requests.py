@@ -145,3 +145,14 @@ def test_the_planner_prompt_is_the_plugins_agent_file() -> None:
     prompt = load_prompt("planner")
     assert prompt.startswith("maker-agent: planner")
     assert prompt.strip() in agent and "tools: Read, Grep, Glob" not in prompt
+
+
+def test_a_second_session_cannot_take_over_a_step_in_progress(tmp_path: Path) -> None:
+    store = linear(tmp_path, 2)
+    save_request("A", "/maker:step 1")
+    save_request("B", "/maker:step 1")
+    assert begin("A").startswith("STARTED: step 1")
+    out = begin("B")
+    assert out.startswith("REFUSED:") and "another Claude Code session (A)" in out
+    assert store.read_active()["session_id"] == "A"  # type: ignore[index]
+    assert "resumed" in begin("A")  # the owner may ask again

@@ -39,7 +39,8 @@ def step() -> None:
 @click.argument("number", type=int, required=False)
 @click.option("--force", is_flag=True, help="Start even if depends_on are not complete "
               "(the override is recorded in the step file).")
-@click.option("--session-id", envvar="MAKER_SESSION_ID", default=None,
+@click.option("--session-id", envvar=["MAKER_SESSION_ID", "CLAUDE_CODE_SESSION_ID"],
+              default=None,
               help="The Claude Code session that runs the step. Env: MAKER_SESSION_ID.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @plans_dir_option

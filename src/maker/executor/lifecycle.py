@@ -196,6 +196,15 @@ def _resume(store: PlanStore, plan: StoredPlan, record: StepRecord,
             session_id: str | None) -> StartResult:
     started = str(record.meta.get("started_at") or "")
     active = store.read_active()
+    owner = (active or {}).get("session_id") if (active or {}).get("step") == record.number \
+        else None
+    if owner and session_id and owner != session_id:
+        raise StepError(
+            f"step {record.number} ({record.title}) is in progress in another Claude Code "
+            f"session ({owner}); maker runs one step at a time. Finish it there, or put it "
+            f"back with `maker step reset {record.number}`.", record.number)
+    if owner and not session_id:
+        session_id = owner  # a shell asking for the brief again does not take it over
     if not active or active.get("step") != record.number:
         store.write_active({"step": record.number, "started_at": started or _now(),
                             "session_id": session_id, "attempts": {}})
