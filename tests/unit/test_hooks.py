@@ -501,3 +501,39 @@ def test_the_reviewers_verdict_is_recorded_and_gates_approval(
     result = reject_step(store, 1, from_review=True)
     assert result.notes == "RED: f4.py drops the error."
     assert store.load().get(1).status == "pending"
+
+
+@pytest.mark.parametrize(("command", "fragment"), [
+    ("maker step approve 1", "does not move the plan's state"),
+    ("TEST_CMD=true maker step approve 1", "does not move the plan's state"),
+    ("maker handoff accept h.yaml", "does not move the plan's state"),
+    ("sed -i s/pending/complete/ plans/steps/01-x.md", "maker's own record"),
+    ("cat ./plans/.maker/active.json", "maker's own record"),
+    ("echo x > {root}/plans/.maker/evidence/step-01.json", "maker's own record"),
+])
+def test_the_executor_cannot_move_state_even_with_bash(project: Path, command: str,
+                                                       fragment: str) -> None:
+    store = write(project, [make_step(1, -1)])
+    record = store.load().get(1)
+    record.spec.primary_tools = ["Bash"]
+    store.save_step(record)
+    start_step(store, 1, session_id="sess-1")
+    out = fire("pre-tool-use", tool_input(project, "Bash",
+                                          command=command.format(root=project)))
+    assert out is not None and fragment in out["hookSpecificOutput"][
+        "permissionDecisionReason"]
+    assert fire("pre-tool-use", tool_input(project, "Bash", command="pytest -q")) is None
+    assert fire("pre-tool-use", tool_input(project, "Bash", command="ls docs/plans")) is None
+
+
+def test_evidence_from_overridden_commands_is_refused(project: Path, running: PlanStore,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from maker.verify.runner import run_verification
+
+    monkeypatch.setenv("TEST_CMD", "false")  # the project's real check fails
+    run = run_verification(running, project, 1, env=dict(os.environ, TEST_CMD="true"))
+    assert run.passed
+    out = fire("subagent-stop", subagent_input(project, EXECUTOR, handoff(1)))
+    assert out is not None and out["decision"] == "block"
+    assert "the recorded verification ran ['true'], but the project's commands are " \
+           "['false']" in out["reason"]

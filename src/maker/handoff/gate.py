@@ -375,6 +375,15 @@ def _check_evidence(store: PlanStore, record: StepRecord, problems: list[Problem
                                 f"{run.finished_at}, before this step started "
                                 f"({record.meta.get('started_at')})", n, fix=rerun))
         return None
+    expected = [c.command for c in detect_commands(_project_dir(store))]
+    ran = [c.command for c in run.commands]
+    if run.passed and ran != expected:
+        problems.append(Problem(
+            "evidence", f"the recorded verification ran {ran}, but the project's commands "
+            f"are {expected}", n,
+            fix=f"run `maker verify --step {n}` as it is, without overriding FORMAT_CMD, "
+                "LINT_CMD, BUILD_CMD or TEST_CMD"))
+        return None
     if not run.passed:
         bad = run.failed_command
         what = (f"`{bad.command}` exited with {bad.exit_code}" if bad is not None

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -309,6 +310,10 @@ def on_pre_tool_use(hook: HookInput) -> Output:
         return deny_tool(
             f"maker: {store.root} is maker's own record of the plan; no step writes there. "
             "Your handoff (your final message) is how this step's results are recorded.")
+    if tool == "Bash":
+        refusal = _maker_state_refusal(_bash_command(hook), store.root)
+        if refusal:
+            return deny_tool(refusal)
     allowed = record.spec.tools
     tool_input = hook.raw.get("tool_input")
     if permits(allowed, tool, tool_input if isinstance(tool_input, dict) else {}):
@@ -317,6 +322,23 @@ def on_pre_tool_use(hook: HookInput) -> Output:
         f"maker: step {record.number} may use only {', '.join(allowed)} (its primary and "
         f"fallback tools); `{tool}` is not among them. Do the step with those tools, or "
         f"report the gap in your handoff (status: blocked, with the reason in blockers).")
+
+
+_MAKER_WRITES = re.compile(r"\bmaker\s+(?:step|handoff\s+accept|plan\s+write)\b")
+_PLANS_RELATIVE = re.compile(r"""(?:^|[\s'"=<>|;&(])(?:\./)?plans(?:/|\s|$|['"])""")
+
+
+def _maker_state_refusal(command: str, root: Path) -> str | None:
+    """Why the step executor may not run this command, even with Bash: it would move
+    the plan's state (start, approve, accept) or touch maker's files itself."""
+    if _MAKER_WRITES.search(command):
+        return ("maker: the step executor does not move the plan's state (maker step ..., "
+                "maker handoff accept, maker plan write): your final message, the handoff, "
+                "is how this step ends.")
+    if str(root) in command or (root.name == "plans" and _PLANS_RELATIVE.search(command)):
+        return (f"maker: {root} is maker's own record of the plan; no step reads or writes "
+                "it directly. Your brief (`maker context N`) has what you need from it.")
+    return None
 
 
 def _bash_command(hook: HookInput) -> str:
