@@ -537,3 +537,16 @@ def test_evidence_from_overridden_commands_is_refused(project: Path, running: Pl
     assert out is not None and out["decision"] == "block"
     assert "the recorded verification ran ['true'], but the project's commands are " \
            "['false']" in out["reason"]
+
+
+def test_a_conditional_step_cannot_jump_back_to_a_finished_step(project: Path) -> None:
+    store = write(project, [make_step(0, 1), make_step(1, -2, conditional=True),
+                            make_step(2, -1)])
+    start_step(store, 0)
+    fire("subagent-stop", subagent_input(project, EXECUTOR, handoff(0)))
+    start_step(store, 1)
+    out = fire("subagent-stop", subagent_input(
+        project, EXECUTOR, handoff(1, output={"next_step": 0, "reason": "again"})))
+    assert out is not None and out["decision"] == "block"
+    assert "step 0, which is complete: only a step that has not run yet" in out["reason"]
+    assert "one of 2, or -1" in out["reason"]

@@ -304,7 +304,10 @@ def _check_output(store: PlanStore, plan: StoredPlan, record: StepRecord, status
                 "extra keys are allowed"))
     if not (spec.is_conditional or spec.next_step_sequence_number == RUNTIME_DECIDED):
         return
-    choices = sorted(r.number for r in plan.steps if r.number != record.number)
+    # Only a step that has not run yet: completed steps stay complete, so a jump back
+    # to one would end the plan with its rest silently skipped.
+    choices = sorted(r.number for r in plan.steps
+                     if r.number != record.number and r.status == "pending")
     listed = ", ".join(map(str, choices[:30])) + (", …" if len(choices) > 30 else "")
     fix = (f"set `next_step:` under `output:` to the step the plan should run next: one of "
            f"{listed}, or -1 to end the plan" if choices
@@ -319,7 +322,11 @@ def _check_output(store: PlanStore, plan: StoredPlan, record: StepRecord, status
         problems.append(Problem("output.next_step", f"must be a step number, got "
                                 f"{_kind(chosen)} {chosen!r}", record.number, fix=fix))
     elif chosen != END and chosen not in choices:
-        why = "this step itself" if chosen == record.number else "not a step of the plan"
+        numbers = {r.number: r.status for r in plan.steps}
+        why = ("this step itself" if chosen == record.number
+               else f"step {chosen}, which is {numbers[chosen]}: only a step that has not "
+                    "run yet can come next" if chosen in numbers
+               else "not a step of the plan")
         problems.append(Problem("output.next_step", f"{chosen} is {why}", record.number,
                                 fix=fix))
 
