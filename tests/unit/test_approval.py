@@ -39,7 +39,8 @@ def test_complete_handoff_waits_for_approval(store: PlanStore) -> None:
     assert store.handoff_path(1).exists()
     with pytest.raises(StepError, match="awaits the user's approval"):
         start_step(store, 1)
-    with pytest.raises(StepError, match="already in progress"):
+    with pytest.raises(StepError, match="awaits the user's approval first: `maker step "
+                                        "approve 1`"):
         start_step(store, 2)
 
 

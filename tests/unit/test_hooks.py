@@ -193,6 +193,15 @@ def test_planner_answer_is_blocked_with_the_linters_problems(project: Path) -> N
 
 
 def test_a_new_plan_archives_the_unfinished_one(project: Path, running: PlanStore) -> None:
+    # Not while a step runs: that would strand it.
+    out = fire("subagent-stop", subagent_input(project, "maker:planner", plan_yaml()))
+    assert out is not None and "decision" not in out
+    assert "valid but was not written: step 1 of the current plan is in progress" in out[
+        "systemMessage"]
+    assert running.archived() == [] and running.load().task == "Build the thing"
+    from maker.executor.lifecycle import reset_step
+
+    reset_step(running, 1)
     out = fire("subagent-stop", subagent_input(project, "maker:planner", plan_yaml()))
     assert out is not None and "plan written" in out["systemMessage"]
     archived = running.archived()

@@ -156,3 +156,20 @@ def test_a_second_session_cannot_take_over_a_step_in_progress(tmp_path: Path) ->
     assert out.startswith("REFUSED:") and "another Claude Code session (A)" in out
     assert store.read_active()["session_id"] == "A"  # type: ignore[index]
     assert "resumed" in begin("A")  # the owner may ask again
+
+
+@pytest.mark.parametrize(("text", "parsed"), [
+    ("3", (3, False, "")),
+    ("3 be quick", (3, False, "be quick")),
+    ("step 3", (3, False, "")),
+    ("#3: with care", (3, False, "with care")),
+    ("3 --force notes", (3, True, "notes")),
+    ("--force", (None, True, "")),
+    ("² weird", (None, False, "² weird")),
+    ("30cm of rope", (None, False, "30cm of rope")),
+    ("", (None, False, "")),
+])
+def test_step_arguments(text: str, parsed: tuple[int | None, bool, str]) -> None:
+    from maker.cli.flow_cmds import _split_step_args
+
+    assert _split_step_args(text) == parsed

@@ -266,3 +266,30 @@ def test_stray_files_in_steps_are_named_not_fatal_tracebacks(tmp_path: Path) -> 
     (store.steps_dir / "README.md").write_text("notes")
     with pytest.raises(PlanFileError, match="README.md: not a step file name .* move it out"):
         store.load()
+
+
+def test_rewritten_files_keep_a_readable_mode(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    store = PlanStore(tmp_path / "plans")
+    stored = store.write_plan(plan(step(0, -1)))
+    record = stored.steps[0]
+    before = stat.S_IMODE(record.path.stat().st_mode)
+    store.save_step(record)  # an atomic rewrite
+    assert stat.S_IMODE(record.path.stat().st_mode) == before
+    atomic_write(tmp_path / "new.md", "x")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "new.md").stat().st_mode) == 0o666 & ~umask
+
+
+@pytest.mark.parametrize("title", ["two\nlines", "nul\x00byte", "esc\x1b[31mred"])
+def test_titles_with_control_characters_are_refused(title: str) -> None:
+    from maker.planner.parser import structure_problems
+
+    raw = {"reasoning": "r", "plan": [{"step": 0, "task_type": "action_step", "title": title,
+                                       "task_description": "d", "output_schema": "{}",
+                                       "next_step_sequence_number": -1}]}
+    (problem,) = structure_problems(raw)
+    assert problem.field == "title" and "control character" in problem.message

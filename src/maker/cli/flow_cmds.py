@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -146,18 +147,23 @@ def request(command: str, session_id: str, data_dir: str) -> None:
     click.echo(f"<user-text>\n{text}\n</user-text>" if text else "<user-text></user-text>")
 
 
+_STEP_ARG = re.compile(r"\A\s*(?:step\s*)?#?([0-9]+)(?=\s|[.:,;]|\Z)[.:,;]?", re.I | re.A)
+
+
 def _split_step_args(text: str) -> tuple[int | None, bool, str]:
-    """``"3 --force make it fast"`` → ``(3, True, "make it fast")``."""
-    words = text.split(maxsplit=1)
+    """``"3 --force make it fast"`` → ``(3, True, "make it fast")``; also ``step 3``,
+    ``#3``. No leading number: ``(None, …)``, the next ready step."""
     number: int | None = None
-    if words and words[0].isdigit():
-        number = int(words[0])
-        text = words[1] if len(words) > 1 else ""
+    m = _STEP_ARG.match(text)
+    if m:
+        number = int(m.group(1))
+        text = text[m.end():]
+    text = text.strip()
     force = False
     if text.split(maxsplit=1)[:1] == ["--force"]:
         force = True
-        text = text.split(maxsplit=1)[1] if len(text.split(maxsplit=1)) > 1 else ""
-    return number, force, text.strip()
+        text = text[len("--force"):].strip()
+    return number, force, text
 
 
 @step.command("begin")

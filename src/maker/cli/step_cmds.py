@@ -120,12 +120,12 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
     store = _store(plans_dir)
     try:
         plan = store.load()
+        sched = plan_schedule(store, plan)
     except MakerError as exc:
         if not exit_zero:
             raise
         click.echo(f"maker: {exc}")
         return
-    sched = plan_schedule(store, plan)
     rows = summary_rows(plan, store, sched)
     if as_json:
         echo_json({"plans_dir": str(store.root), "task": plan.task,

@@ -157,6 +157,12 @@ def start_step(store: PlanStore, n: int | None = None, force: bool = False,
                 "send it back with revision notes", n)
         if record.status == "in-progress":
             return _resume(store, plan, record, session_id)
+        if running and running[0].meta.get("awaiting_approval"):
+            other = running[0]
+            raise StepError(
+                f"step {other.number} ({other.title}) is done and awaits the user's approval "
+                f"first: `maker step approve {other.number}`, or `maker step reject "
+                f"{other.number} --notes \"...\"`", n)
         if running:
             other = running[0]
             raise StepError(

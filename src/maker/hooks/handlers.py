@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 __all__ = ["HANDLERS", "MAX_ATTEMPTS"]
 
 MAX_ATTEMPTS = 3
+# A planner's exploration can take a while; an older /maker:plan is another request.
+_PLANNING_S = 4 * 3600
 PLANNER_SUFFIX = ":planner"
 EXECUTOR_SUFFIX = ":step-executor"
 REVIEWER_SUFFIX = ":reviewer"
@@ -159,9 +161,13 @@ def _planner_stop(hook: HookInput) -> Output:
     if plan is not None and not problems:
         # The user's exact words, as saved before the command expanded; the
         # planner's echo of them is only the fallback.
-        task = load_request(hook.session_id, "plan") or plan.task
-        with store.lock():
+        task = load_request(hook.session_id, "plan", max_age_s=_PLANNING_S) or plan.task
+        from maker.errors import PlanExistsError
+
+        try:
             stored = store.write_plan(plan, task)
+        except PlanExistsError as exc:
+            return message(f"maker: the plan is valid but was not written: {exc}")
         _clear(store, "planner", key)
         return message(f"maker: plan written to {store.root} ({len(stored.steps)} steps). "
                        "Run /maker:status to see it, /maker:step to run the first step.")

@@ -92,6 +92,10 @@ def _step_problems(index: int, item: Any) -> list[Problem]:
                                fix="use action_step or conditional_step"))
         elif name in ("title", "task_description") and not str(value).strip():
             out.append(Problem(prefix + name, "empty", where, fix=f"write the step's {name}"))
+        elif name == "title" and any(ord(c) < 32 or ord(c) == 127 for c in str(value)):
+            out.append(Problem(prefix + name, f"has a line break or control character: "
+                                              f"{_show(value)}", where,
+                               fix="write the title on one line, in plain text"))
     for name in _LIST_FIELDS:
         value = item.get(name)
         if value is None:

@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from maker.core.models import RUNTIME_DECIDED, STEP_STATUSES, Plan, PlanStep, step_refs
-from maker.errors import PlanFileError, PlanNotFoundError, Problem, StepNotFoundError
+from maker.errors import (
+    PlanExistsError,
+    PlanFileError,
+    PlanNotFoundError,
+    Problem,
+    StepNotFoundError,
+)
 from maker.planner.parser import parse_step, structure_problems
 from maker.store.atomic import atomic_write, plan_lock
 from maker.store.frontmatter import read_front_matter, render_front_matter
@@ -138,6 +144,13 @@ class PlanStore:
         width = max(2, len(str(max((s.step for s in plan.steps), default=0))))
         self.root.mkdir(parents=True, exist_ok=True)
         with self.lock():
+            active = self.read_active()
+            if active:
+                n = active.get("step")
+                raise PlanExistsError(
+                    f"step {n} of the current plan is in progress; a new plan would strand "
+                    f"it. Finish it (its handoff), or put it back with `maker step reset {n}`,"
+                    " then write the new plan (the old one is archived, never lost).")
             # Staging happens only under the lock: any staging area here was abandoned
             # by a crashed write.
             for stale in self.state_dir.glob("staging-*"):
