@@ -74,7 +74,8 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
     if plan.task.strip():
         parts.append(f"Plan task: {_clip(plan.task.strip(), budget.task_chars)}")
     parts.append(_step_section(spec, record.depends_on))
-    revisions = [str(n) for n in record.meta.get("revision_notes") or []][-3:]
+    notes = record.meta.get("revision_notes") or []
+    revisions = [str(n) for n in (notes if isinstance(notes, list) else [notes])][-3:]
     if revisions:
         parts.append("## The user sent an earlier attempt back\n\nAddress these revision "
                      "notes (newest last):\n\n"

@@ -115,14 +115,8 @@ def check_transition(record: StepRecord, to: str) -> None:
 
 def step_brief(store: PlanStore, plan: StoredPlan, number: int) -> str:
     """The executor's brief for a step (``maker.executor.brief.build_brief``)."""
-    try:
-        from maker.executor.brief import build_brief
-    except ModuleNotFoundError as exc:  # the brief builder has not landed yet
-        if exc.name != "maker.executor.brief":
-            raise
-        record = plan.get(number)
-        return (f"# Step {number}: {record.title}\n\n{record.spec.task_description}\n\n"
-                f"Output (`{record.spec.output_variable}`): {record.spec.output_schema}\n")
+    from maker.executor.brief import build_brief
+
     return str(build_brief(store, plan, number))
 
 

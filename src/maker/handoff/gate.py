@@ -338,10 +338,8 @@ def _schema_text(schema: Any) -> str:
 
 
 def _red_flags(output: Any, text: str | bytes, problems: list[Problem]) -> None:
-    try:
-        from maker.red_flag.red_flagger import RedFlagger
-    except ModuleNotFoundError:  # pragma: no cover - the red flagger is part of maker
-        return
+    from maker.red_flag.red_flagger import RedFlagger
+
     raw = text if isinstance(text, str) else text.decode("utf-8", "replace")
     # A non-mapping output is already reported, with its fix, as an `output` problem.
     for reason in RedFlagger().check_all(AgentResult(output=output if isinstance(output, dict)
@@ -357,10 +355,8 @@ def _project_dir(store: PlanStore) -> Path:
 
 def _check_evidence(store: PlanStore, record: StepRecord, problems: list[Problem]) -> Any:
     """The recorded verification run behind a complete step, adding problems if lacking."""
-    try:
-        from maker.verify.runner import detect_commands, recorded_evidence
-    except ModuleNotFoundError:  # pragma: no cover - verification is part of maker
-        return None
+    from maker.verify.runner import detect_commands, recorded_evidence
+
     if not detect_commands(_project_dir(store)):
         return None  # no verification command is known: none can be required
     n = record.number

@@ -13,7 +13,7 @@ import contextlib
 import json
 import os
 import shutil
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -368,12 +368,6 @@ class PlanStore:
                     self.active_path.unlink()
             else:
                 atomic_write(self.active_path, json.dumps(data, indent=2))
-
-    @contextlib.contextmanager
-    def editing(self) -> Iterator[StoredPlan]:
-        """Hold the lock around a read-modify-write of the plan."""
-        with self.lock():
-            yield self.load()
 
 
 def _strip_step(p: Problem) -> str:
