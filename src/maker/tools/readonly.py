@@ -3,94 +3,506 @@
 A step that lists ``Grep`` or ``Glob`` may search with Bash: Claude Code 2.1.3xx
 drops those tools from any agent that has Bash (search goes through Bash there), so
 the step executor, which has Bash, never sees them. The planner's Bash, should it
-ever be given one, is held to the same rule. A command passes only if every stage
-of its pipeline is a known reader with no writing option, and it uses no
-redirection, command substitution, chaining or background operator. Anything
-unsure is refused: the agent can say what it needed instead.
+ever be given one, is held to the same rule.
+
+The rule is an allow-list. A command passes only if it is one plain command or a
+``|`` pipeline, each stage runs a known reader by its bare name, and no word can
+make that reader write a file or run another program:
+
+* the text is lexed the way bash lexes it (quotes, backslashes); any unquoted
+  operator (``; & > < ( )``), ``||``, backticks, ``$(``/``${``/``$`` outside single
+  quotes, newlines, control characters, ``!`` and ``#`` comments are refused;
+* brace expansion (``{a,b}``, ``{a..b}``) is refused wherever it appears, quoted or
+  not, since it turns one word into several (``-{delete,true}`` is ``-delete``);
+* a program given by a path (``/tmp/x/cat``) or an environment assignment
+  (``FOO=x cmd``) is refused;
+* readers whose options can write or run programs (``sort``, ``uniq``, ``file``,
+  ``tree``, ``find``) are held to an allow-list of options; ``rg``, ``git`` and
+  ``diff``, whose option sets are too large, to a deny-list that also refuses any
+  abbreviation of a forbidden long option (``--outp`` for ``--output``) and any
+  bundle of short options that contains a forbidden one (``-uo``, ``-Orm``);
+* for those readers an unquoted glob that could expand to a file named like an
+  option (``*``, ``-*``) is refused, and ``uniq`` may name at most one file (its
+  second operand is an output file).
+
+Anything unsure is refused: the agent can say what it needed instead.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
 
 __all__ = ["is_read_only", "why_not_read_only"]
 
-_READERS = frozenset({
-    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "find", "tree", "pwd",
-    "file", "stat", "du", "sort", "uniq", "cut", "tr", "basename", "dirname", "realpath",
-    "readlink", "diff", "cmp", "nl", "true", "echo", "which", "type",
+# Readers whose every option only reads. The readers with options that can write or
+# run programs (sort, uniq, file, tree, find, rg, git, diff) are in _CHECKERS below.
+_PLAIN_READERS = frozenset({
+    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "pwd", "stat", "du",
+    "cut", "tr", "basename", "dirname", "realpath", "readlink", "cmp", "nl", "true",
+    "echo", "which", "type",
 })
 _GIT_READERS = frozenset({"log", "show", "diff", "status", "ls-files", "grep", "blame",
                           "rev-parse", "describe", "shortlog", "ls-tree", "cat-file"})
 _MAKER_READERS = frozenset({"status", "context", "next", "plan"})
-# Options that make a reader write, delete or run other programs.
-_FORBIDDEN_OPTIONS = {
-    "find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprintf", "-fls"),
-    "rg": ("--pre",),
-    "sort": ("-o", "--output"),
-    "tree": ("-o",),
-    "git": ("--output", "--ext-diff"),
-}
-_OPERATORS = re.compile(r"[;&><`\n\r]|\$\(|\$\{|\|\|")
+
+_OPERATOR_TEXT = ("it uses a shell operator (`;`, `&`, `&&`, `||`, `>`, `<`, `(`, `)`, "
+                  "backticks or `$(...)`); run one plain command or a `|` pipeline of readers")
+_RAW_OPERATORS = re.compile(r"[`\n\r]|\$\(|\$\{")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[.*\])?\+?=")
+_GLOB_CHARS = frozenset("*?[")
+_WRITES = "can write files or run programs"
+
+
+class _Refused(Exception):
+    """Raised inside the checker with the reason a command is not read-only."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class _Word:
+    """A shell word after quote removal; ``quoted[i]`` says whether text[i] was quoted."""
+
+    text: str
+    quoted: tuple[bool, ...]
+
+    @property
+    def globs(self) -> bool:
+        return any(c in _GLOB_CHARS and not q for c, q in zip(self.text, self.quoted, strict=True))
+
+    @property
+    def may_expand_to_option(self) -> bool:
+        """An unquoted glob that could match a file named ``-x``/``--x``."""
+        if not self.globs:
+            return False
+        first_is_glob = self.text[:1] in _GLOB_CHARS and not self.quoted[0]
+        return first_is_glob or self.text.startswith("-")
 
 
 def why_not_read_only(command: str) -> str | None:
     """None when ``command`` only reads; otherwise the reason it does not qualify."""
-    if _OPERATORS.search(command):
-        return ("it uses a shell operator (`;`, `&`, `&&`, `||`, `>`, `<`, backticks or "
-                "`$(...)`); run one plain command or a `|` pipeline of readers")
-    for stage in command.split("|"):
-        try:
-            words = shlex.split(stage)
-        except ValueError as exc:
-            return f"it cannot be parsed ({exc})"
-        if not words:
-            return "it has an empty pipeline stage"
-        program = words[0].rsplit("/", 1)[-1]
-        if program == "git":
-            reason = _git_reason(words[1:])
-            if reason:
-                return reason
-        elif program == "maker":
-            if len(words) < 2 or words[1] not in _MAKER_READERS:
-                return "only maker's read commands (status, context, next, plan show) may run"
-            if words[1] == "plan" and words[2:3] != ["show"]:
-                return "only `maker plan show` may run"
-        elif program not in _READERS:
-            return f"`{program}` is not a known read-only command"
-        for option in _FORBIDDEN_OPTIONS.get(program, ()):
-            if any(_is_option(w, option) for w in words[1:]):
-                return f"`{program} {option}` can write or run programs"
+    try:
+        _check(command)
+    except _Refused as refused:
+        return refused.reason
     return None
-
-
-def _git_reason(args: list[str]) -> str | None:
-    """Why a git command line is not read-only, or None."""
-    i = 0
-    while i < len(args):
-        word = args[i]
-        if word == "-C":  # run in another directory: takes a value
-            i += 2
-            continue
-        if word.startswith("-c") or word.startswith("--config") or word == "--exec-path":
-            return "`git -c` can set a program to run"
-        if word.startswith("-"):
-            i += 1
-            continue
-        if word not in _GIT_READERS:
-            return f"`git {word}` is not a read-only git command"
-        return None
-    return "`git` needs a read-only subcommand (log, show, diff, status, ...)"
-
-
-def _is_option(word: str, option: str) -> bool:
-    if option.startswith("--"):
-        return word == option or word.startswith(option + "=")
-    if len(option) == 2:  # a short option, also when its value is attached (-ofile)
-        return word.startswith(option)
-    return word == option
 
 
 def is_read_only(command: str) -> bool:
     return why_not_read_only(command) is None
+
+
+def _check(command: str) -> None:
+    if _RAW_OPERATORS.search(command):
+        raise _Refused(_OPERATOR_TEXT)
+    if _CONTROL.search(command):
+        raise _Refused("it contains a control character; run one plain command")
+    if _has_braces(command):
+        raise _Refused("it uses brace expansion (`{a,b}` or `{a..b}`), which can turn one word "
+                       "into several or into an option (even inside quotes it is refused); "
+                       "write each word out")
+    for stage in _lex(command):
+        if not stage:
+            raise _Refused("it has an empty pipeline stage")
+        _check_stage(stage)
+
+
+def _has_braces(command: str) -> bool:
+    """A `{` followed later by `,` or `..` and then `}`: a superset of brace expansion."""
+    start, end = command.find("{"), command.rfind("}")
+    inside = command[start + 1:end] if 0 <= start < end else ""
+    return "," in inside or ".." in inside
+
+
+def _lex(command: str) -> list[list[_Word]]:
+    """Split ``command`` into pipeline stages of words, as bash would (a subset)."""
+    stages: list[list[_Word]] = [[]]
+    chars: list[str] = []
+    quoted: list[bool] = []
+    in_word = False
+
+    def end_word() -> None:
+        nonlocal in_word
+        if in_word:
+            stages[-1].append(_Word("".join(chars), tuple(quoted)))
+        chars.clear()
+        quoted.clear()
+        in_word = False
+
+    i, n = 0, len(command)
+    while i < n:
+        c = command[i]
+        if c in " \t":
+            end_word()
+        elif c == "|":
+            if command[i + 1:i + 2] == "|":
+                raise _Refused(_OPERATOR_TEXT)
+            end_word()
+            stages.append([])
+        elif c in ";&<>()":
+            raise _Refused(_OPERATOR_TEXT)
+        elif c == "$":
+            raise _Refused("it uses `$` outside single quotes (a variable or expansion can hide "
+                           "what runs); put patterns that contain `$` in single quotes")
+        elif c == "!":
+            raise _Refused("it uses `!` outside single quotes (history expansion or negation); "
+                           "quote it as `'!'`, or use `-not` with find")
+        elif c == "#" and not in_word:
+            raise _Refused("it uses `#`, which starts a shell comment; quote it as `'#'`")
+        elif c == "\\":
+            if i + 1 >= n:
+                raise _Refused("it cannot be parsed (it ends with a backslash)")
+            chars.append(command[i + 1])
+            quoted.append(True)
+            in_word = True
+            i += 1
+        elif c == "'":
+            end = command.find("'", i + 1)
+            if end < 0:
+                raise _Refused("it cannot be parsed (No closing quotation)")
+            chars.extend(command[i + 1:end])
+            quoted.extend([True] * (end - i - 1))
+            in_word = True
+            i = end
+        elif c == '"':
+            i = _double_quoted(command, i + 1, chars, quoted)
+            in_word = True
+        else:
+            chars.append(c)
+            quoted.append(False)
+            in_word = True
+        i += 1
+    end_word()
+    return stages
+
+
+def _double_quoted(command: str, i: int, chars: list[str], quoted: list[bool]) -> int:
+    """Read a double-quoted string starting after its `"`; return the closing quote's index."""
+    n = len(command)
+    while i < n:
+        c = command[i]
+        if c == '"':
+            return i
+        if c == "$" or c == "!":
+            raise _Refused(f"it uses `{c}` inside double quotes, where the shell expands it; "
+                           f"use single quotes")
+        if c == "\\" and i + 1 < n and command[i + 1] in '$`"\\':
+            i += 1
+            c = command[i]
+        chars.append(c)
+        quoted.append(True)
+        i += 1
+    raise _Refused("it cannot be parsed (No closing quotation)")
+
+
+def _check_stage(words: list[_Word]) -> None:
+    program = words[0].text
+    args = words[1:]
+    if _ASSIGNMENT.match(program):
+        raise _Refused(f"`{program}` sets an environment variable for the command; run the "
+                       f"command alone")
+    if "/" in program:
+        name = program.rsplit("/", 1)[-1] or program
+        raise _Refused(f"`{program}` names the program by a path; only known readers run, "
+                       f"by their bare name (`{name}`)")
+    if program == "maker":
+        _check_maker(args)
+        return
+    if program in _PLAIN_READERS:
+        return
+    checker = _CHECKERS.get(program)
+    if checker is None:
+        raise _Refused(f"`{program}` is not a known read-only command")
+    for word in args:
+        if word.may_expand_to_option:
+            raise _Refused(f"`{word.text}` is an unquoted pattern that could expand to a file "
+                           f"named like an option of `{program}`; quote it, or start it with "
+                           f"`./`")
+    checker(program, args)
+
+
+def _check_maker(args: list[_Word]) -> None:
+    texts = [w.text for w in args]
+    if not texts or texts[0] not in _MAKER_READERS:
+        raise _Refused("only maker's read commands (status, context, next, plan show) may run")
+    if texts[0] == "plan" and texts[1:2] != ["show"]:
+        raise _Refused("only `maker plan show` may run")
+
+
+# -- options -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Options:
+    """A reader's options. With ``allow_list`` only the listed options pass."""
+
+    forbidden_short: str = ""
+    forbidden_long: tuple[str, ...] = ()
+    allow_list: bool = False
+    short: str = ""  # flags
+    short_valued: str = ""  # take a value: the rest of the word, or the next word
+    long: frozenset[str] = frozenset()  # names without "--"; a value may follow "="
+    long_valued: frozenset[str] = frozenset()  # take a value: "=value" or the next word
+    exact: frozenset[str] = frozenset()  # options that only look like an abbreviation
+
+    def reason(self, label: str, word: str) -> str | None:
+        """Why option ``word`` (it starts with ``-``) is refused for ``label``, or None."""
+        if word in ("-", "--"):
+            return None
+        if word.startswith("--"):
+            return self._long_reason(label, word)
+        cluster = word[1:]
+        for ch in cluster:  # anywhere in the bundle, even where it might be a value
+            if ch in self.forbidden_short:
+                inside = "" if cluster == ch else f" (in `{word}`)"
+                return f"`{label} -{ch}`{inside} {_WRITES}"
+        if self.allow_list:
+            for ch in cluster:
+                if ch in self.short_valued:
+                    break
+                if ch not in self.short:
+                    return (f"`{label} -{ch}` is not a known read-only option of "
+                            f"`{label}`")
+        return None
+
+    def _long_reason(self, label: str, word: str) -> str | None:
+        name = word.split("=", 1)[0]
+        if name in self.exact:
+            return None
+        for forbidden in self.forbidden_long:
+            if forbidden.startswith(name):  # the option itself or an abbreviation of it
+                if name == forbidden:
+                    return f"`{label} {forbidden}` {_WRITES}"
+                return f"`{label} {name}` abbreviates `{forbidden}`, which {_WRITES}"
+        if self.allow_list and name[2:] not in self.long | self.long_valued:
+            return (f"`{label} {name}` is not a known read-only option of `{label}` "
+                    f"(spell long options out in full)")
+        return None
+
+
+def _check_options(options: _Options, label: str, args: list[_Word]) -> None:
+    for word in args:
+        if word.text.startswith("-"):
+            reason = options.reason(label, word.text)
+            if reason:
+                raise _Refused(reason)
+
+
+_SORT = _Options(
+    forbidden_short="oT",
+    forbidden_long=("--output", "--temporary-directory", "--compress-program"),
+    allow_list=True,
+    short="bdfghiMnRrVcCmsuz",
+    short_valued="ktS",
+    long=frozenset({"ignore-leading-blanks", "dictionary-order", "ignore-case",
+                    "general-numeric-sort", "ignore-nonprinting", "month-sort",
+                    "human-numeric-sort", "numeric-sort", "random-sort", "reverse",
+                    "version-sort", "merge", "stable", "unique", "zero-terminated", "debug",
+                    "help", "version", "check"}),
+    long_valued=frozenset({"sort", "key", "field-separator", "buffer-size", "parallel",
+                           "batch-size", "files0-from", "random-source"}),
+)
+_UNIQ = _Options(
+    allow_list=True,
+    short="cdDiuz",
+    short_valued="fsw",
+    long=frozenset({"count", "repeated", "all-repeated", "ignore-case", "unique",
+                    "zero-terminated", "group", "help", "version"}),
+    long_valued=frozenset({"skip-fields", "skip-chars", "check-chars"}),
+)
+_FILE = _Options(
+    # -C compiles a magic file (writes), -p resets access times (writes),
+    # -z/-Z run decompressors, -S turns the sandbox off.
+    forbidden_short="CpzZS",
+    forbidden_long=("--compile", "--preserve-date", "--uncompress", "--uncompress-noreport",
+                    "--no-sandbox"),
+    allow_list=True,
+    short="bcdEhikLlNnrsv0",
+    short_valued="efFmP",
+    long=frozenset({"brief", "checking-printout", "debug", "extension", "mime", "mime-type",
+                    "mime-encoding", "keep-going", "list", "dereference", "no-dereference",
+                    "raw", "special-files", "print0", "no-pad", "no-buffer", "apple", "help",
+                    "version"}),
+    long_valued=frozenset({"exclude", "exclude-quiet", "files-from", "separator",
+                           "magic-file", "parameter"}),
+)
+_TREE = _Options(
+    # -o writes its output to a file; -R with -H writes 00Tree.html into every directory.
+    forbidden_short="oRH",
+    allow_list=True,
+    short="adlfxpsughDFvtcUrqNQCniASJX",
+    short_valued="LPI",
+    long=frozenset({"help", "version", "inodes", "device", "noreport", "dirsfirst",
+                    "filesfirst", "du", "si", "prune", "matchdirs", "ignore-case", "gitignore",
+                    "metafirst", "info"}),
+    long_valued=frozenset({"charset", "filelimit", "timefmt", "sort"}),
+)
+_RG = _Options(
+    # --pre and --hostname-bin run a program; -z/--search-zip runs decompressors.
+    forbidden_short="z",
+    forbidden_long=("--pre", "--hostname-bin", "--search-zip"),
+)
+_DIFF = _Options(forbidden_short="l", forbidden_long=("--paginate",))  # pipes through pr
+_GIT_SUB = _Options(
+    # -O/--open-files-in-pager (git grep) runs a program; --output writes a file;
+    # --ext-diff/--textconv/--filters run configured programs; --show-signature runs gpg;
+    # --help may start a browser or man.
+    forbidden_short="O",
+    forbidden_long=("--output", "--open-files-in-pager", "--ext-diff", "--textconv",
+                    "--filters", "--show-signature", "--help"),
+    exact=frozenset({"--text"}),  # diff -a, not an abbreviation of --textconv
+)
+
+
+def _check_sort(program: str, args: list[_Word]) -> None:
+    _check_options(_SORT, program, args)
+
+
+def _check_file(program: str, args: list[_Word]) -> None:
+    _check_options(_FILE, program, args)
+
+
+def _check_tree(program: str, args: list[_Word]) -> None:
+    _check_options(_TREE, program, args)
+
+
+def _check_rg(program: str, args: list[_Word]) -> None:
+    _check_options(_RG, program, args)
+
+
+def _check_diff(program: str, args: list[_Word]) -> None:
+    _check_options(_DIFF, program, args)
+
+
+def _check_uniq(program: str, args: list[_Word]) -> None:
+    """uniq [OPTION]... [INPUT [OUTPUT]]: one file operand at most, so nothing is written."""
+    for word in args:
+        if word.globs:
+            raise _Refused(f"`{word.text}` is an unquoted pattern that could expand to several "
+                           f"files, and `uniq` writes its second file operand; name one file")
+    _check_options(_UNIQ, program, args)
+    operands = 0
+    i = 0
+    while i < len(args):
+        text = args[i].text
+        if text == "--":
+            operands = len(args) - i - 1
+            break
+        if text == "-" or not text.startswith("-"):
+            # From the first operand on, every word counts as one: POSIXLY_CORRECT stops
+            # option parsing there.
+            operands = len(args) - i
+            break
+        if text.startswith("--"):
+            if "=" not in text and text[2:] in _UNIQ.long_valued:
+                i += 1  # its value is the next word
+        else:
+            for j, ch in enumerate(text[1:], start=1):
+                if ch in _UNIQ.short_valued:
+                    if j == len(text) - 1:
+                        i += 1  # its value is the next word
+                    break
+        i += 1
+    if operands > 1:
+        raise _Refused("`uniq` writes its second file operand (an output file); give it at "
+                       "most one input file")
+
+
+# find: every option and primary must be listed; the ones that take an argument consume
+# the next word (find's own rule), which is still refused if it names a forbidden action.
+_FIND_FORBIDDEN = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint",
+                             "-fprint0", "-fprintf", "-fls"})
+_FIND_FLAGS = frozenset({
+    "-H", "-L", "-P", "-empty", "-executable", "-readable", "-writable", "-nouser",
+    "-nogroup", "-true", "-false", "-depth", "-d", "-mount", "-xdev", "-follow", "-noleaf",
+    "-ignore_readdir_race", "-noignore_readdir_race", "-daystart", "-warn", "-nowarn",
+    "-print", "-print0", "-ls", "-prune", "-quit", "-not", "-a", "-and", "-o", "-or",
+    "-help", "--help", "-version", "--version",
+})
+_FIND_VALUED = frozenset({
+    "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
+    "-regextype", "-type", "-xtype", "-size", "-perm", "-user", "-group", "-uid", "-gid",
+    "-links", "-inum", "-samefile", "-lname", "-ilname", "-newer", "-anewer", "-cnewer",
+    "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-used", "-fstype",
+    "-maxdepth", "-mindepth", "-printf", "-files0-from", "-context",
+})
+_FIND_NEWER_XY = re.compile(r"-newer[aBcmt][aBcmt]\Z")
+
+
+def _check_find(program: str, args: list[_Word]) -> None:
+    i = 0
+    while i < len(args):
+        text = args[i].text
+        i += 1
+        if not text.startswith("-") or text == "-":
+            continue  # a start point, an operator (`(`, `)`, `!`, `,`) or a value
+        if text in _FIND_FORBIDDEN:
+            raise _Refused(f"`find {text}` {_WRITES}")
+        if text in _FIND_VALUED or _FIND_NEWER_XY.match(text):
+            if i < len(args) and args[i].text in _FIND_FORBIDDEN:
+                raise _Refused(f"`find {args[i].text}` {_WRITES}")
+            i += 1
+        elif text not in _FIND_FLAGS:
+            raise _Refused(f"`find {text}` is not a known read-only option of `find`")
+
+
+# git: global options from an allow-list, then a read-only subcommand, then its options
+# against a deny-list (git accepts abbreviated long options, so prefixes are refused).
+_GIT_GLOBAL_FLAGS = frozenset({
+    "--no-pager", "-P", "--no-replace-objects", "--literal-pathspecs", "--glob-pathspecs",
+    "--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks", "--no-advice",
+})
+_GIT_GLOBAL_REFUSALS = (
+    ("-c", "`git -c` can set a program to run (a pager, an editor, a diff driver)"),
+    ("--config-env", "`git --config-env` can set a program to run"),
+    ("--exec-path", "`git --exec-path` chooses where git finds the programs it runs"),
+    ("--git-dir", "`git --git-dir` can point git at a repository whose config runs programs"),
+    ("--work-tree", "`git --work-tree` can point git at another tree"),
+    ("-p", "`git -p` runs a pager"),
+    ("--paginate", "`git --paginate` runs a pager"),
+)
+
+
+def _check_git(program: str, args: list[_Word]) -> None:
+    i = 0
+    while i < len(args):
+        word = args[i].text
+        if word == "-C":  # run in another directory: takes a value
+            if i + 1 >= len(args) or args[i + 1].text.startswith("-"):
+                raise _Refused("`git -C` needs a directory")
+            i += 2
+            continue
+        if word.startswith("-"):
+            if word not in _GIT_GLOBAL_FLAGS:
+                for prefix, reason in _GIT_GLOBAL_REFUSALS:
+                    if word.startswith(prefix):
+                        raise _Refused(reason)
+                raise _Refused(f"`git {word}` is not a known read-only git option")
+            i += 1
+            continue
+        if word not in _GIT_READERS:
+            raise _Refused(f"`git {word}` is not a read-only git command")
+        rest = args[i + 1:]
+        _check_options(_GIT_SUB, f"git {word}", rest)
+        for arg in rest:
+            if "%G" in arg.text:
+                raise _Refused(f"`{arg.text}` asks git to check signatures, which runs gpg")
+        return
+    raise _Refused("`git` needs a read-only subcommand (log, show, diff, status, ...)")
+
+
+_CHECKERS: dict[str, Callable[[str, list[_Word]], None]] = {
+    "sort": _check_sort,
+    "uniq": _check_uniq,
+    "file": _check_file,
+    "tree": _check_tree,
+    "find": _check_find,
+    "rg": _check_rg,
+    "git": _check_git,
+    "diff": _check_diff,
+}
