@@ -131,7 +131,10 @@ def test_repeated_bad_handoffs_end_with_the_step_failed_within_the_bound(
     assert len(feedback(fake_api, EXECUTOR)) == 2
     record = step(project, 0)
     assert record.status == "failed"
-    assert record.meta["reasons"][0] == "handoff rejected 3 times"
+    assert record.meta["reasons"][0].startswith("handoff rejected 3 times (the last answer "
+                                                "is kept in ")
+    kept = record.meta["reasons"][0].split("kept in ", 1)[1].rstrip(")")
+    assert Path(kept).is_file()  # nothing the executor wrote is lost
     assert not (project / HANDOFF_0).exists()
     stops = [e["stdout"] for e in run.hook_events if e["hook_event"] == "SubagentStop"]
     assert "maker: step 0 FAILED: its handoff was rejected 3 times" in stops[-1]
