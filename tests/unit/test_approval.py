@@ -111,6 +111,8 @@ def test_status_and_plan_md_show_awaiting_approval(store: PlanStore) -> None:
     assert "| awaiting-approval |" in store.overview_path.read_text(encoding="utf-8")
     out = CliRunner().invoke(cli, ["status", "--plans-dir", str(store.root)]).output
     assert "awaiting-approval" in out
+    assert "No step is ready: step 1 is done and awaits the user's approval. To go on: " \
+           "`maker step approve 1`" in out
 
 
 def test_a_large_step_waits_for_review_even_when_auto_approved(

@@ -131,7 +131,7 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
         echo_json({"plans_dir": str(store.root), "task": plan.task,
                    "steps": [r.to_dict() for r in rows],
                    "next": [{"step": n, "title": plan.get(n).title} for n in sched.ready],
-                   "reason": nothing_ready_reason(sched) or None})
+                   "reason": nothing_ready_reason(sched, plan) or None})
         return
     task = plan.task.strip().splitlines()[0] if plan.task.strip() else "(no task text)"
     click.echo(f"Plan: {task}")
@@ -150,11 +150,13 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
             click.echo(f"Next: step {n} ({plan.get(n).title}): /maker:step {n} in Claude "
                        f"Code, or `maker step start {n}` in a shell")
     else:
-        click.echo(nothing_ready_reason(sched).capitalize())
+        reason = nothing_ready_reason(sched, plan)
+        click.echo(reason[:1].upper() + reason[1:])
     for r in rows:
         if r.status in ("failed", "blocked"):
             why = "; ".join(r.reasons) or "no reason recorded"
-            click.echo(f"{r.status.capitalize()}: step {r.step} ({r.title}): {why}")
+            click.echo(f"{r.status[:1].upper()}{r.status[1:]}: step {r.step} ({r.title}): "
+                       f"{why}")
 
 
 @cli.command("next")
@@ -174,14 +176,14 @@ def next_cmd(as_json: bool, plans_dir: Path | None) -> None:
         echo_json({"in_progress": [{"step": r.number, "title": r.title} for r in running],
                    "next": [{"step": n, "title": plan.get(n).title} for n in sched.ready],
                    "done": all(s in ("complete", "skipped") for s in sched.statuses.values()),
-                   "reason": nothing_ready_reason(sched) or None})
+                   "reason": nothing_ready_reason(sched, plan) or None})
         return
     for r in running:
         click.echo(f"step {r.number} ({r.title}) is in progress: it needs its handoff")
     for n in sched.ready:
         click.echo(f"step {n}: {plan.get(n).title}")
     if not sched.ready and not running:
-        click.echo(nothing_ready_reason(sched))
+        click.echo(nothing_ready_reason(sched, plan))
 
 
 @cli.command("context")
@@ -202,7 +204,7 @@ def context(number: int | None, plans_dir: Path | None) -> None:
         else:
             sched = plan_schedule(store, plan)
             if not sched.ready:
-                raise StepError(nothing_ready_reason(sched))
+                raise StepError(nothing_ready_reason(sched, plan))
             number = sched.ready[0]
     plan.get(number)  # StepNotFoundError naming the steps
     click.echo(step_brief(store, plan, number))

@@ -142,7 +142,7 @@ def start_step(store: PlanStore, n: int | None = None, force: bool = False,
             elif sched.ready:
                 n = sched.ready[0]
             else:
-                raise StepError(nothing_ready_reason(sched))
+                raise StepError(nothing_ready_reason(sched, plan))
         record = plan.get(n)
         if record.meta.get("awaiting_approval") and record.status == "in-progress":
             raise StepError(

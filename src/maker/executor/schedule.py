@@ -202,10 +202,18 @@ def plan_schedule(store: PlanStore, plan: StoredPlan) -> Schedule:
     return schedule(plan, decision_outputs(store, plan))
 
 
-def nothing_ready_reason(sched: Schedule) -> str:
-    """Why no step is ready, in a sentence that says what to do ("" if one is ready)."""
+def nothing_ready_reason(sched: Schedule, plan: StoredPlan | None = None) -> str:
+    """Why no step is ready, in a sentence that says what to do ("" if one is ready).
+
+    With ``plan``, a step that awaits the user's approval is named as such."""
     if sched.ready:
         return ""
+    awaiting = [r.number for r in plan.steps
+                if r.status == "in-progress" and r.meta.get("awaiting_approval")] if plan else []
+    if awaiting:
+        n = awaiting[0]
+        return (f"no step is ready: step {n} is done and awaits the user's approval. To go "
+                f"on: `maker step approve {n}`, or `maker step reject {n} --notes \"...\"`")
     open_steps = [n for n, s in sched.statuses.items() if s not in ("complete", SKIPPED)]
     if not open_steps:
         return "every step of the plan is complete (or skipped)"
@@ -303,9 +311,14 @@ def status_summary(store: PlanStore) -> str:
     for record in plan.steps:
         if record.status in ("failed", "blocked"):
             why = "; ".join(_reasons(record))[:300] or "no reason recorded"
-            lines.append(f"{record.status.capitalize()}: step {record.number} "
+            lines.append(f"{_sentence(record.status)}: step {record.number} "
                          f"({record.title}): {why}. `maker step reset {record.number}` to "
                          "retry.")
     if all(s in ("complete", SKIPPED) for s in sched.statuses.values()):
         lines.append("Every step is complete.")
     return "\n".join(lines)
+
+
+def _sentence(text: str) -> str:
+    """``text`` with its first letter upper-cased (``str.capitalize`` lowers the rest)."""
+    return text[:1].upper() + text[1:]
