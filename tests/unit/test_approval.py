@@ -125,3 +125,12 @@ def test_a_large_step_waits_for_review_even_when_auto_approved(
     assert large.status == "awaiting-approval"
     out = CliRunner().invoke(cli, ["step", "outcome", "2", "--plans-dir", str(store.root)])
     assert "launch maker:reviewer; if its verdict is approve" in out.output
+
+
+def test_status_shows_what_a_hand_edit_broke_across_steps(store: PlanStore) -> None:
+    path = store.load().get(2).path
+    path.write_text(path.read_text().replace("next: 3", "next: 1"))  # a loop 1 → 2 → 1
+    result = CliRunner().invoke(cli, ["status", "--plans-dir", str(store.root)])
+    assert result.exit_code == 0
+    assert "The plan's files have 1 problem(s), hand edits perhaps" in result.output
+    assert "never reaches an end" in result.output or "loop" in result.output

@@ -20,7 +20,7 @@ from maker.cli.main import cli
 from maker.core.models import END, RUNTIME_DECIDED
 from maker.errors import Problem
 from maker.planner.linter import lint_plan, lint_text
-from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
+from maker.store.plan_store import PlanStore, StepRecord
 
 __all__ = ["plan"]
 
@@ -68,7 +68,7 @@ def plan_lint(source: str | None, plans_dir: Path | None) -> None:
         steps = len(parsed.steps) if parsed is not None else 0
     else:
         stored = PlanStore(resolve_plans_dir(plans_dir)).load()
-        problems = lint_plan(_as_raw(stored))
+        problems = lint_plan(stored.as_raw())
         steps = len(stored.steps)
     if problems:
         _reject(problems)
@@ -114,13 +114,6 @@ def _reject(problems: list[Problem], consequence: str = "") -> NoReturn:
     for p in problems:
         click.echo(f"- {p}", err=True)
     sys.exit(1)
-
-
-def _as_raw(stored: StoredPlan) -> dict[str, Any]:
-    """The stored plan as the planner's YAML data, so the linter checks hand edits too."""
-    return {"task": stored.task, "reasoning": stored.reasoning,
-            "plan": [dict(dataclasses.asdict(r.spec), depends_on=list(r.depends_on))
-                     for r in stored.steps]}
 
 
 def _step_json(record: StepRecord) -> dict[str, Any]:

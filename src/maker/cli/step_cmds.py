@@ -127,8 +127,13 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
         click.echo(f"maker: {exc}")
         return
     rows = summary_rows(plan, store, sched)
+    from maker.planner.linter import lint_plan
+
+    # Each file was validated on reading; the linter adds what only the whole plan shows
+    # (a hand edit that makes a loop, a dangling `next`, a step reading a later output).
+    problems = [str(p) for p in lint_plan(plan.as_raw())]
     if as_json:
-        echo_json({"plans_dir": str(store.root), "task": plan.task,
+        echo_json({"plans_dir": str(store.root), "task": plan.task, "problems": problems,
                    "steps": [r.to_dict() for r in rows],
                    "next": [{"step": n, "title": plan.get(n).title} for n in sched.ready],
                    "reason": nothing_ready_reason(sched, plan) or None})
@@ -152,6 +157,11 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
     else:
         reason = nothing_ready_reason(sched, plan)
         click.echo(reason[:1].upper() + reason[1:])
+    if problems:
+        click.echo(f"The plan's files have {len(problems)} problem(s), hand edits perhaps "
+                   "(`maker plan lint` lists them all):")
+        for text in problems[:10]:
+            click.echo(f"  - {text}")
     for r in rows:
         if r.status in ("failed", "blocked"):
             why = "; ".join(r.reasons) or "no reason recorded"

@@ -14,7 +14,7 @@ import json
 import os
 import shutil
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -82,6 +82,12 @@ class StoredPlan:
 
     def as_plan(self) -> Plan:
         return Plan(reasoning=self.reasoning, steps=[r.spec for r in self.steps], task=self.task)
+
+    def as_raw(self) -> dict[str, Any]:
+        """The plan as the planner's YAML data, so the linter checks hand edits too."""
+        return {"task": self.task, "reasoning": self.reasoning,
+                "plan": [dict(asdict(r.spec), depends_on=list(r.depends_on))
+                         for r in self.steps]}
 
 
 def resolve_dependencies(plan: Plan) -> Plan:
