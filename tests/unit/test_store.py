@@ -293,3 +293,16 @@ def test_titles_with_control_characters_are_refused(title: str) -> None:
                                        "next_step_sequence_number": -1}]}
     (problem,) = structure_problems(raw)
     assert problem.field == "title" and "control character" in problem.message
+
+
+def test_a_hand_edited_plan_md_is_kept_before_it_is_rewritten(tmp_path: Path) -> None:
+    store = PlanStore(tmp_path / "plans")
+    stored = store.write_plan(plan(step(0, -1)))
+    store.refresh_overview(stored)
+    assert not store.archive_dir.exists()  # untouched: nothing to keep
+    text = store.overview_path.read_text()
+    store.overview_path.write_text(text + "\n## My notes\n\nRemember the cache.\n")
+    store.refresh_overview(stored)
+    (kept,) = store.archive_dir.glob("PLAN-edited-*.md")
+    assert "Remember the cache." in kept.read_text()
+    assert "Remember the cache." not in store.overview_path.read_text()

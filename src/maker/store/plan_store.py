@@ -10,6 +10,7 @@ plan was there before is archived under ``plans/archive/`` first: nothing is los
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -199,9 +200,24 @@ class PlanStore:
 
     def _render_plan_file(self, plan: StoredPlan,
                           shown: Mapping[int, str] | None = None) -> str:
+        body = render_overview(plan, self.root, shown)
         meta = {"task": plan.task, "reasoning": plan.reasoning, "created_at": plan.created_at,
-                "steps": len(plan.steps)}
-        return render_front_matter(meta, render_overview(plan, self.root, shown))
+                "steps": len(plan.steps), "body_sha256": _sha256(body.rstrip())}
+        return render_front_matter(meta, body)
+
+    def _keep_hand_edited_overview(self) -> None:
+        """PLAN.md's body is rewritten from the step files; if someone edited it, keep
+        their version under archive/ first."""
+        try:
+            meta, body = read_front_matter(self.overview_path)
+        except PlanFileError:
+            return
+        if meta.get("body_sha256") in (None, _sha256(body.strip())):
+            return
+        stamp = utc_now().replace(":", "").replace(".", "-")
+        target = self.archive_dir / f"PLAN-edited-{stamp}.md"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(self.overview_path, target)
 
     def refresh_overview(self, plan: StoredPlan | None = None,
                          shown: Mapping[int, str] | None = None) -> None:
@@ -209,6 +225,7 @@ class PlanStore:
         per step (derived ones such as ``skipped``, which are never stored)."""
         with self.lock():
             plan = plan or self.load()
+            self._keep_hand_edited_overview()
             atomic_write(self.overview_path, self._render_plan_file(plan, shown))
 
     # -- reading a plan -------------------------------------------------------
@@ -374,6 +391,10 @@ class PlanStore:
                     self.active_path.unlink()
             else:
                 atomic_write(self.active_path, json.dumps(data, indent=2))
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _strip_step(p: Problem) -> str:
