@@ -69,6 +69,16 @@ def running(project: Path) -> PlanStore:
     return store
 
 
+def one_step_running(project: Path, tools: list[str], n: int = 1) -> PlanStore:
+    """A one-step plan whose step may use ``tools``, started by session sess-1."""
+    store = write(project, [make_step(n, -1)])
+    record = store.load().get(n)
+    record.spec.primary_tools = tools
+    store.save_step(record)
+    start_step(store, n, session_id="sess-1")
+    return store
+
+
 # -- SubagentStop: the step executor ------------------------------------------------
 
 
@@ -427,11 +437,7 @@ def test_the_planners_bash_is_read_only(project: Path, command: str, denied: boo
 
 
 def test_a_step_that_may_search_may_run_read_only_bash(project: Path) -> None:
-    store = write(project, [make_step(0, -1)])
-    record = store.load().get(0)
-    record.spec.primary_tools = ["Read", "Grep"]
-    store.save_step(record)
-    start_step(store, 0)
+    one_step_running(project, ["Read", "Grep"], n=0)
     allowed = fire("pre-tool-use", tool_input(project, "Bash", command="rg -n TODO src"))
     assert allowed is None
     denied = fire("pre-tool-use", tool_input(project, "Bash", command="rm -rf src"))
@@ -473,11 +479,7 @@ def test_refused_handoffs_are_kept(project: Path, running: PlanStore) -> None:
     ("src/app.py", False),
 ])
 def test_the_executor_never_writes_into_plans(project: Path, path: str, denied: bool) -> None:
-    store = write(project, [make_step(1, -1)])
-    record = store.load().get(1)
-    record.spec.primary_tools = ["Write", "Edit"]
-    store.save_step(record)
-    start_step(store, 1, session_id="sess-1")
+    one_step_running(project, ["Write", "Edit"])
     target = path.format(root=project)
     for tool in ("Write", "Edit"):
         out = fire("pre-tool-use", tool_input(project, tool, file_path=target, content="x"))
@@ -522,11 +524,7 @@ def test_the_reviewers_verdict_is_recorded_and_gates_approval(
 ])
 def test_the_executor_cannot_move_state_even_with_bash(project: Path, command: str,
                                                        fragment: str) -> None:
-    store = write(project, [make_step(1, -1)])
-    record = store.load().get(1)
-    record.spec.primary_tools = ["Bash"]
-    store.save_step(record)
-    start_step(store, 1, session_id="sess-1")
+    one_step_running(project, ["Bash"])
     out = fire("pre-tool-use", tool_input(project, "Bash",
                                           command=command.format(root=project)))
     assert out is not None and fragment in out["hookSpecificOutput"][
