@@ -7,7 +7,10 @@
   step is recorded ``failed`` with the reasons and the agent may stop.
 - Stop: while a step is in progress without an accepted handoff, block (bounded the
   same way; then the step is recorded ``failed``).
-- PreToolUse: inside the step executor, deny tools outside the step's list.
+- SubagentStop, reviewer: record its verdict for the step awaiting approval.
+- PreToolUse: inside the step executor, deny tools outside the step's list, writes
+  into plans/ and Bash that would move the plan's state; the planner's and the
+  reviewer's Bash run read-only commands only.
 - SessionStart: give the session the plan's state, so a resumed or compacted
   session knows where it is.
 - UserPromptSubmit: save the raw text of a ``/maker:`` prompt before Claude Code
