@@ -184,8 +184,11 @@ def test_the_lock_is_reentrant(tmp_path: Path) -> None:
          ["no YAML front matter"]),
         (lambda t: t.replace("depends_on:\n- 0", "depends_on:\n- 9"),
          ["depends_on: no step 9"]),
+        (lambda t: t.replace("primary_tools:", "primary_tool:"),
+         ["primary_tool: is not a step field (fix: did you mean `primary_tools`?)"]),
     ],
-    ids=["status", "yaml", "missing-field", "no-body", "no-front-matter", "dangling-dep"],
+    ids=["status", "yaml", "missing-field", "no-body", "no-front-matter", "dangling-dep",
+         "typo"],
 )
 def test_hand_edits_that_break_a_file_name_file_field_and_fix(tmp_path: Path, edit: object,
                                                               fragments: list[str]) -> None:

@@ -10,6 +10,7 @@ plan was there before is archived under ``plans/archive/`` first: nothing is los
 from __future__ import annotations
 
 import contextlib
+import difflib
 import hashlib
 import json
 import os
@@ -38,6 +39,10 @@ __all__ = ["PlanStore", "StepRecord", "StoredPlan", "resolve_dependencies", "utc
 
 _STEP_KEYS = ("step", "title", "task_type", "status", "depends_on", "input_variables",
               "output_variable", "output_schema", "primary_tools", "fallback_tools", "next")
+# What maker itself records in a step's front matter as the step runs.
+_RUN_META = frozenset({"started_at", "started_by", "forced", "forced_over", "finished_at",
+                       "failed_at", "reasons", "resets", "awaiting_approval",
+                       "handoff_accepted_at", "approved_at", "approved_by", "revision_notes"})
 _SECTIONS = {"Task": "task_description",
              "Primary tool instructions": "primary_tool_instructions",
              "Fallback tool instructions": "fallback_tool_instructions"}
@@ -325,6 +330,13 @@ class PlanStore:
             problems = [p for p in problems if p.field != "task_description"]
             problems.append(Problem("body", "no task description",
                                     fix="write the task under a `## Task` heading"))
+        for key in meta:
+            if key in _STEP_KEYS or key in _RUN_META:
+                continue
+            close = difflib.get_close_matches(str(key), _STEP_KEYS, n=1, cutoff=0.8)
+            if close:  # a typo would silently drop the field it meant
+                problems.append(Problem(str(key), "is not a step field",
+                                        fix=f"did you mean `{close[0]}`?"))
         if problems:
             fields = "; ".join(_strip_step(p) for p in problems)
             raise PlanFileError(path, fields)
