@@ -134,3 +134,16 @@ def test_status_shows_what_a_hand_edit_broke_across_steps(store: PlanStore) -> N
     assert result.exit_code == 0
     assert "The plan's files have 1 problem(s), hand edits perhaps" in result.output
     assert "never reaches an end" in result.output or "loop" in result.output
+
+
+def test_a_step_cannot_be_reset_under_a_running_step_that_uses_it(store: PlanStore) -> None:
+    from maker.executor.lifecycle import reset_step
+
+    accept_handoff(store, handoff(1))
+    approve_step(store, 1)
+    start_step(store, 2)  # reads step 1's output
+    with pytest.raises(StepError, match=r"step 2 \(Step number 2\) is in progress and depends "
+                                        r"on step 1: reset step 2 first"):
+        reset_step(store, 1)
+    reset_step(store, 2)
+    assert reset_step(store, 1).previous_status == "complete"

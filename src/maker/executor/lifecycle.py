@@ -266,11 +266,19 @@ def reset_step(store: PlanStore, n: int) -> ResetResult:
     """Put step ``n`` back to pending, whatever its status.
 
     Its handoff, if any, is moved to ``plans/handoffs/reset/`` (nothing is lost),
-    and active.json is cleared when it named this step. Raises StepNotFoundError.
+    and active.json is cleared when it named this step. Raises StepNotFoundError, and
+    StepError while a step that depends on it is in progress (it would be running on
+    an output that no longer counts).
     """
     with store.lock():
         plan = store.load()
         record = plan.get(n)
+        users = [r for r in in_progress(plan) if n in r.depends_on and r.number != n]
+        if users:
+            other = users[0]
+            raise StepError(
+                f"step {other.number} ({other.title}) is in progress and depends on step {n}: "
+                f"reset step {other.number} first (`maker step reset {other.number}`)", n)
         previous = record.status
         archived = _archive_handoff(store, n)
         record.status = "pending"
