@@ -15,6 +15,7 @@
     ├── ReviewMissingError        a large step approved without its (approving) review
     ├── VerificationError         verification could not run at all
     ├── LockTimeoutError          another session holds the plan lock
+    ├── StateError                plans/ state maker cannot read or repair by itself
     ├── ClaudeNotFoundError       the Claude Code CLI is not installed (maker.scripted)
     ├── ClaudeTimeoutError        a scripted CLI run did not finish (maker.scripted)
     └── PluginNotFoundError       the plugin's files are not beside the package (the demo)
@@ -41,6 +42,7 @@ __all__ = [
     "PlanValidationError",
     "Problem",
     "ReviewMissingError",
+    "StateError",
     "StepError",
     "StepNotFoundError",
     "TransitionError",
@@ -174,3 +176,8 @@ class VerificationError(MakerError):
 
 class LockTimeoutError(MakerError):
     """Another session holds the plan lock for too long."""
+
+
+class StateError(MakerError):
+    """plans/ holds state that maker cannot read or repair by itself (the message says
+    what a person should do)."""

@@ -296,10 +296,11 @@ def _archive_handoff(store: PlanStore, n: int) -> Path | None:
     path = store.handoff_path(n)
     if not path.exists():
         return None
-    stamp = _now().replace(":", "").replace(".", "-")
-    target = path.parent / "reset" / f"{path.stem}.{stamp}.md"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    path.replace(target)
+    from maker.store.journal import journaled_move
+    from maker.store.plan_store import file_stamp
+
+    target = path.parent / "reset" / f"{path.stem}.{file_stamp(_now())}.md"
+    journaled_move(path, target)
     return target
 
 

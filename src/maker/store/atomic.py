@@ -3,7 +3,8 @@
 A write goes to a temporary file in the same directory and is renamed over the
 target, so a crash leaves the old file or the new one, never half of either. The
 lock (``flock`` on ``plans/.maker/lock``) serializes sessions that touch the same
-plan; it is re-entrant within a process.
+plan; it is re-entrant within a process, and its outermost hold is a transaction
+(``maker.store.journal``): several writes under it happen all together or not at all.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from maker.errors import LockTimeoutError
+from maker.store.journal import active_journal, close_journal, open_journal, recover
 
 __all__ = ["atomic_write", "plan_lock"]
 
@@ -28,6 +30,9 @@ except ImportError:  # pragma: no cover - Windows: the lock degrades to in-proce
 
 def atomic_write(path: Path, text: str, durable: bool = True) -> None:
     """Write ``text`` to ``path`` atomically (temp file + rename), creating parents."""
+    journal = active_journal(path)
+    if journal is not None:  # first, so that recovery also finds our scratch file
+        journal.before_write(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -62,7 +67,11 @@ _held_guard = threading.Lock()
 
 @contextlib.contextmanager
 def plan_lock(plans_dir: Path, timeout: float = 30.0) -> Iterator[None]:
-    """Hold the plan's inter-process lock; LockTimeoutError after ``timeout`` seconds."""
+    """Hold the plan's inter-process lock; LockTimeoutError after ``timeout`` seconds.
+
+    The outermost hold is a transaction: a change interrupted before, by a crash, is
+    undone first; the writes made under it are committed when it is released, and
+    undone when it is left by an exception."""
     state_dir = plans_dir / ".maker"
     state_dir.mkdir(parents=True, exist_ok=True)
     lock_path = state_dir / "lock"
@@ -93,7 +102,17 @@ def plan_lock(plans_dir: Path, timeout: float = 30.0) -> Iterator[None]:
                             "no other session is running"
                         ) from None
                     time.sleep(0.05)
-        yield
+        recover(plans_dir)
+        journal = open_journal(plans_dir)
+        try:
+            yield
+        except BaseException:
+            journal.rollback()
+            raise
+        else:
+            journal.commit()
+        finally:
+            close_journal(journal)
     finally:
         fh.close()  # closing releases the flock
         with _held_guard:

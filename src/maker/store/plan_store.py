@@ -14,7 +14,6 @@ import difflib
 import hashlib
 import json
 import os
-import shutil
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
@@ -32,10 +31,12 @@ from maker.errors import (
 from maker.planner.parser import parse_step, structure_problems
 from maker.store.atomic import atomic_write, plan_lock
 from maker.store.frontmatter import read_front_matter, render_front_matter
+from maker.store.journal import TXN_DIR, journaled_move, journaled_remove
 from maker.store.overview import render_overview
 from maker.store.slug import slugify
 
-__all__ = ["PlanStore", "StepRecord", "StoredPlan", "resolve_dependencies", "utc_now"]
+__all__ = ["PlanStore", "StepRecord", "StoredPlan", "file_stamp", "resolve_dependencies",
+           "utc_now"]
 
 _STEP_KEYS = ("step", "title", "task_type", "status", "depends_on", "input_variables",
               "output_variable", "output_schema", "primary_tools", "fallback_tools", "next")
@@ -50,6 +51,11 @@ _SECTIONS = {"Task": "task_description",
 
 def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def file_stamp(when: str) -> str:
+    """A ``utc_now()`` time as it appears in file names (no ``:`` or ``.``)."""
+    return when.replace(":", "").replace(".", "-")
 
 
 @dataclass
@@ -144,7 +150,15 @@ class PlanStore:
         return plan_lock(self.root, timeout)
 
     def exists(self) -> bool:
+        self.settle()
         return self.overview_path.exists() or self.steps_dir.is_dir()
+
+    def settle(self) -> None:
+        """Before reading: if a change was cut short by a crash, take the lock, which
+        undoes it (or waits for the session that is making it to finish)."""
+        if os.path.lexists(self.root / TXN_DIR):
+            with self.lock():
+                pass
 
     # -- writing a plan -------------------------------------------------------
 
@@ -163,11 +177,9 @@ class PlanStore:
                     f"step {n} of the current plan is in progress; a new plan would strand "
                     f"it. Finish it (its handoff), or put it back with `maker step reset {n}`,"
                     " then write the new plan (the old one is archived, never lost).")
-            # Staging happens only under the lock: any staging area here was abandoned
-            # by a crashed write.
-            for stale in self.state_dir.glob("staging-*"):
-                shutil.rmtree(stale, ignore_errors=True)
-            staging = self.state_dir / f"staging-{os.getpid()}"
+            # Staged inside the transaction's own folder: a crash before the moves
+            # below leaves nothing that the next command would take for state.
+            staging = self.root / TXN_DIR / "staging"
             (staging / "steps").mkdir(parents=True)
             records = []
             for spec in plan.steps:
@@ -179,25 +191,24 @@ class PlanStore:
             stored = StoredPlan(task, plan.reasoning, created, records)
             (staging / "PLAN.md").write_text(self._render_plan_file(stored), encoding="utf-8")
             self._archive_current(created)
-            os.replace(staging / "steps", self.steps_dir)
-            os.replace(staging / "PLAN.md", self.overview_path)
-            staging.rmdir()
+            journaled_move(staging / "steps", self.steps_dir)
+            journaled_move(staging / "PLAN.md", self.overview_path)
         return stored
 
     def _archive_current(self, stamp: str) -> Path | None:
         if not self.exists():
             return None
-        target = self.archive_dir / stamp.replace(":", "").replace(".", "-")
-        target.mkdir(parents=True, exist_ok=True)
+        target = self.archive_dir / file_stamp(stamp)
         for path in (self.overview_path, self.steps_dir, self.handoffs_dir):
-            if path.exists():
-                os.replace(path, target / path.name)
-        if self.notes_path.exists():
-            shutil.copy2(self.notes_path, target / self.notes_path.name)
+            if os.path.lexists(path):
+                journaled_move(path, target / path.name)
+        if self.notes_path.is_file():
+            atomic_write(target / self.notes_path.name,
+                         self.notes_path.read_text(encoding="utf-8"))
         for state in ("active.json", "evidence"):
             p = self.state_dir / state
-            if p.exists():
-                os.replace(p, target / state)
+            if os.path.lexists(p):
+                journaled_move(p, target / state)
         return target
 
     def archived(self) -> list[Path]:
@@ -219,10 +230,8 @@ class PlanStore:
             return
         if meta.get("body_sha256") in (None, _sha256(body.strip())):
             return
-        stamp = utc_now().replace(":", "").replace(".", "-")
-        target = self.archive_dir / f"PLAN-edited-{stamp}.md"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(self.overview_path, target)
+        target = self.archive_dir / f"PLAN-edited-{file_stamp(utc_now())}.md"
+        atomic_write(target, self.overview_path.read_text(encoding="utf-8"))
 
     def refresh_overview(self, plan: StoredPlan | None = None,
                          shown: Mapping[int, str] | None = None) -> None:
@@ -306,6 +315,7 @@ class PlanStore:
 
     def load_step(self, number: int) -> StepRecord:
         """One step, read and validated on its own (cheap: for hooks)."""
+        self.settle()
         record = self._read_step(self.step_path(number))
         if record.number != number:
             raise PlanFileError(record.path, f"step: the file says {record.number} but its "
@@ -388,6 +398,7 @@ class PlanStore:
         return out
 
     def read_active(self) -> dict[str, Any] | None:
+        self.settle()
         try:
             data = json.loads(self.active_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -399,8 +410,7 @@ class PlanStore:
     def write_active(self, data: dict[str, Any] | None) -> None:
         with self.lock():
             if data is None:
-                with contextlib.suppress(FileNotFoundError):
-                    self.active_path.unlink()
+                journaled_remove(self.active_path)
             else:
                 atomic_write(self.active_path, json.dumps(data, indent=2))
 

@@ -1,0 +1,234 @@
+"""All-or-nothing state changes: an undo journal kept under the plan lock.
+
+Every change to ``plans/`` happens while the plan lock is held, and the outermost hold
+of the lock is one transaction. Before a file is created, replaced or removed, or a
+path is moved, the change is recorded in ``plans/.maker/txn/journal.json`` (written
+atomically and fsynced), with a hard link that keeps the old file. Then:
+
+- the lock is released normally: the journal is deleted. That unlink is the commit;
+- the lock is released by an exception: the recorded changes are undone at once;
+- the process dies (SIGKILL, power loss): the journal stays, and whoever takes the lock
+  next (every command and hook that reads the plan takes it first when a journal is
+  there) undoes the changes before doing anything else.
+
+Undo runs newest first and drops each entry from the journal once it is undone, so a
+crash during the undo is itself repaired by the next undo. Each undo is idempotent:
+restore the kept link over the path if the link is still there; delete a path that did
+not exist before; move a moved path back if it has not been moved back yet.
+
+A crash therefore leaves the whole old state (undone) or the whole new one (committed),
+never a mixture. Scratch files (``.*.tmp`` from an interrupted atomic write, a staged
+plan) are never seen as state: readers skip hidden files, and recovery removes them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Journal", "TXN_DIR", "active_journal", "journaled_move", "journaled_remove",
+           "recover"]
+
+# Relative to the plans directory.
+TXN_DIR = Path(".maker") / "txn"
+_JOURNAL = "journal.json"
+
+# Open journals by absolute plans directory: normally none, or the one being changed.
+_open: dict[str, Journal] = {}
+
+
+class Journal:
+    """The undo record of one transaction on one plans directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(os.path.abspath(root))
+        self.dir = self.root / TXN_DIR
+        self.entries: list[dict[str, Any]] = []
+        self._seen: set[str] = set()
+
+    # -- recording, always before the change ---------------------------------------
+
+    def _rel(self, path: Path) -> str:
+        return os.path.relpath(os.path.abspath(path), self.root)
+
+    def _save(self) -> None:
+        from maker.store.atomic import atomic_write
+
+        if not self.dir.is_dir():
+            self.dir.mkdir(parents=True)
+        atomic_write(self.dir / _JOURNAL, json.dumps(self.entries), durable=True)
+
+    def _note_new_dirs(self, parent: Path) -> None:
+        """Record the outermost missing directory above a new path, so undo removes it."""
+        top: Path | None = None
+        p = Path(os.path.abspath(parent))
+        while p != self.root and self.root in p.parents and not p.exists():
+            top, p = p, p.parent
+        if top is not None:
+            rel = self._rel(top)
+            if "dir:" + rel not in self._seen:
+                self._seen.add("dir:" + rel)
+                self.entries.append({"kind": "mkdir", "path": rel})
+
+    def before_write(self, path: Path) -> None:
+        """``path`` (a file) is about to be created, replaced or removed."""
+        rel = self._rel(path)
+        if rel in self._seen:
+            return
+        self._seen.add(rel)
+        self._note_new_dirs(path.parent)
+        backup: str | None = None
+        if os.path.lexists(path):
+            self.dir.mkdir(parents=True, exist_ok=True)
+            backup = f"b{len(self.entries)}"
+            try:
+                os.link(path, self.dir / backup, follow_symlinks=False)
+            except OSError:  # a file system without hard links: a copy does as well
+                shutil.copy2(path, self.dir / backup, follow_symlinks=False)
+        self.entries.append({"kind": "file", "path": rel, "backup": backup})
+        self._save()
+
+    def before_move(self, src: Path, dst: Path) -> None:
+        """``src`` (a file or a directory) is about to be renamed to ``dst`` (new)."""
+        if os.path.lexists(dst):
+            raise FileExistsError(f"{dst} already exists; a journaled move needs a new path")
+        self._note_new_dirs(dst.parent)
+        self._seen.add(self._rel(dst))
+        self.entries.append({"kind": "move", "src": self._rel(src), "dst": self._rel(dst)})
+        self._save()
+
+    # -- the end of the transaction ------------------------------------------------
+
+    def commit(self) -> None:
+        if self.entries or self.dir.exists():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.dir / _JOURNAL)  # the commit point
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def rollback(self) -> None:
+        _undo(self.root, self.entries)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _undo(root: Path, entries: list[dict[str, Any]]) -> None:
+    """Undo ``entries`` newest first, dropping each from the journal once undone."""
+    from maker.store.atomic import atomic_write
+
+    txn = root / TXN_DIR
+    while entries:
+        entry = entries[-1]
+        kind = entry.get("kind")
+        if kind == "file":
+            path = root / str(entry["path"])
+            backup = entry.get("backup")
+            if backup is None:
+                _remove(path)
+            elif os.path.lexists(txn / str(backup)):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(txn / str(backup), path)
+        elif kind == "move":
+            src, dst = root / str(entry["src"]), root / str(entry["dst"])
+            if os.path.lexists(dst) and not os.path.lexists(src):
+                src.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(dst, src)
+        elif kind == "mkdir":
+            _remove(root / str(entry["path"]))
+        entries.pop()
+        if entries:
+            atomic_write(txn / _JOURNAL, json.dumps(entries), durable=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(txn / _JOURNAL)
+
+
+def _remove(path: Path) -> None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+def recover(root: Path) -> bool:
+    """Undo an interrupted transaction on ``root``, if one was left; the caller holds
+    the lock. Returns whether anything was left behind."""
+    root = Path(os.path.abspath(root))
+    txn = root / TXN_DIR
+    if not os.path.lexists(txn):
+        return False
+    try:
+        entries = json.loads((txn / _JOURNAL).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        entries = []  # committed, or interrupted before its first change
+    except (OSError, ValueError) as exc:
+        from maker.errors import StateError
+
+        raise StateError(
+            f"{txn / _JOURNAL} is unreadable ({exc}); an interrupted change to the plan "
+            "cannot be undone automatically. Inspect plans/ (nothing else was lost: the "
+            f"old files are kept in {txn}), then delete {txn}") from None
+    if not isinstance(entries, list):
+        entries = []
+    _undo(root, entries)
+    shutil.rmtree(txn, ignore_errors=True)
+    _remove_temp_files(root)
+    return True
+
+
+def _remove_temp_files(root: Path) -> None:
+    """Scratch files of atomic writes cut short by the crash."""
+    for folder in (root, root / "steps", root / "handoffs", root / ".maker"):
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(folder):
+                if entry.name.startswith(".") and entry.name.endswith(".tmp") \
+                        and entry.is_file(follow_symlinks=False):
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
+
+
+# -- the journal in force ---------------------------------------------------------
+
+def open_journal(root: Path) -> Journal:
+    journal = Journal(root)
+    _open[str(journal.root)] = journal
+    return journal
+
+
+def close_journal(journal: Journal) -> None:
+    _open.pop(str(journal.root), None)
+
+
+def active_journal(path: Path) -> Journal | None:
+    """The open journal whose plans directory holds ``path`` (not its own files)."""
+    if not _open:
+        return None
+    absolute = os.path.abspath(path)
+    for root, journal in _open.items():
+        if absolute.startswith(root + os.sep) and not absolute.startswith(
+                str(journal.dir) + os.sep):
+            return journal
+    return None
+
+
+def journaled_move(src: Path, dst: Path) -> None:
+    """Rename ``src`` to the new path ``dst`` (parents created), inside the transaction."""
+    journal = active_journal(dst)
+    if journal is not None:
+        journal.before_move(src, dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(src, dst)
+
+
+def journaled_remove(path: Path) -> None:
+    """Delete the file ``path`` if it exists, inside the transaction."""
+    if not os.path.lexists(path):
+        return
+    journal = active_journal(path)
+    if journal is not None:
+        journal.before_write(path)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)

@@ -1,0 +1,197 @@
+"""Every state change is all-or-nothing: killed before any of its file-system changes,
+the next reader sees the whole old state or the whole new one.
+
+Each state-changing operation runs in a forked child that dies (``os._exit``, as a
+SIGKILL would leave it: no cleanup, no ``finally``) just before its N-th rename, unlink,
+mkdir, rmdir or link, for N = 1, 2, … until the operation finishes without reaching N.
+After each death the parent reads the plan as the next command would, and the tree of
+``plans/`` must equal, byte for byte once timestamps are masked, either the tree before
+the operation or the tree a clean run of it produces. (``benchmarks/crash_harness.py``
+does the same to the real CLI with strace, at the syscall level, and with random kills.)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from maker.core.models import Plan
+from maker.executor import approval, lifecycle
+from maker.handoff.gate import accept_handoff
+from maker.store.plan_store import PlanStore
+
+from ._step_plans import (
+    handoff,
+    isolated_project,  # noqa: F401 - the `project` fixture
+    linear,
+    make_step,
+)
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+
+
+@pytest.fixture(autouse=True)
+def _approval_required(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MAKER_AUTOAPPROVE", raising=False)
+
+_MUTATORS = ("replace", "rename", "unlink", "remove", "mkdir", "rmdir", "link", "symlink")
+_DIED = 137
+_STAMP = re.compile(r"\d{4}-?\d{2}-?\d{2}T\d{2}:?\d{2}:?\d{2}(?:[.-]\d+)?Z")
+_HEX = re.compile(r"\b[0-9a-f]{64}\b")
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """Every path under plans/ and every file's text, with times and digests masked."""
+    out: dict[str, str] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        for name in dirnames:
+            out[_STAMP.sub("<T>", os.path.join(rel_dir, name)) + "/"] = ""
+        for name in filenames:
+            rel = os.path.join(rel_dir, name)
+            if rel == os.path.join(".maker", "lock"):
+                continue
+            text = Path(dirpath, name).read_text(encoding="utf-8", errors="replace")
+            out[_STAMP.sub("<T>", rel)] = _HEX.sub("<H>", _STAMP.sub("<T>", text))
+    return out
+
+
+def _die_before(n: int) -> None:
+    calls = [0]
+
+    def arm(real: Callable[..., object]) -> Callable[..., object]:
+        def wrapped(*args: object, **kwargs: object) -> object:
+            calls[0] += 1
+            if calls[0] == n:
+                os._exit(_DIED)
+            return real(*args, **kwargs)
+        return wrapped
+
+    for name in _MUTATORS:
+        setattr(os, name, arm(getattr(os, name)))
+
+
+def run_killed(op: Callable[[PlanStore], object], store: PlanStore, n: int) -> bool:
+    """Run ``op`` in a child killed before its n-th change; True if it was killed."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads (xdist)
+        pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            _die_before(n)
+            op(store)
+        except BaseException:
+            os._exit(1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    assert code in (0, _DIED), f"the operation failed on its own (exit {code})"
+    return code == _DIED
+
+
+# -- the states the operations start from -----------------------------------------------
+
+def _plan(project: Path) -> PlanStore:
+    """Three steps; step 1 complete with a handoff and notes, step 2 in progress."""
+    store = linear(project, 3)
+    lifecycle.start_step(store, 1)
+    accept_handoff(store, handoff(1, discoveries=["The API is in src/api.py"]))
+    approval.approve_step(store, 1)
+    lifecycle.start_step(store, 2, session_id="s-1")
+    return store
+
+
+def _awaiting(project: Path) -> PlanStore:
+    store = _plan(project)
+    accept_handoff(store, handoff(2, decisions=["Kept the old schema"]))
+    return store
+
+
+def _started_none(project: Path) -> PlanStore:
+    store = _plan(project)
+    lifecycle.reset_step(store, 2)
+    return store
+
+
+OPERATIONS: dict[str, tuple[Callable[[Path], PlanStore], Callable[[PlanStore], object]]] = {
+    "plan write": (_started_none, lambda s: s.write_plan(
+        Plan(reasoning="Again.", steps=[make_step(1, 2), make_step(2, -1)],
+             task="Another thing"))),
+    "step start": (_started_none, lambda s: lifecycle.start_step(s, 2)),
+    "handoff accept": (_plan, lambda s: accept_handoff(s, handoff(2, discoveries=["Found x"]))),
+    "handoff accept blocked": (_plan, lambda s: accept_handoff(
+        s, handoff(2, status="blocked", blockers=["No access to the database"]))),
+    "approve": (_awaiting, lambda s: approval.approve_step(s, 2)),
+    "reject": (_awaiting, lambda s: approval.reject_step(s, 2, "Use the new schema")),
+    "reset": (_awaiting, lambda s: lifecycle.reset_step(s, 2)),
+    "reset complete": (_started_none, lambda s: lifecycle.reset_step(s, 1)),
+    "fail": (_plan, lambda s: lifecycle.fail_step(s, 2, ["It broke"])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPERATIONS))
+def test_a_kill_before_any_change_leaves_the_old_state_or_the_new(
+        name: str, project: Path, tmp_path: Path) -> None:
+    setup, op = OPERATIONS[name]
+    old_store = setup(project)
+    old = snapshot(old_store.root)
+    op(old_store)
+    new = snapshot(old_store.root)
+    assert new != old, "the operation changed nothing: the test would prove nothing"
+
+    kills, seen_old, seen_new = 0, 0, 0
+    for n in range(1, 400):
+        where = tmp_path / f"{name.replace(' ', '-')}-{n}"
+        where.mkdir()
+        os.chdir(where)
+        store = setup(where)
+        assert snapshot(store.root) == old
+        if not run_killed(op, store, n):
+            assert snapshot(store.root) == new
+            break
+        kills += 1
+        PlanStore(store.root).settle()  # what the next command or hook does first
+        after = snapshot(store.root)
+        if after == old:
+            seen_old += 1
+        elif after == new:
+            seen_new += 1
+        else:
+            keys = sorted(set(after) | set(old) | set(new))
+            not_old = [k for k in keys if after.get(k) != old.get(k)]
+            not_new = [k for k in keys if after.get(k) != new.get(k)]
+            pytest.fail(f"{name}: killed before change {n}, the next reader sees a mixed "
+                        f"state: unlike the old one in {not_old[:6]}, unlike the new one in "
+                        f"{not_new[:6]}")
+        store.load()  # and it reads without an error
+    else:
+        pytest.fail(f"{name} did not finish within 400 changes")
+    assert kills >= 3, f"{name}: only {kills} kill points: the harness is not reaching it"
+    assert seen_old >= 1
+
+
+def test_an_exception_in_the_middle_of_a_change_undoes_it(project: Path) -> None:
+    store = _plan(project)
+    old = snapshot(store.root)
+    with pytest.raises(RuntimeError), store.lock():
+        record = store.load().get(2)
+        record.status = "failed"
+        store.save_step(record)
+        store.write_active(None)
+        raise RuntimeError("boom")
+    assert snapshot(store.root) == old
+
+
+def test_a_journal_left_by_a_crash_is_undone_by_a_hook_that_only_reads(project: Path) -> None:
+    store = _plan(project)
+    old = snapshot(store.root)
+    assert run_killed(lambda s: lifecycle.fail_step(s, 2, ["x"]), store, 4)
+    assert (store.root / ".maker" / "txn").exists()
+    assert PlanStore(store.root).read_active() is not None  # settles first
+    assert not (store.root / ".maker" / "txn").exists()
+    assert snapshot(store.root) == old
