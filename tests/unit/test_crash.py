@@ -13,7 +13,6 @@ does the same to the real CLI with strace, at the syscall level, and with random
 from __future__ import annotations
 
 import os
-import re
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -25,10 +24,10 @@ from maker.executor import approval, lifecycle
 from maker.handoff.gate import accept_handoff
 from maker.store.plan_store import PlanStore
 
+from ._crash_states import awaiting, in_progress, snapshot, stopped
 from ._step_plans import (
     handoff,
     isolated_project,  # noqa: F401 - the `project` fixture
-    linear,
     make_step,
 )
 
@@ -41,26 +40,6 @@ def _approval_required(monkeypatch: pytest.MonkeyPatch) -> None:
 
 _MUTATORS = ("replace", "rename", "unlink", "remove", "mkdir", "rmdir", "link", "symlink")
 _DIED = 137
-_STAMP = re.compile(r"\d{4}-?\d{2}-?\d{2}T\d{2}:?\d{2}:?\d{2}(?:[.-]\d+)?Z")
-_HEX = re.compile(r"\b[0-9a-f]{64}\b")
-
-
-def snapshot(root: Path) -> dict[str, str]:
-    """Every path under plans/ and every file's text, with times and digests masked."""
-    out: dict[str, str] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel_dir = os.path.relpath(dirpath, root)
-        for name in dirnames:
-            out[_STAMP.sub("<T>", os.path.join(rel_dir, name)) + "/"] = ""
-        for name in filenames:
-            rel = os.path.join(rel_dir, name)
-            if rel == os.path.join(".maker", "lock"):
-                continue
-            text = Path(dirpath, name).read_text(encoding="utf-8", errors="replace")
-            out[_STAMP.sub("<T>", rel)] = _HEX.sub("<H>", _STAMP.sub("<T>", text))
-    return out
-
-
 def _die_before(n: int) -> None:
     calls = [0]
 
@@ -94,43 +73,20 @@ def run_killed(op: Callable[[PlanStore], object], store: PlanStore, n: int) -> b
     return code == _DIED
 
 
-# -- the states the operations start from -----------------------------------------------
-
-def _plan(project: Path) -> PlanStore:
-    """Three steps; step 1 complete with a handoff and notes, step 2 in progress."""
-    store = linear(project, 3)
-    lifecycle.start_step(store, 1)
-    accept_handoff(store, handoff(1, discoveries=["The API is in src/api.py"]))
-    approval.approve_step(store, 1)
-    lifecycle.start_step(store, 2, session_id="s-1")
-    return store
-
-
-def _awaiting(project: Path) -> PlanStore:
-    store = _plan(project)
-    accept_handoff(store, handoff(2, decisions=["Kept the old schema"]))
-    return store
-
-
-def _started_none(project: Path) -> PlanStore:
-    store = _plan(project)
-    lifecycle.reset_step(store, 2)
-    return store
-
-
 OPERATIONS: dict[str, tuple[Callable[[Path], PlanStore], Callable[[PlanStore], object]]] = {
-    "plan write": (_started_none, lambda s: s.write_plan(
+    "plan write": (stopped, lambda s: s.write_plan(
         Plan(reasoning="Again.", steps=[make_step(1, 2), make_step(2, -1)],
              task="Another thing"))),
-    "step start": (_started_none, lambda s: lifecycle.start_step(s, 2)),
-    "handoff accept": (_plan, lambda s: accept_handoff(s, handoff(2, discoveries=["Found x"]))),
-    "handoff accept blocked": (_plan, lambda s: accept_handoff(
+    "step start": (stopped, lambda s: lifecycle.start_step(s, 2)),
+    "handoff accept": (in_progress, lambda s: accept_handoff(
+        s, handoff(2, discoveries=["Found x"]))),
+    "handoff accept blocked": (in_progress, lambda s: accept_handoff(
         s, handoff(2, status="blocked", blockers=["No access to the database"]))),
-    "approve": (_awaiting, lambda s: approval.approve_step(s, 2)),
-    "reject": (_awaiting, lambda s: approval.reject_step(s, 2, "Use the new schema")),
-    "reset": (_awaiting, lambda s: lifecycle.reset_step(s, 2)),
-    "reset complete": (_started_none, lambda s: lifecycle.reset_step(s, 1)),
-    "fail": (_plan, lambda s: lifecycle.fail_step(s, 2, ["It broke"])),
+    "approve": (awaiting, lambda s: approval.approve_step(s, 2)),
+    "reject": (awaiting, lambda s: approval.reject_step(s, 2, "Use the new schema")),
+    "reset": (awaiting, lambda s: lifecycle.reset_step(s, 2)),
+    "reset complete": (stopped, lambda s: lifecycle.reset_step(s, 1)),
+    "fail": (in_progress, lambda s: lifecycle.fail_step(s, 2, ["It broke"])),
 }
 
 
@@ -176,7 +132,7 @@ def test_a_kill_before_any_change_leaves_the_old_state_or_the_new(
 
 
 def test_an_exception_in_the_middle_of_a_change_undoes_it(project: Path) -> None:
-    store = _plan(project)
+    store = in_progress(project)
     old = snapshot(store.root)
     with pytest.raises(RuntimeError), store.lock():
         record = store.load().get(2)
@@ -188,7 +144,7 @@ def test_an_exception_in_the_middle_of_a_change_undoes_it(project: Path) -> None
 
 
 def test_a_journal_left_by_a_crash_is_undone_by_a_hook_that_only_reads(project: Path) -> None:
-    store = _plan(project)
+    store = in_progress(project)
     old = snapshot(store.root)
     assert run_killed(lambda s: lifecycle.fail_step(s, 2, ["x"]), store, 4)
     assert (store.root / ".maker" / "txn").exists()

@@ -1,0 +1,208 @@
+"""Kill the real `maker` CLI in the middle of every state change, and count the
+corrupted outcomes.
+
+For each state-changing command, from a fixed starting state:
+
+1. **every change**: under ``strace -f``, the command is killed with SIGKILL on entry
+   to its N-th rename, unlink, mkdir, rmdir or link syscall (each family counted on its
+   own), for N = 1, 2, … until it runs to the end;
+2. **random moments**: the command is killed after a random delay within the time a
+   clean run takes (``--random`` tries per command, 200 by default).
+
+After each kill the next command (``maker status --json``) runs, and the tree of
+``plans/`` (timestamps and digests masked) must equal the tree before the command or
+the tree after a clean run of it. Anything else is a corrupted outcome. Prints a table
+and exits 1 if any outcome was corrupted.
+
+    python benchmarks/crash_harness.py [--random 200] [--only "step start"] [--src DIR]
+
+Needs strace for part 1 (Debian: `apt-get install strace`); without it, part 1 is
+skipped and said so. Part 2 needs nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from maker.store.plan_store import PlanStore  # noqa: E402
+from tests.unit._crash_states import awaiting, in_progress, snapshot, stopped  # noqa: E402
+from tests.unit._step_plans import handoff  # noqa: E402
+
+MAKER = [sys.executable, "-c", "from maker.cli.main import main; main()"]
+FAMILIES = {
+    "rename": "rename,renameat,renameat2",
+    "unlink": "unlink,unlinkat,rmdir",
+    "mkdir": "mkdir,mkdirat",
+    "link": "link,linkat",
+}
+NEW_PLAN = """reasoning: Again.
+plan:
+  - step: 1
+    task_type: action_step
+    title: Write it
+    task_description: Write the thing.
+    primary_tools: [Read]
+    fallback_tools: []
+    input_variables: []
+    output_variable: step_1_output
+    output_schema: "{result: string}"
+    next_step_sequence_number: -1
+"""
+
+# name: (starting state, command arguments, stdin)
+COMMANDS: dict[str, tuple[Callable[[Path], PlanStore], list[str], str | None]] = {
+    "plan write": (stopped, ["plan", "write", "-"], NEW_PLAN),
+    "step start": (stopped, ["step", "start", "2"], None),
+    "handoff accept": (in_progress, ["handoff", "accept", "-"],
+                       handoff(2, discoveries=["Found x"])),
+    "step fail": (in_progress, ["step", "fail", "2", "--reason", "It broke"], None),
+    "step reset": (awaiting, ["step", "reset", "2"], None),
+    "step approve": (awaiting, ["step", "approve", "2"], None),
+    "step reject": (awaiting, ["step", "reject", "2", "--notes", "Use the new schema"], None),
+}
+
+
+SRC = REPO / "src"  # the maker whose CLI is killed (--src: another checkout's, to compare)
+
+
+def _env(project: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("MAKER_", "CLAUDE")) and not k.endswith("_CMD")}
+    env.update(PYTHONDONTWRITEBYTECODE="1", HOME=str(project.parent / "home"),
+               PYTHONPATH=str(SRC))
+    for var in ("FORMAT_CMD", "LINT_CMD", "BUILD_CMD", "TEST_CMD"):
+        env[var] = ""  # no verification command: the handoff needs no evidence
+    return env
+
+
+class Fixture:
+    def __init__(self, base: Path, name: str) -> None:
+        self.base, self.name = base, name
+        self.setup, self.args, self.stdin = COMMANDS[name]
+        self.count = 0
+
+    def fresh(self) -> Path:
+        self.count += 1
+        project = self.base / f"{self.name.replace(' ', '-')}-{self.count}" / "project"
+        (project.parent / "home").mkdir(parents=True)
+        project.mkdir()
+        cwd = os.getcwd()
+        os.chdir(project)
+        try:
+            self.setup(project)
+        finally:
+            os.chdir(cwd)
+        return project
+
+    def run(self, project: Path, prefix: list[str] | None = None,
+            kill_after: float | None = None) -> int:
+        proc = subprocess.Popen([*(prefix or []), *MAKER, *self.args], cwd=project,
+                                env=_env(project), stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if kill_after is not None:
+            time.sleep(kill_after)
+            proc.kill()
+        proc.communicate((self.stdin or "").encode())
+        return proc.returncode
+
+    def next_command(self, project: Path) -> None:
+        subprocess.run([*MAKER, "status", "--json"], cwd=project, env=_env(project),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+
+
+def _judge(after: dict[str, str], old: dict[str, str], new: dict[str, str]) -> str:
+    return "old" if after == old else "new" if after == new else "corrupted"
+
+
+def every_change(fx: Fixture, old: dict[str, str], new: dict[str, str]) -> dict[str, int]:
+    tally = {"old": 0, "new": 0, "corrupted": 0}
+    for family, calls in FAMILIES.items():
+        for n in range(1, 500):
+            project = fx.fresh()
+            rc = fx.run(project, ["strace", "-f", "-qq", "-o", os.devnull, "-e",
+                                  f"trace={calls}", "-e",
+                                  f"inject={calls}:signal=KILL:when={n}"])
+            if rc != -9 and rc != 137:
+                assert rc == 0, f"{fx.name}: the command failed on its own (exit {rc})"
+                break
+            fx.next_command(project)
+            outcome = _judge(snapshot(project / "plans"), old, new)
+            tally[outcome] += 1
+            if outcome == "corrupted":
+                print(f"  corrupted: {fx.name}, killed at {family} #{n}: {project}")
+            else:
+                shutil.rmtree(project.parent)
+    return tally
+
+
+def random_kills(fx: Fixture, old: dict[str, str], new: dict[str, str], tries: int,
+                 span: float, rng: random.Random) -> dict[str, int]:
+    tally = {"old": 0, "new": 0, "corrupted": 0}
+    for _ in range(tries):
+        project = fx.fresh()
+        fx.run(project, kill_after=rng.uniform(0, span))
+        fx.next_command(project)
+        outcome = _judge(snapshot(project / "plans"), old, new)
+        tally[outcome] += 1
+        if outcome == "corrupted":
+            print(f"  corrupted: {fx.name}, random kill: {project}")
+        else:
+            shutil.rmtree(project.parent)
+    return tally
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--random", type=int, default=200, help="random kills per command")
+    parser.add_argument("--only", action="append", help="run only this command (repeatable)")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--src", type=Path, help="kill the CLI of this src/ instead "
+                        "(for example an older checkout's, to compare)")
+    args = parser.parse_args()
+    global SRC
+    SRC = args.src.resolve() if args.src else SRC
+    rng = random.Random(args.seed)
+    have_strace = shutil.which("strace") is not None
+    if not have_strace:
+        print("strace not found: the kill-before-every-change part is skipped "
+              "(apt-get install strace)")
+    names = args.only or list(COMMANDS)
+    total_bad = 0
+    print(f"{'command':<16} {'kill points':>11} {'corrupted':>9}   "
+          f"{'random kills':>12} {'old/new':>9} {'corrupted':>9}")
+    with tempfile.TemporaryDirectory(prefix="maker-crash-") as tmp:
+        for name in names:
+            fx = Fixture(Path(tmp), name)
+            project = fx.fresh()
+            old = snapshot(project / "plans")
+            began = time.perf_counter()
+            assert fx.run(project) == 0, f"{name}: a clean run failed"
+            span = time.perf_counter() - began
+            new = snapshot(project / "plans")
+            assert new != old, f"{name}: a clean run changed nothing"
+            every = every_change(fx, old, new) if have_strace else None
+            rand = random_kills(fx, old, new, args.random, span, rng)
+            bad = rand["corrupted"] + (every["corrupted"] if every else 0)
+            total_bad += bad
+            points = f"{sum(every.values())}" if every else "skipped"
+            print(f"{name:<16} {points:>11} {every['corrupted'] if every else '-':>9}   "
+                  f"{args.random:>12} {rand['old']:>4}/{rand['new']:<4} "
+                  f"{rand['corrupted']:>9}", flush=True)
+    print(f"corrupted outcomes in all: {total_bad}")
+    return 1 if total_bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
