@@ -1,6 +1,6 @@
-"""Every test runs isolated from the developer's machine: its own HOME, no maker
-settings from outside, and (headless, like `maker run`) steps approve themselves
-unless a test of the approval gate turns that off."""
+"""Every test runs isolated from the developer's machine: its own HOME and no maker
+settings from outside. Approval is the default (a person approves every step); tests
+that want steps to complete on acceptance set the `auto` policy, as a person would."""
 
 from __future__ import annotations
 
@@ -20,4 +20,4 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory,
     monkeypatch.setenv("HOME", str(home))
     for var in _OUTSIDE:
         monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("MAKER_AUTOAPPROVE", "1")
+    monkeypatch.delenv("MAKER_AUTOAPPROVE", raising=False)

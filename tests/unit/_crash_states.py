@@ -35,10 +35,10 @@ def snapshot(root: Path) -> dict[str, str]:
 
 def in_progress(project: Path) -> PlanStore:
     """Three steps; step 1 approved, with a handoff and notes; step 2 in progress."""
-    store = linear(project, 3)
+    store = linear(project, 3, policy="never")
     lifecycle.start_step(store, 1)
     accept_handoff(store, handoff(1, discoveries=["The API is in src/api.py"]))
-    approval.approve_step(store, 1)
+    approval.approve_step(store, 1, "user")
     lifecycle.start_step(store, 2, session_id="s-1")
     return store
 

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from maker.core.models import Plan, PlanStep
+from maker.executor.approval import set_policy
 from maker.store.plan_store import PlanStore
 from maker.verify.detect import ENV_VARS
 
@@ -29,17 +30,21 @@ def make_step(n: int, nxt: int, *, conditional: bool = False, inputs: list[str] 
         next_step_sequence_number=nxt, depends_on=depends_on)
 
 
-def write(root: Path, steps: list[PlanStep]) -> PlanStore:
+def write(root: Path, steps: list[PlanStep], policy: str = "auto") -> PlanStore:
+    """The plan stored under ``root/plans``, with the approval ``policy`` a person set
+    (``auto`` unless a test is about approval: most tests are about what comes after)."""
     store = PlanStore(root / "plans")
     store.write_plan(Plan(reasoning="Because.", steps=steps, task="Build the thing"))
+    if policy != "never":
+        set_policy(store, policy, "test")
     return store
 
 
-def linear(root: Path, n: int = 3) -> PlanStore:
+def linear(root: Path, n: int = 3, policy: str = "auto") -> PlanStore:
     """Steps 1..n, each leading to the next; step k reads step k-1's output."""
     return write(root, [make_step(k, k + 1 if k < n else -1,
                                   inputs=[f"step_{k - 1}_output.result"] if k > 1 else None)
-                        for k in range(1, n + 1)])
+                        for k in range(1, n + 1)], policy)
 
 
 def branching(root: Path, join_reads: list[str] | None = None) -> PlanStore:

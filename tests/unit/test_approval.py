@@ -1,4 +1,5 @@
-"""The user's approval gate: an accepted complete handoff waits for approval."""
+"""The approval gate: an accepted complete handoff waits for a person, or for the
+approval policy a person set; the model can neither approve nor answer for the user."""
 
 from __future__ import annotations
 
@@ -9,7 +10,13 @@ from click.testing import CliRunner
 
 from maker.cli.main import cli
 from maker.errors import StepError, TransitionError
-from maker.executor.approval import approve_step, reject_step
+from maker.executor.approval import (
+    approval_question,
+    approve_step,
+    read_policy,
+    reject_step,
+    set_policy,
+)
 from maker.executor.brief import build_brief
 from maker.executor.lifecycle import start_step
 from maker.executor.review import record_review
@@ -21,26 +28,26 @@ from ._step_plans import handoff, linear
 
 @pytest.fixture()
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> PlanStore:
-    monkeypatch.delenv("MAKER_AUTOAPPROVE")
     for var in ("FORMAT_CMD", "LINT_CMD", "BUILD_CMD", "TEST_CMD"):
         monkeypatch.setenv(var, "")
     monkeypatch.chdir(tmp_path)
-    s = linear(tmp_path, 3)
+    s = linear(tmp_path, 3, policy="never")
     start_step(s, 1)
     return s
 
 
 def test_complete_handoff_waits_for_approval(store: PlanStore) -> None:
+    assert read_policy(store).name == "never"  # the default: a person approves
     result = accept_handoff(store, handoff(1))
     assert result.status == "awaiting-approval"
     record = store.load().get(1)
-    assert record.status == "in-progress" and record.meta["awaiting_approval"] is True
+    assert record.status == "awaiting-approval"  # a status of its own, not a flag
     assert store.read_active() is None  # the Stop hook lets the session stop
     assert store.handoff_path(1).exists()
-    with pytest.raises(StepError, match="awaits the user's approval"):
+    with pytest.raises(StepError, match="step 1 .* is done and awaits approval first"):
         start_step(store, 1)
-    with pytest.raises(StepError, match="awaits the user's approval first: `maker step "
-                                        "approve 1`"):
+    with pytest.raises(StepError, match=r"awaits approval first: the user types "
+                                        r"`/maker:approve 1`"):
         start_step(store, 2)
 
 
@@ -48,8 +55,54 @@ def test_approve_completes_and_unblocks_the_next_step(store: PlanStore) -> None:
     accept_handoff(store, handoff(1))
     record = approve_step(store, 1, by="alice")
     assert record.status == "complete" and record.meta["approved_by"] == "alice"
-    assert "awaiting_approval" not in store.load().get(1).meta
     assert start_step(store, None).step == 2
+
+
+def test_no_environment_variable_approves(store: PlanStore,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MAKER_AUTOAPPROVE", "1")
+    assert accept_handoff(store, handoff(1)).status == "awaiting-approval"
+
+
+def test_the_auto_policy_approves_a_small_step_and_records_it(store: PlanStore) -> None:
+    set_policy(store, "auto", "person (terminal)")
+    assert accept_handoff(store, handoff(1, files_changed=["a.py"])).status == "complete"
+    record = store.load().get(1)
+    assert record.meta["approved_by"] == "policy:auto"
+    out = CliRunner().invoke(cli, ["status", "--plans-dir", str(store.root)]).output
+    assert "approval policy: auto" in out
+    assert "Approval policy: auto (set by person (terminal))" in \
+        store.overview_path.read_text(encoding="utf-8")
+
+
+def test_an_unknown_or_broken_policy_keeps_the_gate_shut(store: PlanStore) -> None:
+    with pytest.raises(StepError, match="'yes' is not an approval policy"):
+        set_policy(store, "yes", "x")
+    (store.state_dir / "policy.json").write_text('{"name": "always"}')
+    assert read_policy(store).name == "never"
+    (store.state_dir / "policy.json").write_text("{")
+    assert accept_handoff(store, handoff(1)).status == "awaiting-approval"
+
+
+@pytest.mark.parametrize("env", ["CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"])
+@pytest.mark.parametrize("args", [["step", "approve", "1"], ["step", "reject", "1"],
+                                  ["policy", "auto"]])
+def test_a_person_decides_only_outside_claude_code(
+        store: PlanStore, monkeypatch: pytest.MonkeyPatch, env: str, args: list[str]) -> None:
+    accept_handoff(store, handoff(1))
+    monkeypatch.setenv(env, "1")
+    result = CliRunner().invoke(cli, [*args, "--plans-dir", str(store.root)])
+    assert result.exit_code == 2
+    assert "does not run inside Claude Code" in result.output
+    assert store.load().get(1).status == "awaiting-approval"
+    assert read_policy(store).name == "never"
+
+
+def test_the_approval_question_is_maker_s_own(store: PlanStore) -> None:
+    question = approval_question(1, "Step number 1")["questions"][0]
+    assert question["question"] == "maker: approve step 1 (Step number 1)?"
+    assert [o["label"] for o in question["options"]] == ["Approve step 1", "Reject step 1"]
+    assert len(question["header"]) <= 12
 
 
 def test_reject_sends_back_with_notes_in_the_next_brief(store: PlanStore) -> None:
@@ -65,7 +118,7 @@ def test_reject_sends_back_with_notes_in_the_next_brief(store: PlanStore) -> Non
 
 def test_only_a_step_awaiting_approval_can_be_approved(store: PlanStore) -> None:
     with pytest.raises(TransitionError, match="not awaiting approval"):
-        approve_step(store, 1)
+        approve_step(store, 1, "user")
     with pytest.raises(TransitionError, match="not awaiting approval"):
         reject_step(store, 2)
 
@@ -111,20 +164,50 @@ def test_status_and_plan_md_show_awaiting_approval(store: PlanStore) -> None:
     assert "| awaiting-approval |" in store.overview_path.read_text(encoding="utf-8")
     out = CliRunner().invoke(cli, ["status", "--plans-dir", str(store.root)]).output
     assert "awaiting-approval" in out
-    assert "No step is ready: step 1 is done and awaits the user's approval. To go on: " \
-           "`maker step approve 1`" in out
+    assert "No step is ready: step 1 is done and awaits approval. To go on: the user " \
+           "types `/maker:approve 1`" in out
 
 
-def test_a_large_step_waits_for_review_even_when_auto_approved(
-        store: PlanStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MAKER_AUTOAPPROVE", "1")
+def test_a_large_step_waits_for_review_even_under_the_auto_policy(store: PlanStore) -> None:
+    from maker.executor.approval import apply_review
+
+    set_policy(store, "auto", "person (terminal)")
     small = accept_handoff(store, handoff(1, files_changed=["a.py", "b.py"]))
     assert small.status == "complete"
     start_step(store, 2)
     large = accept_handoff(store, handoff(2, files_changed=[f"f{i}.py" for i in range(5)]))
     assert large.status == "awaiting-approval"
     out = CliRunner().invoke(cli, ["step", "outcome", "2", "--plans-dir", str(store.root)])
-    assert "launch maker:reviewer; if its verdict is approve" in out.output
+    assert "launch maker:reviewer" in out.output
+    record = store.load().get(2)
+    record_review(store, record, "RED: no tests\nVERDICT: changes-needed")
+    assert "rejected by the reviewer under the `auto` policy" in str(
+        apply_review(store, record, approves=False))
+    record = store.load().get(2)
+    assert record.status == "pending" and record.meta["revision_notes"] == ["RED: no tests"]
+
+
+def test_under_the_never_policy_the_reviewer_does_not_decide(store: PlanStore) -> None:
+    from maker.executor.approval import apply_review
+
+    accept_handoff(store, handoff(1, files_changed=[f"f{i}.py" for i in range(5)]))
+    record = store.load().get(1)
+    record_review(store, record, "VERDICT: approve")
+    assert apply_review(store, record, approves=True) is None
+    assert store.load().get(1).status == "awaiting-approval"
+
+
+def test_under_the_reviewer_policy_its_verdict_approves(store: PlanStore) -> None:
+    from maker.executor.approval import apply_review
+
+    set_policy(store, "reviewer", "person (terminal)")
+    accept_handoff(store, handoff(1))
+    record = store.load().get(1)
+    record_review(store, record, "VERDICT: approve")
+    apply_review(store, record, approves=True)
+    record = store.load().get(1)
+    assert record.status == "complete"
+    assert record.meta["approved_by"] == "policy:reviewer (reviewer approved)"
 
 
 def test_status_shows_what_a_hand_edit_broke_across_steps(store: PlanStore) -> None:
@@ -140,7 +223,7 @@ def test_a_step_cannot_be_reset_under_a_running_step_that_uses_it(store: PlanSto
     from maker.executor.lifecycle import reset_step
 
     accept_handoff(store, handoff(1))
-    approve_step(store, 1)
+    approve_step(store, 1, "user")
     start_step(store, 2)  # reads step 1's output
     with pytest.raises(StepError, match=r"step 2 \(Step number 2\) is in progress and depends "
                                         r"on step 1: reset step 2 first"):

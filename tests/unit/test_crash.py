@@ -82,7 +82,7 @@ OPERATIONS: dict[str, tuple[Callable[[Path], PlanStore], Callable[[PlanStore], o
         s, handoff(2, discoveries=["Found x"]))),
     "handoff accept blocked": (in_progress, lambda s: accept_handoff(
         s, handoff(2, status="blocked", blockers=["No access to the database"]))),
-    "approve": (awaiting, lambda s: approval.approve_step(s, 2)),
+    "approve": (awaiting, lambda s: approval.approve_step(s, 2, "user")),
     "reject": (awaiting, lambda s: approval.reject_step(s, 2, "Use the new schema")),
     "reset": (awaiting, lambda s: lifecycle.reset_step(s, 2)),
     "reset complete": (stopped, lambda s: lifecycle.reset_step(s, 1)),

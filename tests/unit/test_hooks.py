@@ -493,25 +493,26 @@ def test_the_executor_never_writes_into_plans(project: Path, path: str, denied: 
 
 def test_the_reviewers_verdict_is_recorded_and_gates_approval(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from maker.executor.approval import approve_step, reject_step
+    from maker.executor.approval import approve_step
     from maker.executor.review import ReviewMissingError as Missing
 
     store = linear(project, 2)
     start_step(store, 1, session_id="sess-1")
     files = [f"f{i}.py" for i in range(5)]
     fire("subagent-stop", subagent_input(project, EXECUTOR, handoff(1, files_changed=files)))
-    assert store.load().get(1).meta["awaiting_approval"] is True  # large: waits for review
+    assert store.load().get(1).status == "awaiting-approval"  # large: waits for review
     with pytest.raises(Missing, match="needs the independent review first"):
-        approve_step(store, 1)
+        approve_step(store, 1, "user")
     out = fire("subagent-stop", subagent_input(
         project, "maker:reviewer", "- RED: f4.py drops the error.\nGREEN: tests.\n"
         "VERDICT: changes-needed"))
+    # Under the `auto` policy the reviewer decides a large step: it goes back.
     assert out is not None and "verdict: changes-needed" in out["systemMessage"]
-    with pytest.raises(Missing, match="only an approving review"):
-        approve_step(store, 1, by="reviewer")  # headless (MAKER_AUTOAPPROVE=1)
-    result = reject_step(store, 1, from_review=True)
-    assert result.notes == "RED: f4.py drops the error."
-    assert store.load().get(1).status == "pending"
+    assert "rejected by the reviewer under the `auto` policy" in out["systemMessage"]
+    record = store.load().get(1)
+    assert record.status == "pending"
+    assert record.meta["revision_notes"] == ["RED: f4.py drops the error."]
+    assert record.meta["rejected_by"] == "policy:auto (reviewer)"
 
 
 @pytest.mark.parametrize(("command", "fragment"), [

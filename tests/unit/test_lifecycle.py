@@ -178,7 +178,9 @@ def test_transition_table(tmp_path: Path, src: str, dst: str) -> None:
     record.status = src
     store.save_step(record)
     allowed = (src, dst) in {("pending", "in-progress"), ("in-progress", "complete"),
-                             ("in-progress", "blocked"), ("in-progress", "failed")}
+                             ("in-progress", "blocked"), ("in-progress", "failed"),
+                             ("in-progress", "awaiting-approval"),
+                             ("awaiting-approval", "complete")}
     if allowed:
         assert set_status(store, 1, dst).status == dst
         assert status_of(store, 1) == dst

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,7 @@ from maker.cli.main import cli
 from maker.cli.step_cmds import step
 from maker.store.plan_store import PlanStore
 
-__all__ = ["outcome", "step_approve", "step_outcome", "step_reject"]
+__all__ = ["outcome", "policy_cmd", "step_approve", "step_outcome", "step_reject"]
 
 # A command's `!` line runs moments after the prompt that expanded it was saved.
 _FRESH_S = 300.0
@@ -32,15 +34,28 @@ def _saved(session_id: str, command: str, data_dir: str) -> str | None:
                         max_age_s=_FRESH_S)
 
 
+def _person_only(action: str, n: int | None = None) -> str:
+    """Who decides: a person at a terminal. Raises click.UsageError when run inside
+    Claude Code (its Bash tool), where it would be the model deciding for the user."""
+    if os.environ.get("CLAUDECODE") or os.environ.get("CLAUDE_CODE_ENTRYPOINT"):
+        what = f"/maker:{action} {n}" if n is not None else f"/maker:{action} NAME"
+        raise click.UsageError(
+            f"`maker {'step ' if n is not None else ''}{action}` is a person's decision and "
+            f"does not run inside Claude Code, where the model would be deciding for the "
+            f"user. The user types `{what}` in Claude Code, or runs this command in a "
+            "terminal of their own.")
+    return "person (terminal)"
+
+
 @step.command("approve")
 @click.argument("number", type=int)
-@click.option("--by", default="user", help="Who approved (recorded in the step file).")
 @plans_dir_option
 @reports_errors
-def step_approve(number: int, by: str, plans_dir: Path | None) -> None:
-    """Approve a step whose handoff was accepted: it becomes complete."""
+def step_approve(number: int, plans_dir: Path | None) -> None:
+    """Approve a step whose handoff was accepted (a person's decision): it becomes complete."""
     from maker.executor.approval import approve_step
 
+    by = _person_only("approve", number)
     record = approve_step(PlanStore(resolve_plans_dir(plans_dir)), number, by)
     click.echo(f"step {record.number} ({record.title}) approved: complete")
 
@@ -53,17 +68,42 @@ def step_approve(number: int, by: str, plans_dir: Path | None) -> None:
 @plans_dir_option
 @reports_errors
 def step_reject(number: int, notes: str, from_review: bool, plans_dir: Path | None) -> None:
-    """Send an accepted step back to pending, with revision notes."""
+    """Send an accepted step back to pending with revision notes (a person's decision)."""
     from maker.executor.approval import reject_step
 
-    result = reject_step(PlanStore(resolve_plans_dir(plans_dir)), number, notes, from_review)
+    by = _person_only("reject", number)
+    result = reject_step(PlanStore(resolve_plans_dir(plans_dir)), number, notes, from_review,
+                         by=by)
     click.echo(f"step {result.step} rejected: back to pending; the next `maker step start "
                f"{result.step}` brief carries the notes")
 
 
+@cli.command("policy")
+@click.argument("name", required=False, type=click.Choice(["never", "reviewer", "auto"]))
+@plans_dir_option
+@reports_errors
+def policy_cmd(name: str | None, plans_dir: Path | None) -> None:
+    """Show or set who approves steps: never (a person), reviewer, or auto."""
+    from maker.executor.approval import read_policy, set_policy
+
+    store = PlanStore(resolve_plans_dir(plans_dir))
+    if name is None:
+        click.echo(f"approval policy: {read_policy(store).describe()}")
+        return
+    policy = set_policy(store, name, _person_only("policy"))
+    click.echo(f"approval policy set: {policy.describe()}")
+
+
 def outcome(store: PlanStore, n: int) -> dict[str, Any]:
     """Where step ``n`` ended up after its executor returned, and what to do next."""
-    from maker.executor.approval import autoapprove, is_awaiting, review_required
+    from maker.executor.approval import (
+        approval_question,
+        decide_hint,
+        is_awaiting,
+        read_policy,
+        review_required,
+    )
+    from maker.executor.review import latest_review
 
     record = store.load_step(n)
     handoff = store.read_handoff(n) or {}
@@ -74,21 +114,26 @@ def outcome(store: PlanStore, n: int) -> dict[str, Any]:
                            "files_changed": files,
                            "review_required": review_required(files),
                            "reasons": [str(r) for r in record.meta.get("reasons") or []]}
-    if is_awaiting(record) and autoapprove():
-        # Only a large step waits in a headless run: the reviewer decides.
-        out["status"] = "awaiting-approval"
-        out["next"] = (f"launch maker:reviewer; if its verdict is approve, run `maker step "
-                       f"approve {n} --by reviewer` and end with STEP_COMPLETE; otherwise "
-                       f"`maker step reject {n} --from-review` and end with STEP_REJECTED")
-        out["sentinel"] = None
-    elif is_awaiting(record):
-        out["status"] = "awaiting-approval"
-        out["next"] = (f"ask the user to approve step {n}; then `maker step approve {n}` "
-                       f"and end with STEP_COMPLETE, or `maker step reject {n} --notes "
-                       "'<their notes>'` and end with STEP_REJECTED")
-        out["sentinel"] = None
+    if is_awaiting(record):
+        policy = read_policy(store)
+        needs_review = review_required(files) or policy.name == "reviewer"
+        out["review_required"] = needs_review
+        out["policy"] = policy.name
+        if needs_review and latest_review(store, record) is None:
+            out["next"] = (f"launch maker:reviewer with `maker context {n}` as its prompt; "
+                           "maker records its verdict" + (
+                               " and decides the step by the approval policy"
+                               if policy.name != "never" else ""))
+        else:
+            question = approval_question(n, record.title)
+            out["ask"] = question
+            out["next"] = (f"ask the user with AskUserQuestion, exactly this question: "
+                           f"{json.dumps(question)}; maker records their answer. Without "
+                           f"AskUserQuestion (print mode), end by telling the user: "
+                           f"{decide_hint(n)}")
+        out["sentinel"] = "STEP_AWAITING_APPROVAL"
     elif record.status == "complete":
-        out["approval"] = "auto" if autoapprove() else "done"
+        out["approved_by"] = str(record.meta.get("approved_by") or "")
         out["next"], out["sentinel"] = "report the step's summary", "STEP_COMPLETE"
     elif record.status == "failed":
         out["next"], out["sentinel"] = "report why it failed", "STEP_FAILED"

@@ -25,6 +25,7 @@ _COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "context": _STEP,
     "handoff": _STEP,
     "request": _STEP,
+    "policy": _STEP,
     "verify": ("maker.cli.verify_cmd",),
     "demo": ("maker.cli.demo_cmd",),
 }

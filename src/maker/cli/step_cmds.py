@@ -132,14 +132,19 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
     # Each file was validated on reading; the linter adds what only the whole plan shows
     # (a hand edit that makes a loop, a dangling `next`, a step reading a later output).
     problems = [str(p) for p in lint_plan(plan.as_raw())]
+    from maker.executor.approval import read_policy
+
+    policy = read_policy(store)
     if as_json:
         echo_json({"plans_dir": str(store.root), "task": plan.task, "problems": problems,
+                   "approval_policy": policy.name,
                    "steps": [r.to_dict() for r in rows],
                    "next": [{"step": n, "title": plan.get(n).title} for n in sched.ready],
                    "reason": nothing_ready_reason(sched, plan) or None})
         return
     task = plan.task.strip().splitlines()[0] if plan.task.strip() else "(no task text)"
     click.echo(f"Plan: {task}")
+    click.echo(f"approval policy: {policy.describe()}")
     table = [("step", "title", "status", "depends on")]
     for r in rows:
         title = r.title if len(r.title) <= _TITLE_WIDTH else r.title[:_TITLE_WIDTH - 1] + "…"

@@ -38,8 +38,10 @@ TASK_TYPES = (ACTION_STEP, CONDITIONAL_STEP)
 END = -1  # next_step_sequence_number: the plan ends after this step
 RUNTIME_DECIDED = -2  # next_step_sequence_number: a conditional step's output decides
 
-StepStatus = Literal["pending", "in-progress", "complete", "blocked", "failed"]
-STEP_STATUSES: tuple[str, ...] = ("pending", "in-progress", "complete", "blocked", "failed")
+StepStatus = Literal["pending", "in-progress", "awaiting-approval", "complete", "blocked",
+                     "failed"]
+STEP_STATUSES: tuple[str, ...] = ("pending", "in-progress", "awaiting-approval", "complete",
+                                  "blocked", "failed")
 HANDOFF_STATUSES: tuple[str, ...] = ("complete", "blocked", "failed")
 
 

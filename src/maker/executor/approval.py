@@ -1,63 +1,139 @@
-"""The user's approval: a step whose handoff says complete counts as complete only
-once the user approves it (seed 004's hard stop), unless ``MAKER_AUTOAPPROVE=1``.
+"""The approval gate: a step whose complete handoff was accepted counts as complete only
+once a person approves it, or an approval policy that a person set does (seed 004's
+hard stop: never an environment variable, never the model).
 
-A large step (``REVIEW_THRESHOLD`` changed files or more) waits even then: the
-independent reviewer's verdict approves or rejects it in the user's place, so a
-headless run cannot skip the review.
+    in-progress ──complete handoff──▶ awaiting-approval ──approve──▶ complete
+                                             │
+                                             └──reject (revision notes)──▶ pending
 
-While it waits, the step stays ``in-progress`` with ``awaiting_approval: true`` in
-its front matter, its handoff is on disk, and nothing blocks the session from
-stopping (the handoff was accepted). ``approve_step`` completes it;
-``reject_step`` puts it back to pending with the user's revision notes, which the
-next brief shows, and keeps the rejected handoff under ``handoffs/reset/``.
+Who may approve is decided where the approval comes from (the user's answer or typed
+``/maker:approve``, seen by a hook; ``maker step approve`` at a terminal, which refuses
+to run inside Claude Code); this module records who did, in ``approved_by``.
+
+The policy (``plans/.maker/policy.json``, set with ``/maker:policy`` or
+``maker policy`` by a person):
+
+- ``never`` (the default): a person approves every step;
+- ``reviewer``: the independent reviewer's verdict approves or rejects every step;
+- ``auto``: an accepted handoff is approved, except a large step (``REVIEW_THRESHOLD``
+  changed files or more), which the reviewer's verdict decides.
+
+An approval by policy is recorded as ``approved_by: policy:<name>``.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-from dataclasses import dataclass
+import json
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from maker.errors import TransitionError
+from maker.errors import StepError, TransitionError
+from maker.store.atomic import atomic_write
 from maker.store.plan_store import PlanStore, StepRecord, StoredPlan, utc_now
 
-__all__ = ["AWAITING", "REVIEW_THRESHOLD", "RejectResult", "approve_step", "autoapprove",
-           "hold_for_approval", "is_awaiting", "needs_approval", "reject_step",
-           "review_required"]
+__all__ = ["APPROVE_LABEL", "AWAITING", "POLICIES", "QUESTION_PREFIX", "REJECT_LABEL",
+           "REVIEW_THRESHOLD", "Policy", "RejectResult", "apply_review", "approval_question",
+           "approve_step", "decide_hint", "hold_or_approve", "is_awaiting", "read_policy",
+           "reject_step", "review_required", "set_policy"]
 
-AWAITING = "awaiting_approval"
+AWAITING = "awaiting-approval"
 # Seed 004: an independent review when a step touched this many files or more.
 REVIEW_THRESHOLD = 5
+POLICIES: dict[str, str] = {
+    "never": "a person approves every step",
+    "reviewer": "the independent reviewer's verdict approves or rejects every step",
+    "auto": "an accepted handoff is approved; a step that changed "
+            f"{REVIEW_THRESHOLD}+ files needs the reviewer's approving verdict",
+}
 
 
-def autoapprove(env: Mapping[str, str] | None = None) -> bool:
-    """True when ``MAKER_AUTOAPPROVE=1`` (headless runs approve their own steps)."""
-    return (os.environ if env is None else env).get("MAKER_AUTOAPPROVE", "") in ("1", "true")
+@dataclass(frozen=True)
+class Policy:
+    name: str = "never"
+    set_by: str = ""
+    set_at: str = ""
+
+    def describe(self) -> str:
+        who = f" (set by {self.set_by})" if self.set_by else " (the default)"
+        return f"{self.name}: {POLICIES[self.name]}{who}"
+
+
+def read_policy(store: PlanStore) -> Policy:
+    """The approval policy; ``never`` when none was set or the file is unreadable (an
+    unreadable policy must not open the gate)."""
+    data = store.read_policy_data()
+    policy = Policy(str(data.get("name")), str(data.get("set_by") or ""),
+                    str(data.get("set_at") or ""))
+    return policy if policy.name in POLICIES else Policy()
+
+
+def set_policy(store: PlanStore, name: str, by: str) -> Policy:
+    """Record the approval policy ``name``, set by ``by`` (a person). Raises StepError
+    for an unknown name."""
+    if name not in POLICIES:
+        raise StepError(f"{name!r} is not an approval policy: use one of "
+                        + ", ".join(f"{k} ({v})" for k, v in POLICIES.items()))
+    from maker.executor.lifecycle import refresh_overview
+
+    policy = Policy(name, by, utc_now())
+    with store.lock():
+        atomic_write(store.policy_path, json.dumps(asdict(policy), indent=2))
+        if store.overview_path.exists():
+            refresh_overview(store, store.load())
+    return policy
 
 
 def review_required(files_changed: list[str]) -> bool:
     return len(files_changed) >= REVIEW_THRESHOLD
 
 
-def needs_approval(files_changed: list[str], env: Mapping[str, str] | None = None) -> bool:
-    """Whether an accepted complete handoff waits: always, unless auto-approved and small."""
-    return not autoapprove(env) or review_required(files_changed)
-
-
 def is_awaiting(record: StepRecord) -> bool:
-    return record.status == "in-progress" and bool(record.meta.get(AWAITING))
+    return record.status == AWAITING
 
 
-def hold_for_approval(store: PlanStore, record: StepRecord) -> None:
-    """Mark an in-progress step whose complete handoff was accepted as awaiting approval."""
-    with store.lock():
-        record.meta[AWAITING] = True
-        record.meta["handoff_accepted_at"] = utc_now()
-        store.save_step(record)
-        active = store.read_active()
-        if active and active.get("step") == record.number:
-            store.write_active(None)
+# maker's approval question, asked with AskUserQuestion; the hook that records the
+# answer recognises it by this prefix and these labels.
+QUESTION_PREFIX = "maker: approve step "
+APPROVE_LABEL = "Approve step {n}"
+REJECT_LABEL = "Reject step {n}"
+
+
+def approval_question(n: int, title: str) -> dict[str, Any]:
+    """The AskUserQuestion input that asks the user to approve step ``n``."""
+    return {"questions": [{
+        "question": f"{QUESTION_PREFIX}{n} ({title[:80]})?",
+        "header": f"Step {n}"[:12],
+        "multiSelect": False,
+        "options": [
+            {"label": APPROVE_LABEL.format(n=n),
+             "description": "It becomes complete; the next step can start."},
+            {"label": REJECT_LABEL.format(n=n),
+             "description": "Back to pending. Choose Other to type what to change."},
+        ]}]}
+
+
+def decide_hint(n: int) -> str:
+    """How a person approves or rejects step ``n``: the one wording every message uses."""
+    return (f"the user types `/maker:approve {n}`, or `/maker:reject {n} <what to change>`, "
+            f"in Claude Code (or runs `maker step approve {n}` / `maker step reject {n}` in "
+            "a terminal outside Claude Code)")
+
+
+def hold_or_approve(store: PlanStore, plan: StoredPlan, record: StepRecord,
+                    files_changed: list[str]) -> str:
+    """For a step whose complete handoff was just accepted: complete it if the policy
+    approves it, else hold it for approval. Returns the step's new status."""
+    from maker.executor.lifecycle import set_status
+
+    policy = read_policy(store)
+    now = utc_now()
+    if policy.name == "auto" and not review_required(files_changed):
+        set_status(store, record.number, "complete",
+                   {"finished_at": now, "handoff_accepted_at": now,
+                    "approved_at": now, "approved_by": "policy:auto"}, plan=plan)
+        return "complete"
+    set_status(store, record.number, AWAITING, {"handoff_accepted_at": now}, plan=plan)
+    return AWAITING
 
 
 def _awaiting(store: PlanStore, n: int) -> tuple[StoredPlan, StepRecord]:
@@ -70,10 +146,10 @@ def _awaiting(store: PlanStore, n: int) -> tuple[StoredPlan, StepRecord]:
     return plan, record
 
 
-def approve_step(store: PlanStore, n: int, by: str = "user") -> StepRecord:
-    """Complete step ``n`` (awaiting approval). Raises TransitionError otherwise, and
-    ReviewMissingError for a large step without its review (in a headless run:
-    without an approving one)."""
+def approve_step(store: PlanStore, n: int, by: str) -> StepRecord:
+    """Complete step ``n`` (awaiting approval), approved by ``by``. Raises
+    TransitionError otherwise, and ReviewMissingError for a large step without its
+    review."""
     from maker.executor.lifecycle import set_status
     from maker.executor.review import ReviewMissingError, latest_review
 
@@ -81,18 +157,10 @@ def approve_step(store: PlanStore, n: int, by: str = "user") -> StepRecord:
         plan, record = _awaiting(store, n)
         handoff = store.read_handoff(n) or {}
         files = [str(f) for f in handoff.get("files_changed") or []]
-        if review_required(files):
-            review = latest_review(store, record)
-            if review is None:
-                raise ReviewMissingError(
-                    f"step {n} changed {len(files)} files: it needs the independent review "
-                    "first. Launch the maker:reviewer subagent for it, then approve.")
-            if autoapprove() and not review.approves:
-                raise ReviewMissingError(
-                    f"step {n}: the reviewer's verdict is {review.verdict}, and in a headless "
-                    f"run only an approving review completes it: `maker step reject {n} "
-                    "--from-review` sends its findings back")
-        record.meta.pop(AWAITING, None)
+        if review_required(files) and latest_review(store, record) is None:
+            raise ReviewMissingError(
+                f"step {n} changed {len(files)} files: it needs the independent review "
+                "first. Launch the maker:reviewer subagent for it, then approve.")
         return set_status(store, n, "complete", {"approved_at": utc_now(), "approved_by": by},
                           plan=plan)
 
@@ -104,8 +172,8 @@ class RejectResult:
     archived: Any
 
 
-def reject_step(store: PlanStore, n: int, notes: str = "",
-                from_review: bool = False) -> RejectResult:
+def reject_step(store: PlanStore, n: int, notes: str = "", from_review: bool = False,
+                by: str = "user") -> RejectResult:
     """Send step ``n`` back to pending with revision notes; its handoff is kept aside.
 
     ``from_review`` takes the notes from the recorded review's findings.
@@ -123,7 +191,26 @@ def reject_step(store: PlanStore, n: int, notes: str = "",
         result = reset_step(store, n)
         record = store.load().get(n)
         history = list(record.meta.get("revision_notes") or [])
-        history.append(notes.strip() or "rejected by the user (no notes given)")
+        history.append(notes.strip() or f"rejected by {by} (no notes given)")
         record.meta["revision_notes"] = history
+        record.meta["rejected_by"] = by
         store.save_step(record)
         return RejectResult(n, history[-1], result.archived_handoff)
+
+
+def apply_review(store: PlanStore, record: StepRecord, approves: bool) -> str | None:
+    """After the reviewer's verdict on a step awaiting approval: where the policy lets
+    the reviewer decide, approve or reject the step. Returns what happened, or None
+    when a person decides."""
+    policy = read_policy(store)
+    handoff = store.read_handoff(record.number) or {}
+    large = review_required([str(f) for f in handoff.get("files_changed") or []])
+    if policy.name == "never" or (policy.name == "auto" and not large):
+        return None
+    by = f"policy:{policy.name}"
+    if approves:
+        approve_step(store, record.number, f"{by} (reviewer approved)")
+        return f"approved by the reviewer under the `{policy.name}` policy: complete"
+    reject_step(store, record.number, from_review=True, by=f"{by} (reviewer)")
+    return (f"rejected by the reviewer under the `{policy.name}` policy: back to pending "
+            "with its findings as revision notes")

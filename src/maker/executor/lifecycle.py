@@ -1,8 +1,8 @@
 """Moving a step through its statuses: start, fail, reset, and the allowed transitions.
 
-    pending ──start──▶ in-progress ──handoff──▶ complete | blocked | failed
-       ▲                    │                          │
-       └───────reset────────┴──────────reset───────────┘
+    pending ──start──▶ in-progress ──handoff──▶ awaiting-approval ──approve──▶ complete
+       ▲                    │        └─────────▶ blocked | failed          │
+       └───────reset────────┴──────────reset (or reject)───────────────────┘
 
 One step is in progress at a time. Every change happens under the plan lock, and
 ``plans/.maker/active.json`` names the step in progress so the hooks can find it
@@ -36,6 +36,7 @@ __all__ = [
     "check_transition",
     "fail_step",
     "in_progress",
+    "occupying",
     "reset_step",
     "set_status",
     "start_step",
@@ -44,14 +45,15 @@ __all__ = [
 
 ALLOWED_TRANSITIONS: dict[str, tuple[str, ...]] = {
     "pending": ("in-progress",),
-    "in-progress": ("complete", "blocked", "failed"),
+    "in-progress": ("awaiting-approval", "complete", "blocked", "failed"),
+    "awaiting-approval": ("complete",),
     "complete": (),
     "blocked": (),
     "failed": (),
 }
 # Meta keys that belong to one run of a step; a reset clears them.
 _RUN_KEYS = ("started_at", "started_by", "forced", "forced_over", "finished_at", "failed_at",
-             "reasons", "awaiting_approval", "handoff_accepted_at", "approved_at", "approved_by")
+             "reasons", "handoff_accepted_at", "approved_at", "approved_by", "rejected_by")
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,11 @@ def in_progress(plan: StoredPlan) -> list[StepRecord]:
     return [r for r in plan.steps if r.status == "in-progress"]
 
 
+def occupying(plan: StoredPlan) -> list[StepRecord]:
+    """The steps that keep another from starting: in progress, or awaiting approval."""
+    return [r for r in plan.steps if r.status in ("in-progress", "awaiting-approval")]
+
+
 def check_transition(record: StepRecord, to: str) -> None:
     """Raise TransitionError unless ``record`` may move to status ``to``."""
     now = record.status
@@ -133,30 +140,26 @@ def start_step(store: PlanStore, n: int | None = None, force: bool = False,
     StepNotFoundError.
     """
     with store.lock():
+        from maker.executor.approval import decide_hint
+
         plan = store.load()
-        running = in_progress(plan)
+        running = occupying(plan)
         sched = plan_schedule(store, plan)
         if n is None:
-            if running:
+            if running and running[0].status == "in-progress":
                 n = running[0].number
             elif sched.ready:
                 n = sched.ready[0]
             else:
                 raise StepError(nothing_ready_reason(sched, plan))
         record = plan.get(n)
-        if record.meta.get("awaiting_approval") and record.status == "in-progress":
-            raise StepError(
-                f"step {n} ({record.title}) is done and awaits the user's approval: "
-                f"`maker step approve {n}`, or `maker step reject {n} --notes \"...\"` to "
-                "send it back with revision notes", n)
         if record.status == "in-progress":
             return _resume(store, plan, record, session_id)
-        if running and running[0].meta.get("awaiting_approval"):
+        if running and running[0].status == "awaiting-approval":
             other = running[0]
             raise StepError(
-                f"step {other.number} ({other.title}) is done and awaits the user's approval "
-                f"first: `maker step approve {other.number}`, or `maker step reject "
-                f"{other.number} --notes \"...\"`", n)
+                f"step {other.number} ({other.title}) is done and awaits approval first: "
+                f"{decide_hint(other.number)}", n)
         if running:
             other = running[0]
             raise StepError(
@@ -239,7 +242,8 @@ def set_status(store: PlanStore, n: int, status: str, meta: dict[str, Any] | Non
         check_transition(record, status)
         record.status = status
         record.meta.update(meta or {})
-        if status in ("complete", "blocked", "failed") and "finished_at" not in (meta or {}):
+        if status in ("awaiting-approval", "complete", "blocked", "failed") \
+                and "finished_at" not in (meta or {}):
             record.meta["finished_at"] = _now()
         store.save_step(record)
         if status != "in-progress":

@@ -1,7 +1,7 @@
 """Which steps can run now, and which were skipped by a conditional step.
 
-Statuses on disk are ``pending``, ``in-progress``, ``complete``, ``blocked`` and
-``failed``. Two facts are derived here and never stored:
+Statuses on disk are ``pending``, ``in-progress``, ``awaiting-approval``,
+``complete``, ``blocked`` and ``failed``. Two facts are derived here and never stored:
 
 - **reachable**: walking from the first step along ``next`` (a step's
   ``next_step_sequence_number``), a complete conditional step leads to the
@@ -208,12 +208,13 @@ def nothing_ready_reason(sched: Schedule, plan: StoredPlan | None = None) -> str
     With ``plan``, a step that awaits the user's approval is named as such."""
     if sched.ready:
         return ""
-    awaiting = [r.number for r in plan.steps
-                if r.status == "in-progress" and r.meta.get("awaiting_approval")] if plan else []
+    from maker.executor.approval import decide_hint
+
+    awaiting = [r.number for r in plan.steps if r.status == AWAITING_APPROVAL] if plan else []
     if awaiting:
         n = awaiting[0]
-        return (f"no step is ready: step {n} is done and awaits the user's approval. To go "
-                f"on: `maker step approve {n}`, or `maker step reject {n} --notes \"...\"`")
+        return (f"no step is ready: step {n} is done and awaits approval. To go on: "
+                f"{decide_hint(n)}")
     open_steps = [n for n, s in sched.statuses.items() if s not in ("complete", SKIPPED)]
     if not open_steps:
         return "every step of the plan is complete (or skipped)"
@@ -251,11 +252,7 @@ AWAITING_APPROVAL = "awaiting-approval"
 def display_statuses(plan: StoredPlan, sched: Schedule) -> dict[int, str]:
     """What a person should read for each step: the stored status, ``skipped`` for a
     branch not taken, ``awaiting-approval`` for a step whose handoff waits for them."""
-    out = dict(sched.statuses)
-    for record in plan.steps:
-        if record.status == "in-progress" and record.meta.get("awaiting_approval"):
-            out[record.number] = AWAITING_APPROVAL
-    return out
+    return dict(sched.statuses)
 
 
 def summary_rows(plan: StoredPlan, store: PlanStore,
@@ -286,6 +283,7 @@ def status_summary(store: PlanStore) -> str:
     summary then.
     """
     from maker.errors import MakerError
+    from maker.executor.approval import decide_hint
 
     try:
         plan = store.load()
@@ -299,10 +297,9 @@ def status_summary(store: PlanStore) -> str:
     lines = [f"maker plan ({store.root}): {task}",
              "Steps: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))]
     for record in plan.steps:
-        if record.status == "in-progress" and record.meta.get("awaiting_approval"):
-            lines.append(f"Awaiting the user's approval: step {record.number} "
-                         f"({record.title}): `maker step approve {record.number}` or "
-                         f"`maker step reject {record.number} --notes '...'`.")
+        if record.status == AWAITING_APPROVAL:
+            lines.append(f"Awaiting approval: step {record.number} ({record.title}): "
+                         f"{decide_hint(record.number)}.")
         elif record.status == "in-progress":
             lines.append(f"In progress: step {record.number} ({record.title}); it needs a "
                          f"handoff (brief: `maker context {record.number}`).")

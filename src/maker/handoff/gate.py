@@ -42,7 +42,7 @@ from maker.core.models import (
 )
 from maker.errors import HandoffRejectedError, PlanFileError, Problem, StepNotFoundError
 from maker.errors import YAMLCleanError as _YAMLCleanError
-from maker.executor.lifecycle import in_progress, refresh_overview, set_status
+from maker.executor.lifecycle import in_progress, set_status
 from maker.executor.schedule import next_steps
 from maker.handoff.notes import add_notes
 from maker.yaml_cleaner.cleaner import YAMLCleaner
@@ -426,7 +426,7 @@ def accept_handoff(store: PlanStore, text: str | bytes) -> AcceptResult:
     clears the in-progress marker and refreshes PLAN.md.
     Raises HandoffRejectedError with every problem.
     """
-    from maker.executor.approval import hold_for_approval, needs_approval
+    from maker.executor.approval import hold_or_approve
     from maker.store.plan_store import utc_now
 
     with store.lock():
@@ -465,10 +465,11 @@ def accept_handoff(store: PlanStore, text: str | bytes) -> AcceptResult:
                                              "decisions": handoff.decisions,
                                              "blockers": handoff.blockers},
                           step=handoff.step, archive_dir=store.archive_dir)
-        if handoff.status == "complete" and needs_approval(handoff.files_changed):
-            hold_for_approval(store, record)
-            refresh_overview(store, plan)
-            return AcceptResult(handoff.step, "awaiting-approval", path, added, [],
+        if handoff.status == "complete":
+            status = hold_or_approve(store, plan, record, handoff.files_changed)
+            upcoming = [(r.number, r.title) for r in next_steps(plan, store)] \
+                if status == "complete" else []
+            return AcceptResult(handoff.step, status, path, added, upcoming,
                                 bool(extra.get("was_repaired")))
         meta: dict[str, Any] = {"finished_at": accepted}
         if handoff.status != "complete":

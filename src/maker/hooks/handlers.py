@@ -14,7 +14,9 @@
 - SessionStart: give the session the plan's state, so a resumed or compacted
   session knows where it is.
 - UserPromptSubmit: save the raw text of a ``/maker:`` prompt before Claude Code
-  expands the command (see ``maker.core.requests``).
+  expands the command (see ``maker.core.requests``); carry out the user's
+  ``/maker:approve``, ``/maker:reject`` and ``/maker:policy`` (``maker.hooks.decisions``).
+- PostToolUse, AskUserQuestion: record the user's answer to maker's approval question.
 
 Bounds stay well under Claude Code's own cap of 8 consecutive blocks.
 """
@@ -151,7 +153,15 @@ def _reviewer_stop(hook: HookInput) -> Output:
         return message("maker: the reviewer finished, but no single step awaits approval, "
                        "so its review was not recorded.")
     review = record_review(store, waiting[0], _final_text(hook))
-    return message(f"maker: review of step {review.step} recorded (verdict: {review.verdict}).")
+    from maker.errors import MakerError
+    from maker.executor.approval import apply_review
+
+    try:
+        decided = apply_review(store, waiting[0], review.approves)
+    except MakerError as exc:
+        decided = f"not decided by the policy: {exc}"
+    return message(f"maker: review of step {review.step} recorded (verdict: {review.verdict})"
+                   + (f"; step {review.step} {decided}." if decided else "."))
 
 
 def _planner_stop(hook: HookInput) -> Output:
@@ -194,7 +204,7 @@ def _running_step(store: PlanStore) -> dict[str, Any] | None:
     from maker.executor.lifecycle import in_progress
 
     with store.lock():
-        running = [r for r in in_progress(store.load()) if not r.meta.get("awaiting_approval")]
+        running = in_progress(store.load())
         if len(running) != 1:
             return None
         record = running[0]
@@ -268,7 +278,7 @@ def on_stop(hook: HookInput) -> Output:
     except Exception as exc:  # noqa: BLE001 - a broken step file (mid-edit?) never blocks
         return message(f"maker: step {step} is in progress but its file cannot be read "
                        f"({str(exc)[:200]}); this stop was let through. Run `maker status`.")
-    if record.status != "in-progress" or record.meta.get("awaiting_approval"):
+    if record.status != "in-progress":
         with store.lock():  # re-check under the lock: never clear another step's marker
             current = store.read_active()
             if current and current.get("step") == step and \
@@ -297,7 +307,7 @@ def on_pre_tool_use(hook: HookInput) -> Output:
     if hook.agent_type.endswith((PLANNER_SUFFIX, REVIEWER_SUFFIX)):
         return _read_only_tool(hook)
     if not hook.agent_type.endswith(EXECUTOR_SUFFIX):
-        return allow()
+        return _any_agent_tool(hook)
     from maker.errors import MakerError
     from maker.tools.permissions import permits
 
@@ -335,6 +345,27 @@ def on_pre_tool_use(hook: HookInput) -> Output:
 
 _MAKER_WRITES = re.compile(r"\bmaker\s+(?:step|handoff\s+accept|plan\s+write)\b")
 _PLANS_RELATIVE = re.compile(r"""(?:^|[\s'"=<>|;&(])(?:\./)?plans(?:/|\s|$|['"])""")
+
+
+def _any_agent_tool(hook: HookInput) -> Output:
+    """The main agent (and any agent not maker's) may not decide for the user: no
+    answering maker's approval question itself, no writing maker's files."""
+    tool = hook.text("tool_name")
+    if tool == "AskUserQuestion":
+        from maker.hooks.decisions import prefilled_answer
+
+        reason = prefilled_answer(hook.raw.get("tool_input"))
+        return deny_tool(reason) if reason else allow()
+    written = _written_path(hook, tool)
+    if written is None:
+        return allow()
+    store = _store(hook)
+    root = Path(os.path.realpath(store.root))
+    if written == root or root in written.parents:
+        return deny_tool(
+            f"maker: {store.root} is maker's own record of the plan, written only by maker "
+            "(its gate, and the user's decisions). Use the maker commands instead.")
+    return allow()
 
 
 def _maker_state_refusal(command: str, root: Path) -> str | None:
@@ -391,10 +422,36 @@ def _read_only_tool(hook: HookInput) -> Output:
 # -- UserPromptSubmit ---------------------------------------------------------------
 
 def on_user_prompt_submit(hook: HookInput) -> Output:
-    from maker.core.requests import save_request
+    from maker.core.requests import parse_command, save_request
 
     save_request(hook.session_id, hook.text("prompt"))
-    return allow()
+    parsed = parse_command(hook.text("prompt"))
+    from maker.hooks.decisions import DECISION_COMMANDS
+
+    if parsed is None or parsed[0] not in DECISION_COMMANDS:
+        return allow()
+    from maker.hooks.decisions import prompt_decision
+
+    store = _store(hook)
+    if not store.exists():
+        return context("UserPromptSubmit", "maker: there is no plan here, so there is "
+                       "nothing to approve, reject or set a policy for.")
+    return context("UserPromptSubmit", prompt_decision(store, *parsed))
+
+
+# -- PostToolUse --------------------------------------------------------------------
+
+def on_post_tool_use(hook: HookInput) -> Output:
+    """The user's answer to maker's approval question (AskUserQuestion)."""
+    if hook.text("tool_name") != "AskUserQuestion":
+        return allow()
+    store = _store(hook)
+    if not store.exists():
+        return allow()
+    from maker.hooks.decisions import answer_decision
+
+    told = answer_decision(store, hook.raw.get("tool_input"), hook.raw.get("tool_response"))
+    return context("PostToolUse", told) if told else allow()
 
 
 # -- SessionStart -----------------------------------------------------------------
@@ -414,4 +471,5 @@ HANDLERS = {
     "pre-tool-use": on_pre_tool_use,
     "session-start": on_session_start,
     "user-prompt-submit": on_user_prompt_submit,
+    "post-tool-use": on_post_tool_use,
 }

@@ -28,7 +28,8 @@ def _next(n: int) -> str:
     return {END: "end", RUNTIME_DECIDED: "decided at run time"}.get(n, str(n))
 
 
-def render_overview(plan: StoredPlan, root: Path, shown: Mapping[int, str] | None = None) -> str:
+def render_overview(plan: StoredPlan, root: Path, shown: Mapping[int, str] | None = None,
+                    policy: str = "") -> str:
     shown = shown or {}
     first = plan.task.strip().splitlines()[0] if plan.task.strip() else "(no task text)"
     lines = [f"# Plan: {first[:120]}", "",
@@ -36,6 +37,7 @@ def render_overview(plan: StoredPlan, root: Path, shown: Mapping[int, str] | Non
              "edit them freely, then run `maker status`.", "",
              "## Task", "", plan.task.strip() or "(none given)", "",
              "## Reasoning", "", plan.reasoning.strip(), "",
+             *([f"Approval policy: {_cell(policy)}", ""] if policy else []),
              "## Steps", "",
              "| # | Title | Type | Status | Depends on | Next |",
              "|---|---|---|---|---|---|"]

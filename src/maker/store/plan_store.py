@@ -143,6 +143,7 @@ class PlanStore:
         self.overview_path = self.root / "PLAN.md"
         self.notes_path = self.root / "NOTES.md"
         self.active_path = self.state_dir / "active.json"
+        self.policy_path = self.state_dir / "policy.json"
 
     # -- locking and presence -------------------------------------------------
 
@@ -214,9 +215,22 @@ class PlanStore:
     def archived(self) -> list[Path]:
         return sorted(p for p in self.archive_dir.glob("*") if p.is_dir())
 
+    def read_policy_data(self) -> dict[str, Any]:
+        """The approval policy's record as stored (``{}`` if none or unreadable); its
+        meaning is ``maker.executor.approval``'s."""
+        try:
+            data = json.loads(self.policy_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
     def _render_plan_file(self, plan: StoredPlan,
                           shown: Mapping[int, str] | None = None) -> str:
-        body = render_overview(plan, self.root, shown)
+        policy = self.read_policy_data()
+        body = render_overview(plan, self.root, shown,
+                               f"{policy.get('name', 'never')} (set by {policy['set_by']})"
+                               if policy.get("set_by") else "never (the default: a person "
+                               "approves every step)")
         meta = {"task": plan.task, "reasoning": plan.reasoning, "created_at": plan.created_at,
                 "steps": len(plan.steps), "body_sha256": _sha256(body.rstrip())}
         return render_front_matter(meta, body)

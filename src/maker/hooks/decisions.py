@@ -1,0 +1,124 @@
+"""A person's decisions, taken only from what the model cannot produce.
+
+- ``/maker:approve N``, ``/maker:reject N <notes>``, ``/maker:policy NAME`` typed by the
+  user: the UserPromptSubmit hook sees the raw prompt before the model does, and
+  records the decision itself. (The commands set ``disable-model-invocation``, so the
+  model cannot run them as a tool.) The notes are data from the prompt, never a
+  command line.
+- The user's answer to maker's approval question (AskUserQuestion), as the client
+  reports it to the PostToolUse hook. A question the model sends with answers already
+  filled in is refused by the PreToolUse hook: the answers are the user's to give.
+
+Each returns the text the main agent is told (``additionalContext``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from maker.errors import MakerError
+from maker.executor.approval import (
+    APPROVE_LABEL,
+    QUESTION_PREFIX,
+    REJECT_LABEL,
+    approve_step,
+    decide_hint,
+    reject_step,
+    set_policy,
+)
+from maker.store.plan_store import PlanStore
+
+__all__ = ["answer_decision", "prompt_decision", "prefilled_answer"]
+
+DECISION_COMMANDS = ("approve", "reject", "policy")
+_NUMBER = re.compile(r"\A#?(\d{1,6})\b[:.]?\s*(.*)\Z", re.S)
+
+
+def prompt_decision(store: PlanStore, command: str, arguments: str) -> str:
+    """Carry out ``/maker:<command> <arguments>`` typed by the user; what to tell them."""
+    try:
+        if command == "policy":
+            name = arguments.strip().lower()
+            if not name:
+                from maker.executor.approval import read_policy
+
+                return f"maker: the approval policy is {read_policy(store).describe()}."
+            policy = set_policy(store, name, "user (typed /maker:policy)")
+            return f"maker: approval policy set to {policy.describe()}."
+        m = _NUMBER.match(arguments.strip())
+        if not m:
+            return (f"maker: `/maker:{command}` needs a step number first, as in "
+                    f"`/maker:{command} 2`" + (" what to change" if command == "reject"
+                                                else "") + "; nothing was recorded.")
+        n, notes = int(m.group(1)), m.group(2).strip()
+        if command == "approve":
+            record = approve_step(store, n, "user (typed /maker:approve)")
+            return (f"maker: the user approved step {n} ({record.title}); it is complete. "
+                    "Tell them so, and end with STEP_COMPLETE.")
+        result = reject_step(store, n, notes, by="user (typed /maker:reject)")
+        return (f"maker: the user rejected step {n}; it is back to pending with their "
+                f"revision notes: {result.notes!r}. Tell them so, and end with "
+                "STEP_REJECTED.")
+    except MakerError as exc:
+        return f"maker: `/maker:{command}` was not recorded: {exc}"
+
+
+def _answers(data: Any) -> dict[str, str]:
+    """The question → answer mapping in an AskUserQuestion input or response."""
+    if isinstance(data, dict):
+        answers = data.get("answers")
+        if isinstance(answers, dict):
+            return {str(k): str(v) for k, v in answers.items()}
+    return {}
+
+
+def _maker_questions(tool_input: Any) -> dict[str, int]:
+    """maker's approval questions in an AskUserQuestion input, by text → step."""
+    out: dict[str, int] = {}
+    questions = tool_input.get("questions") if isinstance(tool_input, dict) else None
+    for q in questions if isinstance(questions, list) else []:
+        text = q.get("question") if isinstance(q, dict) else None
+        if isinstance(text, str) and text.startswith(QUESTION_PREFIX):
+            m = re.match(r"\d+", text[len(QUESTION_PREFIX):])
+            if m:
+                out[text] = int(m.group())
+    return out
+
+
+def prefilled_answer(tool_input: Any) -> str | None:
+    """Why an AskUserQuestion call must be refused: maker's question, answered by the
+    model itself. None when it is fine."""
+    asked = _maker_questions(tool_input)
+    if asked and set(asked) & set(_answers(tool_input)):
+        return ("maker: the answer to an approval question is the user's to give; ask "
+                "without `answers`.")
+    return None
+
+
+def answer_decision(store: PlanStore, tool_input: Any, tool_response: Any) -> str | None:
+    """Record the user's answer to maker's approval question; None if it was not one."""
+    asked = _maker_questions(tool_input)
+    if not asked:
+        return None
+    answers = _answers(tool_response) or _answers(tool_input)
+    told: list[str] = []
+    for question, n in asked.items():
+        answer = answers.get(question, "").strip()
+        if not answer:
+            told.append(f"maker: no answer to the approval of step {n} was reported; it "
+                        f"still awaits approval: {decide_hint(n)}.")
+            continue
+        try:
+            if answer == APPROVE_LABEL.format(n=n):
+                approve_step(store, n, "user (AskUserQuestion)")
+                told.append(f"maker: the user approved step {n}; it is complete. End "
+                            "with STEP_COMPLETE.")
+            else:
+                notes = "" if answer == REJECT_LABEL.format(n=n) else answer
+                result = reject_step(store, n, notes, by="user (AskUserQuestion)")
+                told.append(f"maker: the user rejected step {n}; it is back to pending "
+                            f"with the notes {result.notes!r}. End with STEP_REJECTED.")
+        except MakerError as exc:
+            told.append(f"maker: the user's answer on step {n} was not recorded: {exc}")
+    return "\n".join(told)
