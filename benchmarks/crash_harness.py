@@ -36,9 +36,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from maker.store.plan_store import PlanStore  # noqa: E402
 from tests.unit._crash_states import awaiting, in_progress, snapshot, stopped  # noqa: E402
 from tests.unit._step_plans import handoff  # noqa: E402
+
+from maker.store.plan_store import PlanStore  # noqa: E402
 
 MAKER = [sys.executable, "-c", "from maker.cli.main import main; main()"]
 FAMILIES = {

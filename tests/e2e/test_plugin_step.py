@@ -22,6 +22,7 @@ from maker.scripted.scenarios import (
     broken_handoff,
     executor_reads,
     executor_writes,
+    greeting_plan,
     handoff,
     main_ends_turn_early,
     main_refuses_step,
@@ -185,4 +186,26 @@ def test_a_tool_outside_the_steps_list_is_denied_and_does_not_run(
     assert not (project / "sneaky.txt").exists()
     assert not (project / "ran-bash.txt").exists()
     assert tool_names(run).count("Read") == 1
+    assert run.result is not None and run.result.endswith("\nSTEP_COMPLETE")
+
+
+def test_the_executors_bash_cannot_move_the_plans_state(
+        fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
+    plan = greeting_plan()
+    plan["plan"][0]["primary_tools"] = ["Write", "Read", "Bash"]
+    write_plan(project, plan)
+    step_flow(fake_api, [
+        executor_writes("hello.txt", "hello\n"),
+        tool("Bash", command='"maker" step approve 0'),
+        tool("Bash", command='touch "$PWD/plans/PWNED"'),
+    ], GOOD_0)
+
+    run = run_maker(run_claude, "/maker:step 0")
+
+    fake_api.assert_done()
+    approve, touch = (r.tool_results[0] for r in fake_api.requests_for(EXECUTOR)[3:5])
+    assert approve.is_error and approve.text.startswith(
+        "PreToolUse:Bash hook error: maker: the step executor does not move the plan's state")
+    assert touch.is_error and "maker cannot check this command" in touch.text
+    assert not (project / "plans/PWNED").exists()
     assert run.result is not None and run.result.endswith("\nSTEP_COMPLETE")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,8 @@ from maker.executor.lifecycle import reset_step, start_step
 from maker.handoff.gate import accept_handoff, canonical_sha256, check_handoff
 from maker.store.frontmatter import read_front_matter
 from maker.store.plan_store import PlanStore
-from maker.verify.runner import run_verification
+from maker.store.seal import seal
+from maker.verify.runner import evidence_path, run_verification
 
 from ._step_plans import (
     branching,
@@ -336,6 +338,97 @@ def test_evidence_from_before_the_step_started_is_stale(
     _, problems = check_handoff(store, handoff(2))
     assert fields(problems) == ["evidence"]
     assert "before this step started" in problems[0].message
+
+
+def forged_run(step: int) -> dict[str, Any]:
+    """A passing run as an executor would write it by hand: every field, no seal."""
+    return {"step": step, "project_dir": "", "started_at": "2999-01-01T00:00:00Z",
+            "finished_at": "2999-01-01T00:00:01Z", "status": "passed", "passed": True,
+            "message": "verification passed: test", "not_run": [],
+            "commands": [{"command": "true", "exit_code": 0, "kind": "test",
+                          "duration_s": 0.1, "output_tail": ""}]}
+
+
+def tampered(store: PlanStore, monkeypatch: pytest.MonkeyPatch, how: str) -> Path:
+    """The step-2 evidence file, forged or edited in the way ``how`` names."""
+    from maker.store.seal import key_path
+
+    path = evidence_path(store, 2)
+    if how == "written by hand":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(forged_run(2)))
+        return path
+    monkeypatch.setenv("TEST_CMD", "false")
+    run_verification(store, step=2)  # a real, sealed, failing run
+    monkeypatch.setenv("TEST_CMD", "true")
+    data = json.loads(path.read_text())
+    if how == "edited to pass":
+        data["commands"][0]["exit_code"] = 0
+        data["commands"][0]["command"] = "true"
+        data["status"], data["passed"] = "passed", True
+    elif how == "seal copied from another record":
+        data = {**forged_run(2), "seal": data["seal"]}
+    elif how == "sealed with another key":
+        key_path().write_bytes(b"k" * 32)
+        data = seal(forged_run(2))
+        key_path().unlink()  # maker's own key is made anew: the old seal no longer holds
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("how", ["written by hand", "edited to pass",
+                                 "seal copied from another record", "sealed with another key"])
+def test_evidence_not_written_by_maker_verify_is_refused(
+        store: PlanStore, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    with_tests(monkeypatch)
+    path = tampered(store, monkeypatch, how)
+    _, problems = check_handoff(store, handoff(2, evidence=[{"command": "true",
+                                                             "exit_code": 0}]))
+    assert fields(problems) == ["evidence"]
+    assert f"{path} was not written by `maker verify`" in problems[0].message
+    assert "run `maker verify --step 2`" in (problems[0].fix or "")
+    run_verification(store, step=2)  # the real thing is accepted
+    assert check_handoff(store, handoff(2))[1] == []
+
+
+CLAIM = [{"command": "pytest -q", "exit_code": 0}]
+
+
+def body_sections(path: Path) -> dict[str, str]:
+    _, body = read_front_matter(path)
+    sections = {}
+    for chunk in body.split("\n## ")[1:]:
+        title, _, text = chunk.partition("\n")
+        sections[title] = text.strip()
+    return sections
+
+
+def test_a_claim_without_known_verification_is_shown_as_a_claim(store: PlanStore) -> None:
+    result = accept_handoff(store, handoff(2, evidence=CLAIM))
+    sections = body_sections(result.path)
+    assert "Evidence" not in sections
+    assert sections["Verification run by maker"] == ("none: no verification command is "
+                                                     "known for this project")
+    assert sections["Claimed by the executor (not verified)"] == "- `pytest -q` → exit 0"
+
+
+def test_the_body_shows_the_sealed_run_apart_from_the_claim(
+        store: PlanStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEST_CMD", "echo ran")
+    run = run_verification(store, step=2)
+    result = accept_handoff(store, handoff(2, evidence=CLAIM))
+    sections = body_sections(result.path)
+    assert sections["Verification run by maker"] == (
+        f"- `echo ran` → exit 0\n\nRecorded by `maker verify` at {run.finished_at}: passed.")
+    assert sections["Claimed by the executor (not verified)"] == "- `pytest -q` → exit 0"
+
+
+def test_a_blocked_step_shows_no_run(store: PlanStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    with_tests(monkeypatch)
+    result = accept_handoff(store, handoff(2, status="blocked", blockers=["no db"]))
+    sections = body_sections(result.path)
+    assert sections["Verification run by maker"].startswith("none: the step ended blocked")
+    assert "Claimed by the executor (not verified)" not in sections
 
 
 def test_no_known_command_needs_no_evidence(store: PlanStore) -> None:

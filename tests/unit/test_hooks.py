@@ -534,6 +534,31 @@ def test_the_executor_cannot_move_state_even_with_bash(project: Path, command: s
     assert fire("pre-tool-use", tool_input(project, "Bash", command="ls docs/plans")) is None
 
 
+@pytest.mark.parametrize("command", [
+    'touch "$PWD/plans/PWNED"', '"maker" step reset 0', "$(which maker) status",
+    "cd pl*ns && ls", 'head -3 "$PWD"/plans/PLAN.md', r"m\aker step approve 0",
+    "rm -rf ./pla?s", "python -m maker step approve 1", "bash -c 'maker step approve 1'",
+])
+def test_the_reproduced_bypasses_are_denied(project: Path, command: str) -> None:
+    one_step_running(project, ["Bash"])
+    out = fire("pre-tool-use", tool_input(project, "Bash", command=command))
+    assert out is not None
+    decision = out["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny"
+    assert decision["permissionDecisionReason"].startswith("maker")
+
+
+def test_the_executor_never_reads_makers_key(project: Path) -> None:
+    from maker.store.seal import key_path
+
+    one_step_running(project, ["Read", "Bash"])
+    for tool, tool_in in (("Read", {"file_path": str(key_path())}),
+                          ("Bash", {"command": f"cat {key_path()}"})):
+        out = fire("pre-tool-use", tool_input(project, tool, **tool_in))
+        assert out is not None and "maker's own data" in out["hookSpecificOutput"][
+            "permissionDecisionReason"]
+
+
 def test_evidence_from_overridden_commands_is_refused(project: Path, running: PlanStore,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     from maker.verify.runner import run_verification

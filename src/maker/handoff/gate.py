@@ -15,8 +15,9 @@ What is checked:
 - a complete conditional step's ``output.next_step`` is -1 or another step of the plan;
 - a blocked step names its blockers;
 - when the project has verification commands, a complete step needs a recorded
-  ``maker verify --step N`` run that passed after the step started: a handoff
-  cannot just claim ``exit_code: 0``;
+  ``maker verify --step N`` run that passed after the step started, sealed by maker
+  (``maker.store.seal``): a handoff cannot just claim ``exit_code: 0``, and a run
+  file written by hand is refused;
 - the red flags of ``maker.red_flag`` (an answer far too long, …).
 """
 
@@ -355,7 +356,7 @@ def _project_dir(store: PlanStore) -> Path:
 
 def _check_evidence(store: PlanStore, record: StepRecord, problems: list[Problem]) -> Any:
     """The recorded verification run behind a complete step, adding problems if lacking."""
-    from maker.verify.runner import detect_commands, recorded_evidence
+    from maker.verify.runner import detect_commands, evidence_path, recorded_evidence
 
     if not detect_commands(_project_dir(store)):
         return None  # no verification command is known: none can be required
@@ -370,6 +371,13 @@ def _check_evidence(store: PlanStore, record: StepRecord, problems: list[Problem
     if run is None:
         problems.append(Problem("evidence", "no verification run is recorded for this step: "
                                 "a complete step needs one that passed", n, fix=rerun))
+        return None
+    if not run.sealed:
+        problems.append(Problem("evidence", f"the recorded verification in "
+                                f"{evidence_path(store, n)} was not written by `maker verify` "
+                                "(its seal is missing or wrong), so it is not evidence", n,
+                                fix=f"run `maker verify --step {n}` yourself; never write or "
+                                    "edit maker's files. Once it passes, send the handoff again"))
         return None
     started = _when(record.meta.get("started_at"))
     finished = _when(run.finished_at)
@@ -460,7 +468,7 @@ def accept_handoff(store: PlanStore, text: str | bytes) -> AcceptResult:
                              for e in run.commands]}
         if extra.get("was_repaired"):
             data["repaired"] = True
-        path = store.write_handoff(handoff.step, data, _body(record, handoff))
+        path = store.write_handoff(handoff.step, data, _body(store, record, handoff, run))
         added = add_notes(store.notes_path, {"discoveries": handoff.discoveries,
                                              "decisions": handoff.decisions,
                                              "blockers": handoff.blockers},
@@ -498,7 +506,7 @@ def _inputs(store: PlanStore, plan: StoredPlan, record: StepRecord) -> list[dict
     return out
 
 
-def _body(record: StepRecord, handoff: Handoff) -> str:
+def _body(store: PlanStore, record: StepRecord, handoff: Handoff, run: Any) -> str:
     parts = [f"# Step {record.number} handoff: {record.title}", "",
              f"**Status:** {handoff.status}", "", "## Summary", "", handoff.summary.strip()]
     if handoff.for_next_agent.strip():
@@ -508,7 +516,21 @@ def _body(record: StepRecord, handoff: Handoff) -> str:
                          ("Files changed", handoff.files_changed)):
         if items:
             parts += ["", f"## {title}", ""] + [f"- {i.strip()}" for i in items]
+    parts += ["", "## Verification run by maker", "", *_verification_lines(store, handoff, run)]
     if handoff.evidence:
-        parts += ["", "## Evidence", ""] + [f"- `{e.command}` → exit {e.exit_code}"
-                                           for e in handoff.evidence]
+        parts += ["", "## Claimed by the executor (not verified)", ""] + [
+            f"- `{e.command}` → exit {e.exit_code}" for e in handoff.evidence]
     return "\n".join(parts)
+
+
+def _verification_lines(store: PlanStore, handoff: Handoff, run: Any) -> list[str]:
+    """What ``maker verify`` ran for this handoff (its sealed run): only this is evidence."""
+    from maker.verify.runner import detect_commands
+
+    if run is not None:
+        return [f"- `{e.command}` → exit {e.exit_code}" for e in run.commands] + [
+            "", f"Recorded by `maker verify` at {run.finished_at}: {run.status}."]
+    if not detect_commands(_project_dir(store)):
+        return ["none: no verification command is known for this project"]
+    return [f"none: the step ended {handoff.status}, and only a complete step needs a "
+            "passing `maker verify` run"]

@@ -8,9 +8,10 @@
 - Stop: while a step is in progress without an accepted handoff, block (bounded the
   same way; then the step is recorded ``failed``).
 - SubagentStop, reviewer: record its verdict for the step awaiting approval.
-- PreToolUse: inside the step executor, deny tools outside the step's list, writes
-  into plans/ and Bash that would move the plan's state; the planner's and the
-  reviewer's Bash run read-only commands only.
+- PreToolUse: inside the step executor, deny what ``maker.tools.guard`` refuses (writes
+  into plans/, Bash that would move the plan's state or touch maker's files) and tools
+  outside the step's list; the planner's and the reviewer's Bash run read-only
+  commands only.
 - SessionStart: give the session the plan's state, so a resumed or compacted
   session knows where it is.
 - UserPromptSubmit: save the raw text of a ``/maker:`` prompt before Claude Code
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,9 +45,6 @@ _PLANNING_S = 4 * 3600
 PLANNER_SUFFIX = ":planner"
 EXECUTOR_SUFFIX = ":step-executor"
 REVIEWER_SUFFIX = ":reviewer"
-# Tools that write files, and the key of the path they write.
-_WRITERS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
-            "NotebookEdit": "notebook_path"}
 
 
 def _store(hook: HookInput) -> PlanStore:
@@ -322,29 +319,20 @@ def on_pre_tool_use(hook: HookInput) -> Output:
         # the executor can still hand off (blocked) with this reason.
         return deny_tool(f"maker cannot read the step in progress, so it cannot check this "
                          f"tool: {exc}. Hand off with status: blocked and this reason.")
+    from maker.tools.guard import executor_refusal
+
     tool = hook.text("tool_name")
-    written = _written_path(hook, tool)
-    root = Path(os.path.realpath(store.root))
-    if written is not None and (written == root or root in written.parents):
-        return deny_tool(
-            f"maker: {store.root} is maker's own record of the plan; no step writes there. "
-            "Your handoff (your final message) is how this step's results are recorded.")
-    if tool == "Bash":
-        refusal = _maker_state_refusal(_bash_command(hook), store.root)
-        if refusal:
-            return deny_tool(refusal)
-    allowed = record.spec.tools
     tool_input = hook.raw.get("tool_input")
-    if permits(allowed, tool, tool_input if isinstance(tool_input, dict) else {}):
-        return allow()
-    return deny_tool(
-        f"maker: step {record.number} may use only {', '.join(allowed)} (its primary and "
-        f"fallback tools); `{tool}` is not among them. Do the step with those tools, or "
-        f"report the gap in your handoff (status: blocked, with the reason in blockers).")
-
-
-_MAKER_WRITES = re.compile(r"\bmaker\s+(?:step|handoff\s+accept|plan\s+write)\b")
-_PLANS_RELATIVE = re.compile(r"""(?:^|[\s'"=<>|;&(])(?:\./)?plans(?:/|\s|$|['"])""")
+    tool_input = tool_input if isinstance(tool_input, dict) else {}
+    allowed = record.spec.tools
+    if not permits(allowed, tool, tool_input):
+        return deny_tool(
+            f"maker: step {record.number} may use only {', '.join(allowed)} (its primary and "
+            f"fallback tools); `{tool}` is not among them. Do the step with those tools, or "
+            f"report the gap in your handoff (status: blocked, with the reason in blockers).")
+    refusal = executor_refusal(tool, tool_input, cwd=Path(hook.cwd or "."),
+                               plans_root=store.root)
+    return deny_tool(refusal) if refusal else allow()
 
 
 def _any_agent_tool(hook: HookInput) -> Output:
@@ -356,10 +344,14 @@ def _any_agent_tool(hook: HookInput) -> Output:
 
         reason = prefilled_answer(hook.raw.get("tool_input"))
         return deny_tool(reason) if reason else allow()
-    written = _written_path(hook, tool)
-    if written is None:
+    from maker.tools.guard import WRITERS
+
+    tool_input = hook.raw.get("tool_input")
+    value = tool_input.get(WRITERS.get(tool, "")) if isinstance(tool_input, dict) else None
+    if not isinstance(value, str) or not value:
         return allow()
     store = _store(hook)
+    written = Path(os.path.realpath(Path(hook.cwd or ".") / value))
     root = Path(os.path.realpath(store.root))
     if written == root or root in written.parents:
         return deny_tool(
@@ -368,35 +360,10 @@ def _any_agent_tool(hook: HookInput) -> Output:
     return allow()
 
 
-def _maker_state_refusal(command: str, root: Path) -> str | None:
-    """Why the step executor may not run this command, even with Bash: it would move
-    the plan's state (start, approve, accept) or touch maker's files itself."""
-    if _MAKER_WRITES.search(command):
-        return ("maker: the step executor does not move the plan's state (maker step ..., "
-                "maker handoff accept, maker plan write): your final message, the handoff, "
-                "is how this step ends.")
-    if str(root) in command or (root.name == "plans" and _PLANS_RELATIVE.search(command)):
-        return (f"maker: {root} is maker's own record of the plan; no step reads or writes "
-                "it directly. Your brief (`maker context N`) has what you need from it.")
-    return None
-
-
 def _bash_command(hook: HookInput) -> str:
     tool_input = hook.raw.get("tool_input")
     command = tool_input.get("command") if isinstance(tool_input, dict) else None
     return command if isinstance(command, str) else ""
-
-
-def _written_path(hook: HookInput, tool: str) -> Path | None:
-    key = _WRITERS.get(tool)
-    tool_input = hook.raw.get("tool_input")
-    value = tool_input.get(key) if key and isinstance(tool_input, dict) else None
-    if not isinstance(value, str) or not value:
-        return None
-    path = Path(value)
-    if not path.is_absolute():
-        path = Path(hook.cwd or ".") / path
-    return Path(os.path.realpath(path))
 
 
 def _read_only_tool(hook: HookInput) -> Output:

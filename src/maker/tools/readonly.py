@@ -9,7 +9,7 @@ The rule is an allow-list. A command passes only if it is one plain command or a
 ``|`` pipeline, each stage runs a known reader by its bare name, and no word can
 make that reader write a file or run another program:
 
-* the text is lexed the way bash lexes it (quotes, backslashes); any unquoted
+* the text is lexed the way bash lexes it (``maker.tools.shell``); any unquoted
   operator (``; & > < ( )``), ``||``, backticks, ``$(``/``${``/``$`` outside single
   quotes, newlines, control characters, ``!`` and ``#`` comments are refused;
 * brace expansion (``{a,b}``, ``{a..b}``) is refused wherever it appears, quoted or
@@ -34,6 +34,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from maker.tools.shell import Op, ShellSyntaxError, tokenize
+from maker.tools.shell import Word as _Word
+
 __all__ = ["is_read_only", "why_not_read_only"]
 
 # Readers whose every option only reads. The readers with options that can write or
@@ -52,7 +55,6 @@ _OPERATOR_TEXT = ("it uses a shell operator (`;`, `&`, `&&`, `||`, `>`, `<`, `(`
 _RAW_OPERATORS = re.compile(r"[`\n\r]|\$\(|\$\{")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[.*\])?\+?=")
-_GLOB_CHARS = frozenset("*?[")
 _WRITES = "can write files or run programs"
 
 
@@ -62,26 +64,6 @@ class _Refused(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-@dataclass(frozen=True)
-class _Word:
-    """A shell word after quote removal; ``quoted[i]`` says whether text[i] was quoted."""
-
-    text: str
-    quoted: tuple[bool, ...]
-
-    @property
-    def globs(self) -> bool:
-        return any(c in _GLOB_CHARS and not q for c, q in zip(self.text, self.quoted, strict=True))
-
-    @property
-    def may_expand_to_option(self) -> bool:
-        """An unquoted glob that could match a file named ``-x``/``--x``."""
-        if not self.globs:
-            return False
-        first_is_glob = self.text[:1] in _GLOB_CHARS and not self.quoted[0]
-        return first_is_glob or self.text.startswith("-")
 
 
 def why_not_read_only(command: str) -> str | None:
@@ -120,84 +102,38 @@ def _has_braces(command: str) -> bool:
 
 
 def _lex(command: str) -> list[list[_Word]]:
-    """Split ``command`` into pipeline stages of words, as bash would (a subset)."""
+    """Split ``command`` into pipeline stages of words (``maker.tools.shell``'s lexer)."""
+    try:
+        tokens = tokenize(command)
+    except ShellSyntaxError as exc:
+        raise _Refused(f"it cannot be parsed ({exc.reason})") from None
     stages: list[list[_Word]] = [[]]
-    chars: list[str] = []
-    quoted: list[bool] = []
-    in_word = False
-
-    def end_word() -> None:
-        nonlocal in_word
-        if in_word:
-            stages[-1].append(_Word("".join(chars), tuple(quoted)))
-        chars.clear()
-        quoted.clear()
-        in_word = False
-
-    i, n = 0, len(command)
-    while i < n:
-        c = command[i]
-        if c in " \t":
-            end_word()
-        elif c == "|":
-            if command[i + 1:i + 2] == "|":
-                raise _Refused(_OPERATOR_TEXT)
-            end_word()
+    for token in tokens:
+        if token == Op("|"):
             stages.append([])
-        elif c in ";&<>()":
-            raise _Refused(_OPERATOR_TEXT)
-        elif c == "$":
-            raise _Refused("it uses `$` outside single quotes (a variable or expansion can hide "
-                           "what runs); put patterns that contain `$` in single quotes")
-        elif c == "!":
-            raise _Refused("it uses `!` outside single quotes (history expansion or negation); "
-                           "quote it as `'!'`, or use `-not` with find")
-        elif c == "#" and not in_word:
+        elif token == Op("#"):
             raise _Refused("it uses `#`, which starts a shell comment; quote it as `'#'`")
-        elif c == "\\":
-            if i + 1 >= n:
-                raise _Refused("it cannot be parsed (it ends with a backslash)")
-            chars.append(command[i + 1])
-            quoted.append(True)
-            in_word = True
-            i += 1
-        elif c == "'":
-            end = command.find("'", i + 1)
-            if end < 0:
-                raise _Refused("it cannot be parsed (No closing quotation)")
-            chars.extend(command[i + 1:end])
-            quoted.extend([True] * (end - i - 1))
-            in_word = True
-            i = end
-        elif c == '"':
-            i = _double_quoted(command, i + 1, chars, quoted)
-            in_word = True
+        elif not isinstance(token, _Word):
+            raise _Refused(_OPERATOR_TEXT)
         else:
-            chars.append(c)
-            quoted.append(False)
-            in_word = True
-        i += 1
-    end_word()
+            _check_hazards(token)
+            stages[-1].append(token)
     return stages
 
 
-def _double_quoted(command: str, i: int, chars: list[str], quoted: list[bool]) -> int:
-    """Read a double-quoted string starting after its `"`; return the closing quote's index."""
-    n = len(command)
-    while i < n:
-        c = command[i]
-        if c == '"':
-            return i
-        if c == "$" or c == "!":
+def _check_hazards(word: _Word) -> None:
+    if "`" in word.hazards or "` in quotes" in word.hazards:
+        raise _Refused(_OPERATOR_TEXT)
+    if "$" in word.hazards:
+        raise _Refused("it uses `$` outside single quotes (a variable or expansion can hide "
+                       "what runs); put patterns that contain `$` in single quotes")
+    if "!" in word.hazards:
+        raise _Refused("it uses `!` outside single quotes (history expansion or negation); "
+                       "quote it as `'!'`, or use `-not` with find")
+    for c in "$!":
+        if f"{c} in quotes" in word.hazards:
             raise _Refused(f"it uses `{c}` inside double quotes, where the shell expands it; "
                            f"use single quotes")
-        if c == "\\" and i + 1 < n and command[i + 1] in '$`"\\':
-            i += 1
-            c = command[i]
-        chars.append(c)
-        quoted.append(True)
-        i += 1
-    raise _Refused("it cannot be parsed (No closing quotation)")
 
 
 def _check_stage(words: list[_Word]) -> None:

@@ -8,8 +8,10 @@ listed instead.
 
 Each command's evidence is its command line, exit code, duration and the tail of its
 output. The run is written atomically to ``plans/.maker/evidence/step-NN.json`` (or
-``last-run.json`` with no step), where ``recorded_evidence`` reads it back: the
-handoff gate compares what a handoff claims with what really ran.
+``last-run.json`` with no step), sealed (``maker.store.seal``) with a key kept outside
+the project, where ``recorded_evidence`` reads it back and checks the seal: the handoff
+gate compares what a handoff claims with what really ran, and refuses a run that
+``maker verify`` did not write.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from maker.core.models import Evidence
 from maker.errors import PlanFileError, VerificationError
 from maker.store.atomic import atomic_write
 from maker.store.plan_store import PlanStore, utc_now
+from maker.store.seal import check, seal
 from maker.verify.detect import KINDS, VerifyCommand, detect_commands
 
 __all__ = [
@@ -85,6 +88,8 @@ class VerificationRun:
     commands: list[Evidence] = field(default_factory=list)
     not_run: list[VerifyCommand] = field(default_factory=list)
     message: str = ""
+    # Whether the recorded file carried maker's valid seal (not part of the record).
+    sealed: bool = field(default=False, compare=False)
 
     @property
     def passed(self) -> bool:
@@ -134,6 +139,8 @@ def evidence_path(store: PlanStore, step: int | None) -> Path:
 def recorded_evidence(store: PlanStore, step: int | None) -> VerificationRun | None:
     """The recorded run for ``step`` (or the last stepless run), None if there is none.
 
+    ``sealed`` on the run says whether its seal is maker's: False for a file that
+    ``maker verify`` did not write (or that was edited since).
     Raises PlanFileError naming the file when it exists but cannot be read back.
     """
     path = evidence_path(store, step)
@@ -144,11 +151,14 @@ def recorded_evidence(store: PlanStore, step: int | None) -> VerificationRun | N
     except OSError as exc:
         raise PlanFileError(path, f"cannot read: {exc.strerror}") from None
     try:
-        return VerificationRun.from_dict(json.loads(text))
+        data = json.loads(text)
+        run = VerificationRun.from_dict(data)
     except (ValueError, KeyError, TypeError) as exc:
         raise PlanFileError(path, f"not a recorded verification run ({exc})",
                             fix=f"delete it and run `maker verify"
                                 f"{'' if step is None else f' --step {step}'}` again") from None
+    run.sealed = check(data)
+    return run
 
 
 def run_verification(
@@ -199,7 +209,8 @@ def run_verification(
                           _status(evidence), evidence, not_run)
     run.message = _message(run)
     if store.exists():
-        atomic_write(evidence_path(store, step), json.dumps(run.to_dict(), indent=2) + "\n")
+        atomic_write(evidence_path(store, step),
+                     json.dumps(seal(run.to_dict()), indent=2) + "\n")
     return run
 
 
