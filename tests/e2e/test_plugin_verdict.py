@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from maker.executor.lifecycle import start_step
-from maker.executor.runs import add_turn
+from maker.executor.runs import add_turn, start_launch
 from maker.planner.linter import lint_text
 from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker.scripted.replies import ToolUseBlock
@@ -180,3 +180,24 @@ def test_a_second_executor_launched_at_once_is_refused(
     assert len(fake_api.requests_for(EXECUTOR)) == 3
     assert run.result is not None and run.result.endswith("\nSTEP_COMPLETE")
     assert PlanStore(project / "plans").load().get(0).status == "complete"
+
+
+def test_a_crashed_sessions_step_is_taken_over_by_the_users_command(
+        fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
+    store = write_plan(project)
+    start_step(store, 0, session_id="crashed-session")  # killed mid-executor:
+    start_launch(store, "toolu_old", "crashed-session", "old-prompt")  # never returned
+    (project / "hello.txt").write_text("half done\n")  # the interrupted attempt's edit
+    fake_api.script(MAIN, main_launches_executor(), main_follows_verdict())
+    executor_flow(fake_api, [executor_writes("hello.txt", "hello\n")], GOOD_0)
+
+    run = run_maker(run_claude, "/maker:step 0")
+
+    fake_api.assert_done()
+    began = fake_api.requests_for(MAIN)[0].last_user_text
+    assert ("STARTED: step 0 (Write hello.txt) taken over (the user asked for step 0 here; "
+            "session crashed-session had it).") in began
+    brief = fake_api.requests_for(EXECUTOR)[1].tool_results[0].text
+    assert "## An earlier attempt was interrupted" in brief
+    assert run.result is not None and run.result.endswith("\nSTEP_COMPLETE")
+    assert step(project, 0).status == "complete"
