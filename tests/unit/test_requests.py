@@ -150,12 +150,28 @@ def test_the_planner_prompt_is_the_plugins_agent_file() -> None:
 def test_a_second_session_cannot_take_over_a_step_in_progress(tmp_path: Path) -> None:
     store = linear(tmp_path, 2)
     save_request("A", "/maker:step 1")
-    save_request("B", "/maker:step 1")
+    save_request("B", "/maker:step")  # no step named: not the user's consent to take it
     assert begin("A").startswith("STARTED: step 1")
     out = begin("B")
     assert out.startswith("REFUSED:") and "another Claude Code session (A)" in out
+    assert "typing /maker:step 1 in this session" in out  # how the user takes it over
     assert store.read_active()["session_id"] == "A"  # type: ignore[index]
     assert "resumed" in begin("A")  # the owner may ask again
+    # A number only the model supplied (the request unread) is not the user's consent.
+    assert begin("C", "--step", "1").startswith("REFUSED:")
+
+
+def test_the_user_typing_the_step_takes_it_over(tmp_path: Path) -> None:
+    store = linear(tmp_path, 2)
+    save_request("A", "/maker:step 1")
+    assert begin("A").startswith("STARTED: step 1")
+    save_request("B", "/maker:step 1")
+    out = begin("B")
+    assert out.startswith("STARTED: step 1 (Step number 1) taken over (the user asked for "
+                          "step 1 here; session A had it).")
+    assert store.read_active()["session_id"] == "B"  # type: ignore[index]
+    save_request("A", "/maker:step")
+    assert begin("A").startswith("REFUSED:")  # the old owner no longer has it
 
 
 @pytest.mark.parametrize(("text", "parsed"), [

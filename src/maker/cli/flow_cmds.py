@@ -27,11 +27,16 @@ _data_dir_option = click.option(
          "(default: $CLAUDE_PLUGIN_DATA, else ~/.local/share/maker).")
 
 
-def _saved(session_id: str, command: str, data_dir: str) -> str | None:
-    from maker.core.requests import load_request
+def _saved_record(session_id: str, command: str, data_dir: str) -> dict[str, Any]:
+    from maker.core.requests import load_request_record
 
-    return load_request(session_id, command, Path(data_dir) if data_dir else None,
-                        max_age_s=_FRESH_S)
+    return load_request_record(session_id, command, Path(data_dir) if data_dir else None,
+                               max_age_s=_FRESH_S) or {}
+
+
+def _saved(session_id: str, command: str, data_dir: str) -> str | None:
+    args = _saved_record(session_id, command, data_dir).get("arguments")
+    return args if isinstance(args, str) else None
 
 
 def _person_only(action: str, n: int | None = None) -> str:
@@ -140,8 +145,9 @@ def outcome(store: PlanStore, n: int) -> dict[str, Any]:
     elif record.status == "blocked":
         out["next"], out["sentinel"] = "report what blocks it", "STEP_BLOCKED"
     elif record.status == "in-progress":
-        out["next"] = ("no accepted handoff yet: launch maker:step-executor again with "
-                       f"`maker context {n}` as its prompt")
+        from maker.executor.runs import relaunch_instruction
+
+        out["next"] = f"no accepted handoff yet: {relaunch_instruction(n)}"
         out["sentinel"] = None
     else:
         out["next"], out["sentinel"] = "the step is not running", "STEP_BLOCKED"
@@ -230,7 +236,8 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
     from maker.errors import DependencyError, MakerError
     from maker.executor.lifecycle import start_step
 
-    raw = _saved(session_id, "step", data_dir)
+    saved = _saved_record(session_id, "step", data_dir)
+    raw = saved.get("arguments") if isinstance(saved.get("arguments"), str) else None
     if raw is None and step_number is None and not next_ready:
         click.echo("UNREAD: maker could not read what was typed after /maker:step (the "
                    "request was not saved).\nNEXT: if <command-args> names a step number N, "
@@ -241,8 +248,13 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
     if raw is None:
         number = step_number
     store = PlanStore(resolve_plans_dir(plans_dir))
+    # The user typing `/maker:step N` for the step another session owns is their consent
+    # to take it over (a number only the model supplied is not); a gone owner needs none.
+    taking = _take_over_reason(store, number if raw is not None else None,
+                               str(saved.get("transcript_path") or ""), session_id)
     try:
-        result = start_step(store, number, force=force, session_id=session_id or None)
+        result = start_step(store, number, force=force, session_id=session_id or None,
+                            take_over=taking is not None)
     except DependencyError as exc:
         click.echo(f"REFUSED: {exc}\nNEXT: tell the user which steps must be completed "
                    "first, and end your reply with the line STEP_BLOCKED.")
@@ -251,16 +263,40 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
         click.echo(f"REFUSED: {exc}\nNEXT: tell the user, and end your reply with the line "
                    "STEP_BLOCKED.")
         return
+    from maker.executor.runs import add_turn, relaunch_instruction
+
+    add_turn(store, result.step, session_id, str(saved.get("prompt_id") or ""))
     what = "resumed (it was already in progress)" if result.restarted else "started"
+    if result.restarted and taking:
+        what = f"taken over ({taking})"
     click.echo(f"STARTED: step {result.step} ({result.title}) {what}"
                + (" with --force (recorded)" if result.forced else "") + ".")
     if notes:
         click.echo(f"Notes from the user for the executor, verbatim:\n<user-notes>\n{notes}\n"
                    "</user-notes>")
-    click.echo(f"NEXT: launch the maker:step-executor subagent (run_in_background: false) "
-               f"with the prompt \"Execute maker step {result.step}.\""
-               + (" followed by the user's notes above, verbatim." if notes else "")
+    click.echo(f"NEXT: {relaunch_instruction(result.step)}"
+               + (", followed by the user's notes above, verbatim." if notes else ".")
                + f" It reads its own brief with `maker context {result.step}`.")
+
+
+def _take_over_reason(store: PlanStore, typed: int | None, transcript_path: str,
+                      session_id: str) -> str | None:
+    """Why this session may take over the step another session has in progress: the
+    user typed its number, or its owner is gone (``maker.executor.runs``); else None."""
+    from maker.executor.runs import OWNER_IDLE_S, owner_gone
+
+    active = store.read_active() if store.exists() else None
+    owner = active.get("session_id") if isinstance(active, dict) else None
+    if not isinstance(active, dict) or not isinstance(owner, str) or not owner \
+            or owner == session_id or not session_id:
+        return None
+    if typed is not None and typed == active.get("step"):
+        return f"the user asked for step {typed} here; session {owner} had it"
+    folder = Path(transcript_path).parent if transcript_path else None
+    if owner_gone(folder, owner):
+        return (f"session {owner}, which had it, has written nothing for over "
+                f"{OWNER_IDLE_S // 60} minutes")
+    return None
 
 
 @step.command("reset-request")

@@ -42,15 +42,18 @@ def step() -> None:
 @click.option("--session-id", envvar=["MAKER_SESSION_ID", "CLAUDE_CODE_SESSION_ID"],
               default=None,
               help="The Claude Code session that runs the step. Env: MAKER_SESSION_ID.")
+@click.option("--take-over", is_flag=True, help="Take over the step in progress from the "
+              "Claude Code session that started it (crashed, or to be given up).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @plans_dir_option
 @reports_errors
-def step_start(number: int | None, force: bool, session_id: str | None, as_json: bool,
-               plans_dir: Path | None) -> None:
+def step_start(number: int | None, force: bool, session_id: str | None, take_over: bool,
+               as_json: bool, plans_dir: Path | None) -> None:
     """Start a step (default: the next ready one) and print its brief."""
     from maker.executor.lifecycle import start_step
 
-    result = start_step(_store(plans_dir), number, force=force, session_id=session_id)
+    result = start_step(_store(plans_dir), number, force=force, session_id=session_id,
+                        take_over=take_over)
     if as_json:
         echo_json(result.to_dict())
         return

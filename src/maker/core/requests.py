@@ -15,10 +15,11 @@ import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from maker.store.atomic import atomic_write
 
-__all__ = ["data_dir", "load_request", "parse_command", "save_request"]
+__all__ = ["data_dir", "load_request", "load_request_record", "parse_command", "save_request"]
 
 _COMMAND = re.compile(r"\A\s*/maker:([\w-]+)(?:[ \t\r\n]+(.*))?\Z", re.S)
 _MAX_AGE_S = 7 * 24 * 3600
@@ -46,14 +47,21 @@ def _path(directory: Path, session_id: str) -> Path:
     return directory / "requests" / f"{safe}.json"
 
 
-def save_request(session_id: str, prompt: str, directory: Path | None = None) -> Path | None:
-    """Save a ``/maker:`` prompt's command and raw arguments; None for other prompts."""
+def save_request(session_id: str, prompt: str, directory: Path | None = None, *,
+                 prompt_id: str = "", transcript_path: str = "") -> Path | None:
+    """Save a ``/maker:`` prompt's command and raw arguments; None for other prompts.
+
+    ``prompt_id`` (the client's id of this prompt, the turn) and ``transcript_path``
+    (the session's transcript) let the command's line tie the step it starts to this
+    turn and judge whether another session that owns the step is still alive.
+    """
     parsed = parse_command(prompt)
     if parsed is None:
         return None
     directory = directory or data_dir()
     path = _path(directory, session_id)
-    data = {"command": parsed[0], "arguments": parsed[1], "saved_at": time.time()}
+    data = {"command": parsed[0], "arguments": parsed[1], "saved_at": time.time(),
+            "prompt_id": prompt_id, "transcript_path": transcript_path}
     atomic_write(path, json.dumps(data, ensure_ascii=False), durable=False)
     _prune(path.parent)
     return path
@@ -66,6 +74,15 @@ def load_request(session_id: str, command: str, directory: Path | None = None,
     ``max_age_s`` ignores an older request: a command line runs within moments of
     the prompt that expanded it, so an old one belongs to an earlier prompt.
     """
+    data = load_request_record(session_id, command, directory, max_age_s)
+    args = data.get("arguments") if data else None
+    return args if isinstance(args, str) else None
+
+
+def load_request_record(session_id: str, command: str, directory: Path | None = None,
+                        max_age_s: float | None = None) -> dict[str, Any] | None:
+    """The whole saved record of this session's latest ``/maker:<command>`` (see
+    :func:`load_request`), or None."""
     try:
         data = json.loads(_path(directory or data_dir(), session_id).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -76,8 +93,7 @@ def load_request(session_id: str, command: str, directory: Path | None = None,
     if max_age_s is not None and (not isinstance(saved, (int, float))
                                   or time.time() - saved > max_age_s):
         return None
-    args = data.get("arguments")
-    return args if isinstance(args, str) else None
+    return data
 
 
 def _prune(folder: Path) -> None:

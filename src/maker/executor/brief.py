@@ -80,6 +80,14 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
         parts.append("## The user sent an earlier attempt back\n\nAddress these revision "
                      "notes (newest last):\n\n"
                      + "\n".join(f"- {_clip(n, budget.fact_chars)}" for n in revisions))
+    from maker.executor.runs import executor_attempts
+
+    if record.status == "in-progress" and executor_attempts(store, spec.step) > 1:
+        parts.append("## An earlier attempt was interrupted\n\nAn earlier executor of this "
+                     "step did not finish (a crash, or it returned without an accepted "
+                     "handoff). The working tree may hold its edits: check `git status` and "
+                     "`git diff` first, keep what is right, redo or undo what is not, and "
+                     "list every file you leave changed in `files_changed`.")
     inputs = _inputs_section(store, plan, spec, project, budget)
     if inputs:
         parts.append(inputs)

@@ -128,14 +128,16 @@ def step_brief(store: PlanStore, plan: StoredPlan, number: int) -> str:
 
 
 def start_step(store: PlanStore, n: int | None = None, force: bool = False,
-               session_id: str | None = None) -> StartResult:
+               session_id: str | None = None, take_over: bool = False) -> StartResult:
     """Mark step ``n`` in progress and return its brief.
 
     With no ``n``: the step already in progress, else the first ready step.
     Starting the step that is already in progress changes nothing and returns the
-    brief again. Raises DependencyError (unmet depends_on; ``force`` overrides and
-    records the override in the step's front matter), StepError (another step is in
-    progress, nothing is ready, or the step is on a branch not taken),
+    brief again; a step another session owns only with ``take_over`` (the user's
+    consent, or its owner is gone: ``maker.executor.runs``). Raises DependencyError
+    (unmet depends_on; ``force`` overrides and records the override in the step's
+    front matter), StepError (another step is in progress, nothing is ready, or the
+    step is on a branch not taken),
     TransitionError (the step is complete, blocked or failed: reset it first) and
     StepNotFoundError.
     """
@@ -154,7 +156,7 @@ def start_step(store: PlanStore, n: int | None = None, force: bool = False,
                 raise StepError(nothing_ready_reason(sched, plan))
         record = plan.get(n)
         if record.status == "in-progress":
-            return _resume(store, plan, record, session_id)
+            return _resume(store, plan, record, session_id, take_over)
         if running and running[0].status == "awaiting-approval":
             other = running[0]
             raise StepError(
@@ -196,22 +198,24 @@ def start_step(store: PlanStore, n: int | None = None, force: bool = False,
 
 
 def _resume(store: PlanStore, plan: StoredPlan, record: StepRecord,
-            session_id: str | None) -> StartResult:
+            session_id: str | None, take_over: bool = False) -> StartResult:
     started = str(record.meta.get("started_at") or "")
     active = store.read_active()
     owner = (active or {}).get("session_id") if (active or {}).get("step") == record.number \
         else None
-    if owner and session_id and owner != session_id:
+    if owner and session_id and owner != session_id and not take_over:
+        from maker.executor.runs import take_over_instruction
+
         raise StepError(
             f"step {record.number} ({record.title}) is in progress in another Claude Code "
-            f"session ({owner}); maker runs one step at a time. Finish it there, or put it "
-            f"back with `maker step reset {record.number}`.", record.number)
-    if owner and not session_id:
+            f"session ({owner}); maker runs one step at a time. "
+            f"{take_over_instruction(record.number)}", record.number)
+    if owner and not session_id and not take_over:
         session_id = owner  # a shell asking for the brief again does not take it over
     if not active or active.get("step") != record.number:
         store.write_active({"step": record.number, "started_at": started or _now(),
                             "session_id": session_id, "attempts": {}})
-    elif session_id and active.get("session_id") != session_id:
+    elif (session_id or take_over) and active.get("session_id") != session_id:
         store.write_active(dict(active, session_id=session_id))
     return StartResult(record.number, record.title, step_brief(store, plan, record.number),
                        started, restarted=True, forced=bool(record.meta.get("forced")))

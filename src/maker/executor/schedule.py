@@ -302,7 +302,8 @@ def status_summary(store: PlanStore) -> str:
                          f"{decide_hint(record.number)}.")
         elif record.status == "in-progress":
             lines.append(f"In progress: step {record.number} ({record.title}); it needs a "
-                         f"handoff (brief: `maker context {record.number}`).")
+                         f"handoff. To continue it, the user types /maker:step "
+                         f"{record.number} (which takes it over from a crashed session).")
     for n in sched.ready[:3]:
         lines.append(f"Ready: step {n} ({plan.get(n).title}): `/maker:step {n}`.")
     for record in plan.steps:

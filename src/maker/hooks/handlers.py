@@ -29,6 +29,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from maker.hooks import verdicts
 from maker.hooks.protocol import HookInput, Output, allow, block, context, deny_tool, message
 
 if TYPE_CHECKING:
@@ -147,9 +148,11 @@ def _reviewer_stop(hook: HookInput) -> Output:
         return allow()
     waiting = [r for r in store.load().steps if is_awaiting(r)]
     if len(waiting) != 1:
+        verdicts.record(hook, "not-recorded")
         return message("maker: the reviewer finished, but no single step awaits approval, "
                        "so its review was not recorded.")
     review = record_review(store, waiting[0], _final_text(hook))
+    verdicts.record(hook, "recorded", step=review.step, verdict=review.verdict)
     from maker.errors import MakerError
     from maker.executor.approval import apply_review
 
@@ -174,14 +177,22 @@ def _planner_stop(hook: HookInput) -> Output:
         task = load_request(hook.session_id, "plan", max_age_s=_PLANNING_S) or plan.task
         from maker.errors import PlanExistsError
 
+        before = set(store.archived()) if store.exists() else set()
         try:
             stored = store.write_plan(plan, task)
         except PlanExistsError as exc:
+            verdicts.record(hook, "refused", reason=str(exc))
             return message(f"maker: the plan is valid but was not written: {exc}")
         _clear(store, "planner", key)
-        return message(f"maker: plan written to {store.root} ({len(stored.steps)} steps). "
-                       "Run /maker:status to see it, /maker:step to run the first step.")
+        archived = sorted(set(store.archived()) - before)
+        verdicts.record(hook, "written", root=str(store.root), steps=len(stored.steps),
+                        archived=str(archived[-1]) if archived else None)
+        kept = f"; the previous plan is archived in {archived[-1]}/" if archived else ""
+        return message(f"maker: plan written to {store.root} ({len(stored.steps)} steps"
+                       f"{kept}). Run /maker:status to see it, /maker:step to run the first "
+                       "step.")
     count = _bump(store, "planner", key)
+    verdicts.record(hook, "rejected", attempts=count, problems=[str(p) for p in problems])
     if count >= MAX_ATTEMPTS:
         _clear(store, "planner", key)
         return message(f"maker: the planner's answer was rejected {count} times; no plan "
@@ -230,6 +241,7 @@ def _executor_stop(hook: HookInput) -> Output:
     store = _store(hook)
     active = _running_step(store)
     if not active:
+        verdicts.record(hook, "no-step")
         return message("maker: the step executor stopped, but no step is in progress, so "
                        "its answer was not recorded. Start a step with `maker step start`.")
     step = int(active["step"])
@@ -245,14 +257,18 @@ def _executor_stop(hook: HookInput) -> Output:
             fail_step(store, step, [f"handoff rejected {count} times (the last answer is "
                                     f"kept in {kept})", *reasons])
             _clear(store, "handoff", key)
+            verdicts.record(hook, "failed", step=step, attempts=count, reasons=reasons)
             return message(f"maker: step {step} FAILED: its handoff was rejected {count} "
                            f"times. Reasons:\n{_problem_list(reasons)}")
+        verdicts.record(hook, "rejected", step=step, attempts=count,
+                        problems=[str(p) for p in exc.problems])
         return block(
             f"maker rejected your handoff for step {step} (attempt {count} of "
             f"{MAX_ATTEMPTS}). Fix every problem below, then answer again with the "
             f"whole corrected handoff YAML as your final message, nothing else:\n"
             f"{_problem_list(exc.problems)}")
     _clear(store, "handoff", key)
+    verdicts.record(hook, "accepted", step=step, status=result.status)
     return message(f"maker: handoff for step {step} accepted ({result.status}).")
 
 
@@ -265,10 +281,12 @@ def on_stop(hook: HookInput) -> Output:
     active = store.read_active()
     if not active:
         return allow()
+    from maker.executor.runs import relaunch_instruction, turn_runs_step
+
     step = int(active["step"])
-    if not active.get("session_id") or active.get("session_id") != hook.session_id:
-        # Another session's step, or one started from a shell: not this session's to
-        # finish, so not this session's stop to refuse.
+    if not turn_runs_step(store, active, hook.session_id, hook.text("prompt_id")):
+        # Another session's step, one started from a shell, or a later turn of this
+        # session that does not run the step: not this turn's to finish.
         return allow()
     try:
         record = store.load_step(step)
@@ -288,12 +306,13 @@ def on_stop(hook: HookInput) -> Output:
         reason = "the session stopped without an accepted handoff"
         fail_step(store, step, [reason])
         _clear(store, "stop", key)
-        return message(f"maker: step {step} recorded as FAILED: {reason}. "
-                       f"`maker step reset {step}` to try it again.")
+        # One more block, the last: the main agent learns the verdict and ends with it.
+        return block(f"maker's verdict: step {step} ({record.title}) FAILED: {reason}. Tell "
+                     f"the user that the step failed and why; `maker step reset {step}` "
+                     "puts it back to try again. End your reply with the line STEP_FAILED.")
     return block(
         f"maker: step {step} ({record.title}) is in progress and has no accepted handoff. "
-        f"Launch the maker:step-executor subagent (run_in_background: false) with the "
-        f"prompt \"Execute maker step {step}.\" and let it finish with its handoff. If the "
+        f"Next: {relaunch_instruction(step)}, and let it finish with its handoff. If the "
         f"step cannot be done, tell the user why and end with STEP_FAILED: maker records "
         f"it failed after {MAX_ATTEMPTS} reminders. (Reminder {count} of {MAX_ATTEMPTS}.)")
 
@@ -391,7 +410,8 @@ def _read_only_tool(hook: HookInput) -> Output:
 def on_user_prompt_submit(hook: HookInput) -> Output:
     from maker.core.requests import parse_command, save_request
 
-    save_request(hook.session_id, hook.text("prompt"))
+    save_request(hook.session_id, hook.text("prompt"), prompt_id=hook.text("prompt_id"),
+                 transcript_path=hook.text("transcript_path"))
     parsed = parse_command(hook.text("prompt"))
     from maker.hooks.decisions import DECISION_COMMANDS
 
@@ -427,6 +447,11 @@ def on_session_start(hook: HookInput) -> Output:
     store = _store(hook)  # (scripts/hook exports MAKER_SESSION_ID for the Bash tool)
     if not store.exists():
         return allow()
+    if hook.text("source") in ("startup", "resume"):
+        # This session's process is new: the executors it launched before died with it.
+        from maker.executor.runs import forget_session_launches
+
+        forget_session_launches(store, hook.session_id)
     from maker.executor.schedule import status_summary
 
     return context("SessionStart", status_summary(store))
@@ -439,4 +464,6 @@ HANDLERS = {
     "session-start": on_session_start,
     "user-prompt-submit": on_user_prompt_submit,
     "post-tool-use": on_post_tool_use,
+    "agent-launch": verdicts.on_agent_launch,
+    "agent-return": verdicts.on_agent_return,
 }

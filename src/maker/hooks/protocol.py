@@ -90,7 +90,8 @@ def run_hook(event: str, handler: Callable[[HookInput], Output], stdin: str | No
         name = type(exc).__name__
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         what = {"pre-tool-use": "this tool call", "user-prompt-submit": "this prompt",
-                "session-start": "this session"}.get(event, "this stop")
+                "session-start": "this session", "agent-launch": "this subagent launch",
+                "agent-return": "this subagent's result"}.get(event, "this stop")
         return _dump(message(f"maker: the {event} hook hit an error and let {what} "
                              f"through ({name}: {first[:300]}). Run `maker status` to see "
                              "the plan's state."))

@@ -65,6 +65,7 @@ __all__ = [
     "main_asks_approval",
     "main_ends_after_approval",
     "main_ends_turn_early",
+    "main_follows_verdict",
     "main_launches_executor",
     "main_launches_planner",
     "main_refuses_step",
@@ -73,6 +74,7 @@ __all__ = [
     "main_runs",
     "main_runs_outcome",
     "main_shows_status",
+    "maker_verdict",
     "new_project",
     "plan_flow",
     "plugin_env",
@@ -158,6 +160,8 @@ _STARTED = re.compile(r"^STARTED: step (\d+) ", re.M)
 _EXECUTE = re.compile(r"Execute maker step (\d+)\.")
 _WORKDIR = re.compile(r"Primary working directory: (.+)")
 _SENTINEL = re.compile(r"^sentinel: (STEP_[A-Z]+)$", re.M)
+_VERDICT = re.compile(r"maker's verdict: (.*)", re.S)
+_END_WITH = re.compile(r"End your reply with the line (STEP_[A-Z]+)\.")
 
 
 def _mismatch(request: RecordedRequest, what: str) -> ScriptMismatch:
@@ -196,6 +200,15 @@ def _working_dir(request: RecordedRequest) -> Path:
     if not match:
         raise _mismatch(request, "expected Claude Code's 'Primary working directory' line")
     return Path(match.group(1).strip())
+
+
+def maker_verdict(request: RecordedRequest) -> str:
+    """maker's verdict on the subagent that just returned, as the PostToolUse hook added it
+    to the main agent's request (after the Agent tool's result)."""
+    match = _VERDICT.search(request.latest_text)
+    if not match:
+        raise _mismatch(request, "expected maker's verdict after the Agent tool's result")
+    return match.group(1).strip()
 
 
 def tool(name: str, **tool_input: Any) -> Reply:
@@ -361,6 +374,18 @@ def main_ends_after_approval() -> Turn:
         if "rejected" in said:
             return Reply.text(f"{said}\n\nSTEP_REJECTED")
         raise _mismatch(request, "expected maker to say the step was approved or rejected")
+
+    return turn
+
+
+def main_follows_verdict() -> Turn:
+    """After a maker subagent returned: tell the user maker's verdict, verbatim, and end
+    with the sentinel line the verdict names (if it names one)."""
+
+    def turn(request: RecordedRequest) -> Reply:
+        verdict = maker_verdict(request)
+        end = _END_WITH.search(verdict)
+        return Reply.text(f"maker says: {verdict}" + (f"\n\n{end.group(1)}" if end else ""))
 
     return turn
 
