@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from maker.executor.approval import set_policy
 from maker.executor.lifecycle import start_step
 from maker.handoff.gate import accept_handoff
 from maker.planner.linter import lint_text
@@ -26,25 +27,28 @@ PLUGIN_ROOT = find_plugin_root()
 Run = Callable[..., ClaudeRun]
 
 
-def run_maker(run_claude: Run, prompt: str, *, autoapprove: bool = True,
-              **options: Any) -> ClaudeRun:
+def run_maker(run_claude: Run, prompt: str, **options: Any) -> ClaudeRun:
     """``claude -p PROMPT`` with the maker plugin, against the test's fake API."""
-    return run_claude(prompt, plugin_dirs=[PLUGIN_ROOT],
-                      env=plugin_env(autoapprove=autoapprove), **options)
+    return run_claude(prompt, plugin_dirs=[PLUGIN_ROOT], env=plugin_env(), **options)
 
 
-def write_plan(project: Path, plan: dict[str, Any] | None = None) -> PlanStore:
-    """The greeting plan (or ``plan``) written under project/plans, as the hook would."""
+def write_plan(project: Path, plan: dict[str, Any] | None = None,
+               policy: str = "auto") -> PlanStore:
+    """The greeting plan (or ``plan``) written under project/plans, as the hook would,
+    with the approval ``policy`` a person set (``auto`` unless a test is about approval:
+    most are about what comes before it)."""
     data = plan or greeting_plan()
     parsed, problems = lint_text(to_yaml(data))
     assert parsed is not None and not problems, problems
     store = PlanStore(project / "plans")
     store.write_plan(parsed, data["task"])
+    if policy != "never":
+        set_policy(store, policy, "person (terminal)")
     return store
 
 
 def finish_step_0(store: PlanStore) -> None:
-    """Step 0 of the greeting plan done through the gate (MAKER_AUTOAPPROVE=1 in tests)."""
+    """Step 0 of the greeting plan done through the gate (under the plan's policy)."""
     start_step(store, 0)
     accept_handoff(store, handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"]))
     (store.root.parent / "hello.txt").write_text("hello\n")

@@ -40,6 +40,9 @@ def test_demo_narrates_plan_a_refused_then_accepted_handoff_and_status() -> None
             "  model     step executor (scripted) answers: the corrected handoff YAML",
             "  maker     SubagentStop hook ACCEPTED the handoff through the gate and wrote\n"
             "            plans/handoffs/00-write-hello-txt.md",
+            "            | STEP_AWAITING_APPROVAL",
+            "  you type  /maker:approve 0",
+            "            | Approved step 0 (Write hello.txt); it is complete.",
             "            | STEP_COMPLETE",
             "  you type  /maker:status",
             "            | 0     Write hello.txt  complete  -",
@@ -47,7 +50,8 @@ def test_demo_narrates_plan_a_refused_then_accepted_handoff_and_status() -> None
             "  claude --plugin-dir ",
         ]:
             assert line in out
-        assert out.index("== 1/3") < out.index("== 2/3") < out.index("== 3/3")
+        assert out.index("== 1/4") < out.index("== 2/4") < out.index("== 3/4") \
+            < out.index("== 4/4")
         assert out.index("hook BLOCKED") < out.index("hook ACCEPTED the handoff")
         assert (project / "hello.txt").read_text() == "hello\n"
         assert (project / "plans/handoffs/00-write-hello-txt.md").is_file()

@@ -1,12 +1,14 @@
-"""The user's approval of a step (MAKER_AUTOAPPROVE unset), with the real CLI.
+"""The user's approval of a step, with the real CLI: only the user decides.
 
-/maker:step asks with AskUserQuestion. `claude -p` disables that tool, so these
-runs go through claude-agent-sdk's streaming protocol, where the client answers it
-(as an IDE or app does); a last test pins what `-p` does instead.
+/maker:step asks with AskUserQuestion, and maker's PostToolUse hook records the user's
+answer. `claude -p` disables that tool, so these runs go through claude-agent-sdk's
+streaming protocol, where the client answers it (as an IDE or app does); in `-p` the
+step waits and the user types `/maker:approve N` or `/maker:reject N <notes>`.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -38,7 +40,7 @@ NOTES = "Say hello in French, and don't forget the accent: 'salut' isn't enough"
 
 def test_the_user_sends_a_step_back_with_notes_then_approves_the_next_attempt(
         fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
-    write_plan(project)
+    write_plan(project, policy="never")
     step_flow(fake_api, [executor_writes("hello.txt", "hello\n")], GOOD_0, approval=True)
 
     def reads_the_notes_then_writes(request: RecordedRequest) -> Reply:
@@ -51,52 +53,105 @@ def test_the_user_sends_a_step_back_with_notes_then_approves_the_next_attempt(
     answers = iter([NOTES, APPROVE])
 
     def user(question: Question) -> str:
-        assert question.options == [APPROVE, "Request changes"]
+        assert question.options == [APPROVE, "Reject step 0"]
         return next(answers)
 
     run = run_sdk(["/maker:step 0", "/maker:step 0"], api=fake_api, cwd=project,
                   home=claude_home, answer=user, plugin_dirs=[PLUGIN_ROOT],
-                  env=plugin_env(autoapprove=False), timeout=30)
+                  env=plugin_env(), timeout=30)
 
     fake_api.assert_done()
-    assert [q.question for q in run.questions] == ["Approve step 0: Write hello.txt?"] * 2
+    assert [q.question for q in run.questions] == \
+        ["maker: approve step 0 (Write hello.txt)?"] * 2
     outcomes = [r.tool_results[0].text for r in fake_api.requests_for(MAIN)
                 if r.tool_results and r.tool_results[0].text.startswith("step 0: Write")]
     assert len(outcomes) == 2 and all("status: awaiting-approval" in o for o in outcomes)
     first, second = run.results
-    assert first is not None and first.endswith("back to pending; the next `maker step start "
-                                                "0` brief carries the notes\n\nSTEP_REJECTED")
-    assert second is not None and second.endswith("approved: complete\n\nSTEP_COMPLETE")
+    assert first is not None and first.startswith("maker: the user rejected step 0")
+    assert first.endswith("STEP_REJECTED")
+    assert second is not None and second.startswith("maker: the user approved step 0")
+    assert second.endswith("STEP_COMPLETE")
     record = step(project, 0)
     assert record.status == "complete" and record.meta["revision_notes"] == [NOTES]
+    assert record.meta["approved_by"] == "user (AskUserQuestion)"
+    ran = [block["input"].get("command", "") for r in fake_api.requests_for(MAIN)
+           for m in r.messages if m.get("role") == "assistant"
+           for block in (m["content"] if isinstance(m["content"], list) else [])
+           if block.get("type") == "tool_use" and block.get("name") == "Bash"]
+    assert ran and not [c for c in ran if "approve" in c or "reject" in c]
     assert (project / "hello.txt").read_text() == "salut\n"
     assert len(list((project / "plans/handoffs/reset").glob("00-*"))) == 1  # kept aside
 
 
-def test_in_print_mode_the_step_waits_for_maker_step_approve(
-        fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
-    write_plan(project)
+def _print_mode_step_awaiting_approval(fake_api: FakeMessagesAPI, run_claude: Run,
+                                       project: Path) -> None:
+    """/maker:step 0 in `claude -p`: accepted, and left awaiting the user's approval."""
+    write_plan(project, policy="never")
 
     def cannot_ask(request: RecordedRequest) -> Reply:
         (result,) = request.tool_results
         assert result.is_error and "No such tool available: AskUserQuestion" in result.text
-        return Reply.text("Step 0 waits for your approval: run `maker step approve 0`.")
+        outcome = next(r.text for r in request.all_tool_results if "next: " in r.text)
+        hint = outcome.split("print mode), end by telling the user how to decide: ", 1)[1]
+        return Reply.text(f"Step 0 waits for your approval: {hint.strip()}\n\n"
+                          "STEP_AWAITING_APPROVAL")
 
     fake_api.script(MAIN, main_launches_executor(), main_runs_outcome(), main_asks_approval(),
                     cannot_ask)
     executor_flow(fake_api, [executor_writes("hello.txt", "hello\n")], GOOD_0)
-
-    run = run_maker(run_claude, "/maker:step 0", autoapprove=False)
-
+    run = run_maker(run_claude, "/maker:step 0")
     fake_api.assert_done()
-    assert run.result is not None and "maker step approve 0" in run.result
-    record = step(project, 0)
-    assert record.status == "in-progress" and record.meta["awaiting_approval"] is True
+    assert run.result is not None and run.result.endswith("STEP_AWAITING_APPROVAL")
+    assert "the user types `/maker:approve 0`, or `/maker:reject 0 <what to change>`" \
+        in run.result
+    assert step(project, 0).status == "awaiting-approval"
     assert not (project / "plans/.maker/active.json").exists()  # nothing blocks the stop
 
+
+def _reports_maker(request: RecordedRequest) -> Reply:
+    """The main agent after /maker:approve or /maker:reject: what maker's hook said."""
+    said = re.search(r"maker: the user (?:approved|rejected) step \d+[^\n]*", request.all_text)
+    assert said is not None, "maker's hook did not tell the main agent"
+    return Reply.text(said.group(0))
+
+
+def test_in_print_mode_the_user_approves_by_typing_the_command(
+        fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
+    _print_mode_step_awaiting_approval(fake_api, run_claude, project)
+    fake_api.script(MAIN, _reports_maker)
+
+    run = run_maker(run_claude, "/maker:approve 0")
+
+    fake_api.assert_done()
+    assert run.result is not None and run.result.startswith("maker: the user approved step 0")
+    record = step(project, 0)
+    assert record.status == "complete"
+    assert record.meta["approved_by"] == "user (typed /maker:approve)"
+
+
+def test_in_print_mode_the_user_rejects_by_typing_the_command_with_notes(
+        fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
+    _print_mode_step_awaiting_approval(fake_api, run_claude, project)
+    fake_api.script(MAIN, _reports_maker)
+    notes = "Use \"salut\"; don't `rm -rf` $(anything) 'here'"
+
+    run = run_maker(run_claude, f"/maker:reject 0 {notes}")
+
+    fake_api.assert_done()
+    assert run.result is not None and run.result.startswith("maker: the user rejected step 0")
+    record = step(project, 0)
+    assert record.status == "pending" and record.meta["revision_notes"] == [notes]
+
+
+def test_a_person_at_a_terminal_approves_with_the_cli(
+        fake_api: FakeMessagesAPI, run_claude: Run, project: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    _print_mode_step_awaiting_approval(fake_api, run_claude, project)
+    monkeypatch.delenv("CLAUDECODE", raising=False)
     approved = CliRunner().invoke(cli, ["step", "approve", "0", "--plans-dir",
                                         str(project / "plans")])
 
     assert approved.exit_code == 0, approved.output
     assert approved.output == "step 0 (Write hello.txt) approved: complete\n"
-    assert step(project, 0).status == "complete"
+    record = step(project, 0)
+    assert (record.status, record.meta["approved_by"]) == ("complete", "person (terminal)")

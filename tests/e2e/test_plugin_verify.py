@@ -103,25 +103,20 @@ def test_a_failing_verification_keeps_the_step_open(
 def main_launches_reviewer(request: RecordedRequest) -> Reply:
     outcome = request.tool_results[0].text
     assert "review: required (6 files changed)" in outcome, outcome
-    assert "status: awaiting-approval" in outcome  # even with MAKER_AUTOAPPROVE=1
-    assert "if its verdict is approve, run `maker step approve 0 --by reviewer`" in outcome
+    assert "status: awaiting-approval" in outcome  # even under the `auto` policy
+    assert "launch maker:reviewer" in outcome
     return tool("Agent", subagent_type="maker:reviewer", description="Review step 0",
                 prompt="Review maker step 0. Handoff summary: wrote six files.",
                 run_in_background=False)
 
 
-def main_acts_on_verdict(request: RecordedRequest) -> Reply:
-    verdict = request.tool_results[0].text
-    if "VERDICT: approve" in verdict:
-        return tool("Bash", command="maker step approve 0 --by reviewer",
-                    description="Approve step 0")
-    return tool("Bash", command="maker step reject 0 --from-review",
-                description="Reject step 0")
-
-
 def main_ends_with(sentinel: str) -> Callable[[RecordedRequest], Reply]:
+    """The reviewer returned: maker has decided the step by the `auto` policy, and its
+    verdict names the line to end with; the model runs nothing."""
+
     def turn(request: RecordedRequest) -> Reply:
         assert not request.tool_results[0].is_error, request.tool_results[0].text
+        assert f"end your reply with the line {sentinel}" in request.all_text
         return Reply.text(f"The reviewer decided.\n\n{sentinel}")
 
     return turn
@@ -139,7 +134,7 @@ def test_a_large_step_is_decided_by_the_independent_review(
         sentinel: str, status: str) -> None:
     write_plan(project)
     fake_api.script(MAIN, main_launches_executor(), main_runs_outcome(),
-                    main_launches_reviewer, main_acts_on_verdict, main_ends_with(sentinel))
+                    main_launches_reviewer, main_ends_with(sentinel))
     executor_flow(fake_api, [executor_writes("hello.txt", "hello\n")],
                   handoff(0, {"files": FILES}, summary="Wrote six files.", files=FILES))
     fake_api.script("reviewer", Reply.text(verdict))
@@ -156,6 +151,6 @@ def test_a_large_step_is_decided_by_the_independent_review(
     record = step(project, 0)
     assert record.status == status
     if status == "complete":
-        assert record.meta["approved_by"] == "reviewer"
+        assert record.meta["approved_by"] == "policy:auto (reviewer approved)"
     else:
         assert record.meta["revision_notes"] == ["RED: f5.txt is empty."]

@@ -230,3 +230,40 @@ def test_a_step_cannot_be_reset_under_a_running_step_that_uses_it(store: PlanSto
         reset_step(store, 1)
     reset_step(store, 2)
     assert reset_step(store, 1).previous_status == "complete"
+
+
+def test_a_step_marked_complete_by_writing_its_file_is_refused(store: PlanStore) -> None:
+    from maker.errors import PlanFileError
+
+    accept_handoff(store, handoff(1))
+    path = store.load().get(1).path
+    forged = path.read_text().replace("status: awaiting-approval", "status: complete")
+    path.write_text(forged.replace("---\n", "---\napproved_by: user\n"
+                                   "approved_at: '2026-01-01T00:00:00Z'\n", 1))
+    with pytest.raises(PlanFileError, match="status: complete, but maker holds no approval"):
+        store.load()
+    out = CliRunner().invoke(cli, ["step", "start", "2", "--plans-dir", str(store.root)])
+    assert out.exit_code == 1 and "maker holds no approval" in out.output
+
+
+def test_an_approval_sealed_for_one_step_does_not_pass_for_another(store: PlanStore) -> None:
+    from maker.errors import PlanFileError
+
+    accept_handoff(store, handoff(1))
+    approve_step(store, 1, "user")
+    one = store.load().get(1)
+    two = store.load().get(2)
+    text = two.path.read_text().replace("status: pending", "status: complete")
+    seal_lines = "".join(f"{k}: '{one.meta[k]}'\n" for k in
+                         ("approved_by", "approved_at", "approval_seal"))
+    two.path.write_text(text.replace("---\n", "---\n" + seal_lines, 1))
+    with pytest.raises(PlanFileError, match="02-step-number-2.md: status: complete"):
+        store.load()
+
+
+def test_nothing_completes_a_step_without_an_approval(store: PlanStore) -> None:
+    from maker.executor.lifecycle import set_status
+
+    with pytest.raises(TransitionError, match="becomes complete only by an approval"):
+        set_status(store, 1, "complete")
+    assert store.load().get(1).status == "in-progress"

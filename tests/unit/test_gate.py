@@ -369,9 +369,9 @@ def tampered(store: PlanStore, monkeypatch: pytest.MonkeyPatch, how: str) -> Pat
     elif how == "seal copied from another record":
         data = {**forged_run(2), "seal": data["seal"]}
     elif how == "sealed with another key":
-        key_path().write_bytes(b"k" * 32)
-        data = seal(forged_run(2))
-        key_path().unlink()  # maker's own key is made anew: the old seal no longer holds
+        other = key_path().with_name("another.key")
+        other.write_bytes(b"k" * 32)
+        data = seal(forged_run(2), key_file=other)  # a key that is not maker's
     path.write_text(json.dumps(data))
     return path
 

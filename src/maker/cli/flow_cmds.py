@@ -39,10 +39,31 @@ def _saved(session_id: str, command: str, data_dir: str) -> str | None:
     return args if isinstance(args, str) else None
 
 
+def _claude_ancestor() -> bool:
+    """Whether a Claude Code process started this one (Linux: the parent chain in
+    /proc), so that clearing the environment does not make the model a person."""
+    pid = os.getppid()
+    for _ in range(64):
+        if pid <= 1:
+            return False
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
+                stat = fh.read(4096)
+        except OSError:
+            return False
+        comm = stat[stat.find("(") + 1:stat.rfind(")")]
+        if comm == "claude":
+            return True
+        fields = stat[stat.rfind(")") + 2:].split()
+        pid = int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else 0
+    return False
+
+
 def _person_only(action: str, n: int | None = None) -> str:
     """Who decides: a person at a terminal. Raises click.UsageError when run inside
     Claude Code (its Bash tool), where it would be the model deciding for the user."""
-    if os.environ.get("CLAUDECODE") or os.environ.get("CLAUDE_CODE_ENTRYPOINT"):
+    if os.environ.get("CLAUDECODE") or os.environ.get("CLAUDE_CODE_ENTRYPOINT") \
+            or _claude_ancestor():
         what = f"/maker:{action} {n}" if n is not None else f"/maker:{action} NAME"
         raise click.UsageError(
             f"`maker {'step ' if n is not None else ''}{action}` is a person's decision and "
@@ -132,10 +153,10 @@ def outcome(store: PlanStore, n: int) -> dict[str, Any]:
         else:
             question = approval_question(n, record.title)
             out["ask"] = question
-            out["next"] = (f"ask the user with AskUserQuestion, exactly this question: "
-                           f"{json.dumps(question)}; maker records their answer. Without "
-                           f"AskUserQuestion (print mode), end by telling the user: "
-                           f"{decide_hint(n)}")
+            out["next"] = ("ask the user with AskUserQuestion, with exactly the input on "
+                           "the `ask:` line (never answer it yourself); maker records their "
+                           "answer and tells you what it did. Without AskUserQuestion (print "
+                           f"mode), end by telling the user how to decide: {decide_hint(n)}")
         out["sentinel"] = "STEP_AWAITING_APPROVAL"
     elif record.status == "complete":
         out["approved_by"] = str(record.meta.get("approved_by") or "")
@@ -161,6 +182,8 @@ def outcome(store: PlanStore, n: int) -> dict[str, Any]:
 @reports_errors
 def step_outcome(number: int, as_json: bool, plans_dir: Path | None) -> None:
     """Where a step ended up after its executor returned, and what to do next."""
+    from maker.executor.approval import REVIEW_THRESHOLD
+
     data = outcome(PlanStore(resolve_plans_dir(plans_dir)), number)
     if as_json:
         echo_json(data)
@@ -173,8 +196,12 @@ def step_outcome(number: int, as_json: bool, plans_dir: Path | None) -> None:
         click.echo("reasons: " + "; ".join(data["reasons"]))
     click.echo(f"files changed: {len(data['files_changed'])}")
     if data["review_required"]:
-        click.echo(f"review: required ({len(data['files_changed'])} files changed): launch "
-                   "maker:reviewer with the handoff before asking for approval")
+        why = (f"{len(data['files_changed'])} files changed" if len(data["files_changed"])
+               >= REVIEW_THRESHOLD else f"the approval policy is {data.get('policy')}")
+        click.echo(f"review: required ({why}): launch maker:reviewer with the handoff "
+                   "before asking for approval")
+    if data.get("ask"):
+        click.echo(f"ask: {json.dumps(data['ask'], ensure_ascii=False)}")
     click.echo(f"next: {data['next']}")
     if data["sentinel"]:
         click.echo(f"sentinel: {data['sentinel']}")

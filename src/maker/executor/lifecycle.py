@@ -246,6 +246,14 @@ def set_status(store: PlanStore, n: int, status: str, meta: dict[str, Any] | Non
         check_transition(record, status)
         record.status = status
         record.meta.update(meta or {})
+        if status == "complete" and record.number is not None:
+            from maker.store.plan_store import seal_approval
+
+            if not record.meta.get("approved_by") or not record.meta.get("approved_at"):
+                raise TransitionError(
+                    f"step {n} becomes complete only by an approval (approved_by, "
+                    "approved_at): the user's, or their approval policy's", n)
+            seal_approval(record, plan.created_at)
         if status in ("awaiting-approval", "complete", "blocked", "failed") \
                 and "finished_at" not in (meta or {}):
             record.meta["finished_at"] = _now()

@@ -152,7 +152,6 @@ def _reviewer_stop(hook: HookInput) -> Output:
         return message("maker: the reviewer finished, but no single step awaits approval, "
                        "so its review was not recorded.")
     review = record_review(store, waiting[0], _final_text(hook))
-    verdicts.record(hook, "recorded", step=review.step, verdict=review.verdict)
     from maker.errors import MakerError
     from maker.executor.approval import apply_review
 
@@ -160,6 +159,8 @@ def _reviewer_stop(hook: HookInput) -> Output:
         decided = apply_review(store, waiting[0], review.approves)
     except MakerError as exc:
         decided = f"not decided by the policy: {exc}"
+    verdicts.record(hook, "recorded", step=review.step, verdict=review.verdict,
+                    decided=decided)
     return message(f"maker: review of step {review.step} recorded (verdict: {review.verdict})"
                    + (f"; step {review.step} {decided}." if decided else "."))
 
@@ -356,13 +357,20 @@ def on_pre_tool_use(hook: HookInput) -> Output:
 
 def _any_agent_tool(hook: HookInput) -> Output:
     """The main agent (and any agent not maker's) may not decide for the user: no
-    answering maker's approval question itself, no writing maker's files."""
+    answering maker's approval question itself, no running maker's decisions, no
+    writing maker's files."""
     tool = hook.text("tool_name")
     if tool == "AskUserQuestion":
         from maker.hooks.decisions import prefilled_answer
 
         reason = prefilled_answer(hook.raw.get("tool_input"))
         return deny_tool(reason) if reason else allow()
+    if tool == "Bash":
+        from maker.tools.decision_guard import decision_refusal
+
+        refusal = decision_refusal(_bash_command(hook), cwd=Path(hook.cwd or "."),
+                                   plans_root=_store(hook).root)
+        return deny_tool(refusal) if refusal else allow()
     from maker.tools.guard import WRITERS
 
     tool_input = hook.raw.get("tool_input")

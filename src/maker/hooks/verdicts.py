@@ -210,5 +210,11 @@ def _reviewer_verdict(hook: HookInput, facts: dict[str, Any]) -> str:
 
     step = int(facts["step"])
     now = outcome(_store(hook), step)
+    if facts.get("decided"):
+        sentinel = "STEP_REJECTED" if str(facts["decided"]).startswith("rejected") \
+            else now.get("sentinel") or _SENTINELS.get(now["status"]) or "STEP_BLOCKED"
+        return (f"the review of step {step} is recorded (verdict: {facts.get('verdict')}), "
+                f"and step {step} was {facts['decided']}. Show the user its findings, and "
+                f"end your reply with the line {sentinel}.")
     return (f"the review of step {step} is recorded (verdict: {facts.get('verdict')}). "
             f"Show the user its findings. Next: {now['next']}.")

@@ -33,6 +33,7 @@ from maker.scripted.scenarios import (
     executor_writes,
     greeting_plan,
     handoff,
+    main_reports_decision,
     main_shows_status,
     new_project,
     plan_flow,
@@ -74,6 +75,10 @@ def _status_turns(api: FakeMessagesAPI) -> None:
     api.script(MAIN, main_shows_status())
 
 
+def _approval_turns(api: FakeMessagesAPI) -> None:
+    api.script(MAIN, main_reports_decision())
+
+
 STAGES = (
     Stage("Plan the work", f"/maker:plan {GREETING_TASK}",
           "The planner subagent answers with a plan. maker's SubagentStop hook lints it "
@@ -85,6 +90,10 @@ STAGES = (
           lambda api: step_flow(api, [executor_writes("hello.txt", "hello\n")],
                                 broken_handoff(0),
                                 after_feedback(_good_handoff(), *BROKEN_HANDOFF_PROBLEMS))),
+    Stage("Approve step 0", "/maker:approve 0",
+          "Only you approve a step (or an approval policy you set): maker's "
+          "UserPromptSubmit hook records what you typed, and the model is only told.",
+          _approval_turns),
     Stage("Check the status", "/maker:status",
           "The command's shell line runs `maker status`; the model shows the table.",
           _status_turns),
@@ -134,7 +143,7 @@ def _run_stage(say: _Say, number: int, stage: Stage, *, claude: Path, plugin_roo
     with FakeMessagesAPI(on_request=narrator) as api:
         stage.script(api)
         run = run_claude(stage.prompt, api=api, cwd=project, home=home,
-                         plugin_dirs=[plugin_root], env=plugin_env(autoapprove=True),
+                         plugin_dirs=[plugin_root], env=plugin_env(),
                          timeout=timeout, claude=claude)
         try:
             api.assert_done()
@@ -250,11 +259,11 @@ class _Say:
                 "/maker:step 0: maker started the step, a fresh step-executor subagent read "
                 "its brief (`maker context 0`) and did the work. Its first handoff was "
                 "refused with every problem listed, it corrected itself, and the gate "
-                "recorded the handoff under plans/handoffs/. The main agent ended with "
-                "STEP_COMPLETE.",
+                "recorded the handoff under plans/handoffs/. The step then awaited your "
+                "approval (the main agent ended with STEP_AWAITING_APPROVAL).",
+                "/maker:approve 0: a hook recorded your decision; no model can approve a "
+                "step (in an interactive session /maker:step asks you with a question).",
                 "/maker:status: the plan as a table, step 0 complete, step 1 ready.",
-                "The demo approves steps itself (MAKER_AUTOAPPROVE=1); in a real session "
-                "/maker:step asks you first.",
             ):
                 self.echo(textwrap.fill(point, _WIDTH, initial_indent="- ",
                                         subsequent_indent="  "))

@@ -23,6 +23,7 @@ a script cannot pass on text the model never saw.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -61,8 +62,8 @@ __all__ = [
     "greeting_plan",
     "handoff",
     "is_plugin_root",
-    "main_acts_on_approval",
     "main_asks_approval",
+    "main_reports_decision",
     "main_ends_after_approval",
     "main_ends_turn_early",
     "main_follows_verdict",
@@ -128,18 +129,22 @@ def find_plugin_root(start: Path | None = None) -> Path:
         "or pass --plugin-dir CHECKOUT")
 
 
-def plugin_env(*, autoapprove: bool = True, python: str | None = None,
+def plugin_env(*, python: str | None = None,
                extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """What the real plugin needs in the CLI's environment, on top of ``isolated_env``.
 
     ``MAKER_PYTHON`` makes the plugin's launcher run this interpreter (no bootstrap);
-    ``MAKER_AUTOAPPROVE`` is ``1`` or ``0`` (set either way, so the caller's value
-    never leaks in). No verification command comes from the caller's environment,
-    and neither do a plans dir or a session id.
+    no approval comes from the environment (who approves is the plan's policy, set by
+    a person: ``maker policy``). maker's data dir (``XDG_DATA_HOME``) is the caller's,
+    although the CLI gets a home of its own: the caller is the same user, whose key
+    seals verification runs and approvals. No verification command comes from the
+    caller's environment, and neither do a plans dir or a session id.
     """
+    from maker.store.seal import key_path
+
     env = {"MAKER_PYTHON": python or sys.executable,
-           "MAKER_AUTOAPPROVE": "1" if autoapprove else "0",
-           "MAKER_PLANS_DIR": "", "MAKER_SESSION_ID": ""}
+           "MAKER_PLANS_DIR": "", "MAKER_SESSION_ID": "",
+           "XDG_DATA_HOME": str(key_path().parent.parent)}
     env.update(dict.fromkeys(ENV_VARS.values(), ""))
     env.update(extra or {})
     return env
@@ -159,9 +164,9 @@ _USER_NOTES = re.compile(r"<user-notes>\n(.*)\n</user-notes>", re.S)
 _STARTED = re.compile(r"^STARTED: step (\d+) ", re.M)
 _EXECUTE = re.compile(r"Execute maker step (\d+)\.")
 _WORKDIR = re.compile(r"Primary working directory: (.+)")
-_SENTINEL = re.compile(r"^sentinel: (STEP_[A-Z]+)$", re.M)
+_SENTINEL = re.compile(r"^sentinel: (STEP_[A-Z_]+)$", re.M)
 _VERDICT = re.compile(r"maker's verdict: (.*)", re.S)
-_END_WITH = re.compile(r"End your reply with the line (STEP_[A-Z]+)\.")
+_END_WITH = re.compile(r"End your reply with the line (STEP_[A-Z_]+)\.")
 
 
 def _mismatch(request: RecordedRequest, what: str) -> ScriptMismatch:
@@ -324,56 +329,51 @@ def main_reports_outcome() -> Turn:
     return turn
 
 
-_ANSWERED = re.compile(r'"(?P<question>[^"]*)"="(?P<answer>[^"]*)"')
-APPROVE = "Approve"
+_ASK = re.compile(r"^ask: (\{.*\})$", re.M)
+_DECIDED = re.compile(r"maker: the user (?:approved|rejected) step \d+[^\n]*")
+APPROVE = "Approve step 0"
 
 
-def main_asks_approval() -> Turn:
-    """When ``maker step outcome`` says ``awaiting-approval``: ask the user with
-    AskUserQuestion whether to approve the step."""
+def main_reports_decision() -> Turn:
+    """After /maker:approve or /maker:reject: what maker's UserPromptSubmit hook said."""
 
     def turn(request: RecordedRequest) -> Reply:
-        outcome = _last_result(request).text
-        if "status: awaiting-approval" not in outcome:
-            raise _mismatch(request, "expected `status: awaiting-approval`")
-        title = outcome.strip().splitlines()[0]  # "step N: <title>"
-        return tool("AskUserQuestion", questions=[{
-            "question": f"Approve {title}?", "header": "Approval", "multiSelect": False,
-            "options": [{"label": APPROVE, "description": "The step is done: complete it."},
-                        {"label": "Request changes",
-                         "description": "Send it back with your notes."}]}])
+        found = _DECIDED.findall(request.all_text)
+        if not found:
+            raise _mismatch(request, "expected maker's note on the user's decision")
+        said, _, _ = found[-1].partition(" Tell them so")
+        sentinel = "STEP_COMPLETE" if "approved" in said else "STEP_REJECTED"
+        said = said.removeprefix("maker: the user ")
+        return Reply.text(f"{said[:1].upper()}{said[1:]}\n\n{sentinel}")
 
     return turn
 
 
-def main_acts_on_approval() -> Turn:
-    """Run ``maker step approve N``, or ``maker step reject N --notes '…'`` with the
-    user's answer as the notes (each ``'`` written ``'\\''``, as commands/step.md says)."""
+def main_asks_approval() -> Turn:
+    """When ``maker step outcome`` says ``awaiting-approval``: ask the user with
+    AskUserQuestion, with the input maker gave on its ``ask:`` line."""
 
     def turn(request: RecordedRequest) -> Reply:
-        match = _ANSWERED.search(_last_result(request).text)
-        if not match:
-            raise _mismatch(request, "expected the user's answer to the approval question")
-        n = _started_step(request)
-        if match.group("answer") == APPROVE:
-            return tool("Bash", command=f"maker step approve {n}", description="Approve")
-        notes = match.group("answer").replace("'", "'\\''")
-        return tool("Bash", command=f"maker step reject {n} --notes '{notes}'",
-                    description="Send the step back")
+        outcome = _last_result(request).text
+        match = _ASK.search(outcome)
+        if "status: awaiting-approval" not in outcome or not match:
+            raise _mismatch(request, "expected `status: awaiting-approval` and an `ask:` line")
+        return tool("AskUserQuestion", **json.loads(match.group(1)))
 
     return turn
 
 
 def main_ends_after_approval() -> Turn:
-    """End with STEP_COMPLETE after an approval, STEP_REJECTED after a rejection."""
+    """After the user's answer, which maker's PostToolUse hook recorded: end with what
+    maker said and STEP_COMPLETE or STEP_REJECTED (the model runs no approval)."""
 
     def turn(request: RecordedRequest) -> Reply:
-        said = _last_result(request).text.strip()
-        if "approved: complete" in said:
-            return Reply.text(f"{said}\n\nSTEP_COMPLETE")
-        if "rejected" in said:
-            return Reply.text(f"{said}\n\nSTEP_REJECTED")
-        raise _mismatch(request, "expected maker to say the step was approved or rejected")
+        found = _DECIDED.findall(request.all_text)  # the hook's note on this answer: the last
+        if not found:
+            raise _mismatch(request, "expected maker's word on the user's answer")
+        said = found[-1]
+        sentinel = "STEP_COMPLETE" if "approved" in said else "STEP_REJECTED"
+        return Reply.text(f"{said}\n\n{sentinel}")
 
     return turn
 
@@ -554,7 +554,7 @@ def step_flow(api: FakeMessagesAPI, work: Sequence[ScriptItem], *answers: Script
     """
     launch = main_launches_executor(after_feedback_naming="is in progress" if main_first
                                     else None)
-    tail = ([main_asks_approval(), main_acts_on_approval(), main_ends_after_approval()]
+    tail = ([main_asks_approval(), main_ends_after_approval()]
             if approval else [main_reports_outcome()])
     api.script(MAIN, *main_first, launch, main_runs_outcome(), *tail)
     executor_flow(api, work, *answers)

@@ -35,15 +35,18 @@ from maker.store.journal import TXN_DIR, journaled_move, journaled_remove
 from maker.store.overview import render_overview
 from maker.store.slug import slugify
 
-__all__ = ["PlanStore", "StepRecord", "StoredPlan", "file_stamp", "resolve_dependencies",
-           "utc_now"]
+__all__ = ["PlanStore", "StepRecord", "StoredPlan", "approval_sealed", "file_stamp",
+           "resolve_dependencies", "seal_approval", "utc_now"]
 
+# What an approval's seal covers: who approved which step of which plan, and when.
+_APPROVAL = ("approved_by", "approved_at")
 _STEP_KEYS = ("step", "title", "task_type", "status", "depends_on", "input_variables",
               "output_variable", "output_schema", "primary_tools", "fallback_tools", "next")
 # What maker itself records in a step's front matter as the step runs.
 _RUN_META = frozenset({"started_at", "started_by", "forced", "forced_over", "finished_at",
                        "failed_at", "reasons", "resets", "awaiting_approval",
-                       "handoff_accepted_at", "approved_at", "approved_by", "revision_notes"})
+                       "handoff_accepted_at", "approved_at", "approved_by", "revision_notes",
+                       "rejected_by", "approval_seal"})
 _SECTIONS = {"Task": "task_description",
              "Primary tool instructions": "primary_tool_instructions",
              "Fallback tool instructions": "fallback_tool_instructions"}
@@ -296,6 +299,14 @@ class PlanStore:
             if bad:
                 problems.append(f"{r.path}: depends_on: no step {', '.join(map(str, bad))} "
                                 f"in the plan (fix: remove it from depends_on)")
+        created = str(meta.get("created_at") or "")
+        for r in records:
+            if r.status == "complete" and not approval_sealed(r, created):
+                problems.append(
+                    f"{r.path}: status: complete, but maker holds no approval of it (its "
+                    "approval_seal is missing or does not match: an edit by hand?) (fix: "
+                    f"`maker step reset {r.number}` and run the step again; a step becomes "
+                    "complete only when the user, or their approval policy, approves it)")
         if not records and not problems:
             problems.append(f"{self.steps_dir}: no step files (fix: write a plan again "
                             "with /maker:plan)")
@@ -427,6 +438,28 @@ class PlanStore:
                 journaled_remove(self.active_path)
             else:
                 atomic_write(self.active_path, json.dumps(data, indent=2))
+
+
+def _approval_body(record: StepRecord, created_at: str) -> dict[str, Any]:
+    return {"plan": created_at, "step": record.number,
+            **{k: str(record.meta.get(k) or "") for k in _APPROVAL}}
+
+
+def seal_approval(record: StepRecord, created_at: str) -> None:
+    """Seal ``record``'s approval (``approved_by``, ``approved_at``) into its meta."""
+    from maker.store.seal import SEAL_FIELD, seal
+
+    record.meta["approval_seal"] = seal(_approval_body(record, created_at))[SEAL_FIELD]
+
+
+def approval_sealed(record: StepRecord, created_at: str) -> bool:
+    """Whether ``record`` carries maker's seal of its approval (see ``seal_approval``)."""
+    from maker.store.seal import SEAL_FIELD, check
+
+    if not record.meta.get("approved_by"):
+        return False
+    return check({**_approval_body(record, created_at),
+                  SEAL_FIELD: record.meta.get("approval_seal")})
 
 
 def _sha256(text: str) -> str:
