@@ -6,9 +6,10 @@ executor's strict guard (``maker.tools.guard``). Two things are refused, read th
 the shared lexer (``maker.tools.shell``):
 
 * a command that could run maker's decisions (``maker step approve|reject``,
-  ``maker policy NAME``): one that names maker (by name, path, module or text) or
-  expands text the lexer cannot see (``$…``, backticks), together with one of those
-  words, or with the variables that say it runs inside Claude Code. (``maker`` itself
+  ``maker policy NAME``, or maker's Python API): one that names maker (by name, path,
+  module or text) or expands text the lexer cannot see (``$…``, backticks), together
+  with a word that contains one of those verbs, or with the variables that say it
+  runs inside Claude Code. (``maker`` itself
   also refuses to take a decision inside Claude Code: this is the second lock.)
 * a command that names a path inside ``plans/`` and is not read-only.
 
@@ -42,7 +43,8 @@ def decision_refusal(command: str, *, cwd: Path, plans_root: Path) -> str | None
     texts = [w.text for w in words]
     names_maker = any("maker" in t for t in texts)
     unseen = any(w.hazards - {"!", "! in quotes"} for w in words) or "eval" in texts
-    decides = any(t in _DECISIONS for t in texts) or any(v in command for v in _CLAUDE_VARS)
+    decides = any(d in t.lower() for t in texts for d in _DECISIONS) \
+        or any(v in command for v in _CLAUDE_VARS)
     if decides and (names_maker or unseen):
         return _DECIDE
     root = os.path.realpath(plans_root)
