@@ -267,3 +267,23 @@ def test_nothing_completes_a_step_without_an_approval(store: PlanStore) -> None:
     with pytest.raises(TransitionError, match="becomes complete only by an approval"):
         set_status(store, 1, "complete")
     assert store.load().get(1).status == "in-progress"
+
+
+def test_a_plan_approved_on_another_machine_is_adopted_by_a_person(
+        store: PlanStore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from maker.errors import PlanFileError
+
+    accept_handoff(store, handoff(1))
+    approve_step(store, 1, "alice")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "bobs-machine"))  # another key
+    with pytest.raises(PlanFileError, match="approved on another machine"):
+        store.load()
+    monkeypatch.setenv("CLAUDECODE", "1")
+    refused = CliRunner().invoke(cli, ["plan", "adopt", "--plans-dir", str(store.root)])
+    assert refused.exit_code == 2 and "does not run inside Claude Code" in refused.output
+    monkeypatch.delenv("CLAUDECODE")
+    adopted = CliRunner().invoke(cli, ["plan", "adopt", "--plans-dir", str(store.root)])
+    assert adopted.exit_code == 0, adopted.output
+    assert "step 1 (Step number 1): approval adopted (alice (adopted by person " \
+           "(terminal)))" in adopted.output
+    assert store.load().get(1).status == "complete"

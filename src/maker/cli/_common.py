@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -57,3 +58,37 @@ def read_input(source: str) -> bytes:
 
 def echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def _claude_ancestor() -> bool:
+    """Whether a Claude Code process started this one (Linux: the parent chain in
+    /proc), so that clearing the environment does not make the model a person."""
+    pid = os.getppid()
+    for _ in range(64):
+        if pid <= 1:
+            return False
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
+                stat = fh.read(4096)
+        except OSError:
+            return False
+        comm = stat[stat.find("(") + 1:stat.rfind(")")]
+        if comm == "claude":
+            return True
+        fields = stat[stat.rfind(")") + 2:].split()
+        pid = int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else 0
+    return False
+
+
+def person_only(command: str, instead: str = "") -> str:
+    """Who decides: a person at a terminal. Raises click.UsageError when run inside
+    Claude Code (its Bash tool, or anything it started), where it would be the model
+    deciding for the user. ``instead``: how the user decides from Claude Code."""
+    if os.environ.get("CLAUDECODE") or os.environ.get("CLAUDE_CODE_ENTRYPOINT") \
+            or _claude_ancestor():
+        raise click.UsageError(
+            f"`{command}` is a person's decision and does not run inside Claude Code, "
+            "where the model would be deciding for the user. "
+            + (f"The user types `{instead}` in Claude Code, or runs" if instead
+               else "The user runs") + " this command in a terminal of their own.")
+    return "person (terminal)"

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 import click
 
-from maker.cli._common import echo_json, plans_dir_option, reports_errors, resolve_plans_dir
+from maker.cli._common import (
+    echo_json,
+    person_only,
+    plans_dir_option,
+    reports_errors,
+    resolve_plans_dir,
+)
 from maker.cli.main import cli
 from maker.cli.step_cmds import step
 from maker.store.plan_store import PlanStore
@@ -39,40 +44,6 @@ def _saved(session_id: str, command: str, data_dir: str) -> str | None:
     return args if isinstance(args, str) else None
 
 
-def _claude_ancestor() -> bool:
-    """Whether a Claude Code process started this one (Linux: the parent chain in
-    /proc), so that clearing the environment does not make the model a person."""
-    pid = os.getppid()
-    for _ in range(64):
-        if pid <= 1:
-            return False
-        try:
-            with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
-                stat = fh.read(4096)
-        except OSError:
-            return False
-        comm = stat[stat.find("(") + 1:stat.rfind(")")]
-        if comm == "claude":
-            return True
-        fields = stat[stat.rfind(")") + 2:].split()
-        pid = int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else 0
-    return False
-
-
-def _person_only(action: str, n: int | None = None) -> str:
-    """Who decides: a person at a terminal. Raises click.UsageError when run inside
-    Claude Code (its Bash tool), where it would be the model deciding for the user."""
-    if os.environ.get("CLAUDECODE") or os.environ.get("CLAUDE_CODE_ENTRYPOINT") \
-            or _claude_ancestor():
-        what = f"/maker:{action} {n}" if n is not None else f"/maker:{action} NAME"
-        raise click.UsageError(
-            f"`maker {'step ' if n is not None else ''}{action}` is a person's decision and "
-            f"does not run inside Claude Code, where the model would be deciding for the "
-            f"user. The user types `{what}` in Claude Code, or runs this command in a "
-            "terminal of their own.")
-    return "person (terminal)"
-
-
 @step.command("approve")
 @click.argument("number", type=int)
 @plans_dir_option
@@ -81,7 +52,7 @@ def step_approve(number: int, plans_dir: Path | None) -> None:
     """Approve a step whose handoff was accepted (a person's decision): it becomes complete."""
     from maker.executor.approval import approve_step
 
-    by = _person_only("approve", number)
+    by = person_only(f"maker step approve {number}", f"/maker:approve {number}")
     record = approve_step(PlanStore(resolve_plans_dir(plans_dir)), number, by)
     click.echo(f"step {record.number} ({record.title}) approved: complete")
 
@@ -97,7 +68,7 @@ def step_reject(number: int, notes: str, from_review: bool, plans_dir: Path | No
     """Send an accepted step back to pending with revision notes (a person's decision)."""
     from maker.executor.approval import reject_step
 
-    by = _person_only("reject", number)
+    by = person_only(f"maker step reject {number}", f"/maker:reject {number} <what to change>")
     result = reject_step(PlanStore(resolve_plans_dir(plans_dir)), number, notes, from_review,
                          by=by)
     click.echo(f"step {result.step} rejected: back to pending; the next `maker step start "
@@ -116,7 +87,7 @@ def policy_cmd(name: str | None, plans_dir: Path | None) -> None:
     if name is None:
         click.echo(f"approval policy: {read_policy(store).describe()}")
         return
-    policy = set_policy(store, name, _person_only("policy"))
+    policy = set_policy(store, name, person_only(f"maker policy {name}", f"/maker:policy {name}"))
     click.echo(f"approval policy set: {policy.describe()}")
 
 

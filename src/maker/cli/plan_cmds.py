@@ -11,6 +11,7 @@ import click
 
 from maker.cli._common import (
     echo_json,
+    person_only,
     plans_dir_option,
     read_input,
     reports_errors,
@@ -126,3 +127,19 @@ def _step_json(record: StepRecord) -> dict[str, Any]:
 def _next_text(n: int) -> str:
     return {END: "end", RUNTIME_DECIDED: "decided at run time by this step's output"}.get(
         n, f"step {n}")
+
+
+@plan.command("adopt")
+@plans_dir_option
+@reports_errors
+def plan_adopt(plans_dir: Path | None) -> None:
+    """Re-seal the approvals of a plan approved on another machine (a person's act)."""
+    from maker.executor.approval import adopt_approvals
+
+    by = person_only("maker plan adopt")
+    adopted = adopt_approvals(PlanStore(resolve_plans_dir(plans_dir)), by)
+    if not adopted:
+        click.echo("every complete step's approval already holds here: nothing to adopt")
+    for record in adopted:
+        click.echo(f"step {record.number} ({record.title}): approval adopted "
+                   f"({record.meta['approved_by']})")

@@ -32,9 +32,9 @@ from maker.store.atomic import atomic_write
 from maker.store.plan_store import PlanStore, StepRecord, StoredPlan, utc_now
 
 __all__ = ["APPROVE_LABEL", "AWAITING", "POLICIES", "QUESTION_PREFIX", "REJECT_LABEL",
-           "REVIEW_THRESHOLD", "Policy", "RejectResult", "apply_review", "approval_question",
-           "approve_step", "decide_hint", "hold_or_approve", "is_awaiting", "read_policy",
-           "reject_step", "review_required", "set_policy"]
+           "REVIEW_THRESHOLD", "Policy", "RejectResult", "adopt_approvals", "apply_review",
+           "approval_question", "approve_step", "decide_hint", "hold_or_approve",
+           "is_awaiting", "read_policy", "reject_step", "review_required", "set_policy"]
 
 AWAITING = "awaiting-approval"
 # Seed 004: an independent review when a step touched this many files or more.
@@ -196,6 +196,27 @@ def reject_step(store: PlanStore, n: int, notes: str = "", from_review: bool = F
         record.meta["rejected_by"] = by
         store.save_step(record)
         return RejectResult(n, history[-1], result.archived_handoff)
+
+
+def adopt_approvals(store: PlanStore, by: str) -> list[StepRecord]:
+    """Re-seal, with this machine's key, the approvals of complete steps that carry none
+    valid here (a plan approved on another machine). A person's act: ``by`` says who.
+    Returns the steps adopted."""
+    from maker.store.plan_store import approval_sealed, seal_approval
+
+    adopted = []
+    with store.lock():
+        plan = store.load(check_approvals=False)
+        for record in plan.steps:
+            if record.status != "complete" or approval_sealed(record, plan.created_at):
+                continue
+            before = str(record.meta.get("approved_by") or "no approval recorded")
+            record.meta["approved_by"] = f"{before} (adopted by {by})"
+            record.meta["approved_at"] = record.meta.get("approved_at") or utc_now()
+            seal_approval(record, plan.created_at)
+            store.save_step(record)
+            adopted.append(record)
+    return adopted
 
 
 def apply_review(store: PlanStore, record: StepRecord, approves: bool) -> str | None:

@@ -261,8 +261,11 @@ class PlanStore:
 
     # -- reading a plan -------------------------------------------------------
 
-    def load(self) -> StoredPlan:
-        """The whole plan, every file re-validated. PlanFileError lists every problem."""
+    def load(self, check_approvals: bool = True) -> StoredPlan:
+        """The whole plan, every file re-validated. PlanFileError lists every problem.
+
+        ``check_approvals=False`` skips the check that each complete step carries
+        maker's seal of its approval (for ``maker plan adopt`` only)."""
         if not self.exists():
             raise PlanNotFoundError(
                 f"no plan in {self.root}: create one with /maker:plan <task> "
@@ -301,12 +304,14 @@ class PlanStore:
                                 f"in the plan (fix: remove it from depends_on)")
         created = str(meta.get("created_at") or "")
         for r in records:
-            if r.status == "complete" and not approval_sealed(r, created):
+            if check_approvals and r.status == "complete" and not approval_sealed(r, created):
                 problems.append(
-                    f"{r.path}: status: complete, but maker holds no approval of it (its "
-                    "approval_seal is missing or does not match: an edit by hand?) (fix: "
-                    f"`maker step reset {r.number}` and run the step again; a step becomes "
-                    "complete only when the user, or their approval policy, approves it)")
+                    f"{r.path}: status: complete, but maker holds no approval of it on this "
+                    "machine (its approval_seal is missing or does not match: an edit by "
+                    "hand, or a plan approved on another machine) (fix: `maker step reset "
+                    f"{r.number}` and run the step again; or, for a plan that came from "
+                    "another machine or person, review it and run `maker plan adopt` in a "
+                    "terminal)")
         if not records and not problems:
             problems.append(f"{self.steps_dir}: no step files (fix: write a plan again "
                             "with /maker:plan)")

@@ -26,7 +26,7 @@ from maker.tools.shell import ShellSyntaxError, Word, tokenize
 
 __all__ = ["decision_refusal"]
 
-_DECISIONS = frozenset({"approve", "reject", "policy"})
+_DECISIONS = frozenset({"approve", "reject", "policy", "adopt"})
 _CLAUDE_VARS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
 _DECIDE = ("maker: approving, rejecting and the approval policy are the user's decisions, "
            "never an agent's: the user types `/maker:approve N`, `/maker:reject N <what to "
