@@ -6,8 +6,9 @@ For each state-changing command, from a fixed starting state:
 1. **every change**: under ``strace -f``, the command is killed with SIGKILL on entry
    to its N-th rename, unlink, mkdir, rmdir or link syscall (each family counted on its
    own), for N = 1, 2, … until it runs to the end;
-2. **random moments**: the command is killed after a random delay within the time a
-   clean run takes (``--random`` tries per command, 200 by default).
+2. **random moments**: the command is killed after a random delay between half and
+   1.1 times the time a clean run takes, where its changes are (``--random`` tries per
+   command, 200 by default).
 
 After each kill the next command (``maker status --json``) runs, and the tree of
 ``plans/`` (timestamps and digests masked) must equal the tree before the command or
@@ -153,7 +154,8 @@ def random_kills(fx: Fixture, old: dict[str, str], new: dict[str, str], tries: i
     tally = {"old": 0, "new": 0, "corrupted": 0}
     for _ in range(tries):
         project = fx.fresh()
-        fx.run(project, kill_after=rng.uniform(0, span))
+        # The changes come last, after the interpreter starts: aim at the run's end.
+        fx.run(project, kill_after=rng.uniform(0.5 * span, 1.1 * span))
         fx.next_command(project)
         outcome = _judge(snapshot(project / "plans"), old, new)
         tally[outcome] += 1

@@ -207,20 +207,7 @@ def _planner_stop(hook: HookInput) -> Output:
 def _running_step(store: PlanStore) -> dict[str, Any] | None:
     """The in-progress marker; rebuilt from the step files if it went missing, so
     that a lost marker never costs an executor's handoff."""
-    active = store.read_active()
-    if active:
-        return active
-    from maker.executor.lifecycle import in_progress
-
-    with store.lock():
-        running = in_progress(store.load())
-        if len(running) != 1:
-            return None
-        record = running[0]
-        active = {"step": record.number, "started_at": record.meta.get("started_at", ""),
-                  "session_id": record.meta.get("started_by"), "attempts": {}}
-        store.write_active(active)
-        return active
+    return store.read_active() or (store.rebuild_active() if store.exists() else None)
 
 
 def _keep_answer(store: PlanStore, step: int, text: str) -> Path:

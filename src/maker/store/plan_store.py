@@ -428,14 +428,40 @@ class PlanStore:
         return out
 
     def read_active(self) -> dict[str, Any] | None:
+        """The in-progress marker (``step``, ``session_id``, ``started_at``, …), or None.
+
+        The marker is an index of the step files; one that is unreadable or of the wrong
+        shape (a hand edit) is rebuilt from them, never taken as "no step in progress"
+        (which would open the Stop gate and lift the executor's limits)."""
         self.settle()
         try:
             data = json.loads(self.active_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
         except (OSError, ValueError):
-            return None
-        return data if isinstance(data, dict) else None
+            data = None
+        if isinstance(data, dict) and _is_step_number(data.get("step")) \
+                and isinstance(data.get("session_id"), (str, type(None))) \
+                and isinstance(data.get("started_at", ""), str):
+            return data
+        return self.rebuild_active()
+
+    def rebuild_active(self) -> dict[str, Any] | None:
+        """Write the in-progress marker again from the step files (the one step in
+        progress), or remove it when none is; returns it."""
+        with self.lock():
+            running = [r for r in self.load().steps if r.status == "in-progress"]
+            if len(running) != 1:
+                self.write_active(None)
+                return None
+            record = running[0]
+            owner = record.meta.get("started_by")
+            active = {"step": record.number,
+                      "started_at": str(record.meta.get("started_at") or ""),
+                      "session_id": owner if isinstance(owner, str) and owner != "cli"
+                      else None, "attempts": {}}
+            self.write_active(active)
+            return active
 
     def write_active(self, data: dict[str, Any] | None) -> None:
         with self.lock():
@@ -465,6 +491,10 @@ def approval_sealed(record: StepRecord, created_at: str) -> bool:
         return False
     return check({**_approval_body(record, created_at),
                   SEAL_FIELD: record.meta.get("approval_seal")})
+
+
+def _is_step_number(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**6
 
 
 def _sha256(text: str) -> str:
