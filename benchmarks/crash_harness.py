@@ -7,7 +7,7 @@ For each state-changing command, from a fixed starting state:
    to its N-th rename, unlink, mkdir, rmdir or link syscall (each family counted on its
    own), for N = 1, 2, … until it runs to the end;
 2. **random moments**: the command is killed after a random delay between half and
-   1.1 times the time a clean run takes, where its changes are (``--random`` tries per
+   1.5 times the time a clean run takes, where its changes are (``--random`` tries per
    command, 200 by default).
 
 After each kill the next command (``maker status --json``) runs, and the tree of
@@ -41,6 +41,7 @@ from tests.unit._crash_states import awaiting, in_progress, snapshot, stopped  #
 from tests.unit._step_plans import handoff  # noqa: E402
 
 from maker.store.plan_store import PlanStore  # noqa: E402
+from maker.store.seal import key_path  # noqa: E402
 
 MAKER = [sys.executable, "-c", "from maker.cli.main import main; main()"]
 FAMILIES = {
@@ -82,8 +83,9 @@ SRC = REPO / "src"  # the maker whose CLI is killed (--src: another checkout's, 
 def _env(project: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("MAKER_", "CLAUDE")) and not k.endswith("_CMD")}
+    # The same user as the harness, whose key sealed the starting state's approvals.
     env.update(PYTHONDONTWRITEBYTECODE="1", HOME=str(project.parent / "home"),
-               PYTHONPATH=str(SRC))
+               PYTHONPATH=str(SRC), XDG_DATA_HOME=str(key_path().parent.parent))
     for var in ("FORMAT_CMD", "LINT_CMD", "BUILD_CMD", "TEST_CMD"):
         env[var] = ""  # no verification command: the handoff needs no evidence
     return env
@@ -113,11 +115,16 @@ class Fixture:
         proc = subprocess.Popen([*(prefix or []), *MAKER, *self.args], cwd=project,
                                 env=_env(project), stdin=subprocess.PIPE,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        assert proc.stdin is not None
+        try:  # the whole input first: a command waiting for its stdin does nothing
+            proc.stdin.write((self.stdin or "").encode())
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
         if kill_after is not None:
             time.sleep(kill_after)
             proc.kill()
-        proc.communicate((self.stdin or "").encode())
-        return proc.returncode
+        return proc.wait()
 
     def next_command(self, project: Path) -> None:
         subprocess.run([*MAKER, "status", "--json"], cwd=project, env=_env(project),
@@ -155,7 +162,7 @@ def random_kills(fx: Fixture, old: dict[str, str], new: dict[str, str], tries: i
     for _ in range(tries):
         project = fx.fresh()
         # The changes come last, after the interpreter starts: aim at the run's end.
-        fx.run(project, kill_after=rng.uniform(0.5 * span, 1.1 * span))
+        fx.run(project, kill_after=rng.uniform(0.5 * span, 1.5 * span))
         fx.next_command(project)
         outcome = _judge(snapshot(project / "plans"), old, new)
         tally[outcome] += 1
