@@ -2,6 +2,7 @@
 
     MakerError
     ├── YAMLCleanError            model text that holds no usable YAML (line, what)
+    ├── InputError                an input maker refuses to read: too large, not a regular file
     ├── PlanValidationError       a plan that fails the parser or the linter (all problems)
     │                             (also a ValueError, as seed 001's parser tests expect)
     ├── PlanFileError             a plan file on disk that is broken (file, field, fix)
@@ -33,6 +34,7 @@ from pathlib import Path
 __all__ = [
     "DependencyError",
     "HandoffRejectedError",
+    "InputError",
     "LockTimeoutError",
     "MakerError",
     "PlanExistsError",
@@ -76,6 +78,11 @@ class YAMLCleanError(MakerError):
     def __init__(self, message: str, line: int | None = None) -> None:
         self.line = line
         super().__init__(f"line {line}: {message}" if line is not None else message)
+
+
+class InputError(MakerError):
+    """An input maker refuses to read: over its size limit, or not a regular file
+    (``maker.core.bounded``)."""
 
 
 class _ProblemsError(MakerError):

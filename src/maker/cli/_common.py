@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
+from maker.core.bounded import read_regular_file, read_stdin
 from maker.core.paths import find_plans_dir
 from maker.errors import MakerError
 
@@ -46,11 +47,14 @@ def reports_errors(func: F) -> F:
 
 
 def read_input(source: str) -> bytes:
-    """The bytes of FILE, or of stdin when FILE is ``-``."""
+    """The bytes of FILE, or of stdin when FILE is ``-``, within maker's input limit.
+
+    Raises InputError (reported as exit 1) for input over the limit or a FILE that
+    is not a regular file."""
     if source == "-":
-        return sys.stdin.buffer.read()
+        return read_stdin()
     try:
-        return Path(source).read_bytes()
+        return read_regular_file(source)
     except OSError as exc:
         raise click.BadParameter(f"cannot read {source}: {exc.strerror}") from None
 

@@ -66,9 +66,14 @@ def _final_text(hook: HookInput) -> str:
 
 
 def _last_assistant_text(path: Path) -> str:
+    """The last assistant text in a JSONL transcript, read from its tail only (a
+    regular file; a FIFO, a device or a directory gives "")."""
+    from maker.core.bounded import read_tail
+    from maker.errors import InputError
+
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+        lines = read_tail(path).decode("utf-8", "replace").splitlines()
+    except (OSError, InputError):
         return ""
     for line in reversed(lines):
         try:

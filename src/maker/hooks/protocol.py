@@ -8,7 +8,6 @@ short visible ``systemMessage`` and never a block: a hook must not wedge the cli
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,7 +73,18 @@ def deny_tool(reason: str) -> Output:
 
 def run_hook(event: str, handler: Callable[[HookInput], Output], stdin: str | None = None) -> str:
     """Run one handler over the raw stdin text; return what to print (maybe empty)."""
-    raw_text = sys.stdin.read() if stdin is None else stdin
+    if stdin is None:
+        from maker.core.bounded import HOOK_INPUT_LIMIT, read_stdin, size_text
+        from maker.errors import InputError
+
+        try:
+            raw_text = read_stdin(HOOK_INPUT_LIMIT).decode("utf-8", "replace")
+        except InputError:
+            return _dump(message(f"maker: ignored a {event} hook input over "
+                                 f"{size_text(HOOK_INPUT_LIMIT)} (more than Claude Code "
+                                 "sends); nothing was checked."))
+    else:
+        raw_text = stdin
     if not raw_text.strip():
         return _dump(message(f"maker: ignored an empty {event} hook input."))
     try:
