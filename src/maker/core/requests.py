@@ -16,6 +16,8 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from maker.core.bounded import read_regular_file
+from maker.errors import InputError
 from maker.store.atomic import atomic_write
 
 __all__ = ["data_dir", "load_request", "parse_command", "save_request"]
@@ -67,8 +69,8 @@ def load_request(session_id: str, command: str, directory: Path | None = None,
     the prompt that expanded it, so an old one belongs to an earlier prompt.
     """
     try:
-        data = json.loads(_path(directory or data_dir(), session_id).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_regular_file(_path(directory or data_dir(), session_id)))
+    except (OSError, ValueError, InputError):
         return None
     if not isinstance(data, dict) or data.get("command") != command:
         return None

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from maker.core.bounded import read_text_file
 from maker.store.atomic import atomic_write
 
 __all__ = ["DEFAULT_KEEP", "MAX_ENTRY_CHARS", "SECTIONS", "add_notes", "fact_key", "read_notes"]
@@ -110,7 +111,7 @@ def _find(sections: list[_Section], title: str) -> _Section | None:
 def read_notes(path: Path) -> dict[str, list[str]]:
     """Section title → its bullet entries' texts (bullet marker removed); {} if no file."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_text_file(path, errors="replace")
     except FileNotFoundError:
         return {}
     _, sections = _parse(text)
@@ -129,7 +130,7 @@ def add_notes(path: Path, facts: Mapping[str, Iterable[str]], step: int | None =
     The caller holds the plan lock.
     """
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_text_file(path, errors="replace")
     except FileNotFoundError:
         text = _HEADER
     preamble, sections = _parse(text)
@@ -199,7 +200,7 @@ def _slug(title: str) -> str:
 
 def _archive(path: Path, title: str, entries: list[list[str]]) -> None:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_text_file(path, errors="replace")
     except FileNotFoundError:
         text = (f"# {title}: archived notes\n\nOlder entries moved out of NOTES.md to keep it "
                 "short, oldest first.\n\n")

@@ -50,10 +50,13 @@ _WRITERS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
 
 def _store(hook: HookInput) -> PlanStore:
     from maker.core.paths import find_plans_dir
+    from maker.store.layout import check_layout
     from maker.store.plan_store import PlanStore
 
     cwd = Path(hook.cwd) if hook.cwd else None
-    return PlanStore(find_plans_dir(cwd=cwd))
+    root = find_plans_dir(cwd=cwd)
+    check_layout(root)  # a file where a folder belongs: one clear message, not a traceback
+    return PlanStore(root)
 
 
 def _final_text(hook: HookInput) -> str:

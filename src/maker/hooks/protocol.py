@@ -97,10 +97,15 @@ def run_hook(event: str, handler: Callable[[HookInput], Output], stdin: str | No
     try:
         return _dump(handler(HookInput(event, data)))
     except Exception as exc:  # noqa: BLE001 - a hook fails open, visibly
+        from maker.errors import MakerError
+
         name = type(exc).__name__
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         what = {"pre-tool-use": "this tool call", "user-prompt-submit": "this prompt",
                 "session-start": "this session"}.get(event, "this stop")
+        if isinstance(exc, MakerError):  # a known condition: its message names the fix
+            return _dump(message(f"maker: {str(exc).strip()[:2000]}\n(The {event} hook let "
+                                 f"{what} through.)"))
         return _dump(message(f"maker: the {event} hook hit an error and let {what} "
                              f"through ({name}: {first[:300]}). Run `maker status` to see "
                              "the plan's state."))

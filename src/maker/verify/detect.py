@@ -19,6 +19,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from maker.core.bounded import read_text_file
+from maker.errors import InputError
+
 __all__ = ["ENV_VARS", "KINDS", "VerifyCommand", "detect_commands"]
 
 KINDS: tuple[str, ...] = ("format", "lint", "build", "test")
@@ -198,8 +201,8 @@ _DETECTORS: tuple[Callable[[Path, Mapping[str, str]], list[VerifyCommand]], ...]
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return read_text_file(path, errors="replace")
+    except (OSError, InputError):
         return ""
 
 

@@ -25,8 +25,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from maker.core.bounded import read_text_file
 from maker.core.models import Evidence
-from maker.errors import PlanFileError, VerificationError
+from maker.errors import InputError, PlanFileError, VerificationError
 from maker.store.atomic import atomic_write
 from maker.store.plan_store import PlanStore, utc_now
 from maker.verify.detect import KINDS, VerifyCommand, detect_commands
@@ -138,11 +139,13 @@ def recorded_evidence(store: PlanStore, step: int | None) -> VerificationRun | N
     """
     path = evidence_path(store, step)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_file(path)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise PlanFileError(path, f"cannot read: {exc.strerror}") from None
+    except InputError as exc:
+        raise PlanFileError(path, str(exc), fix="run `maker verify` again") from None
     try:
         return VerificationRun.from_dict(json.loads(text))
     except (ValueError, KeyError, TypeError) as exc:
