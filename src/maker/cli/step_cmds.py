@@ -127,11 +127,11 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
         click.echo(f"maker: {exc}")
         return
     rows = summary_rows(plan, store, sched)
-    from maker.planner.linter import lint_plan
+    from maker.planner.linter import lint_stored
 
     # Each file was validated on reading; the linter adds what only the whole plan shows
     # (a hand edit that makes a loop, a dangling `next`, a step reading a later output).
-    problems = [str(p) for p in lint_plan(plan.as_raw())]
+    problems = [str(p) for p in lint_stored(plan.as_raw(), store.overview_path)]
     if as_json:
         echo_json({"plans_dir": str(store.root), "task": plan.task, "problems": problems,
                    "steps": [r.to_dict() for r in rows],

@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from maker.core.models import END, RUNTIME_DECIDED, PlanStep, schema_keys, step_refs
+from maker.errors import YAMLCleanError
 from maker.executor.context_builder import ContextBuilder, referenced_outputs
 from maker.handoff.notes import read_notes
 from maker.red_flag.red_flagger import DEFAULT_MAX_CHARS
 from maker.verify.detect import detect_commands
+from maker.yaml_cleaner.cleaner import load_yaml
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore, StoredPlan
@@ -409,8 +411,8 @@ def _schema_types(schema: Any) -> dict[str, Any]:
         return {str(k): v for k, v in schema.items()}
     if isinstance(schema, str):
         try:
-            data = yaml.safe_load(schema)
-        except yaml.YAMLError:
+            data = load_yaml(schema)
+        except YAMLCleanError:
             return {}
         if isinstance(data, dict):
             return {str(k): v for k, v in data.items()}
