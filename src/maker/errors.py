@@ -13,6 +13,7 @@
     │   ├── DependencyError       depends_on not complete (lists what is missing)
     │   └── TransitionError       a status change outside the allowed transitions
     ├── HandoffRejectedError      a handoff that fails the gate (all problems)
+    ├── RequestError              a /maker: request whose arguments do not fit its form
     ├── ReviewMissingError        a large step approved without its (approving) review
     ├── VerificationError         verification could not run at all
     ├── LockTimeoutError          another session holds the plan lock
@@ -42,6 +43,7 @@ __all__ = [
     "PlanNotFoundError",
     "PlanValidationError",
     "Problem",
+    "RequestError",
     "ReviewMissingError",
     "StepError",
     "StepNotFoundError",
@@ -169,6 +171,10 @@ class DependencyError(StepError):
 
 class TransitionError(StepError):
     """A status change outside pending → in-progress → complete | blocked | failed."""
+
+
+class RequestError(MakerError):
+    """What was typed after a ``/maker:`` command does not fit its form."""
 
 
 class ReviewMissingError(MakerError):
