@@ -26,7 +26,7 @@ from maker.errors import YAMLCleanError
 from maker.executor.context_builder import ContextBuilder, referenced_outputs
 from maker.handoff.notes import read_notes
 from maker.red_flag.red_flagger import DEFAULT_MAX_CHARS
-from maker.verify.detect import detect_commands
+from maker.verify.detect import ENV_VARS, KINDS, detect_commands, off_text, turned_off
 from maker.yaml_cleaner.cleaner import load_yaml
 
 if TYPE_CHECKING:
@@ -305,12 +305,18 @@ def _newest_within(notes: dict[str, list[str]], budget: BriefBudget) -> dict[str
 def _verify_section(step: int, project: Path) -> str:
     head = ["## Before you hand off: verify", ""]
     commands = detect_commands(project)
+    off = turned_off()
+    unset = [ENV_VARS[k] for k in KINDS if k not in off]
+    not_set = ("none detected, and " + ", ".join(unset)
+               + (" are" if len(unset) > 1 else " is") + " not set") if unset else ""
+    why = "; ".join(filter(None, [off_text(off), not_set]))
     if not commands:
         return "\n".join(head + [
-            "No verification command is known for this project (none detected, and "
-            "FORMAT_CMD, LINT_CMD, BUILD_CMD and TEST_CMD are not set): `evidence` may "
+            f"No verification command is known for this project ({why}): `evidence` may "
             "stay empty."])
     kinds = ", ".join(f"{c.kind} (`{c.command}`)" for c in commands)
+    if off:
+        kinds += f" ({off_text(off)})"
     return "\n".join(head + [
         f"Before a `complete` handoff, run `maker verify --step {step}`: it runs {kinds} "
         "and records the result. Fix what fails and run it again until it passes: the "

@@ -30,7 +30,14 @@ from maker.core.models import Evidence
 from maker.errors import InputError, PlanFileError, VerificationError
 from maker.store.atomic import atomic_write
 from maker.store.plan_store import PlanStore, utc_now
-from maker.verify.detect import KINDS, VerifyCommand, detect_commands
+from maker.verify.detect import (
+    ENV_VARS,
+    KINDS,
+    VerifyCommand,
+    detect_commands,
+    off_text,
+    turned_off,
+)
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -200,7 +207,7 @@ def run_verification(
 
     run = VerificationRun(step, str(project), started, utc_now(),
                           _status(evidence), evidence, not_run)
-    run.message = _message(run)
+    run.message = _message(run, turned_off(env))
     if store.exists():
         atomic_write(evidence_path(store, step), json.dumps(run.to_dict(), indent=2) + "\n")
     return run
@@ -212,14 +219,18 @@ def _status(evidence: list[Evidence]) -> RunStatus:
     return "passed" if all(e.exit_code == 0 for e in evidence) else "failed"
 
 
-def _message(run: VerificationRun) -> str:
+def _message(run: VerificationRun, off: list[str]) -> str:
+    off_note = f" ({off_text(off)})" if off else ""
     if run.status == "nothing-to-run":
-        vars_ = ", ".join(f"{k.upper()}_CMD" for k in KINDS)
-        return ("no verification commands known for this project: set " + vars_ +
-                " to the commands that format, lint, build and test it")
+        unset = [ENV_VARS[k] for k in KINDS if k not in off]
+        if not unset:
+            return f"no verification commands known for this project: every check is " \
+                   f"off{off_note}"
+        return ("no verification commands known for this project: set " + ", ".join(unset)
+                + " to the commands that check it" + off_note)
     kinds = ", ".join(e.kind or e.command for e in run.commands)
     if run.passed:
-        return f"verification passed: {kinds}"
+        return f"verification passed: {kinds}{off_note}"
     failed = run.failed_command
     assert failed is not None
     text = f"verification failed: {failed.kind} `{failed.command}` exited {failed.exit_code}"
