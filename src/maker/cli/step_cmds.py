@@ -127,6 +127,7 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
         click.echo(f"maker: {exc}")
         return
     rows = summary_rows(plan, store, sched)
+    from maker.core.text import task_line
     from maker.planner.linter import lint_stored
 
     # Each file was validated on reading; the linter adds what only the whole plan shows
@@ -138,8 +139,7 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
                    "next": [{"step": n, "title": plan.get(n).title} for n in sched.ready],
                    "reason": nothing_ready_reason(sched, plan) or None})
         return
-    task = plan.task.strip().splitlines()[0] if plan.task.strip() else "(no task text)"
-    click.echo(f"Plan: {task}")
+    click.echo(f"Plan: {task_line(plan.task, where=str(store.overview_path))}")
     table = [("step", "title", "status", "depends on")]
     for r in rows:
         title = r.title if len(r.title) <= _TITLE_WIDTH else r.title[:_TITLE_WIDTH - 1] + "…"

@@ -17,7 +17,8 @@ from typing import BinaryIO
 
 from maker.errors import InputError
 
-__all__ = ["HOOK_INPUT_LIMIT", "INPUT_LIMIT", "TRANSCRIPT_LIMIT", "read_regular_file",
+__all__ = ["HOOK_INPUT_LIMIT", "INPUT_LIMIT", "TRANSCRIPT_LIMIT", "open_regular",
+           "read_regular_file",
            "read_stdin", "read_tail", "read_text_file", "size_text"]
 
 # A planner's YAML, a handoff, a plan FILE: a 10,000-step plan is about 7 MB.
@@ -77,6 +78,12 @@ def read_tail(path: Path | str, limit: int = TRANSCRIPT_LIMIT) -> bytes:
         cut = data.find(b"\n")
         data = data[cut + 1:] if cut != -1 else b""
     return data
+
+
+def open_regular(path: Path | str) -> BinaryIO:
+    """A regular file opened for reading (the caller bounds what it reads); InputError
+    for anything else, without blocking on a FIFO."""
+    return os.fdopen(_open_regular(Path(path)), "rb")
 
 
 def _open_regular(path: Path) -> int:

@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from maker.core.bounded import INPUT_LIMIT, open_regular
 from maker.core.models import END, RUNTIME_DECIDED, PlanStep, schema_keys, step_refs
-from maker.errors import YAMLCleanError
+from maker.core.text import clip, strip_controls
+from maker.errors import InputError, YAMLCleanError
 from maker.executor.context_builder import ContextBuilder, referenced_outputs
 from maker.handoff.notes import read_notes
 from maker.red_flag.red_flagger import DEFAULT_MAX_CHARS
@@ -74,7 +76,8 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
         "you need is in this brief. Do this step only, then answer with its handoff.",
     ]
     if plan.task.strip():
-        parts.append(f"Plan task: {_clip(plan.task.strip(), budget.task_chars)}")
+        parts.append("Plan task: " + clip(plan.task.strip(), budget.task_chars,
+                                          str(store.overview_path)))
     parts.append(_step_section(spec, record.depends_on))
     notes = record.meta.get("revision_notes") or []
     revisions = [str(n) for n in (notes if isinstance(notes, list) else [notes])][-3:]
@@ -88,7 +91,9 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
     parts.append(_context_section(store, plan, spec.step, project, budget))
     parts.append(_verify_section(spec.step, project))
     parts.append(_handoff_section(spec))
-    return "\n\n".join(p.rstrip() for p in parts) + "\n"
+    # Handoffs, notes and plans are others' words: no NUL or terminal control reaches
+    # the executor; everything else stays verbatim.
+    return strip_controls("\n\n".join(p.rstrip() for p in parts)) + "\n"
 
 
 # -- the step ------------------------------------------------------------------------
@@ -212,16 +217,16 @@ def previous_handoff(store: PlanStore, step: int) -> dict[str, Any] | None:
 def _accepted_at(path: Path) -> re.Match[str] | None:
     """The ``accepted_at`` line of a handoff's front matter, reading little of the file."""
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:  # a FIFO among the handoffs must not hang the brief
             text = fh.read(_HEAD_BYTES).decode("utf-8", errors="replace")
             end = text.find("\n---", 4)
             # Search whole lines only: the head may end in the middle of one.
             m = _ACCEPTED_AT.search(text, 0, end if end > 0 else max(0, text.rfind("\n")))
             if m is None and end < 0:  # a long front matter: read the rest of it
-                text += fh.read().decode("utf-8", errors="replace")
+                text += fh.read(INPUT_LIMIT).decode("utf-8", errors="replace")
                 end = text.find("\n---", 4)
                 m = _ACCEPTED_AT.search(text, 0, end if end > 0 else len(text))
-    except OSError:
+    except (OSError, InputError):
         return None
     return m
 
