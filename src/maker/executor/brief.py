@@ -248,7 +248,7 @@ def _context_section(store: PlanStore, plan: StoredPlan, step: int, project: Pat
                           f"left out: read `for_next_agent` in {where})"]
         else:
             lines.append("(it left no note for you)")
-    lines.append(_notes_section(store, project, budget))
+    lines.append(_notes_section(store, plan, project, budget))
     return "\n".join(lines)
 
 
@@ -259,10 +259,18 @@ def _handoff_file(store: PlanStore, plan: StoredPlan, n: Any) -> Path:
     return store.handoffs_dir
 
 
-def _notes_section(store: PlanStore, project: Path, budget: BriefBudget) -> str:
+def _attempt(meta: dict[str, Any]) -> int:
+    """A step's current attempt: 1, then one more for each reset."""
+    resets = meta.get("resets")
+    return resets + 1 if type(resets) is int and resets >= 0 else 1
+
+
+def _notes_section(store: PlanStore, plan: StoredPlan, project: Path,
+                   budget: BriefBudget) -> str:
     notes_rel = _rel(store.notes_path, project)
-    notes = {title: entries for title, entries in read_notes(store.notes_path).items()
-             if entries}
+    attempts = {r.number: _attempt(r.meta) for r in plan.steps if r.meta.get("resets")}
+    notes = {title: entries for title, entries in read_notes(
+        store.notes_path, plan=plan.created_at or None, attempts=attempts).items() if entries}
     head = f"### Project notes ({notes_rel}: durable facts from earlier steps, newest last)"
     if not notes:
         return f"\n{head}\n\n(none yet)"

@@ -464,7 +464,9 @@ def accept_handoff(store: PlanStore, text: str | bytes) -> AcceptResult:
         added = add_notes(store.notes_path, {"discoveries": handoff.discoveries,
                                              "decisions": handoff.decisions,
                                              "blockers": handoff.blockers},
-                          step=handoff.step, archive_dir=store.archive_dir)
+                          step=handoff.step, archive_dir=store.archive_dir,
+                          attempt=int(record.meta.get("resets") or 0) + 1,
+                          plan=plan.created_at or None)
         if handoff.status == "complete" and needs_approval(handoff.files_changed):
             hold_for_approval(store, record)
             refresh_overview(store, plan)
