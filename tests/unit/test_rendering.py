@@ -81,6 +81,7 @@ def test_clip_says_how_much_more_and_where() -> None:
     assert clip("abc", 3) == "abc"
     assert task_line("first line\nsecond", 5, "P") == "first… (12 more characters in P)"
     assert task_line("  \n") == "(no task text)"
+    assert task_line("short\nsecond line") == "short"
 
 
 def test_status_and_session_start_clip_a_huge_task(project: Path) -> None:

@@ -33,14 +33,16 @@ def clip(text: str, limit: int, where: str = "plans/PLAN.md") -> str:
 
 
 def task_line(task: str, limit: int = TASK_SHOWN, where: str = "plans/PLAN.md") -> str:
-    """The task's first line, within ``limit`` characters, for a one-line summary."""
+    """The task's first line for a one-line summary; cut at ``limit`` characters, saying
+    how much more of the task there is and where."""
     task = strip_controls(task).strip()
     if not task:
         return "(no task text)"
     first = task.split("\n", 1)[0].rstrip()
+    if len(first) <= limit:
+        return first
     shown = first[:limit].rstrip()
-    rest = len(task) - len(shown)
-    return f"{shown}… ({rest:,} more characters in {where})" if rest > 0 else shown
+    return f"{shown}… ({len(task) - len(shown):,} more characters in {where})"
 
 
 def md_cell(text: str) -> str:
