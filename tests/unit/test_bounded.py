@@ -151,3 +151,24 @@ def test_the_hook_script_bounds_its_stdin(tmp_path: Path, event: str) -> None:
                             cwd=tmp_path)
     assert result.returncode == 0
     assert "input over 4 MiB" in json.loads(result.stdout)["systemMessage"]
+
+
+def test_a_fifo_planted_as_an_attempt_counter_does_not_hang_the_stop_hook(
+        tmp_path: Path) -> None:
+    from maker.executor.lifecycle import start_step
+
+    store = linear(tmp_path, 1)
+    start_step(store, 1, session_id="s")
+    active = store.read_active()
+    assert active is not None
+    key = "".join(c for c in f"step1-{active['started_at']}" if c.isalnum() or c in "-_")
+    counter = store.state_dir / "attempts" / f"stop-{key}.json"
+    counter.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(counter)
+    data = {"hook_event_name": "Stop", "session_id": "s", "cwd": str(tmp_path)}
+    env = dict(os.environ, CLAUDE_PROJECT_DIR=str(tmp_path))
+    result = subprocess.run([sys.executable, "-m", "maker.hooks", "stop"],
+                            input=json.dumps(data), env=env, capture_output=True, text=True,
+                            timeout=30, check=False)
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["decision"] == "block"

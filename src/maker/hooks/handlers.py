@@ -110,10 +110,13 @@ def _counter_path(store: PlanStore, kind: str, key: str) -> Path:
 
 
 def _bump(store: PlanStore, kind: str, key: str) -> int:
+    from maker.core.bounded import read_regular_file
+    from maker.errors import InputError
+
     path = _counter_path(store, kind, key)
-    try:
-        count = int(json.loads(path.read_text())["count"])
-    except (OSError, ValueError, KeyError, TypeError):
+    try:  # bounded, and never a FIFO: a counter planted by hand must not hang the hook
+        count = int(json.loads(read_regular_file(path, 4096))["count"])
+    except (OSError, ValueError, KeyError, TypeError, InputError):
         count = 0
     count += 1
     from maker.store.atomic import atomic_write
