@@ -172,3 +172,11 @@ def test_a_fifo_planted_as_an_attempt_counter_does_not_hang_the_stop_hook(
                             timeout=30, check=False)
     assert result.returncode == 0
     assert json.loads(result.stdout)["decision"] == "block"
+
+
+@pytest.mark.parametrize("value", ["9" * 5000, "[" * 100_000 + "]" * 100_000])
+def test_a_hook_input_too_long_or_deep_to_read_is_a_message(value: str) -> None:
+    raw = '{"hook_event_name": "Stop", "x": ' + value + "}"
+    out = json.loads(run_hook("stop", HANDLERS["stop"], stdin=raw))
+    assert out == {"systemMessage": "maker: ignored a stop hook input that holds a number "
+                                    "too long or a structure too deep to read."}

@@ -91,6 +91,9 @@ def run_hook(event: str, handler: Callable[[HookInput], Output], stdin: str | No
         data = json.loads(raw_text)
     except json.JSONDecodeError as exc:
         return _dump(message(f"maker: ignored a malformed {event} hook input ({exc.msg})."))
+    except (ValueError, RecursionError):  # a number of thousands of digits; deep nesting
+        return _dump(message(f"maker: ignored a {event} hook input that holds a number too "
+                             "long or a structure too deep to read."))
     if not isinstance(data, dict) or not isinstance(data.get("hook_event_name"), str):
         return _dump(message(f"maker: ignored a {event} hook input that is not a JSON object "
                              "with a hook_event_name."))
