@@ -215,6 +215,15 @@ def _running_step(store: PlanStore) -> dict[str, Any] | None:
         return active
 
 
+def _active(store: PlanStore) -> dict[str, Any] | None:
+    """The in-progress marker. A marker that exists but cannot be read (a hand edit, a
+    torn write) never opens the gates: it is rebuilt from the step files."""
+    active = store.read_active()
+    if active or not store.active_path.exists():
+        return active
+    return _running_step(store)
+
+
 def _keep_answer(store: PlanStore, step: int, text: str) -> Path:
     """Keep a refused final message, so that nothing the executor wrote is lost."""
     from maker.store.atomic import atomic_write
@@ -266,7 +275,7 @@ def on_stop(hook: HookInput) -> Output:
     from maker.executor.lifecycle import fail_step
 
     store = _store(hook)
-    active = store.read_active()
+    active = _active(store)
     if not active:
         return allow()
     step = int(active["step"])
@@ -313,7 +322,7 @@ def on_pre_tool_use(hook: HookInput) -> Output:
     from maker.tools.permissions import permits
 
     store = _store(hook)
-    active = store.read_active()
+    active = _active(store)
     if not active:
         return allow()
     try:
