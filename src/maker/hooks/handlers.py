@@ -53,7 +53,8 @@ def _store(hook: HookInput) -> PlanStore:
     from maker.store.layout import check_layout
     from maker.store.plan_store import PlanStore
 
-    cwd = Path(hook.cwd) if hook.cwd else None
+    # A cwd that is no directory (garbage input) gives way to the hook's own.
+    cwd = Path(hook.cwd) if hook.cwd and os.path.isdir(hook.cwd) else None
     root = find_plans_dir(cwd=cwd)
     check_layout(root)  # a file where a folder belongs: one clear message, not a traceback
     return PlanStore(root)
@@ -76,7 +77,7 @@ def _last_assistant_text(path: Path) -> str:
 
     try:
         lines = read_tail(path).decode("utf-8", "replace").splitlines()
-    except (OSError, InputError):
+    except (OSError, ValueError, InputError):  # ValueError: a NUL in the path
         return ""
     for line in reversed(lines):
         try:
