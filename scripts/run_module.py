@@ -1,11 +1,24 @@
-"""Run ``python run_module.py MODULE ARGS...`` like ``python -m MODULE ARGS...``, but
-without the current directory on sys.path: ``-m`` would put the user's project
-first, so a ``yaml.py`` there would be imported in maker's place (and run)."""
+"""``python run_module.py -m MODULE ARGS...`` runs MODULE like ``python -m`` would, and
+``-c CODE ARGS...`` runs CODE, both with the plugin's ``src/`` first on sys.path and
+without the current directory: ``-m`` would put the user's project first, so a
+``yaml.py`` there would be imported in maker's place (and run). Nothing goes through
+PYTHONPATH, which every command maker runs (the user's verification commands) would
+inherit."""
 
+import os
 import runpy
 import sys
 
 if __name__ == "__main__":
-    module = sys.argv[1]
-    sys.argv = [module, *sys.argv[2:]]
-    runpy.run_module(module, run_name="__main__", alter_sys=True)
+    # sys.path[0] is this script's folder; maker's src/ takes its place.
+    here = os.path.dirname(os.path.realpath(__file__))
+    sys.path[0] = os.path.join(os.path.dirname(here), "src")
+    if len(sys.argv) < 3 or sys.argv[1] not in ("-m", "-c"):
+        sys.exit("usage: launch -m MODULE [ARGS...] | launch -c CODE [ARGS...]")
+    flag, target, rest = sys.argv[1], sys.argv[2], sys.argv[3:]
+    if flag == "-c":
+        sys.argv = ["-c", *rest]
+        exec(compile(target, "<string>", "exec"), {"__name__": "__main__"})
+    else:
+        sys.argv = [target, *rest]
+        runpy.run_module(target, run_name="__main__", alter_sys=True)

@@ -2,6 +2,7 @@
 
     MakerError
     ├── YAMLCleanError            model text that holds no usable YAML (line, what)
+    ├── InputError                an input maker refuses to read: too large, not a regular file
     ├── PlanValidationError       a plan that fails the parser or the linter (all problems)
     │                             (also a ValueError, as seed 001's parser tests expect)
     ├── PlanFileError             a plan file on disk that is broken (file, field, fix)
@@ -12,6 +13,7 @@
     │   ├── DependencyError       depends_on not complete (lists what is missing)
     │   └── TransitionError       a status change outside the allowed transitions
     ├── HandoffRejectedError      a handoff that fails the gate (all problems)
+    ├── RequestError              a /maker: request whose arguments do not fit its form
     ├── ReviewMissingError        a large step approved without its (approving) review
     ├── VerificationError         verification could not run at all
     ├── LockTimeoutError          another session holds the plan lock
@@ -34,6 +36,7 @@ from pathlib import Path
 __all__ = [
     "DependencyError",
     "HandoffRejectedError",
+    "InputError",
     "LockTimeoutError",
     "MakerError",
     "PlanExistsError",
@@ -41,6 +44,7 @@ __all__ = [
     "PlanNotFoundError",
     "PlanValidationError",
     "Problem",
+    "RequestError",
     "ReviewMissingError",
     "StateError",
     "StepError",
@@ -78,6 +82,11 @@ class YAMLCleanError(MakerError):
     def __init__(self, message: str, line: int | None = None) -> None:
         self.line = line
         super().__init__(f"line {line}: {message}" if line is not None else message)
+
+
+class InputError(MakerError):
+    """An input maker refuses to read: over its size limit, or not a regular file
+    (``maker.core.bounded``)."""
 
 
 class _ProblemsError(MakerError):
@@ -164,6 +173,10 @@ class DependencyError(StepError):
 
 class TransitionError(StepError):
     """A status change outside pending → in-progress → complete | blocked | failed."""
+
+
+class RequestError(MakerError):
+    """What was typed after a ``/maker:`` command does not fit its form."""
 
 
 class ReviewMissingError(MakerError):

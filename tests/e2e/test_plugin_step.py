@@ -209,3 +209,21 @@ def test_the_executors_bash_cannot_move_the_plans_state(
     assert touch.is_error and "maker cannot check this command" in touch.text
     assert not (project / "plans/PWNED").exists()
     assert run.result is not None and run.result.endswith("\nSTEP_COMPLETE")
+
+
+@pytest.mark.parametrize("typed", ["two", "2abc"])
+def test_a_step_request_that_names_no_step_number_starts_nothing(
+        fake_api: FakeMessagesAPI, run_claude: Run, project: Path, typed: str) -> None:
+    """/maker:step two used to start the next ready step with "two" as its notes."""
+    write_plan(project)
+    fake_api.script(MAIN, main_refuses_step())
+
+    run = run_maker(run_claude, f"/maker:step {typed}")
+
+    fake_api.assert_done()
+    seen = fake_api.requests_for(MAIN)[0].last_user_text
+    assert f"REFUSED: `{typed}` is not a step number: use /maker:step" in seen
+    assert run.result is not None and run.result.endswith("\nSTEP_BLOCKED")
+    assert fake_api.requests_for(EXECUTOR) == []
+    assert [step(project, n).status for n in (0, 1)] == ["pending", "pending"]
+    assert not (project / "plans/.maker/active.json").exists()

@@ -29,6 +29,7 @@ from maker.scripted.scenarios import (
     plugin_env,
     tool,
 )
+from maker.verify.detect import ENV_VARS
 
 from ._maker import PLUGIN_ROOT, Run, feedback, step, write_plan
 
@@ -154,3 +155,26 @@ def test_a_large_step_is_decided_by_the_independent_review(
         assert record.meta["approved_by"] == "policy:auto (reviewer approved)"
     else:
         assert record.meta["revision_notes"] == ["RED: f5.txt is empty."]
+
+
+def test_a_detected_verification_command_is_what_the_gate_asks_for(
+        fake_api: FakeMessagesAPI, run_claude: Run, project: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No *_CMD set at all (unset, not empty): maker detects the project's own check."""
+    (project / "Makefile").write_text(f"test:\n\t{CHECK}\n")
+    for var in ENV_VARS.values():
+        monkeypatch.delenv(var, raising=False)
+    env = {k: v for k, v in plugin_env().items() if k not in ENV_VARS.values()}
+    write_plan(project)
+    fake_api.script(MAIN, main_launches_executor(), main_runs_outcome(), main_reports_outcome())
+    executor_flow(fake_api, [executor_writes("hello.txt", "hello\n")],
+                  GOOD_0, runs_verify_after_the_gate_asks, GOOD_0)
+
+    run = run_claude("/maker:step 0", plugin_dirs=[PLUGIN_ROOT], env=env)
+
+    fake_api.assert_done()
+    assert run.result is not None and run.result.endswith("\nSTEP_COMPLETE")
+    brief = fake_api.requests_for(EXECUTOR)[1].tool_results[0].text
+    assert "test (`make test`)" in brief
+    evidence = json.loads((project / "plans/.maker/evidence/step-00.json").read_text())
+    assert [(c["command"], c["exit_code"]) for c in evidence["commands"]] == [("make test", 0)]

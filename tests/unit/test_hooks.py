@@ -583,3 +583,16 @@ def test_a_conditional_step_cannot_jump_back_to_a_finished_step(project: Path) -
     assert out is not None and out["decision"] == "block"
     assert "step 0, which is complete: only a step that has not run yet" in out["reason"]
     assert "one of 2, or -1" in out["reason"]
+
+
+@pytest.mark.parametrize("broken", ["{not json", "[1, 2]", ""])
+def test_a_broken_marker_never_opens_the_gates(project: Path, running: PlanStore,
+                                               broken: str) -> None:
+    running.active_path.write_text(broken)
+    out = fire("stop", stop_input(project))
+    assert out is not None and out["decision"] == "block"
+    denied = fire("pre-tool-use", tool_input(project, "Write", file_path="x.txt",
+                                             content="x"))
+    assert denied is not None
+    assert denied["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert running.read_active() is not None  # rebuilt from the step files

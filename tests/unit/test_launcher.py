@@ -79,3 +79,24 @@ def test_the_projects_own_modules_never_shadow_makers(tmp_path: Path) -> None:
                           text=True, timeout=60, check=False)
     assert hook.returncode == 0
     assert not (project / "RAN_PROJECT_CODE").exists()
+
+
+def test_verification_commands_get_the_users_pythonpath_not_makers(tmp_path: Path) -> None:
+    """maker's src/ reaches maker's own process only, never the user's commands."""
+    project = tmp_path / "project"
+    project.mkdir()
+    seen = {}
+    out = tmp_path / "seen.txt"
+    for user_path in (None, "/the/users/lib"):
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        env.update(MAKER_PYTHON=sys.executable, TEST_CMD=f'echo "PP=[$PYTHONPATH]" > {out}',
+                   MAKER_PLANS_DIR=str(project / "plans"))
+        if user_path:
+            env["PYTHONPATH"] = user_path
+        result = subprocess.run([str(ROOT / "bin" / "maker"), "verify"], cwd=project, env=env,
+                                capture_output=True, text=True, timeout=60, check=False)
+        assert result.returncode == 0, result.stderr
+        seen[user_path] = out.read_text()
+    assert "PP=[]" in seen[None]
+    assert "PP=[/the/users/lib]" in seen["/the/users/lib"]
+    assert str(ROOT / "src") not in seen[None] + seen["/the/users/lib"]

@@ -181,11 +181,41 @@ def test_the_user_typing_the_step_takes_it_over(tmp_path: Path) -> None:
     ("#3: with care", (3, False, "with care")),
     ("3 --force notes", (3, True, "notes")),
     ("--force", (None, True, "")),
-    ("² weird", (None, False, "² weird")),
-    ("30cm of rope", (None, False, "30cm of rope")),
     ("", (None, False, "")),
+    ("  \n ", (None, False, "")),
 ])
 def test_step_arguments(text: str, parsed: tuple[int | None, bool, str]) -> None:
     from maker.cli.flow_cmds import _split_step_args
 
     assert _split_step_args(text) == parsed
+
+
+# Issue 7: these used to start the next ready step with the text as its notes.
+@pytest.mark.parametrize(("text", "message"), [
+    ("two", "`two` is not a step number: use /maker:step 2, or /maker:step with no argument "
+            "for the next ready step. Notes follow the step number (/maker:step 2 your notes)."),
+    ("abc", "`abc` is not a step number: use /maker:step N, or /maker:step with no argument "
+            "for the next ready step. Notes follow the step number (/maker:step N your notes)."),
+    ("2abc", "`2abc` is not a step number"),
+    ("30cm of rope", "`30cm` is not a step number"),
+    ("² weird", "`²` is not a step number"),
+    ("--force notes", "`notes` is not a step number"),
+])
+def test_step_arguments_that_are_not_a_step_number_are_refused(text: str, message: str) -> None:
+    from maker.cli.flow_cmds import _split_step_args
+    from maker.errors import RequestError
+
+    with pytest.raises(RequestError) as caught:
+        _split_step_args(text)
+    assert str(caught.value).startswith(message)
+
+
+@pytest.mark.parametrize("typed", ["two", "abc", "2abc"])
+def test_a_step_request_that_names_no_step_starts_nothing(tmp_path: Path, typed: str) -> None:
+    store = linear(tmp_path, 2)
+    save_request("A", f"/maker:step {typed}")
+    out = begin("A")
+    assert out.startswith(f"REFUSED: `{typed}` is not a step number")
+    assert out.rstrip().endswith("STEP_BLOCKED.")
+    assert store.read_active() is None
+    assert {r.status for r in store.load().steps} == {"pending"}

@@ -12,8 +12,10 @@ from typing import Any, TypeVar
 
 import click
 
+from maker.core.bounded import read_regular_file, read_stdin
 from maker.core.paths import find_plans_dir
-from maker.errors import MakerError
+from maker.errors import InputError, MakerError
+from maker.store.layout import check_layout
 
 __all__ = ["echo_json", "plans_dir_option", "read_input", "reports_errors", "resolve_plans_dir"]
 
@@ -29,7 +31,10 @@ plans_dir_option = click.option(
 
 
 def resolve_plans_dir(plans_dir: Path | None) -> Path:
-    return find_plans_dir(plans_dir)
+    """The plans directory; PlanFileError when an entry in it has the wrong kind."""
+    root = find_plans_dir(plans_dir)
+    check_layout(root)
+    return root
 
 
 def reports_errors(func: F) -> F:
@@ -47,13 +52,18 @@ def reports_errors(func: F) -> F:
 
 
 def read_input(source: str) -> bytes:
-    """The bytes of FILE, or of stdin when FILE is ``-``."""
+    """The bytes of FILE, or of stdin when FILE is ``-``, within maker's input limit.
+
+    Raises InputError (exit 1) for stdin over the limit, and a usage error (exit 2)
+    for a FILE that cannot be read, is not a regular file or is over the limit."""
     if source == "-":
-        return sys.stdin.buffer.read()
+        return read_stdin()
     try:
-        return Path(source).read_bytes()
+        return read_regular_file(source)
     except OSError as exc:
         raise click.BadParameter(f"cannot read {source}: {exc.strerror}") from None
+    except InputError as exc:  # a directory, a FIFO, a device, too large
+        raise click.BadParameter(f"cannot read {source}: {exc}") from None
 
 
 def echo_json(data: Any) -> None:

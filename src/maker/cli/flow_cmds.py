@@ -18,6 +18,7 @@ from maker.cli._common import (
 )
 from maker.cli.main import cli
 from maker.cli.step_cmds import step
+from maker.errors import RequestError
 from maker.store.plan_store import PlanStore
 
 __all__ = ["outcome", "policy_cmd", "step_approve", "step_outcome", "step_reject"]
@@ -199,9 +200,18 @@ def request(command: str, session_id: str, data_dir: str) -> None:
 _STEP_ARG = re.compile(r"\A\s*(?:step\s*)?#?([0-9]+)(?=\s|[.:,;]|\Z)[.:,;]?", re.I | re.A)
 
 
-def _split_step_args(text: str) -> tuple[int | None, bool, str]:
+_NUMBER_WORDS = {w: n for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+
+
+def _split_step_args(text: str, command: str = "step") -> tuple[int | None, bool, str]:
     """``"3 --force make it fast"`` → ``(3, True, "make it fast")``; also ``step 3``,
-    ``#3``. No leading number: ``(None, …)``, the next ready step."""
+    ``#3``. Nothing at all: ``(None, False, "")``, the next ready step.
+
+    The form is ``/maker:<command> [N] [--force] [notes]``, and notes follow a number:
+    text that starts with anything else (``two``, ``abc``, ``2abc``) raises
+    RequestError rather than run the next ready step with it as notes.
+    """
     number: int | None = None
     m = _STEP_ARG.match(text)
     if m:
@@ -212,6 +222,15 @@ def _split_step_args(text: str) -> tuple[int | None, bool, str]:
     if text.split(maxsplit=1)[:1] == ["--force"]:
         force = True
         text = text[len("--force"):].strip()
+    if number is None and text:
+        word = text.split(maxsplit=1)[0]
+        guess = _NUMBER_WORDS.get(word.casefold().strip(".,:;"))
+        use = f"/maker:{command} {guess if guess is not None else 'N'}"
+        rest = f"/maker:{command} N your notes" if guess is None else f"{use} your notes"
+        alone = (", or /maker:step with no argument for the next ready step"
+                 if command == "step" else "")
+        raise RequestError(f"`{word[:40]}` is not a step number: use {use}{alone}. Notes "
+                           f"follow the step number ({rest}).")
     return number, force, text
 
 
@@ -242,7 +261,12 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
                    "run `maker step begin --step N`; otherwise run `maker step begin --next`. "
                    "Then follow what it prints.")
         return
-    number, force, notes = _split_step_args(raw or "")
+    try:
+        number, force, notes = _split_step_args(raw or "")
+    except RequestError as exc:
+        click.echo(f"REFUSED: {exc}\nNEXT: tell the user exactly this, start no step, and "
+                   "end your reply with the line STEP_BLOCKED.")
+        return
     if raw is None:
         number = step_number
     store = PlanStore(resolve_plans_dir(plans_dir))
@@ -307,7 +331,11 @@ def step_reset_request(session_id: str, data_dir: str, plans_dir: Path | None) -
     from maker.errors import MakerError
     from maker.executor.lifecycle import reset_step
 
-    number, _, _ = _split_step_args(_saved(session_id, "reset", data_dir) or "")
+    try:
+        number, _, _ = _split_step_args(_saved(session_id, "reset", data_dir) or "", "reset")
+    except RequestError as exc:
+        click.echo(f"REFUSED: {exc}")
+        return
     if number is None:
         click.echo("REFUSED: name the step to reset, e.g. /maker:reset 3")
         return

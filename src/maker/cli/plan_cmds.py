@@ -20,7 +20,7 @@ from maker.cli._common import (
 from maker.cli.main import cli
 from maker.core.models import END, RUNTIME_DECIDED
 from maker.errors import Problem
-from maker.planner.linter import lint_plan, lint_text
+from maker.planner.linter import lint_stored, lint_text
 from maker.store.plan_store import PlanStore, StepRecord
 
 __all__ = ["plan"]
@@ -68,8 +68,9 @@ def plan_lint(source: str | None, plans_dir: Path | None) -> None:
         parsed, problems = lint_text(read_input(source))
         steps = len(parsed.steps) if parsed is not None else 0
     else:
-        stored = PlanStore(resolve_plans_dir(plans_dir)).load()
-        problems = lint_plan(stored.as_raw())
+        store = PlanStore(resolve_plans_dir(plans_dir))
+        stored = store.load()
+        problems = lint_stored(stored.as_raw(), store.overview_path)
         steps = len(stored.steps)
     if problems:
         _reject(problems)

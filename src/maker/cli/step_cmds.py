@@ -130,11 +130,12 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
         click.echo(f"maker: {exc}")
         return
     rows = summary_rows(plan, store, sched)
-    from maker.planner.linter import lint_plan
+    from maker.core.text import task_line
+    from maker.planner.linter import lint_stored
 
     # Each file was validated on reading; the linter adds what only the whole plan shows
     # (a hand edit that makes a loop, a dangling `next`, a step reading a later output).
-    problems = [str(p) for p in lint_plan(plan.as_raw())]
+    problems = [str(p) for p in lint_stored(plan.as_raw(), store.overview_path)]
     from maker.executor.approval import read_policy
 
     policy = read_policy(store)
@@ -145,8 +146,7 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
                    "next": [{"step": n, "title": plan.get(n).title} for n in sched.ready],
                    "reason": nothing_ready_reason(sched, plan) or None})
         return
-    task = plan.task.strip().splitlines()[0] if plan.task.strip() else "(no task text)"
-    click.echo(f"Plan: {task}")
+    click.echo(f"Plan: {task_line(plan.task, where=str(store.overview_path))}")
     click.echo(f"approval policy: {policy.describe()}")
     table = [("step", "title", "status", "depends on")]
     for r in rows:

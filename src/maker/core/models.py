@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import yaml
+from maker.errors import YAMLCleanError
+from maker.yaml_cleaner.cleaner import load_yaml
 
 __all__ = [
     "ACTION_STEP",
@@ -148,7 +149,6 @@ class Handoff:
 
 _STEP_REF = re.compile(r"^step_(\d+)_output(?:\.|$)")
 _SCHEMA_KEY = re.compile(r"([A-Za-z_][\w-]*)\s*:")
-_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # One ``key: value`` of a flat flow mapping whose YAML reading is unambiguous:
 # a plain key that YAML does not turn into a bool or null, and a plain word-ish value.
 _FLAT_ITEM = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*:(?:\s+[\w][\w ./()<>+-]*)?\s*$")
@@ -181,12 +181,9 @@ def schema_keys(output_schema: Any) -> list[str] | None:
     flat = _flat_flow_keys(text)
     if flat is not None:
         return flat
-    # libyaml's composer can overflow the C stack on deeply nested text (a segfault):
-    # only short texts, which cannot nest that deep, go to the C loader.
-    loader = _SAFE_LOADER if len(text) < 1000 else yaml.SafeLoader
-    try:
-        data = yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
-    except (yaml.YAMLError, RecursionError):
+    try:  # the one guarded parse (deep nesting, alias bombs, huge numbers)
+        data = load_yaml(text, unique_keys=False)  # a repeated key: YAML keeps the last
+    except YAMLCleanError:
         data = None
     if isinstance(data, dict):
         return [str(k) for k in data]
@@ -209,7 +206,7 @@ def schema_keys(output_schema: Any) -> list[str] | None:
             if m:
                 keys.append(m.group(1))
             start = i + 1
-    return keys or None
+    return list(dict.fromkeys(keys)) or None
 
 
 def _flat_flow_keys(text: str) -> list[str] | None:

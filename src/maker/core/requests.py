@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from maker.core.bounded import read_regular_file
+from maker.errors import InputError
 from maker.store.atomic import atomic_write
 
 __all__ = ["data_dir", "load_request", "load_request_record", "parse_command", "save_request"]
@@ -84,8 +86,8 @@ def load_request_record(session_id: str, command: str, directory: Path | None = 
     """The whole saved record of this session's latest ``/maker:<command>`` (see
     :func:`load_request`), or None."""
     try:
-        data = json.loads(_path(directory or data_dir(), session_id).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_regular_file(_path(directory or data_dir(), session_id)))
+    except (OSError, ValueError, InputError):
         return None
     if not isinstance(data, dict) or data.get("command") != command:
         return None

@@ -21,11 +21,15 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from maker.core.bounded import INPUT_LIMIT, open_regular
 from maker.core.models import END, RUNTIME_DECIDED, PlanStep, schema_keys, step_refs
+from maker.core.text import clip, strip_controls
+from maker.errors import InputError, YAMLCleanError
 from maker.executor.context_builder import ContextBuilder, referenced_outputs
 from maker.handoff.notes import read_notes
 from maker.red_flag.red_flagger import DEFAULT_MAX_CHARS
-from maker.verify.detect import detect_commands
+from maker.verify.detect import ENV_VARS, KINDS, detect_commands, off_text, turned_off
+from maker.yaml_cleaner.cleaner import load_yaml
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore, StoredPlan
@@ -72,7 +76,8 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
         "you need is in this brief. Do this step only, then answer with its handoff.",
     ]
     if plan.task.strip():
-        parts.append(f"Plan task: {_clip(plan.task.strip(), budget.task_chars)}")
+        parts.append("Plan task: " + clip(plan.task.strip(), budget.task_chars,
+                                          str(store.overview_path)))
     parts.append(_step_section(spec, record.depends_on))
     notes = record.meta.get("revision_notes") or []
     revisions = [str(n) for n in (notes if isinstance(notes, list) else [notes])][-3:]
@@ -94,7 +99,9 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
     parts.append(_context_section(store, plan, spec.step, project, budget))
     parts.append(_verify_section(spec.step, project))
     parts.append(_handoff_section(spec))
-    return "\n\n".join(p.rstrip() for p in parts) + "\n"
+    # Handoffs, notes and plans are others' words: no NUL or terminal control reaches
+    # the executor; everything else stays verbatim.
+    return strip_controls("\n\n".join(p.rstrip() for p in parts)) + "\n"
 
 
 # -- the step ------------------------------------------------------------------------
@@ -218,16 +225,16 @@ def previous_handoff(store: PlanStore, step: int) -> dict[str, Any] | None:
 def _accepted_at(path: Path) -> re.Match[str] | None:
     """The ``accepted_at`` line of a handoff's front matter, reading little of the file."""
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:  # a FIFO among the handoffs must not hang the brief
             text = fh.read(_HEAD_BYTES).decode("utf-8", errors="replace")
             end = text.find("\n---", 4)
             # Search whole lines only: the head may end in the middle of one.
             m = _ACCEPTED_AT.search(text, 0, end if end > 0 else max(0, text.rfind("\n")))
             if m is None and end < 0:  # a long front matter: read the rest of it
-                text += fh.read().decode("utf-8", errors="replace")
+                text += fh.read(INPUT_LIMIT).decode("utf-8", errors="replace")
                 end = text.find("\n---", 4)
                 m = _ACCEPTED_AT.search(text, 0, end if end > 0 else len(text))
-    except OSError:
+    except (OSError, InputError):
         return None
     return m
 
@@ -249,7 +256,7 @@ def _context_section(store: PlanStore, plan: StoredPlan, step: int, project: Pat
                           f"left out: read `for_next_agent` in {where})"]
         else:
             lines.append("(it left no note for you)")
-    lines.append(_notes_section(store, project, budget))
+    lines.append(_notes_section(store, plan, project, budget))
     return "\n".join(lines)
 
 
@@ -260,10 +267,18 @@ def _handoff_file(store: PlanStore, plan: StoredPlan, n: Any) -> Path:
     return store.handoffs_dir
 
 
-def _notes_section(store: PlanStore, project: Path, budget: BriefBudget) -> str:
+def _attempt(meta: dict[str, Any]) -> int:
+    """A step's current attempt: 1, then one more for each reset."""
+    resets = meta.get("resets")
+    return resets + 1 if type(resets) is int and resets >= 0 else 1
+
+
+def _notes_section(store: PlanStore, plan: StoredPlan, project: Path,
+                   budget: BriefBudget) -> str:
     notes_rel = _rel(store.notes_path, project)
-    notes = {title: entries for title, entries in read_notes(store.notes_path).items()
-             if entries}
+    attempts = {r.number: _attempt(r.meta) for r in plan.steps if r.meta.get("resets")}
+    notes = {title: entries for title, entries in read_notes(
+        store.notes_path, plan=plan.created_at or None, attempts=attempts).items() if entries}
     head = f"### Project notes ({notes_rel}: durable facts from earlier steps, newest last)"
     if not notes:
         return f"\n{head}\n\n(none yet)"
@@ -311,12 +326,18 @@ def _newest_within(notes: dict[str, list[str]], budget: BriefBudget) -> dict[str
 def _verify_section(step: int, project: Path) -> str:
     head = ["## Before you hand off: verify", ""]
     commands = detect_commands(project)
+    off = turned_off()
+    unset = [ENV_VARS[k] for k in KINDS if k not in off]
+    not_set = ("none detected, and " + ", ".join(unset)
+               + (" are" if len(unset) > 1 else " is") + " not set") if unset else ""
+    why = "; ".join(filter(None, [off_text(off), not_set]))
     if not commands:
         return "\n".join(head + [
-            "No verification command is known for this project (none detected, and "
-            "FORMAT_CMD, LINT_CMD, BUILD_CMD and TEST_CMD are not set): `evidence` may "
+            f"No verification command is known for this project ({why}): `evidence` may "
             "stay empty."])
     kinds = ", ".join(f"{c.kind} (`{c.command}`)" for c in commands)
+    if off:
+        kinds += f" ({off_text(off)})"
     return "\n".join(head + [
         f"Before a `complete` handoff, run `maker verify --step {step}`: it runs {kinds} "
         "and records the result. Fix what fails and run it again until it passes: the "
@@ -417,8 +438,8 @@ def _schema_types(schema: Any) -> dict[str, Any]:
         return {str(k): v for k, v in schema.items()}
     if isinstance(schema, str):
         try:
-            data = yaml.safe_load(schema)
-        except yaml.YAMLError:
+            data = load_yaml(schema)
+        except YAMLCleanError:
             return {}
         if isinstance(data, dict):
             return {str(k): v for k, v in data.items()}

@@ -16,7 +16,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from maker.errors import ReviewMissingError
+from maker.core.bounded import read_regular_file
+from maker.errors import InputError, ReviewMissingError
 from maker.store.atomic import atomic_write
 from maker.store.plan_store import PlanStore, StepRecord, utc_now
 
@@ -57,10 +58,10 @@ def record_review(store: PlanStore, record: StepRecord, text: str) -> Review:
 def latest_review(store: PlanStore, record: StepRecord) -> Review | None:
     """The review recorded for this step's current handoff, if any."""
     try:
-        data: Any = json.loads(review_path(store, record.number).read_text(encoding="utf-8"))
+        data: Any = json.loads(read_regular_file(review_path(store, record.number)))
         review = Review(int(data["step"]), str(data["verdict"]), str(data["text"]),
                         str(data["recorded_at"]))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, InputError):
         return None
     accepted = str(record.meta.get("handoff_accepted_at") or "")
     return review if review.recorded_at >= accepted else None

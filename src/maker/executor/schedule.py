@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from maker.core.models import END, RUNTIME_DECIDED, step_refs
+from maker.core.text import task_line
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
@@ -293,7 +294,7 @@ def status_summary(store: PlanStore) -> str:
     counts: dict[str, int] = {}
     for status in sched.statuses.values():
         counts[status] = counts.get(status, 0) + 1
-    task = plan.task.strip().splitlines()[0][:200] if plan.task.strip() else "(no task text)"
+    task = task_line(plan.task, where=str(store.overview_path))
     lines = [f"maker plan ({store.root}): {task}",
              "Steps: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))]
     for record in plan.steps:

@@ -472,7 +472,9 @@ def accept_handoff(store: PlanStore, text: str | bytes) -> AcceptResult:
         added = add_notes(store.notes_path, {"discoveries": handoff.discoveries,
                                              "decisions": handoff.decisions,
                                              "blockers": handoff.blockers},
-                          step=handoff.step, archive_dir=store.archive_dir)
+                          step=handoff.step, archive_dir=store.archive_dir,
+                          attempt=int(record.meta.get("resets") or 0) + 1,
+                          plan=plan.created_at or None)
         if handoff.status == "complete":
             status = hold_or_approve(store, plan, record, handoff.files_changed)
             upcoming = [(r.number, r.title) for r in next_steps(plan, store)] \

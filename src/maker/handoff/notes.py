@@ -13,9 +13,16 @@ A readable Markdown file with one section per kind of fact::
 
 Humans may edit it: other sections, free text and reordered bullets are kept as
 they are. A fact already present (ignoring case, spacing, punctuation at the end
-and the ``(step N)`` tag) is not added again. Each section keeps its newest
+and the ``(step N, attempt A)`` tag) is not added again. Each section keeps its newest
 ``keep`` bullets; older ones are appended to ``plans/archive/NOTES-<section>.md``,
 so nothing is lost.
+
+Facts belong to the plan and the attempt that found them. The file names its plan
+(``Plan: <PLAN.md's created_at>``) and each fact its step and attempt. When a step is
+reset, ``retire_attempt`` moves that attempt's blockers and decisions to "Earlier
+attempts (reset)", each labelled so; a new plan starts from ``notes_for_new_plan``,
+which keeps the old plan's discoveries only under "From the previous plan". Notes
+that name another plan are shown as such (``read_notes(..., plan=...)``).
 """
 
 from __future__ import annotations
@@ -25,9 +32,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from maker.core.bounded import read_text_file
 from maker.store.atomic import atomic_write
 
-__all__ = ["DEFAULT_KEEP", "MAX_ENTRY_CHARS", "SECTIONS", "add_notes", "fact_key", "read_notes"]
+__all__ = ["DEFAULT_KEEP", "EARLIER_ATTEMPTS", "MAX_ENTRY_CHARS", "PREVIOUS_PLAN", "SECTIONS",
+           "add_notes", "fact_key", "notes_for_new_plan", "notes_plan", "read_notes",
+           "retire_attempt"]
 
 SECTIONS: dict[str, str] = {"discoveries": "Discoveries", "decisions": "Decisions",
                             "blockers": "Blockers"}
@@ -37,8 +47,26 @@ MAX_ENTRY_CHARS = 600  # the full text stays in the step's handoff file
 _HEADER = ("# Notes\n\n"
            "Durable facts the steps of this plan left for the steps after them. maker adds "
            "the discoveries, decisions and blockers of every accepted handoff; edit freely.\n")
+EARLIER_ATTEMPTS = "Earlier attempts (reset)"
+PREVIOUS_PLAN = "From the previous plan"
+_RETIRED_LABEL = "earlier attempt (reset): "
 _BULLET = re.compile(r"^[-*+] +")
-_STEP_TAG = re.compile(r"\s*_?\((?:steps?|from step) [\d, ]+\)_?\s*$", re.IGNORECASE)
+_STEP_TAG = re.compile(r"\s*_?\((?:steps?|from step) [\d, ]+(?:,? *attempt \d+)?\)_?\s*$",
+                       re.IGNORECASE)
+# ``(step 3)`` or ``(step 3, attempt 2)`` at the end of a bullet's last line.
+_TAG_PARTS = re.compile(r"\(step (\d+)(?:, attempt (\d+))?\)_?\s*$", re.IGNORECASE)
+_PLAN_LINE = re.compile(r"^Plan: (\S+)\s*$", re.MULTILINE)
+
+
+def _header(plan: str | None) -> str:
+    return _HEADER + (f"\nPlan: {plan}\n" if plan else "")
+
+
+def notes_plan(text: str) -> str | None:
+    """The plan (PLAN.md's ``created_at``) a NOTES.md text names, or None."""
+    preamble = text.split("\n## ", 1)[0]
+    m = _PLAN_LINE.search(preamble)
+    return m.group(1) if m else None
 
 
 @dataclass
@@ -107,31 +135,103 @@ def _find(sections: list[_Section], title: str) -> _Section | None:
     return None
 
 
-def read_notes(path: Path) -> dict[str, list[str]]:
-    """Section title → its bullet entries' texts (bullet marker removed); {} if no file."""
+def read_notes(path: Path, plan: str | None = None,
+               attempts: Mapping[int, int] | None = None) -> dict[str, list[str]]:
+    """Section title → its bullet entries' texts (bullet marker removed); {} if no file.
+
+    With ``plan`` (the current PLAN.md's ``created_at``), notes that name another plan
+    come back under "From the previous plan: <section>", never as this plan's facts.
+    ``attempts`` maps a step to its current attempt: the blockers and decisions of its
+    earlier (reset) attempts come back under "Earlier attempts (reset)", labelled.
+    """
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_text_file(path, errors="replace")
     except FileNotFoundError:
         return {}
+    for step, current in (attempts or {}).items():
+        for earlier in range(1, current):
+            text = retire_attempt(text, step, earlier)
     _, sections = _parse(text)
-    return {s.title: [_BULLET.sub("", "\n".join(e)).strip() for e in s.entries()]
+    owner = notes_plan(text)
+    foreign = plan is not None and owner is not None and owner != plan
+    return {(f"{PREVIOUS_PLAN}: {s.title}" if foreign and not s.title.startswith(PREVIOUS_PLAN)
+             else s.title): [_BULLET.sub("", "\n".join(e)).strip() for e in s.entries()]
             for s in sections}
 
 
+def notes_for_new_plan(old_text: str, plan: str | None = None,
+                       keep: int = DEFAULT_KEEP) -> str:
+    """The NOTES.md a new plan starts with, given the old plan's NOTES.md text.
+
+    The old plan's blockers and decisions belong to it and are dropped (the store
+    archives the old file whole); its discoveries, facts about the project that may
+    still hold, are kept under "From the previous plan", labelled so, newest ``keep``.
+    ``plan`` is the new PLAN.md's ``created_at``.
+    """
+    _, sections = _parse(old_text)
+    found = _find(sections, SECTIONS["discoveries"])
+    entries = found.entries()[-keep:] if found else []
+    text = _header(plan)
+    if entries:
+        text += (f"\n## {PREVIOUS_PLAN}\n\nDiscoveries of the plan before this one: check "
+                 "them before relying on them.\n\n"
+                 + "\n".join("\n".join(e) for e in entries) + "\n")
+    return text
+
+
+def retire_attempt(text: str, step: int, attempt: int | None = None) -> str:
+    """NOTES.md ``text`` with the blockers and decisions of ``step``'s ``attempt`` (all of
+    the step's, when None; an untagged attempt counts as any) moved to "Earlier
+    attempts (reset)", each labelled "earlier attempt (reset): ...", so the retry does
+    not take them as current. Discoveries stay: they are facts about the project."""
+    preamble, sections = _parse(text)
+    retired: list[list[str]] = []
+    for title in (SECTIONS["decisions"], SECTIONS["blockers"]):
+        section = _find(sections, title)
+        if section is None:
+            continue
+        kept: list[tuple[bool, list[str]]] = []
+        for is_entry, lines in section.blocks:
+            m = _TAG_PARTS.search(lines[-1]) if is_entry else None
+            if m and int(m.group(1)) == step and (
+                    attempt is None or m.group(2) is None or int(m.group(2)) == attempt):
+                first = _BULLET.sub("", lines[0])
+                retired.append([f"- {_RETIRED_LABEL}{title.lower()[:-1]}: {first}",
+                                *lines[1:]])
+            else:
+                kept.append((is_entry, lines))
+        section.blocks = kept
+    if not retired:
+        return text
+    target = _find(sections, EARLIER_ATTEMPTS)
+    if target is None:
+        target = _Section(EARLIER_ATTEMPTS)
+        sections.append(target)
+    _append(target, retired)
+    return _render(preamble, sections)
+
+
 def add_notes(path: Path, facts: Mapping[str, Iterable[str]], step: int | None = None,
-              archive_dir: Path | None = None, keep: int = DEFAULT_KEEP) -> int:
+              archive_dir: Path | None = None, keep: int = DEFAULT_KEEP, *,
+              attempt: int | None = None, plan: str | None = None) -> int:
     """Add new facts to NOTES.md and return how many were added.
 
     ``facts`` maps a kind (``discoveries``, ``decisions``, ``blockers``, or any
     section title) to texts. Duplicates of facts already in their section are
     skipped. Sections over ``keep`` bullets move their oldest bullets to
     ``archive_dir/NOTES-<section>.md`` (default: ``plans/archive`` beside NOTES.md).
-    The caller holds the plan lock.
+    Each fact is tagged ``(step N)``, or ``(step N, attempt A)`` from a step's second
+    attempt on (``attempt``: the step's resets + 1; an untagged one is its first).
+    With ``plan`` (PLAN.md's ``created_at``), a file that names another plan is first
+    replaced by ``notes_for_new_plan`` of it. The caller holds the plan lock.
     """
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_text_file(path, errors="replace")
     except FileNotFoundError:
-        text = _HEADER
+        text = _header(plan)
+    owner = notes_plan(text)
+    if plan is not None and owner != plan:
+        text = notes_for_new_plan(text, plan) if owner is not None else _with_plan(text, plan)
     preamble, sections = _parse(text)
     added = 0
     for kind, texts in facts.items():
@@ -144,8 +244,9 @@ def add_notes(path: Path, facts: Mapping[str, Iterable[str]], step: int | None =
             if not key or key in seen:
                 continue
             seen.add(key)
-            new.append(_tagged(*_split(str(fact)), f" (step {step})" if step is not None
-                               else ""))
+            tag = "" if step is None else (f" (step {step})" if (attempt or 1) == 1
+                                           else f" (step {step}, attempt {attempt})")
+            new.append(_tagged(*_split(str(fact)), tag))
         if not new:
             continue
         if section is None:
@@ -162,6 +263,12 @@ def add_notes(path: Path, facts: Mapping[str, Iterable[str]], step: int | None =
             _archive(archive_dir / f"NOTES-{_slug(section.title)}.md", section.title, old)
     atomic_write(path, _render(preamble, sections))
     return added
+
+
+def _with_plan(text: str, plan: str) -> str:
+    """A NOTES.md that names no plan (older maker, or a hand edit): name ``plan`` in it."""
+    head, sep, rest = text.partition("\n## ")
+    return f"{head.rstrip()}\n\nPlan: {plan}\n" + (f"\n## {rest}" if sep else "")
 
 
 def _split(fact: str) -> tuple[str, list[str]]:
@@ -199,7 +306,7 @@ def _slug(title: str) -> str:
 
 def _archive(path: Path, title: str, entries: list[list[str]]) -> None:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_text_file(path, errors="replace")
     except FileNotFoundError:
         text = (f"# {title}: archived notes\n\nOlder entries moved out of NOTES.md to keep it "
                 "short, oldest first.\n\n")

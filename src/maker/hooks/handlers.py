@@ -50,10 +50,14 @@ REVIEWER_SUFFIX = ":reviewer"
 
 def _store(hook: HookInput) -> PlanStore:
     from maker.core.paths import find_plans_dir
+    from maker.store.layout import check_layout
     from maker.store.plan_store import PlanStore
 
-    cwd = Path(hook.cwd) if hook.cwd else None
-    return PlanStore(find_plans_dir(cwd=cwd))
+    # A cwd that is no directory (garbage input) gives way to the hook's own.
+    cwd = Path(hook.cwd) if hook.cwd and os.path.isdir(hook.cwd) else None
+    root = find_plans_dir(cwd=cwd)
+    check_layout(root)  # a file where a folder belongs: one clear message, not a traceback
+    return PlanStore(root)
 
 
 def _final_text(hook: HookInput) -> str:
@@ -66,9 +70,14 @@ def _final_text(hook: HookInput) -> str:
 
 
 def _last_assistant_text(path: Path) -> str:
+    """The last assistant text in a JSONL transcript, read from its tail only (a
+    regular file; a FIFO, a device or a directory gives "")."""
+    from maker.core.bounded import read_tail
+    from maker.errors import InputError
+
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+        lines = read_tail(path).decode("utf-8", "replace").splitlines()
+    except (OSError, ValueError, InputError):  # ValueError: a NUL in the path
         return ""
     for line in reversed(lines):
         try:
@@ -102,10 +111,13 @@ def _counter_path(store: PlanStore, kind: str, key: str) -> Path:
 
 
 def _bump(store: PlanStore, kind: str, key: str) -> int:
+    from maker.core.bounded import read_regular_file
+    from maker.errors import InputError
+
     path = _counter_path(store, kind, key)
-    try:
-        count = int(json.loads(path.read_text())["count"])
-    except (OSError, ValueError, KeyError, TypeError):
+    try:  # bounded, and never a FIFO: a counter planted by hand must not hang the hook
+        count = int(json.loads(read_regular_file(path, 4096))["count"])
+    except (OSError, ValueError, KeyError, TypeError, InputError):
         count = 0
     count += 1
     from maker.store.atomic import atomic_write
@@ -210,6 +222,15 @@ def _running_step(store: PlanStore) -> dict[str, Any] | None:
     return store.read_active() or (store.rebuild_active() if store.exists() else None)
 
 
+def _active(store: PlanStore) -> dict[str, Any] | None:
+    """The in-progress marker. A marker that exists but cannot be read (a hand edit, a
+    torn write) never opens the gates: it is rebuilt from the step files."""
+    active = store.read_active()
+    if active or not store.active_path.exists():
+        return active
+    return _running_step(store)
+
+
 def _keep_answer(store: PlanStore, step: int, text: str) -> Path:
     """Keep a refused final message, so that nothing the executor wrote is lost."""
     from maker.store.atomic import atomic_write
@@ -266,7 +287,7 @@ def on_stop(hook: HookInput) -> Output:
     from maker.executor.lifecycle import fail_step
 
     store = _store(hook)
-    active = store.read_active()
+    active = _active(store)
     if not active:
         return allow()
     from maker.executor.runs import relaunch_instruction, turn_runs_step
@@ -316,7 +337,7 @@ def on_pre_tool_use(hook: HookInput) -> Output:
     from maker.tools.permissions import permits
 
     store = _store(hook)
-    active = store.read_active()
+    active = _active(store)
     if not active:
         return allow()
     try:

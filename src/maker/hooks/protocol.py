@@ -8,7 +8,6 @@ short visible ``systemMessage`` and never a block: a hook must not wedge the cli
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,24 +73,43 @@ def deny_tool(reason: str) -> Output:
 
 def run_hook(event: str, handler: Callable[[HookInput], Output], stdin: str | None = None) -> str:
     """Run one handler over the raw stdin text; return what to print (maybe empty)."""
-    raw_text = sys.stdin.read() if stdin is None else stdin
+    if stdin is None:
+        from maker.core.bounded import HOOK_INPUT_LIMIT, read_stdin, size_text
+        from maker.errors import InputError
+
+        try:
+            raw_text = read_stdin(HOOK_INPUT_LIMIT).decode("utf-8", "replace")
+        except InputError:
+            return _dump(message(f"maker: ignored a {event} hook input over "
+                                 f"{size_text(HOOK_INPUT_LIMIT)} (more than Claude Code "
+                                 "sends); nothing was checked."))
+    else:
+        raw_text = stdin
     if not raw_text.strip():
         return _dump(message(f"maker: ignored an empty {event} hook input."))
     try:
         data = json.loads(raw_text)
     except json.JSONDecodeError as exc:
         return _dump(message(f"maker: ignored a malformed {event} hook input ({exc.msg})."))
+    except (ValueError, RecursionError):  # a number of thousands of digits; deep nesting
+        return _dump(message(f"maker: ignored a {event} hook input that holds a number too "
+                             "long or a structure too deep to read."))
     if not isinstance(data, dict) or not isinstance(data.get("hook_event_name"), str):
         return _dump(message(f"maker: ignored a {event} hook input that is not a JSON object "
                              "with a hook_event_name."))
     try:
         return _dump(handler(HookInput(event, data)))
     except Exception as exc:  # noqa: BLE001 - a hook fails open, visibly
+        from maker.errors import MakerError
+
         name = type(exc).__name__
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         what = {"pre-tool-use": "this tool call", "user-prompt-submit": "this prompt",
                 "session-start": "this session", "agent-launch": "this subagent launch",
                 "agent-return": "this subagent's result"}.get(event, "this stop")
+        if isinstance(exc, MakerError):  # a known condition: its message names the fix
+            return _dump(message(f"maker: {str(exc).strip()[:2000]}\n(The {event} hook let "
+                                 f"{what} through.)"))
         return _dump(message(f"maker: the {event} hook hit an error and let {what} "
                              f"through ({name}: {first[:300]}). Run `maker status` to see "
                              "the plan's state."))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from maker.core.models import CONDITIONAL_STEP, END, RUNTIME_DECIDED, Plan, schema_keys
@@ -24,7 +25,7 @@ from maker.planner.parser import _plan_problems, _show, _step_problems, parse_pl
 from maker.tools.registry import ToolRegistry
 from maker.yaml_cleaner.cleaner import YAMLCleaner
 
-__all__ = ["lint_plan", "lint_text"]
+__all__ = ["lint_plan", "lint_stored", "lint_text"]
 
 _STEP_OUTPUT = re.compile(r"^step_(\d+)_output$")
 _VAR_SPLIT = re.compile(r"[.\[]")
@@ -88,6 +89,19 @@ def lint_text(text: str | bytes,
     if problems:
         return None, problems
     return parse_plan(data), []
+
+
+def lint_stored(raw: dict[str, Any], overview_path: Path) -> list[Problem]:
+    """``lint_plan`` of a stored plan (``StoredPlan.as_raw()``); a missing PLAN.md, where
+    the task and the reasoning live, is said as such rather than as empty reasoning."""
+    problems = lint_plan(raw)
+    if overview_path.exists():
+        return problems
+    missing = Problem("PLAN.md", f"{overview_path} is missing: it holds the plan's task and "
+                                 "reasoning (the steps are intact)",
+                      fix="restore it (from git, or from plans/archive/ if it was archived), "
+                          "or write the plan again with /maker:plan")
+    return [missing, *(p for p in problems if p.field != "reasoning")]
 
 
 def lint_plan(raw: Any, registry: ToolRegistry | None = None) -> list[Problem]:

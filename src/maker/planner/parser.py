@@ -7,12 +7,16 @@ are accepted. ``structure_problems`` reports every structural problem at once;
 
 from __future__ import annotations
 
+import difflib
+import itertools
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from maker.core.models import TASK_TYPES, Plan, PlanStep
 from maker.errors import PlanValidationError, Problem
 
-__all__ = ["REQUIRED_FIELDS", "parse_plan", "parse_step", "structure_problems"]
+__all__ = ["MAX_SCHEMA_DEPTH", "PLAN_FIELDS", "REQUIRED_FIELDS", "STEP_FIELDS", "nesting_depth",
+           "parse_plan", "parse_step", "structure_problems", "unknown_key_problems"]
 
 # field -> (accepted types, description for the message)
 REQUIRED_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
@@ -27,6 +31,13 @@ REQUIRED_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
 # Optional fields and their defaults.
 _LIST_FIELDS = ("primary_tools", "fallback_tools", "input_variables")
 _TEXT_FIELDS = ("primary_tool_instructions", "fallback_tool_instructions")
+# Every field a planner's step may have, and every top-level key of a plan (the
+# seed's parser reads `reasoning` and `plan` or `steps`; maker adds the `task`).
+STEP_FIELDS = (*REQUIRED_FIELDS, *_LIST_FIELDS, *_TEXT_FIELDS, "output_variable", "depends_on")
+PLAN_FIELDS = ("task", "reasoning", "plan", "steps")
+# An output schema describes a handoff's `output`; deeper than this is a mistake (or
+# an attack on the parsers and the brief, which walk it).
+MAX_SCHEMA_DEPTH = 20
 
 
 def _steps_of(raw: dict[str, Any]) -> Any:
@@ -51,7 +62,7 @@ def _plan_problems(raw: Any) -> tuple[list[Problem], list[Any]]:
         return [Problem("plan", f"the plan must be a mapping with `reasoning` and `plan`, "
                                 f"got {kind}",
                         fix="answer with `reasoning: ...` and `plan: [...]`")], []
-    problems: list[Problem] = []
+    problems = unknown_key_problems(raw, PLAN_FIELDS, what="plan")
     reasoning = raw.get("reasoning")
     if "reasoning" not in raw:
         problems.append(Problem("reasoning", "missing", fix="add `reasoning:` explaining the plan"))
@@ -79,7 +90,7 @@ def _step_problems(index: int, item: Any) -> list[Problem]:
     where = number if isinstance(number, int) and not isinstance(number, bool) else None
     label = {} if where is not None else {"field_prefix": f"plan[{index}]."}
     prefix = label.get("field_prefix", "")
-    out: list[Problem] = []
+    out = unknown_key_problems(item, STEP_FIELDS, step=where, prefix=prefix)
     for name, (types, what) in REQUIRED_FIELDS.items():
         if name not in item or item[name] is None:
             out.append(Problem(prefix + name, "missing", where, fix=f"add `{name}:` ({what})"))
@@ -107,6 +118,13 @@ def _step_problems(index: int, item: Any) -> list[Problem]:
         value = item.get(name)
         if value is not None and not isinstance(value, str):
             out.append(Problem(prefix + name, f"must be a text, got {_show(value)}", where))
+    schema = item.get("output_schema")
+    depth = nesting_depth(schema) if isinstance(schema, (str, dict)) else 0
+    if depth > MAX_SCHEMA_DEPTH:
+        out.append(Problem(prefix + "output_schema", f"nests {depth} levels deep, more than "
+                                                     f"the {MAX_SCHEMA_DEPTH} maker reads", where,
+                           fix="keep the schema shallow; describe deeper structure in words, "
+                               "e.g. `{files: list of {path, lines}}`"))
     ov = item.get("output_variable")
     if ov is not None and not isinstance(ov, str):
         out.append(Problem(prefix + "output_variable", f"must be a name, got {_show(ov)}", where))
@@ -116,6 +134,49 @@ def _step_problems(index: int, item: Any) -> list[Problem]:
         out.append(Problem(prefix + "depends_on", f"must be a list of step numbers, got "
                                                   f"{_show(deps)}", where))
     return out
+
+
+def unknown_key_problems(keys: Iterable[Any], known: Sequence[str], *, step: int | None = None,
+                         prefix: str = "", what: str = "step", typos_only: bool = False,
+                         cutoff: float = 0.6) -> list[Problem]:
+    """A problem for each key that is not in ``known``, naming the likely one.
+
+    A misspelt key would otherwise be dropped without a word (``primary_tool:`` read
+    as no tools at all). ``typos_only`` reports only keys close to a known one (for
+    files where other keys have their own meaning).
+    """
+    out: list[Problem] = []
+    for key in keys:
+        if key in known:
+            continue
+        close = difflib.get_close_matches(str(key), known, n=1, cutoff=cutoff)
+        if close:
+            fix = f"did you mean `{close[0]}`?"
+        elif typos_only:
+            continue
+        else:
+            fix = f"remove it; a {what}'s fields are " + ", ".join(known)
+        out.append(Problem(prefix + str(key), f"is not a {what} field", step, fix=fix))
+    return out
+
+
+def nesting_depth(value: Any) -> int:
+    """How deep mappings and lists nest in ``value`` (brackets, for a flow-style text).
+    Iterative, so any depth is measured without recursion."""
+    if isinstance(value, str):
+        steps = ({"[": 1, "{": 1, "]": -1, "}": -1}.get(c, 0) for c in value if c in "[]{}")
+        return max(itertools.accumulate(steps, initial=0))
+    depth = 0
+    stack = [(value, 0)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict):
+            node = list(node.values())
+        elif not isinstance(node, list):
+            continue
+        depth = max(depth, level + 1)
+        stack.extend((child, level + 1) for child in node)
+    return depth
 
 
 def _show(value: Any, limit: int = 60) -> str:

@@ -7,7 +7,8 @@ from typing import Any
 
 import yaml
 
-from maker.errors import PlanFileError, YAMLCleanError
+from maker.core.bounded import read_text_file
+from maker.errors import InputError, PlanFileError, YAMLCleanError
 from maker.yaml_cleaner.cleaner import load_yaml
 
 __all__ = ["dump_yaml", "read_front_matter", "render_front_matter", "split_front_matter"]
@@ -51,10 +52,17 @@ def split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str]:
 
 
 def read_front_matter(path: Path) -> tuple[dict[str, Any], str]:
+    """``(meta, body)`` of a regular file within maker's input limit; PlanFileError
+    naming the file when it is missing, not a regular file, too large or broken."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_file(path)
     except UnicodeDecodeError:
         raise PlanFileError(path, "not UTF-8 text", fix="save the file as UTF-8") from None
     except FileNotFoundError:
         raise PlanFileError(path, "missing") from None
+    except InputError as exc:
+        raise PlanFileError(path, str(exc).removeprefix(f"{path} "),
+                            fix="replace it with the plan file it should be") from None
+    except OSError as exc:
+        raise PlanFileError(path, f"cannot read: {exc.strerror or exc}") from None
     return split_front_matter(text, path)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maker.core.models import END, RUNTIME_DECIDED
+from maker.core.text import md_cell, mermaid_label, strip_controls, task_line
 
 if TYPE_CHECKING:
     from maker.store.plan_store import StoredPlan
@@ -16,28 +17,22 @@ __all__ = ["render_overview"]
 _GRAPH_LIMIT = 300  # GitHub stops rendering far before a 10,000-node diagram
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def _label(text: str) -> str:
-    return text.replace('"', "#quot;").replace("\n", " ")[:60]
-
-
 def _next(n: int) -> str:
     return {END: "end", RUNTIME_DECIDED: "decided at run time"}.get(n, str(n))
 
 
 def render_overview(plan: StoredPlan, root: Path, shown: Mapping[int, str] | None = None,
                     policy: str = "") -> str:
+    """PLAN.md's body. What users and models wrote is kept verbatim but for control
+    characters; in the table and the graph it is escaped, so a title stays a title."""
     shown = shown or {}
-    first = plan.task.strip().splitlines()[0] if plan.task.strip() else "(no task text)"
-    lines = [f"# Plan: {first[:120]}", "",
+    first = task_line(plan.task, 120, "the Task section below")
+    lines = [f"# Plan: {first}", "",
              "> Written by maker. The step files under `steps/` are the source of truth: "
              "edit them freely, then run `maker status`.", "",
              "## Task", "", plan.task.strip() or "(none given)", "",
              "## Reasoning", "", plan.reasoning.strip(), "",
-             *([f"Approval policy: {_cell(policy)}", ""] if policy else []),
+             *([f"Approval policy: {md_cell(policy)}", ""] if policy else []),
              "## Steps", "",
              "| # | Title | Type | Status | Depends on | Next |",
              "|---|---|---|---|---|---|"]
@@ -45,16 +40,16 @@ def render_overview(plan: StoredPlan, root: Path, shown: Mapping[int, str] | Non
         rel = r.path.relative_to(root).as_posix() if r.path.is_relative_to(root) else r.path.name
         kind = "conditional" if r.spec.is_conditional else "action"
         deps = ", ".join(map(str, r.depends_on)) or "—"
-        lines.append(f"| {r.number} | [{_cell(r.title)}]({rel}) | {kind} | "
+        lines.append(f"| {r.number} | [{md_cell(r.title)}]({rel}) | {kind} | "
                      f"{shown.get(r.number, r.status)} | "
                      f"{deps} | {_next(r.spec.next_step_sequence_number)} |")
     lines += ["", "## Dependency graph", ""]
     if len(plan.steps) > _GRAPH_LIMIT:
         lines.append(f"({len(plan.steps)} steps: too many to draw; see the table.)")
-        return "\n".join(lines)
+        return strip_controls("\n".join(lines))
     lines += ["```mermaid", "flowchart TD"]
     for r in plan.steps:
-        label = _label(f"{r.number}. {r.title} [{shown.get(r.number, r.status)}]")
+        label = mermaid_label(f"{r.number}. {r.title} [{shown.get(r.number, r.status)}]")
         shape = f'{{"{label}"}}' if r.spec.is_conditional else f'["{label}"]'
         lines.append(f"  s{r.number}{shape}")
     numbers = {r.number for r in plan.steps}
@@ -66,4 +61,4 @@ def render_overview(plan: StoredPlan, root: Path, shown: Mapping[int, str] | Non
             if d in numbers and plan.get(d).spec.next_step_sequence_number != r.number:
                 lines.append(f"  s{d} -.-> s{r.number}")
     lines.append("```")
-    return "\n".join(lines)
+    return strip_controls("\n".join(lines))

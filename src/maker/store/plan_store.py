@@ -10,7 +10,6 @@ plan was there before is archived under ``plans/archive/`` first: nothing is los
 from __future__ import annotations
 
 import contextlib
-import difflib
 import hashlib
 import json
 import os
@@ -28,7 +27,7 @@ from maker.errors import (
     Problem,
     StepNotFoundError,
 )
-from maker.planner.parser import parse_step, structure_problems
+from maker.planner.parser import parse_step, structure_problems, unknown_key_problems
 from maker.store.atomic import atomic_write, plan_lock
 from maker.store.frontmatter import read_front_matter, render_front_matter
 from maker.store.journal import TXN_DIR, journaled_move, journaled_remove
@@ -370,13 +369,14 @@ class PlanStore:
             problems = [p for p in problems if p.field != "task_description"]
             problems.append(Problem("body", "no task description",
                                     fix="write the task under a `## Task` heading"))
-        for key in meta:
-            if key in _STEP_KEYS or key in _RUN_META:
-                continue
-            close = difflib.get_close_matches(str(key), _STEP_KEYS, n=1, cutoff=0.8)
-            if close:  # a typo would silently drop the field it meant
-                problems.append(Problem(str(key), "is not a step field",
-                                        fix=f"did you mean `{close[0]}`?"))
+        # A typo would silently drop the field it meant.
+        problems += unknown_key_problems([k for k in meta if k not in _RUN_META], _STEP_KEYS,
+                                         typos_only=True, cutoff=0.8)
+        resets = meta.get("resets")
+        if resets is not None and (type(resets) is not int or resets < 0):
+            problems.append(Problem("resets", f"must be a count (0, 1, 2...), got {resets!r}",
+                                    fix="write the number of times the step was reset, or "
+                                        "remove the line"))
         if problems:
             fields = "; ".join(_strip_step(p) for p in problems)
             raise PlanFileError(path, fields)

@@ -1,8 +1,10 @@
 """Which commands verify a project: format, lint, build, test (seed 004), in that order.
 
-``FORMAT_CMD``, ``LINT_CMD``, ``BUILD_CMD`` and ``TEST_CMD`` win when set; an empty
-value skips that kind. Otherwise each kind is detected from the project's files, the
-first detector that knows it winning: Python, Node, Rust, Go, then a Makefile.
+``FORMAT_CMD``, ``LINT_CMD``, ``BUILD_CMD`` and ``TEST_CMD`` win when set. Set but
+empty (``TEST_CMD=``) means "this check is deliberately off": it is neither run nor
+detected, and every message says so (``off_text``). Unset, each kind is detected from
+the project's files, the first detector that knows it winning: Python, Node, Rust, Go,
+then a Makefile.
 
 The format command *formats* (``ruff format .``, not ``--check``): seed 004 formats
 before it gathers evidence, so that the evidence is about the code as it will be
@@ -19,7 +21,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ENV_VARS", "KINDS", "VerifyCommand", "detect_commands"]
+from maker.core.bounded import read_text_file
+from maker.errors import InputError
+
+__all__ = ["ENV_VARS", "KINDS", "VerifyCommand", "detect_commands", "off_text", "turned_off"]
 
 KINDS: tuple[str, ...] = ("format", "lint", "build", "test")
 ENV_VARS: dict[str, str] = {kind: f"{kind.upper()}_CMD" for kind in KINDS}
@@ -58,6 +63,21 @@ def detect_commands(project_dir: Path, env: Mapping[str, str] | None = None
             if cmd.kind not in found and cmd.kind not in overridden:
                 found[cmd.kind] = cmd
     return [found[kind] for kind in KINDS if kind in found]
+
+
+_NOUNS = {"format": "formatting", "lint": "linting", "build": "the build", "test": "tests"}
+
+
+def turned_off(env: Mapping[str, str] | None = None) -> list[str]:
+    """The kinds whose variable is set empty (``TEST_CMD=``): deliberately off."""
+    env = os.environ if env is None else env
+    return [kind for kind, var in ENV_VARS.items() if var in env and not env[var].strip()]
+
+
+def off_text(kinds: list[str]) -> str:
+    """``TEST_CMD is set empty: tests are off`` (each kind, joined); "" for none."""
+    return "; ".join(f"{ENV_VARS[k]} is set empty: {_NOUNS[k]} "
+                     f"{'are' if k == 'test' else 'is'} off" for k in kinds)
 
 
 # -- detectors -----------------------------------------------------------------------
@@ -198,8 +218,8 @@ _DETECTORS: tuple[Callable[[Path, Mapping[str, str]], list[VerifyCommand]], ...]
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return read_text_file(path, errors="replace")
+    except (OSError, InputError):
         return ""
 
 

@@ -27,12 +27,20 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from maker.core.bounded import read_text_file
 from maker.core.models import Evidence
-from maker.errors import PlanFileError, VerificationError
+from maker.errors import InputError, PlanFileError, VerificationError
 from maker.store.atomic import atomic_write
 from maker.store.plan_store import PlanStore, utc_now
 from maker.store.seal import check, seal
-from maker.verify.detect import KINDS, VerifyCommand, detect_commands
+from maker.verify.detect import (
+    ENV_VARS,
+    KINDS,
+    VerifyCommand,
+    detect_commands,
+    off_text,
+    turned_off,
+)
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -145,11 +153,13 @@ def recorded_evidence(store: PlanStore, step: int | None) -> VerificationRun | N
     """
     path = evidence_path(store, step)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_file(path)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise PlanFileError(path, f"cannot read: {exc.strerror}") from None
+    except InputError as exc:
+        raise PlanFileError(path, str(exc), fix="run `maker verify` again") from None
     try:
         data = json.loads(text)
         run = VerificationRun.from_dict(data)
@@ -207,7 +217,7 @@ def run_verification(
 
     run = VerificationRun(step, str(project), started, utc_now(),
                           _status(evidence), evidence, not_run)
-    run.message = _message(run)
+    run.message = _message(run, turned_off(env))
     if store.exists():
         atomic_write(evidence_path(store, step),
                      json.dumps(seal(run.to_dict()), indent=2) + "\n")
@@ -220,14 +230,18 @@ def _status(evidence: list[Evidence]) -> RunStatus:
     return "passed" if all(e.exit_code == 0 for e in evidence) else "failed"
 
 
-def _message(run: VerificationRun) -> str:
+def _message(run: VerificationRun, off: list[str]) -> str:
+    off_note = f" ({off_text(off)})" if off else ""
     if run.status == "nothing-to-run":
-        vars_ = ", ".join(f"{k.upper()}_CMD" for k in KINDS)
-        return ("no verification commands known for this project: set " + vars_ +
-                " to the commands that format, lint, build and test it")
+        unset = [ENV_VARS[k] for k in KINDS if k not in off]
+        if not unset:
+            return f"no verification commands known for this project: every check is " \
+                   f"off{off_note}"
+        return ("no verification commands known for this project: set " + ", ".join(unset)
+                + " to the commands that check it" + off_note)
     kinds = ", ".join(e.kind or e.command for e in run.commands)
     if run.passed:
-        return f"verification passed: {kinds}"
+        return f"verification passed: {kinds}{off_note}"
     failed = run.failed_command
     assert failed is not None
     text = f"verification failed: {failed.kind} `{failed.command}` exited {failed.exit_code}"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -47,7 +48,11 @@ class _UniqueKeys:
     """Refuse a mapping that names a key twice: YAML would keep the last one silently
     (``status: failed`` … ``status: complete`` reads as complete)."""
 
+    allow_duplicates = False
+
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:
+        if self.allow_duplicates:
+            return super().construct_mapping(node, deep)  # type: ignore[misc]
         seen: set[str] = set()
         for key_node, _ in node.value:
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
@@ -86,23 +91,35 @@ class _AliasLimitedLoader(_UniqueKeys, yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
-def load_yaml(text: str, max_aliases: int = 100) -> Any:
-    """Parse one YAML document safely (C loader when possible); YAMLCleanError on failure."""
+def load_yaml(text: str, max_aliases: int = 100, unique_keys: bool = True) -> Any:
+    """Parse one YAML document safely (C loader when possible); YAMLCleanError on failure.
+
+    The one guarded parse every YAML text in maker goes through: deep nesting, alias
+    bombs, huge numbers and (unless ``unique_keys=False``) repeated keys are refused.
+    """
     try:
-        if _ANCHOR.search(text):
-            loader = _AliasLimitedLoader(text)
-            loader.max_aliases = max_aliases
-            try:
-                data = loader.get_single_data()
-            finally:
-                loader.dispose()
+        aliased = bool(_ANCHOR.search(text))
+        if aliased:
+            loader: _UniqueKeys = _AliasLimitedLoader(text)
+            loader.max_aliases = max_aliases  # type: ignore[attr-defined]
+        else:
+            loader = (_SafeLoader if _may_nest_deeply(text) else _FastLoader)(text)
+        loader.allow_duplicates = not unique_keys
+        try:
+            data = loader.get_single_data()  # type: ignore[attr-defined]
+        finally:
+            loader.dispose()  # type: ignore[attr-defined]
+        if aliased:
             _check_expanded_size(data)
-            return data
-        loader_class = _SafeLoader if _may_nest_deeply(text) else _FastLoader
-        return yaml.load(text, Loader=loader_class)  # noqa: S506 - a safe loader
+        return data
     except YAMLCleanError:
         raise
-    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):  # Python's own limit on digits
+            limit = getattr(sys, "get_int_max_str_digits", lambda: 4300)()
+            raise YAMLCleanError(f"invalid YAML: a value cannot be read: a number has more "
+                                 f"than {limit} digits; quote it to keep it as text, or "
+                                 "write a shorter one") from None
         raise YAMLCleanError(f"invalid YAML: a value cannot be read ({exc})") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
