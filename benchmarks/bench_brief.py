@@ -20,7 +20,7 @@ from pathlib import Path
 
 from maker.core.models import Plan, PlanStep
 from maker.executor.brief import build_brief
-from maker.handoff.notes import add_notes
+from maker.store.notes import add_notes
 from maker.store.plan_store import PlanStore, utc_now
 
 GOAL = 1.05

@@ -12,7 +12,7 @@ import yaml
 from maker.core.models import Plan, PlanStep
 from maker.errors import StepNotFoundError
 from maker.executor.brief import BriefBudget, build_brief, handoff_template, previous_handoff
-from maker.handoff.notes import DEFAULT_KEEP, add_notes
+from maker.store.notes import DEFAULT_KEEP, add_notes
 from maker.store.plan_store import PlanStore, utc_now
 from maker.verify.detect import ENV_VARS
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from maker.handoff.notes import MAX_ENTRY_CHARS, add_notes, fact_key, read_notes
+from maker.store.notes import MAX_ENTRY_CHARS, add_notes, fact_key, read_notes
 
 
 @pytest.fixture

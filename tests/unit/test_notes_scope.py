@@ -14,7 +14,7 @@ from maker.core.models import Plan
 from maker.executor.brief import build_brief
 from maker.executor.lifecycle import reset_step, start_step
 from maker.handoff.gate import accept_handoff
-from maker.handoff.notes import (
+from maker.store.notes import (
     add_notes,
     notes_for_new_plan,
     notes_plan,
@@ -134,3 +134,23 @@ def test_a_new_unrelated_plan_does_not_inherit_the_old_plans_facts(blocked: Plan
     brief = build_brief(blocked, None, 1)
     assert "The API key is missing" not in brief.split("From the previous plan", 1)[0]
     assert "#### Blockers" not in brief
+
+
+def test_the_notes_file_itself_retires_a_reset_attempt(blocked: PlanStore) -> None:
+    current, _, earlier = blocked.notes_path.read_text().partition(
+        "## Earlier attempts (reset)")
+    assert "The API key is missing." not in current
+    assert "- earlier attempt (reset): blocker: The API key is missing. (step 1)" in earlier
+    assert "- The API retries on 429. (step 1)" in current  # a discovery stays current
+
+
+def test_the_notes_file_of_a_new_plan_starts_with_the_old_discoveries_only(
+        blocked: PlanStore) -> None:
+    reset_step(blocked, 1)
+    blocked.write_plan(Plan(reasoning="Other work.", task="Something else",
+                            steps=[make_step(1, -1, title="Other")]))
+    text = blocked.notes_path.read_text()
+    assert "From the previous plan" in text and "The API retries on 429." in text
+    assert "The API key is missing." not in text
+    archived = next(blocked.archive_dir.glob("*/NOTES.md")).read_text()
+    assert "The API key is missing." in archived  # the old notes kept whole

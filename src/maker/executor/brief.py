@@ -26,8 +26,8 @@ from maker.core.models import END, RUNTIME_DECIDED, PlanStep, schema_keys, step_
 from maker.core.text import clip, strip_controls
 from maker.errors import InputError, YAMLCleanError
 from maker.executor.context_builder import ContextBuilder, referenced_outputs
-from maker.handoff.notes import read_notes
 from maker.red_flag.red_flagger import DEFAULT_MAX_CHARS
+from maker.store.notes import read_notes
 from maker.verify.detect import ENV_VARS, KINDS, detect_commands, off_text, turned_off
 from maker.yaml_cleaner.cleaner import load_yaml
 

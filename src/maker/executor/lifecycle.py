@@ -301,7 +301,15 @@ def reset_step(store: PlanStore, n: int) -> ResetResult:
         for key in _RUN_KEYS:
             record.meta.pop(key, None)
         if previous != "pending" or archived:
-            record.meta["resets"] = int(record.meta.get("resets") or 0) + 1
+            attempt = int(record.meta.get("resets") or 0) + 1
+            record.meta["resets"] = attempt
+            if store.notes_path.is_file():  # what that attempt found is no longer current
+                from maker.core.bounded import read_text_file
+                from maker.store.atomic import atomic_write
+                from maker.store.notes import retire_attempt
+
+                atomic_write(store.notes_path,
+                             retire_attempt(read_text_file(store.notes_path), n, attempt))
         store.save_step(record)
         _clear_active(store, n)
         refresh_overview(store, plan)

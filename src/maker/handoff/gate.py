@@ -45,7 +45,7 @@ from maker.errors import HandoffRejectedError, PlanFileError, Problem, StepNotFo
 from maker.errors import YAMLCleanError as _YAMLCleanError
 from maker.executor.lifecycle import in_progress, set_status
 from maker.executor.schedule import next_steps
-from maker.handoff.notes import add_notes
+from maker.store.notes import add_notes
 from maker.yaml_cleaner.cleaner import YAMLCleaner
 
 if TYPE_CHECKING:

@@ -19,8 +19,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from maker.core.bounded import read_text_file
 from maker.core.models import RUNTIME_DECIDED, STEP_STATUSES, Plan, PlanStep, step_refs
 from maker.errors import (
+    MakerError,
     PlanExistsError,
     PlanFileError,
     PlanNotFoundError,
@@ -194,6 +196,11 @@ class PlanStore:
             stored = StoredPlan(task, plan.reasoning, created, records)
             (staging / "PLAN.md").write_text(self._render_plan_file(stored), encoding="utf-8")
             self._archive_current(created)
+            if self.notes_path.is_file():  # the old plan's facts are not this plan's
+                from maker.store.notes import notes_for_new_plan
+
+                atomic_write(self.notes_path, notes_for_new_plan(
+                    read_text_file(self.notes_path), created))
             journaled_move(staging / "steps", self.steps_dir)
             journaled_move(staging / "PLAN.md", self.overview_path)
         return stored
@@ -435,10 +442,10 @@ class PlanStore:
         (which would open the Stop gate and lift the executor's limits)."""
         self.settle()
         try:
-            data = json.loads(self.active_path.read_text(encoding="utf-8"))
+            data = json.loads(read_text_file(self.active_path, 64 * 1024))
         except FileNotFoundError:
             return None
-        except (OSError, ValueError):
+        except (OSError, ValueError, MakerError):
             data = None
         if isinstance(data, dict) and _is_step_number(data.get("step")) \
                 and isinstance(data.get("session_id"), (str, type(None))) \
