@@ -25,12 +25,21 @@ Bounds stay well under Claude Code's own cap of 8 consecutive blocks.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maker.hooks import verdicts
-from maker.hooks.protocol import HookInput, Output, allow, block, context, deny_tool, message
+from maker.hooks.common import (
+    EXECUTOR_SUFFIX,
+    PLANNER_SUFFIX,
+    REVIEWER_SUFFIX,
+    active_marker,
+    final_text,
+    running_step,
+    store_for,
+)
+from maker.hooks.protocol import HookInput, Output, allow, block, context, message
+from maker.hooks.tool_use import on_post_tool_use, on_pre_tool_use
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -43,58 +52,6 @@ __all__ = ["HANDLERS", "MAX_ATTEMPTS"]
 MAX_ATTEMPTS = 3
 # A planner's exploration can take a while; an older /maker:plan is another request.
 _PLANNING_S = 4 * 3600
-PLANNER_SUFFIX = ":planner"
-EXECUTOR_SUFFIX = ":step-executor"
-REVIEWER_SUFFIX = ":reviewer"
-
-
-def _store(hook: HookInput) -> PlanStore:
-    from maker.core.paths import find_plans_dir
-    from maker.store.layout import check_layout
-    from maker.store.plan_store import PlanStore
-
-    # A cwd that is no directory (garbage input) gives way to the hook's own.
-    cwd = Path(hook.cwd) if hook.cwd and os.path.isdir(hook.cwd) else None
-    root = find_plans_dir(cwd=cwd)
-    check_layout(root)  # a file where a folder belongs: one clear message, not a traceback
-    return PlanStore(root)
-
-
-def _final_text(hook: HookInput) -> str:
-    """The subagent's final message: from the input, else from its transcript."""
-    text = hook.text("last_assistant_message")
-    if text.strip():
-        return text
-    path = hook.text("agent_transcript_path") or hook.text("transcript_path")
-    return _last_assistant_text(Path(path)) if path else ""
-
-
-def _last_assistant_text(path: Path) -> str:
-    """The last assistant text in a JSONL transcript, read from its tail only (a
-    regular file; a FIFO, a device or a directory gives "")."""
-    from maker.core.bounded import read_tail
-    from maker.errors import InputError
-
-    try:
-        lines = read_tail(path).decode("utf-8", "replace").splitlines()
-    except (OSError, ValueError, InputError):  # ValueError: a NUL in the path
-        return ""
-    for line in reversed(lines):
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        msg = entry.get("message") if isinstance(entry, dict) else None
-        if not isinstance(msg, dict) or msg.get("role") != "assistant":
-            continue
-        content = msg.get("content")
-        if isinstance(content, str):
-            return content
-        texts = [b.get("text", "") for b in content or [] if isinstance(b, dict)
-                 and b.get("type") == "text"]
-        if texts:
-            return str(texts[-1])
-    return ""
 
 
 # -- attempt counters -----------------------------------------------------------
@@ -155,7 +112,7 @@ def _reviewer_stop(hook: HookInput) -> Output:
     from maker.executor.approval import is_awaiting
     from maker.executor.review import record_review
 
-    store = _store(hook)
+    store = store_for(hook)
     if not store.exists():
         return allow()
     waiting = [r for r in store.load().steps if is_awaiting(r)]
@@ -163,7 +120,7 @@ def _reviewer_stop(hook: HookInput) -> Output:
         verdicts.record(hook, "not-recorded")
         return message("maker: the reviewer finished, but no single step awaits approval, "
                        "so its review was not recorded.")
-    review = record_review(store, waiting[0], _final_text(hook))
+    review = record_review(store, waiting[0], final_text(hook))
     from maker.errors import MakerError
     from maker.executor.approval import apply_review
 
@@ -181,9 +138,9 @@ def _planner_stop(hook: HookInput) -> Output:
     from maker.core.requests import load_request
     from maker.planner.linter import lint_text
 
-    store = _store(hook)
+    store = store_for(hook)
     key = hook.agent_id or hook.session_id
-    plan, problems = lint_text(_final_text(hook))
+    plan, problems = lint_text(final_text(hook))
     if plan is not None and not problems:
         # The user's exact words, as saved before the command expanded; the
         # planner's echo of them is only the fallback.
@@ -216,21 +173,6 @@ def _planner_stop(hook: HookInput) -> Output:
         f"plan YAML as your final message, nothing else:\n{_problem_list(problems)}")
 
 
-def _running_step(store: PlanStore) -> dict[str, Any] | None:
-    """The in-progress marker; rebuilt from the step files if it went missing, so
-    that a lost marker never costs an executor's handoff."""
-    return store.read_active() or (store.rebuild_active() if store.exists() else None)
-
-
-def _active(store: PlanStore) -> dict[str, Any] | None:
-    """The in-progress marker. A marker that exists but cannot be read (a hand edit, a
-    torn write) never opens the gates: it is rebuilt from the step files."""
-    active = store.read_active()
-    if active or not store.active_path.exists():
-        return active
-    return _running_step(store)
-
-
 def _keep_answer(store: PlanStore, step: int, text: str) -> Path:
     """Keep a refused final message, so that nothing the executor wrote is lost."""
     from maker.store.atomic import atomic_write
@@ -247,15 +189,15 @@ def _executor_stop(hook: HookInput) -> Output:
     from maker.executor.lifecycle import fail_step
     from maker.handoff.gate import accept_handoff
 
-    store = _store(hook)
-    active = _running_step(store)
+    store = store_for(hook)
+    active = running_step(store)
     if not active:
         verdicts.record(hook, "no-step")
         return message("maker: the step executor stopped, but no step is in progress, so "
                        "its answer was not recorded. Start a step with `maker step start`.")
     step = int(active["step"])
     key = f"step{step}-{active.get('started_at', '')}"
-    text = _final_text(hook)
+    text = final_text(hook)
     try:
         result = accept_handoff(store, text)
     except HandoffRejectedError as exc:
@@ -286,8 +228,8 @@ def _executor_stop(hook: HookInput) -> Output:
 def on_stop(hook: HookInput) -> Output:
     from maker.executor.lifecycle import fail_step
 
-    store = _store(hook)
-    active = _active(store)
+    store = store_for(hook)
+    active = active_marker(store)
     if not active:
         return allow()
     from maker.executor.runs import relaunch_instruction, turn_runs_step
@@ -326,101 +268,6 @@ def on_stop(hook: HookInput) -> Output:
         f"it failed after {MAX_ATTEMPTS} reminders. (Reminder {count} of {MAX_ATTEMPTS}.)")
 
 
-# -- PreToolUse -------------------------------------------------------------------
-
-def on_pre_tool_use(hook: HookInput) -> Output:
-    if hook.agent_type.endswith((PLANNER_SUFFIX, REVIEWER_SUFFIX)):
-        return _read_only_tool(hook)
-    if not hook.agent_type.endswith(EXECUTOR_SUFFIX):
-        return _any_agent_tool(hook)
-    from maker.errors import MakerError
-    from maker.tools.permissions import permits
-
-    store = _store(hook)
-    active = _active(store)
-    if not active:
-        return allow()
-    try:
-        record = store.load_step(int(active["step"]))
-    except MakerError as exc:
-        # Which tools the step allows is unknown: refusing keeps the step's limits, and
-        # the executor can still hand off (blocked) with this reason.
-        return deny_tool(f"maker cannot read the step in progress, so it cannot check this "
-                         f"tool: {exc}. Hand off with status: blocked and this reason.")
-    from maker.tools.guard import executor_refusal
-
-    tool = hook.text("tool_name")
-    tool_input = hook.raw.get("tool_input")
-    tool_input = tool_input if isinstance(tool_input, dict) else {}
-    allowed = record.spec.tools
-    if not permits(allowed, tool, tool_input):
-        return deny_tool(
-            f"maker: step {record.number} may use only {', '.join(allowed)} (its primary and "
-            f"fallback tools); `{tool}` is not among them. Do the step with those tools, or "
-            f"report the gap in your handoff (status: blocked, with the reason in blockers).")
-    refusal = executor_refusal(tool, tool_input, cwd=Path(hook.cwd or "."),
-                               plans_root=store.root)
-    return deny_tool(refusal) if refusal else allow()
-
-
-def _any_agent_tool(hook: HookInput) -> Output:
-    """The main agent (and any agent not maker's) may not decide for the user: no
-    answering maker's approval question itself, no running maker's decisions, no
-    writing maker's files."""
-    tool = hook.text("tool_name")
-    if tool == "AskUserQuestion":
-        from maker.hooks.decisions import prefilled_answer
-
-        reason = prefilled_answer(hook.raw.get("tool_input"))
-        return deny_tool(reason) if reason else allow()
-    if tool == "Bash":
-        from maker.tools.decision_guard import decision_refusal
-
-        refusal = decision_refusal(_bash_command(hook), cwd=Path(hook.cwd or "."),
-                                   plans_root=_store(hook).root)
-        return deny_tool(refusal) if refusal else allow()
-    from maker.tools.guard import WRITERS
-
-    tool_input = hook.raw.get("tool_input")
-    value = tool_input.get(WRITERS.get(tool, "")) if isinstance(tool_input, dict) else None
-    if not isinstance(value, str) or not value:
-        return allow()
-    store = _store(hook)
-    written = Path(os.path.realpath(Path(hook.cwd or ".") / value))
-    root = Path(os.path.realpath(store.root))
-    if written == root or root in written.parents:
-        return deny_tool(
-            f"maker: {store.root} is maker's own record of the plan, written only by maker "
-            "(its gate, and the user's decisions). Use the maker commands instead.")
-    return allow()
-
-
-def _bash_command(hook: HookInput) -> str:
-    tool_input = hook.raw.get("tool_input")
-    command = tool_input.get("command") if isinstance(tool_input, dict) else None
-    return command if isinstance(command, str) else ""
-
-
-def _read_only_tool(hook: HookInput) -> Output:
-    """The planner and the reviewer look but never change anything: their Bash runs
-    read-only commands (and maker's own verification, for the reviewer)."""
-    if hook.text("tool_name") != "Bash":
-        return allow()
-    from maker.tools.permissions import MAKER_COMMAND
-    from maker.tools.readonly import why_not_read_only
-
-    command = _bash_command(hook)
-    if hook.agent_type.endswith(REVIEWER_SUFFIX) and MAKER_COMMAND.match(command):
-        return allow()
-    reason = why_not_read_only(command)
-    if reason is None:
-        return allow()
-    who = "planner" if hook.agent_type.endswith(PLANNER_SUFFIX) else "reviewer"
-    return deny_tool(f"maker: the {who} only reads. This command was refused because "
-                     f"{reason}. Use Read, or read-only commands such as ls, rg, grep, find, "
-                     f"git log/show/diff/status.")
-
-
 # -- UserPromptSubmit ---------------------------------------------------------------
 
 def on_user_prompt_submit(hook: HookInput) -> Output:
@@ -435,32 +282,17 @@ def on_user_prompt_submit(hook: HookInput) -> Output:
         return allow()
     from maker.hooks.decisions import prompt_decision
 
-    store = _store(hook)
+    store = store_for(hook)
     if not store.exists():
         return context("UserPromptSubmit", "maker: there is no plan here, so there is "
                        "nothing to approve, reject or set a policy for.")
     return context("UserPromptSubmit", prompt_decision(store, *parsed))
 
 
-# -- PostToolUse --------------------------------------------------------------------
-
-def on_post_tool_use(hook: HookInput) -> Output:
-    """The user's answer to maker's approval question (AskUserQuestion)."""
-    if hook.text("tool_name") != "AskUserQuestion":
-        return allow()
-    store = _store(hook)
-    if not store.exists():
-        return allow()
-    from maker.hooks.decisions import answer_decision
-
-    told = answer_decision(store, hook.raw.get("tool_input"), hook.raw.get("tool_response"))
-    return context("PostToolUse", told) if told else allow()
-
-
 # -- SessionStart -----------------------------------------------------------------
 
 def on_session_start(hook: HookInput) -> Output:
-    store = _store(hook)  # (scripts/hook exports MAKER_SESSION_ID for the Bash tool)
+    store = store_for(hook)  # (scripts/hook exports MAKER_SESSION_ID for the Bash tool)
     if not store.exists():
         return allow()
     if hook.text("source") in ("startup", "resume"):

@@ -1,0 +1,91 @@
+"""What every maker hook handler shares: where the plans are, and what a hook input
+carries (the subagent's final message, a Bash command)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from maker.hooks.protocol import HookInput
+
+if TYPE_CHECKING:
+    from maker.store.plan_store import PlanStore
+
+__all__ = ["EXECUTOR_SUFFIX", "PLANNER_SUFFIX", "REVIEWER_SUFFIX", "bash_command",
+           "final_text", "running_step", "active_marker", "store_for"]
+
+PLANNER_SUFFIX = ":planner"
+EXECUTOR_SUFFIX = ":step-executor"
+REVIEWER_SUFFIX = ":reviewer"
+
+
+def store_for(hook: HookInput) -> PlanStore:
+    from maker.core.paths import find_plans_dir
+    from maker.store.layout import check_layout
+    from maker.store.plan_store import PlanStore
+
+    # A cwd that is no directory (garbage input) gives way to the hook's own.
+    cwd = Path(hook.cwd) if hook.cwd and os.path.isdir(hook.cwd) else None
+    root = find_plans_dir(cwd=cwd)
+    check_layout(root)  # a file where a folder belongs: one clear message, not a traceback
+    return PlanStore(root)
+
+
+def final_text(hook: HookInput) -> str:
+    """The subagent's final message: from the input, else from its transcript."""
+    text = hook.text("last_assistant_message")
+    if text.strip():
+        return text
+    path = hook.text("agent_transcript_path") or hook.text("transcript_path")
+    return _last_assistant_text(Path(path)) if path else ""
+
+
+def _last_assistant_text(path: Path) -> str:
+    """The last assistant text in a JSONL transcript, read from its tail only (a
+    regular file; a FIFO, a device or a directory gives "")."""
+    from maker.core.bounded import read_tail
+    from maker.errors import InputError
+
+    try:
+        lines = read_tail(path).decode("utf-8", "replace").splitlines()
+    except (OSError, ValueError, InputError):  # ValueError: a NUL in the path
+        return ""
+    for line in reversed(lines):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        msg = entry.get("message") if isinstance(entry, dict) else None
+        if not isinstance(msg, dict) or msg.get("role") != "assistant":
+            continue
+        content = msg.get("content")
+        if isinstance(content, str):
+            return content
+        texts = [b.get("text", "") for b in content or [] if isinstance(b, dict)
+                 and b.get("type") == "text"]
+        if texts:
+            return str(texts[-1])
+    return ""
+
+
+def bash_command(hook: HookInput) -> str:
+    tool_input = hook.raw.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    return command if isinstance(command, str) else ""
+
+
+def running_step(store: PlanStore) -> dict[str, Any] | None:
+    """The in-progress marker; rebuilt from the step files if it went missing, so
+    that a lost marker never costs an executor's handoff."""
+    return store.read_active() or (store.rebuild_active() if store.exists() else None)
+
+
+def active_marker(store: PlanStore) -> dict[str, Any] | None:
+    """The in-progress marker. A marker that exists but cannot be read (a hand edit, a
+    torn write) never opens the gates: it is rebuilt from the step files."""
+    active = store.read_active()
+    if active or not store.active_path.exists():
+        return active
+    return running_step(store)

@@ -1,0 +1,131 @@
+"""The hooks around a tool call: what an agent may do (PreToolUse), and the user's
+answer to maker's approval question (PostToolUse on AskUserQuestion).
+
+- The step executor: the step's own tool list (``maker.tools.permissions``) and
+  ``maker.tools.guard`` (no writes into plans/, no Bash that moves the plan's state or
+  touches maker's files).
+- The planner and the reviewer: their Bash runs read-only commands only.
+- Any other agent, the main one included: no answering maker's approval question
+  itself, no running a person's decisions, no writing maker's files.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from maker.hooks.common import (
+    EXECUTOR_SUFFIX,
+    PLANNER_SUFFIX,
+    REVIEWER_SUFFIX,
+    active_marker,
+    bash_command,
+    store_for,
+)
+from maker.hooks.protocol import HookInput, Output, allow, context, deny_tool
+
+__all__ = ["on_post_tool_use", "on_pre_tool_use"]
+
+
+# -- PreToolUse -------------------------------------------------------------------
+
+def on_pre_tool_use(hook: HookInput) -> Output:
+    if hook.agent_type.endswith((PLANNER_SUFFIX, REVIEWER_SUFFIX)):
+        return _read_only_tool(hook)
+    if not hook.agent_type.endswith(EXECUTOR_SUFFIX):
+        return _any_agent_tool(hook)
+    from maker.errors import MakerError
+    from maker.tools.permissions import permits
+
+    store = store_for(hook)
+    active = active_marker(store)
+    if not active:
+        return allow()
+    try:
+        record = store.load_step(int(active["step"]))
+    except MakerError as exc:
+        # Which tools the step allows is unknown: refusing keeps the step's limits, and
+        # the executor can still hand off (blocked) with this reason.
+        return deny_tool(f"maker cannot read the step in progress, so it cannot check this "
+                         f"tool: {exc}. Hand off with status: blocked and this reason.")
+    from maker.tools.guard import executor_refusal
+
+    tool = hook.text("tool_name")
+    tool_input = hook.raw.get("tool_input")
+    tool_input = tool_input if isinstance(tool_input, dict) else {}
+    allowed = record.spec.tools
+    if not permits(allowed, tool, tool_input):
+        return deny_tool(
+            f"maker: step {record.number} may use only {', '.join(allowed)} (its primary and "
+            f"fallback tools); `{tool}` is not among them. Do the step with those tools, or "
+            f"report the gap in your handoff (status: blocked, with the reason in blockers).")
+    refusal = executor_refusal(tool, tool_input, cwd=Path(hook.cwd or "."),
+                               plans_root=store.root)
+    return deny_tool(refusal) if refusal else allow()
+
+
+def _any_agent_tool(hook: HookInput) -> Output:
+    """The main agent (and any agent not maker's) may not decide for the user: no
+    answering maker's approval question itself, no running maker's decisions, no
+    writing maker's files."""
+    tool = hook.text("tool_name")
+    if tool == "AskUserQuestion":
+        from maker.hooks.decisions import prefilled_answer
+
+        reason = prefilled_answer(hook.raw.get("tool_input"))
+        return deny_tool(reason) if reason else allow()
+    if tool == "Bash":
+        from maker.tools.decision_guard import decision_refusal
+
+        refusal = decision_refusal(bash_command(hook), cwd=Path(hook.cwd or "."),
+                                   plans_root=store_for(hook).root)
+        return deny_tool(refusal) if refusal else allow()
+    from maker.tools.guard import WRITERS
+
+    tool_input = hook.raw.get("tool_input")
+    value = tool_input.get(WRITERS.get(tool, "")) if isinstance(tool_input, dict) else None
+    if not isinstance(value, str) or not value:
+        return allow()
+    store = store_for(hook)
+    written = Path(os.path.realpath(Path(hook.cwd or ".") / value))
+    root = Path(os.path.realpath(store.root))
+    if written == root or root in written.parents:
+        return deny_tool(
+            f"maker: {store.root} is maker's own record of the plan, written only by maker "
+            "(its gate, and the user's decisions). Use the maker commands instead.")
+    return allow()
+
+
+def _read_only_tool(hook: HookInput) -> Output:
+    """The planner and the reviewer look but never change anything: their Bash runs
+    read-only commands (and maker's own verification, for the reviewer)."""
+    if hook.text("tool_name") != "Bash":
+        return allow()
+    from maker.tools.permissions import MAKER_COMMAND
+    from maker.tools.readonly import why_not_read_only
+
+    command = bash_command(hook)
+    if hook.agent_type.endswith(REVIEWER_SUFFIX) and MAKER_COMMAND.match(command):
+        return allow()
+    reason = why_not_read_only(command)
+    if reason is None:
+        return allow()
+    who = "planner" if hook.agent_type.endswith(PLANNER_SUFFIX) else "reviewer"
+    return deny_tool(f"maker: the {who} only reads. This command was refused because "
+                     f"{reason}. Use Read, or read-only commands such as ls, rg, grep, find, "
+                     f"git log/show/diff/status.")
+
+
+# -- PostToolUse --------------------------------------------------------------------
+
+def on_post_tool_use(hook: HookInput) -> Output:
+    """The user's answer to maker's approval question (AskUserQuestion)."""
+    if hook.text("tool_name") != "AskUserQuestion":
+        return allow()
+    store = store_for(hook)
+    if not store.exists():
+        return allow()
+    from maker.hooks.decisions import answer_decision
+
+    told = answer_decision(store, hook.raw.get("tool_input"), hook.raw.get("tool_response"))
+    return context("PostToolUse", told) if told else allow()
