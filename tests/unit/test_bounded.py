@@ -23,7 +23,8 @@ from maker.core.bounded import (
     read_tail,
 )
 from maker.errors import InputError
-from maker.hooks.handlers import HANDLERS, _last_assistant_text
+from maker.hooks.common import _last_assistant_text
+from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 
 from ._step_plans import linear
