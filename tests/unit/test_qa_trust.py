@@ -1,0 +1,147 @@
+"""QA (issue 7): promises of the trust model that do not hold yet, each a strict xfail.
+
+When one starts passing, its hole is closed: drop the marker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from maker.executor.approval import read_policy
+from maker.executor.lifecycle import start_step
+from maker.handoff.gate import accept_handoff
+from maker.store.journal import TXN_DIR
+from maker.store.plan_store import PlanStore
+from maker.tools.decision_guard import decision_refusal
+from maker.tools.guard import bash_refusal
+from maker.verify.runner import evidence_path, run_verification
+
+from ._step_plans import handoff, linear
+
+
+@pytest.fixture()
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> PlanStore:
+    for var in ("FORMAT_CMD", "LINT_CMD", "BUILD_CMD", "TEST_CMD"):
+        monkeypatch.setenv(var, "")
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    return linear(project, 2, policy="never")
+
+
+# -- 1. crash consistency --------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="QA: recovery follows a journal's paths wherever "
+                   "they point: `..` or an absolute path deletes (rmtree) outside plans/")
+def test_a_journal_that_names_paths_outside_plans_is_not_followed(
+        store: PlanStore, tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("precious\n")
+    lone = tmp_path / "lone.txt"
+    lone.write_text("precious\n")
+    txn = store.root / TXN_DIR
+    txn.mkdir(parents=True)
+    (txn / "journal.json").write_text(json.dumps([
+        {"kind": "mkdir", "path": "../../victim"},
+        {"kind": "file", "path": str(lone), "backup": None}]))
+    try:
+        store.load()  # any reader settles first
+    except Exception:  # noqa: BLE001 - refusing the journal is fine; deleting is not
+        pass
+    assert (victim / "keep.txt").exists() and lone.exists()
+
+
+# -- 2. the approval policy ------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="QA: policy.json is not sealed: a file written by "
+                   "anything but maker sets the policy (approvals are sealed, the policy "
+                   "that grants them is not)")
+def test_a_policy_file_written_by_hand_does_not_open_the_gate(store: PlanStore) -> None:
+    store.policy_path.write_text(json.dumps({"name": "auto", "set_by": "user"}))
+    assert read_policy(store).name == "never"
+
+
+# -- 2/3. the guards: commands that write plans/ without naming it -----------------------
+
+MAIN_AGENT_ALLOWED = [
+    "cp -r /tmp/stage/. .",                        # a staged plans/.maker/policy.json
+    "cp /tmp/x/p.json pl*/.mak*/",                  # a glob not checked against plans/
+    "sed -i -f /tmp/edit.sed */steps/00-*.md",      # edits step files through a glob
+    "cd pl*ns && sed -i s/a/b/ steps/00-a.md",      # cd through a glob
+    "tar -xf /tmp/p.tar",                           # an archive holding plans/...
+    "a=appr; maker step ${a}ove 0",                 # the verb hidden: `$` then not refused
+]
+
+
+@pytest.mark.xfail(strict=True, reason="QA: the main agent's guard checks only words that "
+                   "name plans/ (or a visible decision word with maker): writes through "
+                   "`.`, globs, cd-by-glob and archives, and a verb built from a variable, pass")
+@pytest.mark.parametrize("command", MAIN_AGENT_ALLOWED)
+def test_the_main_agent_cannot_write_plans_or_decide_without_naming_them(
+        command: str, tmp_path: Path) -> None:
+    (tmp_path / "plans/steps").mkdir(parents=True)
+    assert decision_refusal(command, cwd=tmp_path, plans_root=tmp_path / "plans") is not None
+
+
+EXECUTOR_ALLOWED = [
+    "cp -r /tmp/stage/. .",
+    "cp -r /tmp/stage/plans .",
+    "tar -xf /tmp/p.tar",
+    "find . -name '*.md' -exec sed -i s/pending/complete/ {} +",
+    "mkdir -p x && ln -s ../plans x/p && cp /tmp/policy.json x/p/.maker/",
+    "git stash -u",
+    "cd .. && cp -r /tmp/stage/. project",
+]
+
+
+@pytest.mark.xfail(strict=True, reason="QA: the executor's guard checks the paths a command "
+                   "names, not what it writes: a copy into `.` (or its parent), an archive, "
+                   "find -exec, a symlink made in the same command, git stash -u all reach "
+                   "plans/")
+@pytest.mark.parametrize("command", EXECUTOR_ALLOWED)
+def test_the_executor_cannot_write_plans_without_naming_them(command: str,
+                                                              tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "plans/steps").mkdir(parents=True)
+    assert bash_refusal(command, cwd=project, plans_root=project / "plans",
+                        data_dirs=(tmp_path / "data",), home=tmp_path) is not None
+
+
+# -- 4. sealed records replayed ---------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="QA: a sealed verification run is not bound to its "
+                   "project (project_dir) nor its plan: a passing run of another project "
+                   "is accepted as this step's evidence")
+def test_a_verification_run_of_another_project_is_not_evidence(
+        store: PlanStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEST_CMD", "true")
+    start_step(store, 1)
+    other = tmp_path / "other"
+    other.mkdir()
+    elsewhere = linear(other, 2, policy="never")
+    run_verification(elsewhere, step=1)  # passes there (on whatever tree that is)
+    target = evidence_path(store, 1)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(evidence_path(elsewhere, 1), target)
+    from maker.errors import HandoffRejectedError
+
+    with pytest.raises(HandoffRejectedError):
+        accept_handoff(store, handoff(1))
+
+
+def test_qa_sanity_the_copied_run_is_what_made_the_difference(
+        store: PlanStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without any run, the same handoff is refused: the xfail above is about the copy."""
+    monkeypatch.setenv("TEST_CMD", "true")
+    start_step(store, 1)
+    from maker.errors import HandoffRejectedError
+
+    with pytest.raises(HandoffRejectedError, match="no verification run"):
+        accept_handoff(store, handoff(1))
+    assert not os.path.exists(evidence_path(store, 1))
