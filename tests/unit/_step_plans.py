@@ -59,19 +59,19 @@ def branching(root: Path, join_reads: list[str] | None = None) -> PlanStore:
 
 
 def complete(store: PlanStore, n: int, output: dict[str, Any] | None = None,
-             status: str = "complete") -> None:
+             status: str = "complete", **fields: Any) -> None:
     """Mark a step done directly in the files, as an accepted (and, for a complete step,
     approved) handoff would."""
     plan = store.load()
     record = plan.get(n)
     record.status = status
+    store.write_handoff(n, {"step": n, "status": status,
+                            "output": output if output is not None else {"result": "ok"},
+                            **fields}, "body")
     if status == "complete":
         record.meta.update(approved_by="test", approved_at="2026-01-01T00:00:00Z")
         seal_approval(record, plan.created_at)
     store.save_step(record)
-    store.write_handoff(n, {"step": n, "status": status,
-                            "output": output if output is not None else {"result": "ok"}},
-                        "body")
 
 
 def handoff(step: int, status: str = "complete", output: Any = None, **fields: Any) -> str:

@@ -61,9 +61,7 @@ def test_plan_md_graph_escapes_titles(project: Path) -> None:
 
 def test_control_characters_never_reach_a_brief(project: Path) -> None:
     store = _plan(project, task="Build\x00 it\x1b[31m red")
-    complete(store, 1)
-    store.write_handoff(1, {"step": 1, "status": "complete", "output": {"result": "ok"},
-                            "for_next_agent": "keep\x00 this\x1b[2J\r\nverbatim"}, "body")
+    complete(store, 1, for_next_agent="keep\x00 this\x1b[2J\r\nverbatim")
     brief = build_brief(store, None, 2)
     assert "keep this[2J\nverbatim" in brief
     assert "Build it[31m red" in brief

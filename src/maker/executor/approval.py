@@ -74,10 +74,11 @@ def set_policy(store: PlanStore, name: str, by: str) -> Policy:
         raise StepError(f"{name!r} is not an approval policy: use one of "
                         + ", ".join(f"{k} ({v})" for k, v in POLICIES.items()))
     from maker.executor.lifecycle import refresh_overview
+    from maker.store.seal import seal
 
     policy = Policy(name, by, utc_now())
     with store.lock():
-        atomic_write(store.policy_path, json.dumps(asdict(policy), indent=2))
+        atomic_write(store.policy_path, json.dumps(seal(asdict(policy)), indent=2))
         if store.overview_path.exists():
             refresh_overview(store, store.load())
     return policy

@@ -53,7 +53,8 @@ ALLOWED_TRANSITIONS: dict[str, tuple[str, ...]] = {
 }
 # Meta keys that belong to one run of a step; a reset clears them.
 _RUN_KEYS = ("started_at", "started_by", "forced", "forced_over", "finished_at", "failed_at",
-             "reasons", "handoff_accepted_at", "approved_at", "approved_by", "rejected_by")
+             "reasons", "handoff_accepted_at", "approved_at", "approved_by", "rejected_by",
+             "approval_seal")
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ What is checked:
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -378,6 +379,10 @@ def _check_evidence(store: PlanStore, record: StepRecord, problems: list[Problem
                                 "(its seal is missing or wrong), so it is not evidence", n,
                                 fix=f"run `maker verify --step {n}` yourself; never write or "
                                     "edit maker's files. Once it passes, send the handoff again"))
+        return None
+    if os.path.realpath(run.project_dir) != os.path.realpath(_project_dir(store)):
+        problems.append(Problem("evidence", f"the recorded verification ran in "
+                                f"{run.project_dir}, not in this project", n, fix=rerun))
         return None
     started = _when(record.meta.get("started_at"))
     finished = _when(run.finished_at)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -126,7 +127,9 @@ def _undo(root: Path, entries: list[dict[str, Any]]) -> None:
             path = root / str(entry["path"])
             backup = entry.get("backup")
             if backup is None:
-                _remove(path)
+                if not os.path.isdir(path) or os.path.islink(path):  # files only
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(path)
             elif os.path.lexists(txn / str(backup)):
                 path.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(txn / str(backup), path)
@@ -173,10 +176,46 @@ def recover(root: Path) -> bool:
             f"old files are kept in {txn}), then delete {txn}") from None
     if not isinstance(entries, list):
         entries = []
+    bad = [e for e in entries if not _valid_entry(root, e)]
+    if bad:
+        from maker.errors import StateError
+
+        raise StateError(
+            f"{txn / _JOURNAL} records a change maker did not make ({str(bad[0])[:200]}): "
+            "every path in it must be inside plans/. Nothing was undone. Inspect plans/, "
+            f"then delete {txn}") from None
     _undo(root, entries)
+    _remove_temp_files(root)  # before txn/ goes: while it is there, a crash repeats this
     shutil.rmtree(txn, ignore_errors=True)
-    _remove_temp_files(root)
     return True
+
+
+_BACKUP = re.compile(r"b\d{1,9}")
+
+
+def _valid_entry(root: Path, entry: Any) -> bool:
+    """An entry maker could have written: its kind, and every path inside ``root`` and
+    outside the transaction's own folder; a backup named as maker names them."""
+    if not isinstance(entry, dict) or entry.get("kind") not in ("file", "move", "mkdir"):
+        return False
+    keys = ("src", "dst") if entry["kind"] == "move" else ("path",)
+    txn = str(root / TXN_DIR)
+    for key in keys:
+        rel = entry.get(key)
+        if not isinstance(rel, str) or not rel or os.path.isabs(rel) or "\x00" in rel:
+            return False
+        full = os.path.normpath(os.path.join(root, rel))
+        if not full.startswith(str(root) + os.sep):
+            return False
+        # Only a staged plan moves out of the transaction's folder.
+        if (full == txn or full.startswith(txn + os.sep)) and key != "src":
+            return False
+        # maker never creates these in a transaction (steps/ arrives by a move).
+        if entry["kind"] == "mkdir" and os.path.relpath(full, root) in ("steps", ".maker"):
+            return False
+    backup = entry.get("backup")
+    return entry["kind"] != "file" or backup is None or (
+        isinstance(backup, str) and _BACKUP.fullmatch(backup) is not None)
 
 
 def _remove_temp_files(root: Path) -> None:

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from maker.core.bounded import read_text_file
+from maker.core.bounded import read_regular_file, read_text_file
 from maker.core.models import RUNTIME_DECIDED, STEP_STATUSES, Plan, PlanStep, step_refs
 from maker.errors import (
     MakerError,
@@ -225,13 +225,16 @@ class PlanStore:
         return sorted(p for p in self.archive_dir.glob("*") if p.is_dir())
 
     def read_policy_data(self) -> dict[str, Any]:
-        """The approval policy's record as stored (``{}`` if none or unreadable); its
-        meaning is ``maker.executor.approval``'s."""
+        """The approval policy's record as maker sealed it (``{}`` if none, unreadable,
+        or not sealed by maker: a policy file written by hand or by a model counts as
+        none). Its meaning is ``maker.executor.approval``'s."""
+        from maker.store.seal import check
+
         try:
-            data = json.loads(self.policy_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads(read_text_file(self.policy_path, 64 * 1024))
+        except (OSError, ValueError, MakerError):
             return {}
-        return data if isinstance(data, dict) else {}
+        return data if isinstance(data, dict) and check(data) else {}
 
     def _render_plan_file(self, plan: StoredPlan,
                           shown: Mapping[int, str] | None = None) -> str:
@@ -479,8 +482,17 @@ class PlanStore:
 
 
 def _approval_body(record: StepRecord, created_at: str) -> dict[str, Any]:
-    return {"plan": created_at, "step": record.number,
-            **{k: str(record.meta.get(k) or "") for k in _APPROVAL}}
+    """What an approval's seal covers: the plan, the step, this attempt of it (when it
+    started, when its handoff was accepted, the accepted handoff's bytes), and who
+    approved it when. An approval replayed onto another attempt no longer matches."""
+    handoff = record.path.parent.parent / "handoffs" / record.path.name
+    try:
+        digest = hashlib.sha256(read_regular_file(handoff)).hexdigest()
+    except (OSError, MakerError):
+        digest = ""
+    return {"plan": created_at, "step": record.number, "handoff_sha256": digest,
+            **{k: str(record.meta.get(k) or "") for k in
+               (*_APPROVAL, "started_at", "handoff_accepted_at")}}
 
 
 def seal_approval(record: StepRecord, created_at: str) -> None:
