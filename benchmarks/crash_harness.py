@@ -112,9 +112,22 @@ class Fixture:
 
     def run(self, project: Path, prefix: list[str] | None = None,
             kill_after: float | None = None) -> int:
+        # A person's decision (approve, reject) runs at a terminal: give it one.
+        tty = self.args[:2] in (["step", "approve"], ["step", "reject"])
+        pair = os.openpty() if tty else None
         proc = subprocess.Popen([*(prefix or []), *MAKER, *self.args], cwd=project,
-                                env=_env(project), stdin=subprocess.PIPE,
+                                env=_env(project),
+                                stdin=pair[1] if pair else subprocess.PIPE,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if pair:
+            os.close(pair[1])
+            try:
+                if kill_after is not None:
+                    time.sleep(kill_after)
+                    proc.kill()
+                return proc.wait()
+            finally:
+                os.close(pair[0])  # the terminal's other end stays open while it runs
         assert proc.stdin is not None
         try:  # the whole input first: a command waiting for its stdin does nothing
             proc.stdin.write((self.stdin or "").encode())

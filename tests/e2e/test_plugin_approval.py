@@ -148,6 +148,7 @@ def test_a_person_at_a_terminal_approves_with_the_cli(
         monkeypatch: pytest.MonkeyPatch) -> None:
     _print_mode_step_awaiting_approval(fake_api, run_claude, project)
     monkeypatch.delenv("CLAUDECODE", raising=False)
+    monkeypatch.setattr("maker.cli._common.is_terminal", lambda: True)  # a person's terminal
     approved = CliRunner().invoke(cli, ["step", "approve", "0", "--plans-dir",
                                         str(project / "plans")])
 

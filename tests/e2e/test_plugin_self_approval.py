@@ -92,4 +92,5 @@ def test_the_main_agent_cannot_approve_its_own_step(
     for (name, tool_input), said in zip(tries, outcomes, strict=True):
         assert "maker" in said and ("decision" in said or "maker's own record" in said
                                     or "does not run inside Claude Code" in said
-                                    or "the user types" in said), (name, tool_input, said)
+                                    or "the user types" in said
+                                    or "cannot be checked" in said), (name, tool_input, said)

@@ -53,9 +53,6 @@ def _play(fake_api: FakeMessagesAPI, run_claude: Run, tries: Attempt) -> list[st
     return outcomes
 
 
-@pytest.mark.xfail(strict=True, reason="QA: the decision guard lets `${a}ove` through (no "
-                   "decision word is visible, so `$` is not refused) and `setsid -f env -i` "
-                   "leaves no CLAUDECODE and no claude ancestor: person_only sees a person")
 def test_a_detached_approve_with_the_verb_in_a_variable(
         fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
     _awaiting(project)
@@ -67,9 +64,6 @@ def test_a_detached_approve_with_the_verb_in_a_variable(
     assert record.status == "awaiting-approval", (outcomes, record.meta.get("approved_by"))
 
 
-@pytest.mark.xfail(strict=True, reason="QA: the main agent's guard checks only words that "
-                   "name plans/; `cp -r STAGE/. .` writes plans/.maker/policy.json, which is "
-                   "not sealed, and `maker handoff accept` then completes the step as policy:auto")
 def test_the_rules_file_copied_in_from_outside_then_the_step_rerun(
         fake_api: FakeMessagesAPI, run_claude: Run, project: Path, tmp_path: Path) -> None:
     _awaiting(project)
@@ -88,9 +82,6 @@ def test_the_rules_file_copied_in_from_outside_then_the_step_rerun(
     assert step(project, 0).status != "complete", outcomes
 
 
-@pytest.mark.xfail(strict=True, reason="QA: an approval's seal covers only plan, step, "
-                   "approved_by and approved_at, and survives a reset in the step file: the "
-                   "approval of an earlier attempt is replayed onto the new one by `sed` on a glob")
 def test_an_earlier_attempts_seal_replayed(
         fake_api: FakeMessagesAPI, run_claude: Run, project: Path, tmp_path: Path) -> None:
     store = write_plan(project, policy="never")

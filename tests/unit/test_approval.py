@@ -31,6 +31,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> PlanStore:
     for var in ("FORMAT_CMD", "LINT_CMD", "BUILD_CMD", "TEST_CMD"):
         monkeypatch.setenv(var, "")
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("maker.cli._common.is_terminal", lambda: True)  # a person is there
     s = linear(tmp_path, 3, policy="never")
     start_step(s, 1)
     return s
@@ -287,3 +288,13 @@ def test_a_plan_approved_on_another_machine_is_adopted_by_a_person(
     assert "step 1 (Step number 1): approval adopted (alice (adopted by person " \
            "(terminal)))" in adopted.output
     assert store.load().get(1).status == "complete"
+
+
+def test_a_decision_needs_a_person_at_a_terminal(store: PlanStore,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    accept_handoff(store, handoff(1))
+    monkeypatch.setattr("maker.cli._common.is_terminal", lambda: False)
+    for args in (["step", "approve", "1"], ["policy", "auto"], ["plan", "adopt"]):
+        out = CliRunner().invoke(cli, [*args, "--plans-dir", str(store.root)])
+        assert out.exit_code == 2 and "run it in a terminal" in out.output, args
+    assert store.load().get(1).status == "awaiting-approval"

@@ -120,3 +120,22 @@ def _project_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for var in ("FORMAT_CMD", "LINT_CMD", "BUILD_CMD", "TEST_CMD"):
         monkeypatch.setenv(var, "")
     return tmp_path
+
+
+def test_a_check_that_fails_refuses_maker_subagents_tools(
+        project_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = in_progress(project_env)
+    assert store.read_active() is not None
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise ValueError("a check that broke")
+
+    monkeypatch.setattr("maker.tools.guard.executor_refusal", boom)
+    out = run_hook("pre-tool-use", HANDLERS["pre-tool-use"], stdin=json.dumps(
+        {"hook_event_name": "PreToolUse", "session_id": "s-1", "cwd": str(project_env),
+         "agent_type": "maker:step-executor", "tool_name": "Read",
+         "tool_input": {"file_path": "x"}}))
+    decision = json.loads(out)["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny"
+    assert "could not check this tool call (ValueError: a check that broke)" in \
+        decision["permissionDecisionReason"]

@@ -74,7 +74,7 @@ def test_every_command_names_the_path_and_the_fix(project: Path, shape: str,
 
 @pytest.mark.parametrize("event", ["stop", "pre-tool-use", "subagent-stop", "session-start"])
 @pytest.mark.parametrize("shape", SHAPES)
-def test_every_hook_says_so_visibly_and_never_blocks(project: Path, shape: str,
+def test_every_hook_says_so_visibly_and_never_wedges(project: Path, shape: str,
                                                      event: str) -> None:
     relative, kind, what = SHAPES[shape]
     path = _break(project, relative, kind)
@@ -82,5 +82,12 @@ def test_every_hook_says_so_visibly_and_never_blocks(project: Path, shape: str,
             "agent_type": "maker:step-executor", "tool_name": "Write",
             "tool_input": {"file_path": "x"}, "last_assistant_message": handoff(1)}
     out = json.loads(run_hook(event, HANDLERS[event], stdin=json.dumps(data)))
+    if event == "pre-tool-use":
+        # The step executor's limits hold when they cannot be checked: the call is
+        # refused, saying why (and the executor can hand off blocked with it).
+        decision = out["hookSpecificOutput"]
+        assert decision["permissionDecision"] == "deny"
+        assert f"{path}: {what} (fix: " in decision["permissionDecisionReason"]
+        return
     assert set(out) == {"systemMessage"}
     assert f"{path}: {what} (fix: " in out["systemMessage"]

@@ -74,9 +74,6 @@ MAIN_AGENT_ALLOWED = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="QA: the main agent's guard checks only words that "
-                   "name plans/ (or a visible decision word with maker): writes through "
-                   "`.`, globs, cd-by-glob and archives, and a verb built from a variable, pass")
 @pytest.mark.parametrize("command", MAIN_AGENT_ALLOWED)
 def test_the_main_agent_cannot_write_plans_or_decide_without_naming_them(
         command: str, tmp_path: Path) -> None:
@@ -95,10 +92,6 @@ EXECUTOR_ALLOWED = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="QA: the executor's guard checks the paths a command "
-                   "names, not what it writes: a copy into `.` (or its parent), an archive, "
-                   "find -exec, a symlink made in the same command, git stash -u all reach "
-                   "plans/")
 @pytest.mark.parametrize("command", EXECUTOR_ALLOWED)
 def test_the_executor_cannot_write_plans_without_naming_them(command: str,
                                                               tmp_path: Path) -> None:

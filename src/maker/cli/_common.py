@@ -101,4 +101,17 @@ def person_only(command: str, instead: str = "") -> str:
             "where the model would be deciding for the user. "
             + (f"The user types `{instead}` in Claude Code, or runs" if instead
                else "The user runs") + " this command in a terminal of their own.")
+    if not is_terminal():
+        raise click.UsageError(
+            f"`{command}` is a person's decision: run it in a terminal (its input is not "
+            "one here, so no person is there to decide)"
+            + (f", or type `{instead}` in Claude Code." if instead else "."))
     return "person (terminal)"
+
+
+def is_terminal() -> bool:
+    """Whether standard input is a terminal, where a person can be."""
+    try:
+        return os.isatty(0)
+    except OSError:
+        return False

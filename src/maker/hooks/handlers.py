@@ -226,9 +226,16 @@ def _executor_stop(hook: HookInput) -> Output:
 # -- Stop -------------------------------------------------------------------------
 
 def on_stop(hook: HookInput) -> Output:
+    store = store_for(hook)
+    if not store.state_dir.is_dir():
+        return allow()
+    with store.lock():  # one consistent view of the marker, the step and its run
+        return _stop(hook, store)
+
+
+def _stop(hook: HookInput, store: PlanStore) -> Output:
     from maker.executor.lifecycle import fail_step
 
-    store = store_for(hook)
     active = active_marker(store)
     if not active:
         return allow()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from maker.hooks.common import (
     EXECUTOR_SUFFIX,
@@ -24,20 +25,43 @@ from maker.hooks.common import (
 )
 from maker.hooks.protocol import HookInput, Output, allow, context, deny_tool
 
+if TYPE_CHECKING:
+    from maker.store.plan_store import PlanStore
+
 __all__ = ["on_post_tool_use", "on_pre_tool_use"]
 
 
 # -- PreToolUse -------------------------------------------------------------------
 
 def on_pre_tool_use(hook: HookInput) -> Output:
-    if hook.agent_type.endswith((PLANNER_SUFFIX, REVIEWER_SUFFIX)):
-        return _read_only_tool(hook)
-    if not hook.agent_type.endswith(EXECUTOR_SUFFIX):
+    """Any agent's tool call. For maker's own subagents a check that cannot be made
+    refuses the call (their limits hold); for the others it lets it through, visibly
+    (``run_hook``): a hook never wedges the user's own work."""
+    if not hook.agent_type.endswith((PLANNER_SUFFIX, REVIEWER_SUFFIX, EXECUTOR_SUFFIX)):
         return _any_agent_tool(hook)
+    try:
+        if hook.agent_type.endswith(EXECUTOR_SUFFIX):
+            return _executor_tool(hook)
+        return _read_only_tool(hook)
+    except Exception as exc:  # noqa: BLE001 - fail closed for maker's own subagents
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        return deny_tool(f"maker could not check this tool call ({type(exc).__name__}: "
+                         f"{first}), so it is refused. If it keeps happening, hand off with "
+                         "status: blocked and this reason.")
+
+
+def _executor_tool(hook: HookInput) -> Output:
+    store = store_for(hook)
+    if not store.state_dir.is_dir():
+        return allow()
+    with store.lock():  # one consistent view of the marker and the step
+        return _executor_check(hook, store)
+
+
+def _executor_check(hook: HookInput, store: PlanStore) -> Output:
     from maker.errors import MakerError
     from maker.tools.permissions import permits
 
-    store = store_for(hook)
     active = active_marker(store)
     if not active:
         return allow()

@@ -2,63 +2,124 @@
 ``plans/``.
 
 The main agent does ordinary work with Bash, so its commands are not held to the step
-executor's strict guard (``maker.tools.guard``). Two things are refused, read through
-the shared lexer (``maker.tools.shell``):
+executor's strict guard (``maker.tools.guard``). Read through the shared lexer
+(``maker.tools.shell``), these are refused:
 
-* a command that could run maker's decisions (``maker step approve|reject``,
-  ``maker policy NAME``, or maker's Python API): one that names maker (by name, path,
-  module or text) or expands text the lexer cannot see (``$…``, backticks), together
-  with a word that contains one of those verbs, or with the variables that say it
-  runs inside Claude Code. (``maker`` itself
-  also refuses to take a decision inside Claude Code: this is the second lock.)
-* a command that names a path inside ``plans/`` and is not read-only.
+* a command that names maker (by name, path, module or text) and expands text the
+  lexer cannot see (``$…``, backticks, ``eval``): what it runs cannot be known;
+* a command that could take a person's decision (``maker step approve|reject``,
+  ``maker policy NAME``, ``maker plan adopt``, or maker's Python API): one with a word
+  containing one of those verbs, together with maker's name, unseen text, or the
+  variables that say it runs inside Claude Code (``maker`` itself also refuses to
+  decide inside Claude Code: the second lock);
+* a command that is not read-only and names a path inside ``plans/``, directly or
+  through a glob;
+* a copy, link, extraction, ``find -exec`` or git command that would write into
+  ``plans/`` through a folder that holds it (``maker.tools.spill``).
 
 False positives are cheap here (the user decides with ``/maker:approve N``), a missed
-self-approval is not.
+self-approval is not; and what slips past the guards still cannot approve: approvals
+and the approval policy are sealed (``maker.store.seal``).
 """
 
 from __future__ import annotations
 
+import glob
 import os
+from collections.abc import Sequence
+from fnmatch import fnmatchcase
+from itertools import islice
 from pathlib import Path, PurePosixPath
 
-from maker.tools.shell import ShellSyntaxError, Word, tokenize
+from maker.tools.shell import Op, ShellSyntaxError, Word, tokenize
+from maker.tools.spill import spill_reason
 
 __all__ = ["decision_refusal"]
 
 _DECISIONS = frozenset({"approve", "reject", "policy", "adopt"})
 _CLAUDE_VARS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
-_DECIDE = ("maker: approving, rejecting and the approval policy are the user's decisions, "
-           "never an agent's: the user types `/maker:approve N`, `/maker:reject N <what to "
-           "change>` or `/maker:policy NAME` in Claude Code. Ask them to (for a step "
-           "awaiting approval, with AskUserQuestion as `maker step outcome N` says).")
+_SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&", "\n", ";;", ";&", "(", ")"})
+_WRAPPERS = frozenset({"env", "command", "builtin", "exec", "nohup", "nice", "ionice",
+                       "timeout", "sudo", "doas", "setsid", "stdbuf", "time", "xargs"})
+_GLOB_LIMIT = 2000
+_DECIDE = ("maker: approving, rejecting, the approval policy and adopting a plan are the "
+           "user's decisions, never an agent's: the user types `/maker:approve N`, "
+           "`/maker:reject N <what to change>` or `/maker:policy NAME` in Claude Code. Ask "
+           "them to (for a step awaiting approval, with AskUserQuestion as `maker step "
+           "outcome N` says).")
+_UNSEEN = ("maker: this command runs maker with text the shell builds at run time (`$…`, "
+           "backticks or `eval`), so what it would do cannot be checked. Run maker's "
+           "command with its words written out.")
 
 
 def decision_refusal(command: str, *, cwd: Path, plans_root: Path) -> str | None:
     """Why an agent may not run this Bash command, or None."""
     try:
-        words = [t for t in tokenize(command) if isinstance(t, Word)]
+        tokens = tokenize(command)
     except ShellSyntaxError:
-        words = [Word(w, (False,) * len(w)) for w in command.split()]
+        tokens = [Word(w, (False,) * len(w)) for w in command.split()]
+    words = [t for t in tokens if isinstance(t, Word)]
     texts = [w.text for w in words]
     names_maker = any("maker" in t for t in texts)
     unseen = any(w.hazards - {"!", "! in quotes"} for w in words) or "eval" in texts
     decides = any(d in t.lower() for t in texts for d in _DECISIONS) \
         or any(v in command for v in _CLAUDE_VARS)
+    if names_maker and unseen:
+        return _UNSEEN
     if decides and (names_maker or unseen):
         return _DECIDE
     root = os.path.realpath(plans_root)
-    for text in texts:
-        if "/" not in text and text != PurePosixPath(plans_root).name:
-            continue
-        path = os.path.realpath(os.path.join(cwd, os.path.expanduser(text)))
-        if path == root or path.startswith(root + os.sep):
-            from maker.tools.readonly import why_not_read_only
+    if any(_names_plans(w, cwd, root, plans_root) for w in words):
+        from maker.tools.readonly import why_not_read_only
 
-            why = why_not_read_only(command)
-            if why is not None:
-                return (f"maker: {plans_root} is maker's own record of the plan, changed only "
-                        f"by maker; this command names it and does not only read ({why}). "
-                        "Use maker's commands (`maker status`, `/maker:step`, `/maker:reset`).")
-            return None
+        why = why_not_read_only(command)
+        if why is not None:
+            return (f"maker: {plans_root} is maker's own record of the plan, changed only "
+                    f"by maker; this command reaches it and does not only read ({why}). "
+                    "Use maker's commands (`maker status`, `/maker:step`, `/maker:reset`).")
+    for simple in _simple_commands(tokens):
+        spilled = spill_reason(PurePosixPath(simple[0]).name, simple[1:], cwd, plans_root,
+                               strict=False)
+        if spilled:
+            return f"maker: {spilled}."
     return None
+
+
+def _names_plans(word: Word, cwd: Path, root: str, plans_root: Path) -> bool:
+    """Whether ``word`` is a path into plans/, or a glob that matches one."""
+    text = word.text
+    if word.globs:
+        # A glob reaches plans/ if its leading parts can match plans/'s own path, files
+        # or not; and if anything it matches now resolves there (through a link).
+        pattern = os.path.normpath(os.path.join(cwd, os.path.expanduser(text)))
+        parts, target = pattern.split(os.sep), os.path.normpath(plans_root).split(os.sep)
+        if len(parts) >= len(target) and all(
+                fnmatchcase(t, p) for p, t in zip(parts, target, strict=False)):
+            return True
+        for match in islice(glob.iglob(pattern), _GLOB_LIMIT):
+            full = os.path.realpath(match)
+            if full == root or full.startswith(root + os.sep):
+                return True
+        return False
+    if "/" not in text and text != PurePosixPath(plans_root).name:
+        return False
+    full = os.path.realpath(os.path.join(cwd, os.path.expanduser(text)))
+    return full == root or full.startswith(root + os.sep)
+
+
+def _simple_commands(tokens: Sequence[object]) -> list[list[str]]:
+    """The simple commands' words, assignments and wrappers before the program dropped."""
+    out: list[list[str]] = []
+    current: list[str] = []
+    for token in [*tokens, Op(";")]:
+        if isinstance(token, Op) and token.text in _SEPARATORS:
+            while current and ("=" in current[0].split("/", 1)[0]
+                               or PurePosixPath(current[0]).name in _WRAPPERS
+                               or (current[0].startswith("-") and len(out) >= 0)):
+                current = current[1:]
+            if current:
+                out.append(current)
+            current = []
+        elif isinstance(token, Word):
+            current.append(token.text)
+    return out

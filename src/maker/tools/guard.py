@@ -32,6 +32,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from maker.tools.shell import HereDoc, Op, ShellSyntaxError, Token, Word, tokenize
+from maker.tools.spill import spill_reason
 
 __all__ = ["EXECUTOR_MAKER", "WRITERS", "bash_refusal", "executor_refusal", "maker_data_dirs"]
 
@@ -299,6 +300,9 @@ class _Guard:
         elif name == "git" and "clean" in args:
             raise _Refused(self.plans_text() + " `git clean` would delete it (it is not "
                            "tracked); remove the files you mean by name.")
+        spilled = spill_reason(name, args, cwd, self.plans_root)
+        if spilled:
+            raise _Refused(f"maker: {spilled}.")
         if name in _COPIERS and any(_maker_name([a]) for a in args):
             raise _Refused(_STATE + " (Copying or linking maker's program is refused too.)")
         if name in _DESTROYERS or (name == "find" and "-delete" in args):

@@ -1,0 +1,102 @@
+"""Commands that write into ``plans/`` without naming it: a copy, a move or a link into
+a folder that holds it, an archive extracted over it, ``find -exec`` from above it,
+``git stash``. Both guards ask ``spill_reason`` of every simple command they read (the
+step executor's, ``maker.tools.guard``; everyone else's, ``maker.tools.decision_guard``).
+
+The words are the lexer's (``maker.tools.shell``), quotes removed; a path is resolved
+against the directory the command runs in.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["spill_reason"]
+
+_INTO = frozenset({"cp", "mv", "rsync", "install", "scp", "ln", "link"})
+_TARGET_DIR = ("-t", "--target-directory")
+_FIND_ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete"})
+_GIT_OVER = frozenset({"stash", "checkout", "restore", "reset", "switch", "clean", "apply",
+                       "am", "merge", "rebase", "pull", "worktree"})
+
+
+def _covers(path: str, cwd: Path, plans: str) -> bool:
+    """Whether ``path`` is plans/, inside it, or a folder that holds it."""
+    full = os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
+    return full == plans or plans.startswith(full.rstrip(os.sep) + os.sep) \
+        or full.startswith(plans + os.sep)
+
+
+def _operands(args: list[str]) -> list[str]:
+    out, after_dashes = [], False
+    for a in args:
+        if a == "--" and not after_dashes:
+            after_dashes = True
+        elif after_dashes or not a.startswith("-"):
+            out.append(a)
+    return out
+
+
+def _option_value(args: list[str], names: tuple[str, ...]) -> str | None:
+    for i, a in enumerate(args):
+        for name in names:
+            if a == name and i + 1 < len(args):
+                return args[i + 1]
+            if a.startswith(name + "=") or (len(name) == 2 and a.startswith(name)
+                                             and len(a) > 2 and not name.startswith("--")):
+                return a.split("=", 1)[1] if "=" in a else a[len(name):]
+    return None
+
+
+def spill_reason(name: str, args: list[str], cwd: Path, plans_root: Path,
+                 strict: bool = True) -> str | None:
+    """Why the simple command ``name args…`` could write into ``plans_root``, or None.
+
+    ``strict`` (the step executor): every git command that rewrites the working tree is
+    refused; otherwise (the main agent, who works with git) only those that would reach
+    plans/: ``git stash``, ``git clean``, and a checkout, restore or reset of a folder
+    that holds it, or ``--hard``."""
+    plans = os.path.realpath(plans_root)
+    where = f"{plans_root} (maker's own record of the plan)"
+    if name in _INTO:
+        operands = _operands(args)
+        dests = [d for d in (_option_value(args, _TARGET_DIR),) if d]
+        if name in ("ln", "link") and len(operands) >= 2 and not dests:
+            target, link = operands[0], operands[-1]
+            base = cwd / link if (cwd / link).is_dir() else (cwd / link).parent
+            if _covers(target, base, plans):
+                return f"`{name}` would make a link into {where}"
+        dests += operands[-1:] if len(operands) >= 2 else []
+        if any(_covers(d, cwd, plans) for d in dests):
+            return (f"`{name}` would write into a folder that holds {where}; copy or move "
+                    "the files you mean by their own names")
+    elif name in ("tar", "bsdtar", "unzip", "7z", "cpio", "pax"):
+        flags = "".join(a for a in args if a.startswith("-") and not a.startswith("--"))
+        first = args[0] if args and not args[0].startswith("-") else ""
+        extracts = (name in ("unzip", "cpio") or "x" in flags or "x" in first
+                    or "--extract" in args or "--get" in args or (name == "7z" and "x" in args)
+                    or (name == "pax" and "-r" in args))
+        dest = _option_value(args, ("-C", "--directory", "-d", "-o")) or "."
+        if extracts and _covers(dest, cwd, plans):
+            return (f"`{name}` would extract over a folder that holds {where}; extract "
+                    "into a folder of its own")
+    elif name == "find":
+        roots = []
+        for a in args:
+            if a.startswith("-") or a in ("(", "!"):
+                break
+            roots.append(a)
+        if _FIND_ACTIONS & set(args) and any(_covers(r, cwd, plans) for r in roots or ["."]):
+            return (f"`find` would act on files in {where}; start it in a folder that "
+                    "does not hold plans/")
+    elif name == "git":
+        sub = next((a for a in args if not a.startswith("-")), "")
+        rest = _operands(args[args.index(sub) + 1:]) if sub else []
+        reaches = sub in ("stash", "clean") or (
+            sub in ("checkout", "restore", "reset")
+            and ("--hard" in args or any(_covers(a, cwd, plans) for a in rest)))
+        if (sub in _GIT_OVER and strict) or reaches:
+            return (f"`git {sub}` may rewrite or remove {where} with the working tree; "
+                    "name the files you mean, or leave it to a person")
+    return None
