@@ -100,7 +100,7 @@ class AgentRunner:
                 raise
             # The CLI exits non-zero after an error result: the result says it all.
         result = self._result(answer, final, started)
-        if self.notes is not None and result.error is None:
+        if self.notes is not None:  # it records only a good answer
             self.notes.update_from_result(result, step.step)
         return result
 
@@ -189,7 +189,9 @@ def _is_error(result: Any) -> bool:
 
 def _result_error(result: Any) -> str:
     subtype = getattr(result, "subtype", None)
-    text = f"the agent's session ended in error ({subtype})"
+    text = "the agent's session ended in error"
+    if isinstance(subtype, str) and subtype != "success":
+        text += f" ({subtype})"
     errors = getattr(result, "errors", None)
     detail = getattr(result, "result", None)
     if isinstance(errors, list) and errors:
