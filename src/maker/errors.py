@@ -18,7 +18,10 @@
     ├── VerificationError         verification could not run at all
     ├── LockTimeoutError          another session holds the plan lock
     ├── StateError                plans/ state maker cannot read or repair by itself
-    ├── ClaudeNotFoundError       the Claude Code CLI is not installed (maker.scripted)
+    ├── AgentSDKError             a claude-agent-sdk session that could not run (what to do)
+    │   ├── ClaudeNotFoundError   the Claude Code CLI is not installed
+    │   ├── AgentProcessError     the CLI failed or could not be reached (exit code, stderr)
+    │   └── AgentStreamError      the CLI's output could not be read (an SDK/CLI mismatch)
     ├── ClaudeTimeoutError        a scripted CLI run did not finish (maker.scripted)
     └── PluginNotFoundError       the plugin's files are not beside the package (the demo)
 
@@ -34,6 +37,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
+    "AgentProcessError",
+    "AgentSDKError",
+    "AgentStreamError",
+    "ClaudeNotFoundError",
     "DependencyError",
     "HandoffRejectedError",
     "InputError",
@@ -194,3 +201,31 @@ class LockTimeoutError(MakerError):
 class StateError(MakerError):
     """plans/ holds state that maker cannot read or repair by itself (the message says
     what a person should do)."""
+
+
+class AgentSDKError(MakerError):
+    """A claude-agent-sdk session that could not run at all (not: a bad answer, which is an
+    ``AgentResult`` with ``error``). ``maker.executor.sdk`` translates the SDK's errors
+    into these; the message says what to do. ``cause`` is the SDK's own exception."""
+
+    def __init__(self, message: str, cause: BaseException | None = None) -> None:
+        self.cause = cause
+        super().__init__(message)
+
+
+class ClaudeNotFoundError(AgentSDKError):
+    """The Claude Code CLI binary is not installed where it was looked for."""
+
+
+class AgentProcessError(AgentSDKError):
+    """The Claude Code CLI could not be started or reached, or exited with an error."""
+
+    def __init__(self, message: str, cause: BaseException | None = None,
+                 exit_code: int | None = None, stderr: str | None = None) -> None:
+        self.exit_code = exit_code
+        self.stderr = stderr
+        super().__init__(message, cause)
+
+
+class AgentStreamError(AgentSDKError):
+    """The CLI printed output the SDK could not read (usually an SDK/CLI version mismatch)."""

@@ -34,7 +34,8 @@ from maker.yaml_cleaner.cleaner import load_yaml
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore, StoredPlan
 
-__all__ = ["BriefBudget", "build_brief", "handoff_template", "previous_handoff"]
+__all__ = ["BriefBudget", "build_brief", "handoff_template", "persistent_context",
+           "previous_handoff", "step_sections"]
 
 _DUMPER: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _ACCEPTED_AT = re.compile(r"^accepted_at:[ \t]*['\"]?([^'\"\n]+)", re.MULTILINE)
@@ -105,6 +106,13 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
 
 
 # -- the step ------------------------------------------------------------------------
+
+
+def step_sections(spec: PlanStep) -> tuple[str, str]:
+    """The parts of a brief that need only the step: what to do (with its tools and
+    output schema) and the handoff to answer with. The headless runner's prompt uses
+    them around its own inputs."""
+    return _step_section(spec, spec.depends_on or []), _handoff_section(spec)
 
 
 def _step_section(spec: PlanStep, depends_on: list[int]) -> str:
@@ -237,6 +245,15 @@ def _accepted_at(path: Path) -> re.Match[str] | None:
     except (OSError, InputError):
         return None
     return m
+
+
+def persistent_context(store: PlanStore, plan: StoredPlan, step: int,
+                       budget: BriefBudget | None = None) -> str:
+    """The brief's "Context from previous work" for ``step``: the previous agent's
+    ``for_next_agent`` and the plan's NOTES.md facts (newest first kept), bounded by
+    ``budget``; what the headless runner puts in its prompt too (seed 002)."""
+    return strip_controls(_context_section(store, plan, step, store.root.parent,
+                                           budget or BriefBudget()))
 
 
 def _context_section(store: PlanStore, plan: StoredPlan, step: int, project: Path,

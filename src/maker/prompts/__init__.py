@@ -1,7 +1,8 @@
 """Prompts shared by the plugin and the headless engine.
 
-``planner.md`` is the plugin's ``agents/planner.md`` (a link): one file is the
-planner's system prompt for both, so they cannot drift apart.
+``planner.md`` is the plugin's ``agents/planner.md`` and ``step-executor.md`` its
+``agents/step-executor.md`` (links): one file is each agent's system prompt for both,
+so they cannot drift apart.
 """
 
 from __future__ import annotations

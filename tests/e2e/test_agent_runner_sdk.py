@@ -1,0 +1,101 @@
+"""AgentRunner against the real claude-agent-sdk and the real bundled Claude Code CLI.
+
+The scripted Messages API on 127.0.0.1 plays the model; everything between it and
+AgentRunner (the SDK's subprocess transport and control protocol, the CLI's agent loop,
+its cost estimate, its ResultMessage) is real. ``_sdk_query`` is not patched.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from maker.core.models import PlanStep, TaskConfig
+from maker.errors import ClaudeNotFoundError
+from maker.executor.agent_runner import AgentRunner
+from maker.scripted import FakeMessagesAPI, Reply, isolated_env
+from maker.scripted.replies import ApiError
+
+pytestmark = pytest.mark.e2e
+
+HANDOFF = """\
+step: 2
+status: complete
+output:
+  greeting: hello from the scripted model
+summary: Wrote the greeting.
+discoveries:
+  - The project greets in English.
+decisions: []
+blockers: []
+for_next_agent: The greeting is in output.greeting.
+files_changed: []
+"""
+
+
+def make_step() -> PlanStep:
+    return PlanStep(step=2, task_type="action_step", title="Greet",
+                    task_description="Say hello.", primary_tools=["Read"],
+                    fallback_tools=["Grep"], primary_tool_instructions="Read README.md",
+                    fallback_tool_instructions="", input_variables=[],
+                    output_variable="step_2_output", output_schema="{greeting: string}",
+                    next_step_sequence_number=-1)
+
+
+def make_runner(api: FakeMessagesAPI, claude_binary: Path, home: Path, **kw: object
+                ) -> AgentRunner:
+    isolated = isolated_env(api.base_url, home)
+    # The SDK starts the CLI with os.environ under options.env: blank what isolated_env
+    # left out (a real key…) so none of it comes back.
+    blanked = {k: "" for k in os.environ if k not in isolated}
+    return AgentRunner(env={**blanked, **isolated}, cli_path=claude_binary, **kw)  # type: ignore[arg-type]
+
+
+async def test_real_sdk_answer_is_parsed_with_cost_and_duration(
+        fake_api: FakeMessagesAPI, claude_binary: Path, project: Path,
+        claude_home: Path) -> None:
+    fake_api.script("step-executor", Reply.text(HANDOFF))
+    runner = make_runner(fake_api, claude_binary, claude_home)
+
+    result = await runner.run(make_step(), context="step_1_output:\n  name: maker\n",
+                              config=TaskConfig(instruction="greet", cwd=str(project)))
+
+    assert result.error is None, result.error
+    assert result.output["output"] == {"greeting": "hello from the scripted model"}
+    assert result.output["for_next_agent"] == "The greeting is in output.greeting."
+    assert result.raw_response.strip() == HANDOFF.strip()
+    assert result.was_repaired is False
+    # From the real ResultMessage: the CLI's own cost estimate and timing.
+    assert result.cost_usd > 0
+    assert result.duration_ms > 0
+    assert result.tokens > 0
+    fake_api.assert_done()
+    # The session really was the step executor's, with the step's prompt.
+    (request,) = fake_api.requests_for("step-executor")
+    assert "maker-agent: step-executor" in request.system_text
+    assert "# Step 2: Greet" in request.last_user_text
+    assert "name: maker" in request.last_user_text
+
+
+async def test_real_sdk_api_failure_is_a_result_with_error(
+        fake_api: FakeMessagesAPI, claude_binary: Path, project: Path,
+        claude_home: Path) -> None:
+    fake_api.script("step-executor", ApiError(529, "overloaded_error", "Overloaded"))
+    runner = make_runner(fake_api, claude_binary, claude_home)
+
+    result = await runner.run(make_step(), context="",
+                              config=TaskConfig(instruction="greet", cwd=str(project)))
+
+    assert result.output is None
+    assert result.error is not None and "error" in result.error
+
+
+async def test_missing_cli_is_translated_with_what_to_do(
+        fake_api: FakeMessagesAPI, project: Path, claude_home: Path, tmp_path: Path) -> None:
+    runner = make_runner(fake_api, tmp_path / "no-such-claude", claude_home)
+
+    with pytest.raises(ClaudeNotFoundError, match="pip install"):
+        await runner.run(make_step(), context="",
+                         config=TaskConfig(instruction="greet", cwd=str(project)))
