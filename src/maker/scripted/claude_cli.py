@@ -24,7 +24,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-from maker.errors import MakerError
+from maker.errors import ClaudeNotFoundError, MakerError
 from maker.scripted.fake_api import FakeMessagesAPI
 
 __all__ = [
@@ -46,10 +46,6 @@ _STRIPPED_NAMES = frozenset({
     "DISABLE_TELEMETRY", "DISABLE_AUTOUPDATER", "DISABLE_ERROR_REPORTING", "MCP_TIMEOUT",
     "IS_SANDBOX", "API_TIMEOUT_MS", "BASH_DEFAULT_TIMEOUT_MS",
 })
-
-
-class ClaudeNotFoundError(MakerError):
-    """The Claude Code CLI binary is not installed where it was looked for."""
 
 
 class ClaudeTimeoutError(MakerError):
