@@ -4,7 +4,8 @@
     ├── YAMLCleanError            model text that holds no usable YAML (line, what)
     ├── InputError                an input maker refuses to read: too large, not a regular file
     ├── PlanValidationError       a plan that fails the parser or the linter (all problems)
-    │                             (also a ValueError, as seed 001's parser tests expect)
+    │   │                         (also a ValueError, as seed 001's parser tests expect)
+    │   └── PlanRefusedError      the planner model's plan, refused on every attempt
     ├── PlanFileError             a plan file on disk that is broken (file, field, fix)
     ├── PlanNotFoundError         no plan where one was looked for
     ├── PlanExistsError           a new plan would destroy one that cannot be archived
@@ -18,10 +19,11 @@
     ├── VerificationError         verification could not run at all
     ├── LockTimeoutError          another session holds the plan lock
     ├── StateError                plans/ state maker cannot read or repair by itself
-    ├── AgentSDKError             a claude-agent-sdk session that could not run (what to do)
+    ├── AgentSDKError             a claude-agent-sdk call failed (what failed, what to do)
     │   ├── ClaudeNotFoundError   the Claude Code CLI is not installed
     │   ├── AgentProcessError     the CLI failed or could not be reached (exit code, stderr)
-    │   └── AgentStreamError      the CLI's output could not be read (an SDK/CLI mismatch)
+    │   ├── AgentStreamError      the CLI's output could not be read (an SDK/CLI mismatch)
+    │   └── BudgetExceededError   a call stopped by its max_budget_usd
     ├── ClaudeTimeoutError        a scripted CLI run did not finish (maker.scripted)
     └── PluginNotFoundError       the plugin's files are not beside the package (the demo)
 
@@ -40,6 +42,7 @@ __all__ = [
     "AgentProcessError",
     "AgentSDKError",
     "AgentStreamError",
+    "BudgetExceededError",
     "ClaudeNotFoundError",
     "DependencyError",
     "HandoffRejectedError",
@@ -49,6 +52,7 @@ __all__ = [
     "PlanExistsError",
     "PlanFileError",
     "PlanNotFoundError",
+    "PlanRefusedError",
     "PlanValidationError",
     "Problem",
     "RequestError",
@@ -120,6 +124,16 @@ class PlanValidationError(_ProblemsError, ValueError):
     """A plan that fails the parser or the linter. ``problems`` lists every one."""
 
     what = "plan problem"
+
+
+class PlanRefusedError(PlanValidationError):
+    """The planner model answered ``attempts`` times and the linter refused every answer;
+    ``problems`` are those of the last answer (each earlier list went back to the model)."""
+
+    def __init__(self, problems: Iterable[Problem | str], attempts: int) -> None:
+        self.attempts = attempts
+        super().__init__(problems, source=f"the planner's plan, refused {attempts} "
+                                          f"time{'' if attempts == 1 else 's'}")
 
 
 class HandoffRejectedError(_ProblemsError):
@@ -204,13 +218,24 @@ class StateError(MakerError):
 
 
 class AgentSDKError(MakerError):
-    """A claude-agent-sdk session that could not run at all (not: a bad answer, which is an
-    ``AgentResult`` with ``error``). ``maker.executor.sdk`` translates the SDK's errors
-    into these; the message says what to do. ``cause`` is the SDK's own exception."""
+    """A claude-agent-sdk call failed: the CLI could not start, crashed, printed what
+    the SDK cannot read, or ended with an error result (not: a bad answer, which is an
+    ``AgentResult`` with ``error``). The message says what to do.
 
-    def __init__(self, message: str, cause: BaseException | None = None) -> None:
+    ``cause`` is the SDK's own exception; ``agent`` names the caller ("planner",
+    "step 3"); ``cost_usd`` and ``duration_ms`` are what the call spent before it failed
+    (a budget counts failed work too); ``session_id`` is set when the CLI reported one.
+    """
+
+    def __init__(self, message: str, cause: BaseException | None = None, *,
+                 agent: str = "", cost_usd: float = 0.0, duration_ms: int = 0,
+                 session_id: str | None = None) -> None:
         self.cause = cause
-        super().__init__(message)
+        self.agent = agent
+        self.cost_usd = cost_usd
+        self.duration_ms = duration_ms
+        self.session_id = session_id
+        super().__init__(f"{agent}: {message}" if agent else message)
 
 
 class ClaudeNotFoundError(AgentSDKError):
@@ -229,3 +254,7 @@ class AgentProcessError(AgentSDKError):
 
 class AgentStreamError(AgentSDKError):
     """The CLI printed output the SDK could not read (usually an SDK/CLI version mismatch)."""
+
+
+class BudgetExceededError(AgentSDKError):
+    """A call reached its ``max_budget_usd`` and the CLI stopped it."""
