@@ -144,8 +144,18 @@ class Fixture:
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
 
 
-def _judge(after: dict[str, str], old: dict[str, str], new: dict[str, str]) -> str:
-    return "old" if after == old else "new" if after == new else "corrupted"
+def _after_kill(fx: Fixture, project: Path, old: dict[str, str], new: dict[str, str],
+                where: str) -> str:
+    """Run the next command, then judge what it sees: ``old``, ``new`` or ``corrupted``
+    (a corrupted project is kept, and named, for a look)."""
+    fx.next_command(project)
+    after = snapshot(project / "plans")
+    outcome = "old" if after == old else "new" if after == new else "corrupted"
+    if outcome == "corrupted":
+        print(f"  corrupted: {fx.name}, {where}: {project}")
+    else:
+        shutil.rmtree(project.parent)
+    return outcome
 
 
 def every_change(fx: Fixture, old: dict[str, str], new: dict[str, str]) -> dict[str, int]:
@@ -159,13 +169,7 @@ def every_change(fx: Fixture, old: dict[str, str], new: dict[str, str]) -> dict[
             if rc != -9 and rc != 137:
                 assert rc == 0, f"{fx.name}: the command failed on its own (exit {rc})"
                 break
-            fx.next_command(project)
-            outcome = _judge(snapshot(project / "plans"), old, new)
-            tally[outcome] += 1
-            if outcome == "corrupted":
-                print(f"  corrupted: {fx.name}, killed at {family} #{n}: {project}")
-            else:
-                shutil.rmtree(project.parent)
+            tally[_after_kill(fx, project, old, new, f"killed at {family} #{n}")] += 1
     return tally
 
 
@@ -176,13 +180,7 @@ def random_kills(fx: Fixture, old: dict[str, str], new: dict[str, str], tries: i
         project = fx.fresh()
         # The changes come last, after the interpreter starts: aim at the run's end.
         fx.run(project, kill_after=rng.uniform(0.5 * span, 1.5 * span))
-        fx.next_command(project)
-        outcome = _judge(snapshot(project / "plans"), old, new)
-        tally[outcome] += 1
-        if outcome == "corrupted":
-            print(f"  corrupted: {fx.name}, random kill: {project}")
-        else:
-            shutil.rmtree(project.parent)
+        tally[_after_kill(fx, project, old, new, "random kill")] += 1
     return tally
 
 
