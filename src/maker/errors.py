@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "AgentProcessError",
@@ -246,10 +247,11 @@ class AgentProcessError(AgentSDKError):
     """The Claude Code CLI could not be started or reached, or exited with an error."""
 
     def __init__(self, message: str, cause: BaseException | None = None,
-                 exit_code: int | None = None, stderr: str | None = None) -> None:
+                 exit_code: int | None = None, stderr: str | None = None,
+                 **context: Any) -> None:
         self.exit_code = exit_code
         self.stderr = stderr
-        super().__init__(message, cause)
+        super().__init__(message, cause, **context)
 
 
 class AgentStreamError(AgentSDKError):

@@ -9,14 +9,16 @@ from claude_agent_sdk import AssistantMessage, ResultMessage, TextBlock
 
 from maker.core.events import PlanCreated, TaskSubmitted
 from maker.core.models import TaskConfig
+from maker.core.sdk import read_answer, translate_error
 from maker.errors import (
+    AgentProcessError,
     AgentSDKError,
+    AgentStreamError,
     BudgetExceededError,
     ClaudeNotFoundError,
     PlanRefusedError,
     PlanValidationError,
 )
-from maker.planner._sdk import read_answer, translate_error
 from maker.planner.planner import PlannerModule
 from maker.prompts import load_prompt, prompt_tools
 from maker.tools.registry import ToolRegistry
@@ -308,10 +310,11 @@ class TestTranslateError:
         (claude_agent_sdk.CLINotFoundError("Claude Code not found", "/x/claude"),
          ClaudeNotFoundError, "pip install claude-agent-sdk"),
         (claude_agent_sdk.ProcessError("failed", exit_code=7, stderr="no network"),
-         AgentSDKError, "exited with code 7: no network"),
-        (claude_agent_sdk.CLIJSONDecodeError("{oops", ValueError("x")), AgentSDKError,
+         AgentProcessError, "with exit code 7; its error output ends with: no network"),
+        (claude_agent_sdk.CLIJSONDecodeError("{oops", ValueError("x")), AgentStreamError,
          "pip install -U claude-agent-sdk"),
-        (claude_agent_sdk.CLIConnectionError("closed"), AgentSDKError, "claude --version"),
+        (claude_agent_sdk.CLIConnectionError("closed"), AgentProcessError,
+         "claude --version"),
         (claude_agent_sdk.ResultError("r", data={"subtype": "error_max_budget_usd",
                                                  "total_cost_usd": 2.0, "session_id": "z"}),
          BudgetExceededError, "raise the budget"),
@@ -386,7 +389,8 @@ class TestCallSdk:
         monkeypatch.setattr(claude_agent_sdk, "query", FakeQuery(
             claude_agent_sdk.ProcessError("failed", exit_code=1, stderr="bad")))
         planner = PlannerModule(registry=ToolRegistry.default())
-        with pytest.raises(AgentSDKError, match="exited with code 1: bad"):
+        with pytest.raises(AgentSDKError,
+                           match="with exit code 1; its error output ends with: bad"):
             await _plan(planner)
 
     async def test_a_spent_budget_stops_before_calling(self, monkeypatch):

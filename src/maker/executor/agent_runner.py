@@ -9,7 +9,7 @@ message stream into an :class:`~maker.core.models.AgentResult`:
 - an error ResultMessage, an empty stream or an answer with no YAML is a result with
   ``error`` (bad output: recorded, flagged, retried by the caller); a session that
   cannot run at all raises :class:`~maker.errors.AgentSDKError`, translated once in
-  :mod:`maker.executor.sdk`.
+  :mod:`maker.core.sdk`.
 
 The session gets the step's tools (primary + fallback + AskUserQuestion) as
 ``allowed_tools``, the plugin's step-executor prompt as its system prompt, and a
@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maker.core.models import AgentResult, PlanStep, TaskConfig
+from maker.core.sdk import sdk_errors
 from maker.errors import AgentSDKError, YAMLCleanError
 from maker.executor.brief import step_sections
-from maker.executor.sdk import sdk_errors
 from maker.prompts import load_prompt
 from maker.yaml_cleaner.cleaner import YAMLCleaner
 

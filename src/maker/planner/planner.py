@@ -21,6 +21,7 @@ from typing import Any
 from maker.core.events import Event, PlanCreated, TaskSubmitted
 from maker.core.models import TaskConfig
 from maker.core.module import Module
+from maker.core.sdk import SdkAnswer, read_answer
 from maker.errors import (
     AgentSDKError,
     BudgetExceededError,
@@ -28,7 +29,6 @@ from maker.errors import (
     PlanRefusedError,
     Problem,
 )
-from maker.planner._sdk import SdkAnswer, read_answer
 from maker.planner.linter import lint_text
 from maker.prompts import load_prompt, prompt_tools
 from maker.tools.registry import ToolRegistry

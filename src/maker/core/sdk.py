@@ -1,0 +1,199 @@
+"""claude-agent-sdk at maker's edge: one answer read from a stream, and the SDK's
+failures translated once into maker's error tree.
+
+The answer is the last TextBlock of the final top-level AssistantMessage (the seeds'
+extraction rule); cost, duration, tokens and the session come from the ResultMessage.
+Every failure of the SDK (the CLI missing, crashing, printing what the SDK cannot
+read, ending with an error result) becomes an :class:`~maker.errors.AgentSDKError`
+whose message says what to do; nothing else is caught, so a bug stays a bug. The
+planner (``maker.planner.planner``) and the step runner
+(``maker.executor.agent_runner``) both go through here.
+
+The SDK is imported lazily: maker works without it until a headless call is made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from maker.errors import (
+    AgentProcessError,
+    AgentSDKError,
+    AgentStreamError,
+    BudgetExceededError,
+    ClaudeNotFoundError,
+)
+
+__all__ = ["SdkAnswer", "read_answer", "sdk_errors", "translate_error"]
+
+_INSTALL = "pip install claude-agent-sdk (or: pip install 'maker[sdk]')"
+_STDERR_TAIL = 2000
+_AUTH_HINTS = ("api key", "apikey", "authentication", "401", "unauthorized", "login",
+               "credit balance")
+
+
+_STATUS_FIX = {
+    401: "the API refused the key: set ANTHROPIC_API_KEY (or log in with `claude`)",
+    403: "the API refused the key: check its permissions (or log in with `claude`)",
+    429: "the API is rate-limiting: wait, then run again",
+    529: "the API is overloaded: wait, then run again",
+}
+_SUBTYPE_FIX = {
+    "error_max_turns": "the call ran out of turns: raise max_turns, or make the task smaller",
+    "error_during_execution": "the CLI failed while running: see its error above, then run "
+                              "again",
+}
+
+
+@dataclass(frozen=True)
+class SdkAnswer:
+    """One SDK call: the final text and what it cost (for the ledger)."""
+
+    text: str
+    cost_usd: float = 0.0
+    duration_ms: int = 0
+    tokens: int = 0
+    session_id: str | None = None
+    error: str | None = None
+
+
+async def read_answer(messages: AsyncIterable[Any], *, agent: str) -> SdkAnswer:
+    """Consume an SDK message stream and return its answer.
+
+    Raises AgentSDKError (BudgetExceededError, ClaudeNotFoundError) when the stream
+    ends with an error result or the SDK fails; the error carries the cost so far.
+    """
+    from claude_agent_sdk import AssistantMessage, ClaudeSDKError, ResultMessage, TextBlock
+
+    final: Any = None
+    result: Any = None
+    try:
+        async for message in messages:
+            if isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
+                final = message
+            elif isinstance(message, ResultMessage):
+                result = message
+    except ClaudeSDKError as exc:
+        translated = translate_error(exc, agent=agent, result=result)
+        raise (translated or exc) from exc
+    if result is not None and result.is_error:
+        raise _result_error(result, agent)
+    texts = [b.text for b in (final.content if final is not None else [])
+             if isinstance(b, TextBlock)]
+    return SdkAnswer(text=texts[-1] if texts else "", **_spent(result))
+
+
+def translate_error(exc: BaseException, *, agent: str = "",
+                    result: Any = None) -> AgentSDKError | None:
+    """The maker error for one of claude-agent-sdk's exceptions, None for any other one
+    (``result``: the last ResultMessage seen, if any, for the cost so far). The message
+    says what to do; the SDK's exception is kept as ``cause``."""
+    try:
+        from claude_agent_sdk import (
+            ClaudeSDKError,
+            CLIConnectionError,
+            CLIJSONDecodeError,
+            CLINotFoundError,
+            ProcessError,
+            ResultError,
+        )
+        from claude_agent_sdk._errors import MessageParseError  # not exported
+    except ImportError:  # without the SDK there is nothing of its to translate
+        return None
+    if not isinstance(exc, ClaudeSDKError):
+        return None
+    if isinstance(exc, ResultError):
+        return _result_error(exc.data, agent)
+    spent = _spent(result)
+    spent.pop("tokens")
+    context: dict[str, Any] = {"agent": agent, **spent}
+    if isinstance(exc, CLINotFoundError):
+        return ClaudeNotFoundError(
+            f"the Claude Code CLI was not found ({exc}). It comes with claude-agent-sdk: "
+            f"{_INSTALL} (a platform wheel bundles it; pip install --force-reinstall if "
+            "it is missing), or install Claude Code and put `claude` on PATH", exc,
+            **context)
+    if isinstance(exc, ProcessError):
+        stderr = (exc.stderr or "")[-_STDERR_TAIL:]
+        return AgentProcessError(_process_message(exc.exit_code, stderr), exc,
+                                 exit_code=exc.exit_code, stderr=exc.stderr, **context)
+    if isinstance(exc, CLIConnectionError):
+        return AgentProcessError(
+            f"could not start or talk to the Claude Code CLI: {exc}. Check that it runs "
+            "(`claude --version`) and that the working directory exists", exc, **context)
+    if isinstance(exc, (CLIJSONDecodeError, MessageParseError)):
+        return AgentStreamError(
+            f"the Claude Code CLI printed output the SDK could not read ({exc}). This is "
+            "usually a claude-agent-sdk and CLI version mismatch: pip install -U "
+            "claude-agent-sdk (it bundles a matching CLI), and do not point cli_path at "
+            "another one", exc, **context)
+    return AgentSDKError(f"claude-agent-sdk failed: {type(exc).__name__}: {exc}. Run "
+                         "again; if it persists, pip install -U claude-agent-sdk", exc,
+                         **context)
+
+
+def _process_message(exit_code: int | None, stderr: str) -> str:
+    code = f" with exit code {exit_code}" if exit_code is not None else ""
+    text = f"the Claude Code CLI failed{code}"
+    if stderr.strip():
+        text += f"; its error output ends with: {stderr.strip()}"
+    if any(hint in stderr.casefold() for hint in _AUTH_HINTS):
+        return text + (". It could not authenticate: set ANTHROPIC_API_KEY, or log in "
+                       "with `claude` once (`/login`)")
+    return text + (". Run `claude -p hello` in the same directory to see the failure "
+                   "(authentication, network, or a bad option), fix it and run again")
+
+
+@contextmanager
+def sdk_errors(agent: str = "") -> Iterator[None]:
+    """Raise claude-agent-sdk's errors inside the block as maker's (``AgentSDKError``)."""
+    try:
+        yield
+    except Exception as exc:
+        translated = translate_error(exc, agent=agent)
+        if translated is None:
+            raise
+        raise translated from exc
+
+
+def _result_error(result: Any, agent: str) -> AgentSDKError:
+    """The error for an error result: a ResultMessage, or a ResultError's raw ``data``."""
+    spent = _spent(result)
+    spent.pop("tokens")
+    subtype = _get(result, "subtype") or "error"
+    errors = _get(result, "errors")
+    detail = "; ".join(e for e in errors if isinstance(e, str)) if isinstance(errors, list) \
+        else ""
+    detail = (detail or str(_get(result, "result") or "")).strip()
+    said = f" ({detail[:500]})" if detail else ""
+    if subtype == "error_max_budget_usd":
+        return BudgetExceededError(f"the call reached its budget (max_budget_usd){said}: "
+                                   "raise the budget, or continue later", agent=agent, **spent)
+    status = _get(result, "api_error_status")
+    fix = _STATUS_FIX.get(status) if isinstance(status, int) else None
+    fix = fix or _SUBTYPE_FIX.get(subtype, "see the error, then run again")
+    where = f"HTTP {status}, " if isinstance(status, int) else ""
+    return AgentSDKError(f"the call ended with an error result ({where}{subtype}){said}: {fix}",
+                         agent=agent, **spent)
+
+
+def _get(source: Any, key: str) -> Any:
+    return source.get(key) if isinstance(source, dict) else getattr(source, key, None)
+
+
+def _spent(result: Any) -> dict[str, Any]:
+    """Cost, duration, tokens and session of a ResultMessage (or its raw data); zeros
+    when there is none."""
+    usage = _get(result, "usage") if result is not None else None
+    usage = usage if isinstance(usage, dict) else {}
+    tokens = sum(v for k, v in usage.items()
+                 if k.endswith("tokens") and isinstance(v, int) and not isinstance(v, bool))
+    cost = _get(result, "total_cost_usd") if result is not None else None
+    duration = _get(result, "duration_ms") if result is not None else None
+    session = _get(result, "session_id") if result is not None else None
+    return {"cost_usd": float(cost) if isinstance(cost, (int, float)) else 0.0,
+            "duration_ms": int(duration) if isinstance(duration, (int, float)) else 0,
+            "tokens": tokens, "session_id": session if isinstance(session, str) else None}
