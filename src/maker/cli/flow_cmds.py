@@ -147,7 +147,7 @@ def outcome(store: PlanStore, n: int) -> dict[str, Any]:
     return out
 
 
-@step.command("outcome")
+@step.command("outcome", hidden=True)
 @click.argument("number", type=int)
 @click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
 @plans_dir_option
@@ -182,7 +182,7 @@ def step_outcome(number: int, as_json: bool, plans_dir: Path | None) -> None:
 # -- what /maker:<command> lines call, with only the session id on the command line ----
 
 
-@cli.command("request")
+@cli.command("request", hidden=True)
 @click.argument("command")
 @click.option("--session", "session_id", envvar="CLAUDE_CODE_SESSION_ID", default="",
               help="The Claude Code session (default: $CLAUDE_CODE_SESSION_ID).")
@@ -234,7 +234,7 @@ def _split_step_args(text: str, command: str = "step") -> tuple[int | None, bool
     return number, force, text
 
 
-@step.command("begin")
+@step.command("begin", hidden=True)
 @click.option("--session", "session_id", envvar="CLAUDE_CODE_SESSION_ID", default="",
               help="The Claude Code session (default: $CLAUDE_CODE_SESSION_ID).")
 @click.option("--step", "step_number", type=int, default=None,
@@ -321,7 +321,7 @@ def _take_over_reason(store: PlanStore, typed: int | None, transcript_path: str,
     return None
 
 
-@step.command("reset-request")
+@step.command("reset-request", hidden=True)
 @click.option("--session", "session_id", envvar="CLAUDE_CODE_SESSION_ID", default="",
               help="The Claude Code session (default: $CLAUDE_CODE_SESSION_ID).")
 @_data_dir_option

@@ -13,7 +13,7 @@ import click
 
 from maker import __version__
 
-__all__ = ["cli", "main"]
+__all__ = ["MakerGroup", "cli", "main"]
 
 # command name -> the modules that define it (and its subcommands)
 _STEP = ("maker.cli.step_cmds", "maker.cli.flow_cmds")
@@ -31,7 +31,33 @@ _COMMAND_MODULES: dict[str, tuple[str, ...]] = {
 }
 
 
-class _LazyGroup(click.Group):
+class MakerGroup(click.Group):
+    """A group whose help shows each command's whole summary (wrapped, never cut with
+    "…"), and whose unknown command gets "Did you mean …?"."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(limit=1000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            import difflib
+
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            ctx.fail(f"No such command '{name}'.{hint}")
+        return super().resolve_command(ctx, args)
+
+
+class _LazyGroup(MakerGroup):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(_COMMAND_MODULES) | set(self.commands))
 

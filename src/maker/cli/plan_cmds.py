@@ -17,7 +17,7 @@ from maker.cli._common import (
     reports_errors,
     resolve_plans_dir,
 )
-from maker.cli.main import cli
+from maker.cli.main import MakerGroup, cli
 from maker.core.models import END, RUNTIME_DECIDED
 from maker.errors import Problem
 from maker.planner.linter import lint_stored, lint_text
@@ -26,7 +26,7 @@ from maker.store.plan_store import PlanStore, StepRecord
 __all__ = ["plan"]
 
 
-@cli.group("plan")
+@cli.group("plan", cls=MakerGroup)
 def plan() -> None:
     """Write, check and show the plan."""
 

@@ -14,7 +14,7 @@ from maker.cli._common import (
     reports_errors,
     resolve_plans_dir,
 )
-from maker.cli.main import cli
+from maker.cli.main import MakerGroup, cli
 from maker.errors import HandoffRejectedError, StepError
 from maker.store.plan_store import PlanStore
 
@@ -30,9 +30,10 @@ def _store(plans_dir: Path | None) -> PlanStore:
 # -- maker step ---------------------------------------------------------------------
 
 
-@cli.group("step")
+@cli.group("step", cls=MakerGroup)
 def step() -> None:
-    """Start, fail or reset one step of the plan."""
+    """Run the plan's steps one at a time: start one and print its brief, record it
+    failed or put it back (reset), and a person's approve or reject of its handoff."""
 
 
 @step.command("start")
@@ -231,7 +232,7 @@ def context(number: int | None, plans_dir: Path | None) -> None:
 # -- maker handoff ------------------------------------------------------------------
 
 
-@cli.group("handoff")
+@cli.group("handoff", cls=MakerGroup)
 def handoff() -> None:
     """Check or accept a step executor's handoff YAML."""
 
