@@ -15,6 +15,21 @@ if __name__ == "__main__":
     sys.path[0] = os.path.join(os.path.dirname(here), "src")
     if len(sys.argv) < 3 or sys.argv[1] not in ("-m", "-c"):
         sys.exit("usage: launch -m MODULE [ARGS...] | launch -c CODE [ARGS...]")
+    if sys.version_info < (3, 10):
+        sys.exit(f"maker: {sys.executable} is Python {sys.version.split()[0]}; maker needs "
+                 "3.10 or newer. Point MAKER_PYTHON at one (or unset it to let maker find "
+                 "one).")
+    missing = []
+    for module in ("yaml", "click"):
+        try:
+            __import__(module)
+        except ImportError:
+            missing.append({"yaml": "PyYAML"}.get(module, module))
+    if missing:
+        sys.exit(f"maker: {sys.executable} has no {' or '.join(missing)}. Install them "
+                 f"into it ({sys.executable} -m pip install {' '.join(missing)}), point "
+                 "MAKER_PYTHON at a Python that has them, or unset MAKER_PYTHON to let "
+                 "maker set one up.")
     flag, target, rest = sys.argv[1], sys.argv[2], sys.argv[3:]
     if flag == "-c":
         sys.argv = ["-c", *rest]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -100,3 +101,46 @@ def test_verification_commands_get_the_users_pythonpath_not_makers(tmp_path: Pat
     assert "PP=[]" in seen[None]
     assert "PP=[/the/users/lib]" in seen["/the/users/lib"]
     assert str(ROOT / "src") not in seen[None] + seen["/the/users/lib"]
+
+
+def test_bin_maker_runs_through_a_symlink_from_anywhere(tmp_path: Path) -> None:
+    link = tmp_path / "elsewhere" / "maker"
+    link.parent.mkdir()
+    link.symlink_to(ROOT / "bin" / "maker")
+    env = dict(os.environ, MAKER_PYTHON=sys.executable)
+    result = subprocess.run([str(link), "--version"], env=env, cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0 and "maker, version" in result.stdout, result.stderr
+
+
+def test_a_missing_maker_python_is_named(tmp_path: Path) -> None:
+    env = dict(os.environ, MAKER_PYTHON=str(tmp_path / "no-python"))
+    result = subprocess.run([str(ROOT / "bin" / "maker"), "--version"], env=env,
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 3
+    assert f"MAKER_PYTHON={tmp_path / 'no-python'} is not a program that can run" \
+        in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_maker_python_without_pyyaml_or_click_says_how_to_fix_it(tmp_path: Path) -> None:
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True,
+                   timeout=120)
+    env = dict(os.environ, MAKER_PYTHON=str(bare / "bin" / "python"))
+    result = subprocess.run([str(ROOT / "bin" / "maker"), "status"], env=env,
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "has no PyYAML or click" in result.stderr and "pip install PyYAML click" in \
+        result.stderr
+    hook = subprocess.run([str(ROOT / "scripts" / "hook"), "session-start"],
+                          input='{"hook_event_name": "SessionStart", "session_id": "s"}',
+                          env=dict(env, CLAUDE_PROJECT_DIR=str(_with_plans(tmp_path))),
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert hook.returncode == 0
+    assert "has no PyYAML or click" in json.loads(hook.stdout)["systemMessage"]
+
+
+def _with_plans(tmp_path: Path) -> Path:
+    (tmp_path / "project" / "plans").mkdir(parents=True)
+    return tmp_path / "project"
