@@ -48,6 +48,8 @@ def test_demo_narrates_plan_a_refused_then_accepted_handoff_and_status() -> None
             "            | 0     Write hello.txt  complete  -",
             "== What you just saw ==",
             "  claude --plugin-dir ",
+            "_bundled/claude)",
+            "  /plugin marketplace add /path/to/the/clean/clone",
         ]:
             assert line in out
         assert out.index("== 1/4") < out.index("== 2/4") < out.index("== 3/4") \

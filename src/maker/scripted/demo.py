@@ -119,7 +119,7 @@ def run_demo(echo: Echo, *, plugin_root: Path, keep: bool = False, quiet: bool =
         for number, stage in enumerate(STAGES, 1):
             _run_stage(say, number, stage, claude=claude, plugin_root=plugin_root,
                        project=project, home=home, timeout=timeout)
-        say.epilogue(plugin_root, project if keep else None)
+        say.epilogue(plugin_root, project if keep else None, claude)
     finally:
         if not keep:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -245,7 +245,7 @@ class _Say:
         for line in shown:
             self.echo(f"  {'':<9} | {line}")
 
-    def epilogue(self, plugin_root: Path, kept: Path | None) -> None:
+    def epilogue(self, plugin_root: Path, kept: Path | None, claude: Path) -> None:
         self.echo("")
         self.echo("== What you just saw " + "=" * (_WIDTH - 21))
         if self.quiet:
@@ -268,10 +268,12 @@ class _Say:
                 self.echo(textwrap.fill(point, _WIDTH, initial_indent="- ",
                                         subsequent_indent="  "))
             self.echo("")
-        self.echo("To use maker for real, with your own Claude Code:")
+        self.echo("To use maker for real, with your own Claude Code (or the one this "
+                  "install brought, which is not on PATH:")
+        self.echo(f"  {claude})")
         self.echo(f"  claude --plugin-dir {plugin_root}")
-        self.echo("or install it from its marketplace:")
-        self.echo("  /plugin marketplace add <git URL of the maker repository>")
+        self.echo("or install it, from a clean clone of the maker repository:")
+        self.echo("  /plugin marketplace add /path/to/the/clean/clone")
         self.echo("  /plugin install maker@maker-plugins")
         self.echo("then, in your project: /maker:plan <your task>, /maker:status, /maker:step")
         if kept is not None:
