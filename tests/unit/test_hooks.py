@@ -596,3 +596,16 @@ def test_a_broken_marker_never_opens_the_gates(project: Path, running: PlanStore
     assert denied is not None
     assert denied["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert running.read_active() is not None  # rebuilt from the step files
+
+
+def test_what_the_reviewers_prompt_promises_its_bash_may_run(project: Path) -> None:
+    """The reviewer is told it may run read-only commands and `maker verify`: the hook
+    lets exactly those through."""
+    text = (Path(__file__).parents[2] / "agents/reviewer.md").read_text()
+    assert "`maker verify --step N`" in text and "tests)" not in text
+    one_step_running(project, ["Read"])
+    for command, allowed in (("git diff", True), ("maker verify --step 1", True),
+                             ("pytest -q", False)):
+        out = fire("pre-tool-use", tool_input(project, "Bash", agent="maker:reviewer",
+                                              command=command))
+        assert (out is None) == allowed, command
