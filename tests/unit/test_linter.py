@@ -476,3 +476,16 @@ def test_a_10000_step_loop_is_found_without_recursion():
     raw["plan"][-1]["next_step_sequence_number"] = 0
     (message,) = messages(raw)
     assert "closes the loop 0 → 1 → 2 → 3 → 4 → … → 9996 → 9997 → 9998 → 9999 → 0" in message
+
+
+def test_the_planner_is_told_every_rule_the_linter_enforces() -> None:
+    """Each rule the linter checks (by the field it names) is stated in the planner's
+    prompt, so a model can get it right the first time."""
+    from pathlib import Path
+
+    prompt = (Path(__file__).parents[2] / "agents" / "planner.md").read_text()
+    rules = prompt.split("Rules that the validator enforces:", 1)[1]
+    for said in ("0 or more", "unique", "misspelt or unknown field", "`step_<N>_output`",
+                 "step M's `output_schema`", "`depends_on`", "every step must",
+                 "`next_step`", "mcp__<server>__<tool>", "no placeholders"):
+        assert said in rules, said
