@@ -485,7 +485,7 @@ def test_the_planner_is_told_every_rule_the_linter_enforces() -> None:
 
     prompt = (Path(__file__).parents[2] / "agents" / "planner.md").read_text()
     rules = prompt.split("Rules that the validator enforces:", 1)[1]
-    for said in ("0 or more", "unique", "misspelt or unknown field", "`step_<N>_output`",
+    for said in ("0 or more", "unique", "misspelt or unknown\n  field", "`step_<N>_output`",
                  "step M's `output_schema`", "`depends_on`", "every step must",
                  "`next_step`", "mcp__<server>__<tool>", "no placeholders"):
         assert said in rules, said
