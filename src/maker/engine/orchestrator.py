@@ -101,7 +101,13 @@ class Orchestrator(Module):
         self.approve = approve
         self.on_event = on_event
         self.step_costs: dict[int, float] = {}
+        self._current: StepRun | None = None
         self._rejections: dict[int, int] = {}
+
+    def step_cost(self, n: int) -> float:
+        """What step ``n``'s calls cost in this run so far (its running step included)."""
+        running = self._current.cost_usd if self._current and self._current.n == n else 0.0
+        return self.step_costs.get(n, 0.0) + running
 
     async def run(self, task: str | None = None) -> RunResult:
         """Plan ``task`` (or continue the stored plan) and run it; never raises for
@@ -198,12 +204,13 @@ class Orchestrator(Module):
                 raise _Stop(EXIT_FAILED, nothing_ready_reason(sched, plan),
                             TaskFailed(timestamp=time.time(),
                                        reason=nothing_ready_reason(sched, plan)))
-            step = StepRun(self.parts, store, n)
+            step = self._current = StepRun(self.parts, store, n)
             try:
                 async for event in step.events():
                     yield event
             finally:
                 self.step_costs[n] = self.step_costs.get(n, 0.0) + step.cost_usd
+                self._current = None
             if step.status == "complete":
                 yield StepCompleted(timestamp=time.time(), step=n,
                                     output=_mapping(step.output))
