@@ -28,6 +28,7 @@ _COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "policy": _STEP,
     "verify": ("maker.cli.verify_cmd",),
     "demo": ("maker.cli.demo_cmd",),
+    "run": ("maker.cli.run_cmd",),
 }
 
 

@@ -1,0 +1,137 @@
+"""``maker run``: the headless engine (issue 8). Plans TASK, or continues the plan in
+plans/, and runs every reachable step through claude-agent-sdk.
+
+Exit codes: 0 every reachable step complete; 1 a step failed or blocked, the plan was
+refused, an SDK call failed; 2 usage; 3 stopped by --max-budget-usd; 4 a step awaits a
+person's approval (``--approve never``, or the stored policy).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import sys
+import time
+import uuid
+from dataclasses import asdict
+from pathlib import Path
+from typing import IO, Any
+
+import click
+
+from maker.cli._common import plans_dir_option, reports_errors, resolve_plans_dir
+from maker.cli.main import cli
+from maker.core.events import Event, StepCompleted, StepFailed, StepFlagged, StepStarted
+from maker.engine.orchestrator import Orchestrator, RunResult
+from maker.engine.step_run import EngineParts
+from maker.store.plan_store import PlanStore
+
+__all__ = ["build_parts", "event_json", "run"]
+
+
+def build_parts(store: PlanStore, max_budget_usd: float | None,
+                model: str | None) -> EngineParts:
+    """The real engine: SDK sessions, the ledger in plans/, the budget, the tool limits."""
+    from maker.engine.sessions import sdk_reviewer, sdk_runner_factory
+
+    # The ledger and the tool limits are their own leaves (issue 8 parts 3-4).
+    ledgers = importlib.import_module("maker.engine.ledger")
+    limits = importlib.import_module("maker.engine.tool_limits")
+    project = store.root.parent
+    ledger = ledgers.Ledger(store)
+    return EngineParts(
+        runner_factory=sdk_runner_factory(project), ledger=ledger, call_type=ledgers.Call,
+        budget=ledgers.Budget(max_budget_usd, ledger) if max_budget_usd is not None else None,
+        reviewer=sdk_reviewer(project), make_can_use_tool=limits.make_can_use_tool,
+        make_hooks=limits.make_hooks, model=model, session_id=f"maker-run-{uuid.uuid4().hex[:12]}")
+
+
+def build_planner(store: PlanStore) -> Any:
+    from maker.planner.planner import PlannerModule
+    from maker.tools.registry import ToolRegistry
+
+    return PlannerModule(ToolRegistry.default())
+
+
+def event_json(event: Event) -> str:
+    """One event as one JSON line: ``{"event": "StepStarted", ...its fields}``."""
+    return json.dumps({"event": type(event).__name__, **asdict(event)}, default=str,
+                      ensure_ascii=False)
+
+
+class _Progress:
+    """A line per step state on stderr (number, title, state, elapsed, cost)."""
+
+    def __init__(self, orch: Orchestrator, events: IO[str] | None) -> None:
+        self.orch, self.events = orch, events
+        self.titles: dict[int, str] = {}
+        self.started: dict[int, float] = {}
+
+    def __call__(self, event: Event) -> None:
+        if self.events is not None:
+            self.events.write(event_json(event) + "\n")
+            self.events.flush()
+        if isinstance(event, StepStarted):
+            self.titles[event.step] = event.title
+            self.started[event.step] = time.monotonic()
+            self._line(event.step, "running")
+        elif isinstance(event, StepFlagged):
+            self._line(event.step, f"flagged ({event.reason[:60]}); resampling")
+        elif isinstance(event, StepCompleted):
+            self._line(event.step, "complete")
+        elif isinstance(event, StepFailed):
+            self._line(event.step, f"failed: {event.reason[:80]}")
+
+    def _line(self, n: int, state: str) -> None:
+        began = self.started.get(n)
+        elapsed = f"{time.monotonic() - began:6.1f}s" if began is not None else "      -"
+        click.echo(f"step {n:>3}  {self.titles.get(n, '')[:40]:<40}  {state}  "
+                   f"{elapsed}  ${self.orch.step_cost(n):.4f}", err=True)
+
+
+def _table(store: PlanStore, orch: Orchestrator, result: RunResult, err: bool) -> None:
+    from maker.executor.schedule import summary_rows
+
+    if store.exists():
+        click.echo(f"{'step':>4}  {'title':<40}  {'status':<18}  cost (this run)", err=err)
+        for row in summary_rows(store.load(), store):
+            click.echo(f"{row.step:>4}  {row.title[:40]:<40}  {row.status:<18}  "
+                       f"${orch.step_cost(row.step):.4f}", err=err)
+    total = orch.parts.ledger.total()
+    click.echo(f"total spent (ledger): ${float(total):.4f}", err=err)
+    click.echo(f"maker run: {result.message} (exit {result.exit_code})", err=err)
+
+
+@cli.command("run")
+@click.argument("task", required=False)
+@click.option("--approve", type=click.Choice(["auto", "reviewer", "never"]), default=None,
+              help="The approval policy you give this run (default: the stored policy).")
+@click.option("--max-budget-usd", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Stop the run (exit 3) once its SDK calls cost this much.")
+@click.option("--model", default=None, help="The executors' default model.")
+@click.option("--events", "events_to", default=None, metavar="FILE|-",
+              help="Write one JSON object per event to FILE (or stdout with -).")
+@plans_dir_option
+@reports_errors
+def run(task: str | None, approve: str | None, max_budget_usd: float | None,
+        model: str | None, events_to: str | None, plans_dir: Path | None) -> None:
+    """Plan TASK (or continue the plan in plans/) and run every reachable step."""
+    store = PlanStore(resolve_plans_dir(plans_dir))
+    parts = build_parts(store, max_budget_usd, model)
+    orch = Orchestrator(store, parts, planner=build_planner(store) if task else None,
+                        approve=approve)
+    out: IO[str] | None = None
+    if events_to == "-":
+        out = sys.stdout
+    elif events_to:
+        out = open(events_to, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+    try:
+        orch.on_event = _Progress(orch, out)
+        result = asyncio.run(orch.run(task))
+    finally:
+        if out is not None and out is not sys.stdout:
+            out.close()
+    # With --events -, stdout is the JSON lines: the table goes to stderr.
+    _table(store, orch, result, err=events_to == "-")
+    sys.exit(result.exit_code)

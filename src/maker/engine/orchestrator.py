@@ -1,0 +1,275 @@
+"""The headless run (issue 8, part 3): plan a task, then run every reachable step.
+
+    TaskSubmitted → PlanCreated → StepStarted → StepFlagged* → StepCompleted | StepFailed
+                  → … → TaskCompleted | TaskFailed
+
+``Orchestrator.run(task)`` plans ``task`` (:class:`~maker.planner.planner.PlannerModule`)
+and stores the plan; ``run(None)`` continues the plan in ``plans/`` (after a crash,
+after ``/maker:step``, after a budget stop): a step left in progress is resumed, a step
+awaiting approval is decided by the policy. Then one step at a time
+(:class:`~maker.engine.step_run.StepRun`), in the schedule's order, so a conditional
+step's accepted ``next_step`` chooses the branch.
+
+Approval (``--approve NAME`` is a person's flag, recorded with ``set_policy``):
+``never`` stops at the first step awaiting approval; ``auto`` approves a small step
+and asks the independent reviewer about a large one; ``reviewer`` asks it about every
+step. The reviewer is an SDK session with the plugin's ``agents/reviewer.md``; its
+verdict is recorded (``record_review``) and applied (``apply_review``); a rejected step
+goes back to pending with the findings as revision notes and runs again, at most
+``max_review_attempts`` times.
+
+Every SDK call goes to the ledger and is preceded by the budget's check; each call
+gets the remaining budget as its own ``max_budget_usd``.
+
+Exit codes (:attr:`RunResult.exit_code`):
+
+- 0 ``EXIT_COMPLETE``: every reachable step is complete (the rest skipped);
+- 1 ``EXIT_FAILED``: a step failed or was blocked, the plan was refused, the reviewer
+  rejected a step too often, or an SDK call failed (the step stays in progress);
+- 2 ``EXIT_USAGE``: no task and no plan to continue;
+- 3 ``EXIT_BUDGET``: stopped by ``--max-budget-usd`` (``maker run`` continues);
+- 4 ``EXIT_APPROVAL``: a step awaits a person's approval (``maker step approve N`` or
+  ``/maker:step``, then ``maker run``, continues). No Task* event is emitted then:
+  the task is neither done nor failed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from maker.core.events import (
+    Event,
+    PlanCreated,
+    StepCompleted,
+    TaskCompleted,
+    TaskFailed,
+    TaskSubmitted,
+)
+from maker.core.models import TaskConfig
+from maker.core.module import Module
+from maker.engine.step_run import EngineParts, StepRun, review_prompt
+from maker.errors import AgentSDKError, BudgetExceededError, PlanRefusedError
+from maker.executor.approval import (
+    AWAITING,
+    apply_review,
+    approve_step,
+    read_policy,
+    review_required,
+    set_policy,
+)
+from maker.executor.lifecycle import in_progress
+from maker.executor.review import record_review
+from maker.executor.schedule import SKIPPED, nothing_ready_reason, plan_schedule
+from maker.store.plan_store import PlanStore, StepRecord
+
+__all__ = ["EXIT_APPROVAL", "EXIT_BUDGET", "EXIT_COMPLETE", "EXIT_FAILED", "EXIT_USAGE",
+           "Orchestrator", "RunResult"]
+
+EXIT_COMPLETE, EXIT_FAILED, EXIT_USAGE, EXIT_BUDGET, EXIT_APPROVAL = 0, 1, 2, 3, 4
+
+
+@dataclass
+class RunResult:
+    exit_code: int
+    message: str
+    events: list[Event] = field(default_factory=list)
+
+
+class _Stop(Exception):
+    def __init__(self, code: int, message: str, event: Event | None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.event = code, message, event
+
+
+class Orchestrator(Module):
+    """Runs a task, or the plan in ``store``, headless.
+
+    ``planner`` is a PlannerModule (needed only with a task); ``approve`` the policy a
+    person gave the run (None: the stored one); ``on_event`` sees every event as it
+    happens. ``step_costs`` holds what each step's calls cost so far in this run.
+    """
+
+    def __init__(self, store: PlanStore, parts: EngineParts, *, planner: Any = None,
+                 approve: str | None = None,
+                 on_event: Callable[[Event], None] | None = None) -> None:
+        self.store = store
+        self.parts = parts
+        self.planner = planner
+        self.approve = approve
+        self.on_event = on_event
+        self.step_costs: dict[int, float] = {}
+        self._current: StepRun | None = None
+        self._rejections: dict[int, int] = {}
+
+    def step_cost(self, n: int) -> float:
+        """What step ``n``'s calls cost in this run so far (its running step included)."""
+        running = self._current.cost_usd if self._current and self._current.n == n else 0.0
+        return self.step_costs.get(n, 0.0) + running
+
+    async def run(self, task: str | None = None) -> RunResult:
+        """Plan ``task`` (or continue the stored plan) and run it; never raises for
+        what the exit code can say."""
+        result = RunResult(EXIT_FAILED, "")
+        async for event in self._events(task, None, result):
+            result.events.append(event)
+            if self.on_event is not None:
+                self.on_event(event)
+        return result
+
+    async def process(self, event: Event) -> AsyncIterator[Event]:
+        """As a Module: a TaskSubmitted runs that task to its end (other events: none)."""
+        if isinstance(event, TaskSubmitted):
+            async for out in self._events(event.instruction, event.config,
+                                          RunResult(EXIT_FAILED, ""), submitted=event):
+                yield out
+
+    async def _events(self, task: str | None, config: TaskConfig | None, result: RunResult,
+                      submitted: TaskSubmitted | None = None) -> AsyncIterator[Event]:
+        try:
+            if task is not None:
+                async for event in self._plan(task, config, submitted):
+                    yield event
+            elif not self.store.exists():
+                raise _Stop(EXIT_USAGE, f"no plan in {self.store.root} to continue: give a "
+                            "task (`maker run \"TASK\"`) or make one with /maker:plan", None)
+            if self.approve is not None:
+                set_policy(self.store, self.approve,
+                           f"person (maker run --approve {self.approve})")
+            async for event in self._steps():
+                yield event
+        except _Stop as stop:
+            result.exit_code, result.message = stop.code, stop.message
+            if stop.event is not None:
+                yield stop.event
+            return
+        except BudgetExceededError as exc:
+            result.exit_code = EXIT_BUDGET
+            result.message = (f"stopped by the budget: {exc}. What is done is kept; "
+                              "`maker run` (with a larger --max-budget-usd) continues")
+        except PlanRefusedError as exc:
+            result.message = f"the plan was refused: {exc}"
+        except AgentSDKError as exc:
+            result.message = (f"an SDK call failed: {exc}. The step in progress is kept; "
+                              "`maker run` continues it")
+        else:
+            result.exit_code, result.message = EXIT_COMPLETE, \
+                "every reachable step is complete"
+            yield TaskCompleted(timestamp=time.time(), outputs=self.store.outputs())
+            return
+        yield TaskFailed(timestamp=time.time(), reason=result.message)
+
+    async def _plan(self, task: str, config: TaskConfig | None,
+                    submitted: TaskSubmitted | None) -> AsyncIterator[Event]:
+        if self.planner is None:
+            raise _Stop(EXIT_USAGE, "a task needs a planner", None)
+        config = config or TaskConfig(instruction=task, model=self.parts.model,
+                                      cwd=str(self.store.root.parent))
+        submitted = submitted or TaskSubmitted(timestamp=time.time(), instruction=task,
+                                               config=config)
+        yield submitted
+        self.planner.max_budget_usd = self.parts.call_budget()
+        try:
+            async for event in self.planner.process(submitted):
+                if isinstance(event, PlanCreated):
+                    self.store.write_plan(event.plan, task)
+                    yield event
+        finally:
+            for i, call in enumerate(getattr(self.planner, "calls", []), start=1):
+                self.parts.record("planner", None, i, cost_usd=call.cost_usd,
+                                  duration_ms=call.duration_ms, tokens=call.tokens,
+                                  model=config.model, error=call.error,
+                                  session_id=call.session_id)
+
+    async def _steps(self) -> AsyncIterator[Event]:
+        store = self.store
+        while True:
+            plan = store.load()
+            waiting = [r for r in plan.steps if r.status == AWAITING]
+            if waiting:
+                async for event in self._decide(waiting[0]):
+                    yield event
+                continue
+            sched = plan_schedule(store, plan)
+            running = in_progress(plan)
+            if running:
+                n = running[0].number
+            elif sched.ready:
+                n = sched.ready[0]
+            elif all(s in ("complete", SKIPPED) for s in sched.statuses.values()):
+                return
+            else:
+                raise _Stop(EXIT_FAILED, nothing_ready_reason(sched, plan),
+                            TaskFailed(timestamp=time.time(),
+                                       reason=nothing_ready_reason(sched, plan)))
+            step = self._current = StepRun(self.parts, store, n)
+            try:
+                async for event in step.events():
+                    yield event
+            finally:
+                self.step_costs[n] = self.step_costs.get(n, 0.0) + step.cost_usd
+                self._current = None
+            if step.status == "complete":
+                yield StepCompleted(timestamp=time.time(), step=n,
+                                    output=_mapping(step.output))
+            elif step.status != AWAITING:
+                reason = f"step {n} is {step.status}: {step.reason}"
+                raise _Stop(EXIT_FAILED, reason, TaskFailed(timestamp=time.time(),
+                                                            reason=reason))
+
+    async def _decide(self, record: StepRecord) -> AsyncIterator[Event]:
+        """A step awaiting approval: approve it by policy, ask the reviewer, or stop."""
+        store, n = self.store, record.number
+        policy = read_policy(store)
+        handoff = store.read_handoff(n) or {}
+        large = review_required([str(f) for f in handoff.get("files_changed") or []])
+        output = _mapping(handoff.get("output"))
+        if policy.name == "never" or self.parts.reviewer is None and \
+                (policy.name == "reviewer" or large):
+            why = "" if policy.name == "never" else " (no reviewer is available to this run)"
+            raise _Stop(EXIT_APPROVAL, f"step {n} ({record.title}) is done and awaits "
+                        f"approval{why}. To go on: `maker step approve {n}` in a terminal, "
+                        f"or /maker:step (/maker:approve {n}) in Claude Code; then "
+                        "`maker run` continues the plan", None)
+        if policy.name == "auto" and not large:
+            approve_step(store, n, "policy:auto")
+            yield StepCompleted(timestamp=time.time(), step=n, output=output)
+            return
+        approves = await self._review(record)
+        apply_review(store, store.load().get(n), approves)
+        if approves:
+            yield StepCompleted(timestamp=time.time(), step=n, output=output)
+            return
+        self._rejections[n] = self._rejections.get(n, 0) + 1
+        if self._rejections[n] > self.parts.max_review_attempts:
+            reason = (f"the reviewer rejected step {n} ({record.title}) "
+                      f"{self._rejections[n]} times; it is pending with the findings as "
+                      f"revision notes (`maker status`); `maker run` tries it again")
+            raise _Stop(EXIT_FAILED, reason, TaskFailed(timestamp=time.time(),
+                                                        reason=reason))
+
+    async def _review(self, record: StepRecord) -> bool:
+        parts, n = self.parts, record.number
+        assert parts.reviewer is not None
+        attempt = self._rejections.get(n, 0) + 1
+        model = getattr(record.spec, "model", None) or parts.model or parts.config.model
+        budget = parts.call_budget()
+        try:
+            answer = await parts.reviewer(review_prompt(self.store, record),
+                                          max_budget_usd=budget, model=model)
+        except AgentSDKError as exc:
+            parts.record("reviewer", n, attempt, cost_usd=exc.cost_usd,
+                         duration_ms=exc.duration_ms, model=model, error=str(exc),
+                         session_id=exc.session_id)
+            raise
+        parts.record("reviewer", n, attempt, cost_usd=answer.cost_usd,
+                     duration_ms=answer.duration_ms, tokens=answer.tokens, model=model,
+                     error=answer.error, session_id=answer.session_id)
+        self.step_costs[n] = self.step_costs.get(n, 0.0) + answer.cost_usd
+        return record_review(self.store, record, answer.text).approves
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, dict) else {}

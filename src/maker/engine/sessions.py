@@ -1,0 +1,96 @@
+"""The engine's SDK sessions: a step executor that reads the plugin's brief, and the
+independent reviewer.
+
+The orchestrator never builds an SDK session itself: it asks a *runner factory* for an
+executor session (``factory(max_budget_usd=…, model=…, can_use_tool=…, hooks=…)``, an
+object with ``async run(step, prompt, config) -> AgentResult``) and a *reviewer*
+(``async reviewer(prompt, max_budget_usd=…, model=…) -> SdkAnswer``). Tests inject
+scripted fakes for both; these are the real ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable
+from pathlib import Path
+from typing import Any, Protocol
+
+from maker.core.models import AgentResult, PlanStep, TaskConfig
+from maker.executor.agent_runner import AgentRunner
+from maker.planner._sdk import SdkAnswer, read_answer
+from maker.prompts import load_prompt, prompt_tools
+
+__all__ = ["REVIEWER_PROMPT", "BriefRunner", "Reviewer", "RunnerFactory", "StepSession",
+           "sdk_reviewer", "sdk_runner_factory"]
+
+REVIEWER_PROMPT = "reviewer"
+"""The plugin's ``agents/reviewer.md`` (via :mod:`maker.prompts`): the reviewer's system
+prompt and read-only tools, for the plugin and the engine alike."""
+
+
+class StepSession(Protocol):
+    """One isolated executor session (AgentRunner's shape)."""
+
+    def run(self, step: PlanStep, context: str, config: TaskConfig) -> Awaitable[AgentResult]:
+        ...
+
+
+class RunnerFactory(Protocol):
+    def __call__(self, *, max_budget_usd: float | None, model: str | None,
+                 can_use_tool: Any, hooks: Any) -> StepSession:
+        ...
+
+
+class Reviewer(Protocol):
+    def __call__(self, prompt: str, *, max_budget_usd: float | None,
+                 model: str | None) -> Awaitable[SdkAnswer]:
+        ...
+
+
+class BriefRunner(AgentRunner):
+    """An AgentRunner whose prompt is exactly the text it is given: the brief the
+    plugin's executor reads (``maker.executor.brief``), plus the engine's feedback on an
+    earlier answer. Everything else (options, answer parsing, errors) is AgentRunner's."""
+
+    def build_prompt(self, step: PlanStep, context: str) -> str:
+        return context
+
+
+def sdk_runner_factory(cwd: Path, *, env: dict[str, str] | None = None,
+                       cli_path: str | Path | None = None) -> RunnerFactory:
+    """The real executor sessions: one fresh :class:`BriefRunner` per call."""
+
+    def factory(*, max_budget_usd: float | None, model: str | None, can_use_tool: Any,
+                hooks: Any) -> StepSession:
+        return BriefRunner(cwd=cwd, model=model, max_budget_usd=max_budget_usd,
+                           can_use_tool=can_use_tool, hooks=hooks, env=env,
+                           cli_path=cli_path)
+
+    return factory
+
+
+def sdk_reviewer(cwd: Path, *, env: dict[str, str] | None = None,
+                 cli_path: str | Path | None = None) -> Reviewer:
+    """The real reviewer: one SDK session with the plugin's reviewer prompt and tools."""
+
+    async def review(prompt: str, *, max_budget_usd: float | None,
+                     model: str | None) -> SdkAnswer:
+        from maker.errors import ClaudeNotFoundError
+
+        try:
+            from claude_agent_sdk import ClaudeAgentOptions, query
+        except ImportError:
+            raise ClaudeNotFoundError("the headless reviewer needs claude-agent-sdk: pip "
+                                      "install 'maker[sdk]'", agent="reviewer") from None
+        tools = prompt_tools(REVIEWER_PROMPT)
+        options = ClaudeAgentOptions(
+            tools=tools, allowed_tools=tools, permission_mode="dontAsk",
+            system_prompt=load_prompt(REVIEWER_PROMPT), cwd=str(cwd), model=model,
+            max_budget_usd=max_budget_usd, env=dict(env or {}), cli_path=cli_path)
+
+        async def stream() -> AsyncIterator[Any]:
+            async for message in query(prompt=prompt, options=options):
+                yield message
+
+        return await read_answer(stream(), agent="reviewer")
+
+    return review

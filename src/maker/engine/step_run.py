@@ -1,0 +1,231 @@
+"""One step of a headless run: samples, red flags, verification, the gate, the fix loop.
+
+    start_step ─▶ executor session ─▶ red-flagged? ──yes──▶ StepFlagged, a FRESH sample
+                                         │ no                (at most ``max_samples``)
+                                         ▼
+                 status complete? ─▶ run_verification ──failed──▶ fix loop (a new session
+                                         │ passed                with the failure's tail,
+                                         ▼                       ``max_fix_attempts``)
+                                 accept_handoff ──refused──▶ a new session with every
+                                         │                   problem (``max_gate_attempts``
+                                         ▼                   answers in all)
+                     complete | awaiting-approval | blocked | failed
+
+Why a new session and not the same one resumed: ``AgentRunner`` (seed 000) opens one
+isolated session per call and reports no session id, so the engine cannot resume it.
+Each retry is a fresh session given the same brief, its previous answer and what was
+wrong (every gate problem, or the verification's tail); the working tree keeps the
+previous attempt's edits, and the brief says so. Every call goes to the ledger: kind
+``executor``, ``fix`` or, for a discarded answer, ``flagged``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from maker.core.events import Event, StepFailed, StepFlagged, StepStarted
+from maker.core.models import AgentResult, TaskConfig
+from maker.engine.sessions import Reviewer, RunnerFactory
+from maker.errors import AgentSDKError, HandoffRejectedError, Problem
+from maker.executor.lifecycle import fail_step, start_step
+from maker.handoff.gate import accept_handoff
+from maker.red_flag.red_flagger import RedFlagger
+from maker.store.plan_store import PlanStore, StepRecord, utc_now
+from maker.verify.runner import VerificationRun, run_verification
+
+__all__ = ["DEFAULT_MAX_FIX_ATTEMPTS", "EngineParts", "StepRun"]
+
+DEFAULT_MAX_FIX_ATTEMPTS = 2  # seed 004's max_fix_attempts
+_ANSWER_CHARS = 4000  # of a previous answer quoted back to the next session
+
+
+@dataclass
+class EngineParts:
+    """What a run is made of: the SDK sessions, the ledger and budget, the tool limits
+    (all injected: tests use scripted fakes), and the bounds of its loops.
+
+    ``budget`` may be None (no ``--max-budget-usd``): nothing is checked and no call is
+    capped. ``call_type`` builds a ledger entry (``maker.engine.ledger.Call``).
+    """
+
+    runner_factory: RunnerFactory
+    ledger: Any
+    call_type: Callable[..., Any]
+    budget: Any = None
+    reviewer: Reviewer | None = None
+    make_can_use_tool: Callable[[PlanStore, StepRecord], Any] | None = None
+    make_hooks: Callable[[PlanStore, StepRecord], Any] | None = None
+    model: str | None = None
+    config: TaskConfig = field(default_factory=lambda: TaskConfig(instruction=""))
+    flagger: RedFlagger = field(default_factory=RedFlagger)
+    session_id: str = "maker-run"
+    max_samples: int = 3  # red-flagged samples of one answer before the step fails
+    max_gate_attempts: int = 3  # answers the gate may see for one step
+    max_fix_attempts: int = DEFAULT_MAX_FIX_ATTEMPTS
+    max_review_attempts: int = 1  # reviewer rejections of one step before the run stops
+
+    def call_budget(self) -> float | None:
+        """Before every SDK call: raise BudgetExceededError when the run's budget is
+        spent, else the remaining budget (the call's own ``max_budget_usd``)."""
+        if self.budget is None:
+            return None
+        self.budget.check()
+        remaining = self.budget.for_call()
+        return None if remaining is None else float(remaining)
+
+    def record(self, kind: str, step: int | None, attempt: int, *, cost_usd: float = 0.0,
+               duration_ms: int = 0, tokens: int = 0, model: str | None = None,
+               error: str | None = None, session_id: str | None = None) -> None:
+        """One SDK call in the ledger. ``tokens`` is the total the SDK reported (maker's
+        AgentResult does not split it), recorded as input tokens."""
+        self.ledger.record(self.call_type(
+            kind=kind, step=step, attempt=attempt, cost_usd=cost_usd, duration_ms=duration_ms,
+            input_tokens=tokens, output_tokens=0, model=model, error=error, at=utc_now(),
+            session_id=session_id))
+
+
+class StepRun:
+    """Runs step ``n`` once through; :meth:`events` yields its events, then ``status``
+    holds where the step ended (``complete``, ``awaiting-approval``, ``blocked``,
+    ``failed``) and ``reason`` why it failed."""
+
+    def __init__(self, parts: EngineParts, store: PlanStore, n: int) -> None:
+        self.parts = parts
+        self.store = store
+        self.n = n
+        self.status = ""
+        self.reason = ""
+        self.output: Any = None
+        self.cost_usd = 0.0
+        self._attempt = 0
+
+    async def events(self) -> AsyncIterator[Event]:
+        parts, store, n = self.parts, self.store, self.n
+        started = start_step(store, n, session_id=parts.session_id, take_over=True)
+        yield StepStarted(timestamp=time.time(), step=n, title=started.title)
+        record = store.load().get(n)
+        feedback, kind = "", "executor"
+        flagged = refused = fixes = 0
+        while True:
+            result = await self._sample(record, started.brief + feedback, kind)
+            bad, why = parts.flagger.check_with_reason(result)
+            self._record(kind if not bad else "flagged", result, record)
+            if bad:
+                flagged += 1
+                yield StepFlagged(timestamp=time.time(), step=n, reason=why)
+                if flagged >= parts.max_samples:
+                    yield self._fail(f"{flagged} answers in a row were red-flagged; the "
+                                     f"last: {why}")
+                    return
+                continue  # discarded: a fresh sample of the same prompt
+            output = result.output
+            if output.get("status") == "complete":
+                run = run_verification(store, step=n)
+                if run.status == "failed":
+                    fixes += 1
+                    if fixes > parts.max_fix_attempts:
+                        yield self._fail(f"verification still fails after "
+                                         f"{parts.max_fix_attempts} fix attempts: "
+                                         f"{_failure(run)}")
+                        return
+                    feedback = _fix_feedback(run, result.raw_response, fixes,
+                                             parts.max_fix_attempts)
+                    kind = "fix"
+                    continue
+            try:
+                accepted = accept_handoff(store, result.raw_response)
+            except HandoffRejectedError as exc:
+                refused += 1
+                if refused >= parts.max_gate_attempts:
+                    yield self._fail(f"the gate refused {refused} handoffs; the last: "
+                                     + "; ".join(str(p) for p in exc.problems))
+                    return
+                feedback = _refusal_feedback(exc.problems, result.raw_response, refused,
+                                             parts.max_gate_attempts)
+                kind = "executor"
+                continue
+            self.status = accepted.status
+            self.output = output.get("output")
+            if accepted.status in ("blocked", "failed"):
+                blockers = output.get("blockers") or [output.get("summary") or "no reason"]
+                self.reason = f"the executor handed off {accepted.status}: " + "; ".join(
+                    str(b) for b in blockers)
+                yield StepFailed(timestamp=time.time(), step=n, reason=self.reason)
+            return
+
+    async def _sample(self, record: StepRecord, prompt: str, kind: str) -> AgentResult:
+        parts = self.parts
+        self._attempt += 1
+        model = getattr(record.spec, "model", None) or parts.model or parts.config.model
+        budget = parts.call_budget()  # BudgetExceededError: the run stops here
+        can_use_tool = parts.make_can_use_tool(self.store, record) \
+            if parts.make_can_use_tool else None
+        hooks = parts.make_hooks(self.store, record) if parts.make_hooks else None
+        session = parts.runner_factory(max_budget_usd=budget, model=model,
+                                       can_use_tool=can_use_tool, hooks=hooks)
+        try:
+            return await session.run(record.spec, prompt, parts.config)
+        except AgentSDKError as exc:
+            self.cost_usd += exc.cost_usd
+            parts.record(kind, self.n, self._attempt, cost_usd=exc.cost_usd,
+                         duration_ms=exc.duration_ms, model=model, error=str(exc),
+                         session_id=exc.session_id)
+            raise  # the step stays in progress: `maker run` again resumes it
+
+    def _record(self, kind: str, result: AgentResult, record: StepRecord) -> None:
+        self.cost_usd += result.cost_usd
+        model = getattr(record.spec, "model", None) or self.parts.model or \
+            self.parts.config.model
+        self.parts.record(kind, self.n, self._attempt, cost_usd=result.cost_usd,
+                          duration_ms=result.duration_ms, tokens=result.tokens, model=model,
+                          error=result.error)
+
+    def _fail(self, reason: str) -> StepFailed:
+        fail_step(self.store, self.n, reason)
+        self.status, self.reason = "failed", reason
+        return StepFailed(timestamp=time.time(), step=self.n, reason=reason)
+
+
+def _quoted(answer: str) -> str:
+    text = answer.strip()
+    if len(text) > _ANSWER_CHARS:
+        text = text[:_ANSWER_CHARS] + "\n… (cut)"
+    return f"Your previous answer:\n\n```\n{text}\n```"
+
+
+def _refusal_feedback(problems: list[Problem], answer: str, attempt: int, limit: int) -> str:
+    listed = "\n".join(f"- {p}" for p in problems)
+    return (f"\n\n## maker refused your previous handoff (answer {attempt} of {limit})\n\n"
+            f"Nothing was accepted. {_quoted(answer)}\n\nFix every problem below, then "
+            f"answer again with the whole corrected handoff YAML as your final message:\n"
+            f"{listed}\n")
+
+
+def _failure(run: VerificationRun) -> str:
+    bad = run.failed_command
+    return f"`{bad.command}` exited with {bad.exit_code}" if bad is not None else run.status
+
+
+def _fix_feedback(run: VerificationRun, answer: str, attempt: int, limit: int) -> str:
+    bad = run.failed_command
+    tail = (bad.output_tail or "").strip()[-1500:] if bad is not None else ""
+    shown = f"\n\nIts output ends with:\n\n```\n{tail}\n```" if tail else ""
+    return (f"\n\n## Verification failed (fix attempt {attempt} of {limit})\n\nYou answered "
+            f"complete, and maker ran the project's verification itself: {_failure(run)}."
+            f"{shown}\n\n{_quoted(answer)}\n\nThe working tree holds your previous edits. "
+            "Fix what fails, then answer with the whole handoff YAML again.\n")
+
+
+def review_prompt(store: PlanStore, record: StepRecord) -> str:
+    """What the independent reviewer reads: the step and its accepted handoff."""
+    handoff = store.read_handoff(record.number) or {}
+    shown = {k: handoff.get(k) for k in ("status", "summary", "files_changed", "output",
+                                         "evidence", "decisions") if k in handoff}
+    return (f"Review step {record.number} of a maker plan: {record.title}\n\n"
+            f"{record.spec.task_description.strip()}\n\nIts accepted handoff:\n\n```yaml\n"
+            f"{yaml.safe_dump(shown, sort_keys=False, allow_unicode=True)}```\n")

@@ -1,0 +1,369 @@
+"""The headless run (issue 8 part 3) with the real store, gate, verification and
+approval, and scripted fakes for the model only: the planner, the executor sessions,
+the reviewer, and the ledger/budget (whose real modules land separately)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from maker.core.events import (
+    Event,
+    PlanCreated,
+    StepCompleted,
+    StepFailed,
+    StepFlagged,
+    StepStarted,
+    TaskCompleted,
+    TaskFailed,
+    TaskSubmitted,
+)
+from maker.core.models import AgentResult, Plan, PlanStep, TaskConfig
+from maker.engine.orchestrator import (
+    EXIT_APPROVAL,
+    EXIT_BUDGET,
+    EXIT_COMPLETE,
+    EXIT_FAILED,
+    Orchestrator,
+    RunResult,
+)
+from maker.engine.step_run import EngineParts
+from maker.errors import BudgetExceededError, YAMLCleanError
+from maker.executor.approval import approve_step
+from maker.planner._sdk import SdkAnswer
+from maker.store.plan_store import PlanStore
+from maker.verify.runner import recorded_evidence
+from maker.yaml_cleaner.cleaner import YAMLCleaner
+
+from ._step_plans import handoff, isolated_project, linear, make_step  # noqa: F401 - `project`
+
+# -- fakes for the model, the ledger and the budget ------------------------------------
+
+
+@dataclass
+class FakeCall:
+    kind: str
+    step: int | None
+    attempt: int
+    cost_usd: float
+    duration_ms: int
+    input_tokens: int
+    output_tokens: int
+    model: str | None
+    error: str | None
+    at: str
+    session_id: str | None
+
+
+class FakeLedger:
+    def __init__(self) -> None:
+        self.calls: list[FakeCall] = []
+
+    def record(self, call: FakeCall) -> None:
+        self.calls.append(call)
+
+    def total(self) -> float:
+        return sum(c.cost_usd for c in self.calls)
+
+    def kinds(self) -> list[tuple[str, int | None]]:
+        return [(c.kind, c.step) for c in self.calls]
+
+
+class FakeBudget:
+    def __init__(self, max_usd: float, ledger: FakeLedger) -> None:
+        self.max_usd, self.ledger = max_usd, ledger
+
+    @property
+    def spent(self) -> float:
+        return self.ledger.total()
+
+    @property
+    def remaining(self) -> float:
+        return max(0.0, self.max_usd - self.spent)
+
+    @property
+    def exhausted(self) -> bool:
+        return self.spent >= self.max_usd
+
+    def for_call(self) -> float:
+        return self.remaining
+
+    def check(self) -> None:
+        if self.exhausted:
+            raise BudgetExceededError(f"the run's budget of ${self.max_usd} is spent")
+
+
+Answer = str | Callable[[str], str]
+
+
+@dataclass
+class ScriptedModel:
+    """Executor sessions: each call pops the next canned answer (text, or a function of
+    the prompt that may touch the project first) and records what it received."""
+
+    answers: list[Answer]
+    cost: float = 0.01
+    prompts: list[tuple[int, str]] = field(default_factory=list)
+    options: list[dict[str, Any]] = field(default_factory=list)
+
+    def factory(self, **options: Any) -> ScriptedModel.Session:
+        self.options.append(options)
+        return ScriptedModel.Session(self)
+
+    @dataclass
+    class Session:
+        model: ScriptedModel
+
+        async def run(self, step: PlanStep, context: str, config: TaskConfig) -> AgentResult:
+            self.model.prompts.append((step.step, context))
+            if not self.model.answers:
+                raise AssertionError(f"no canned answer left for step {step.step}")
+            answer = self.model.answers.pop(0)
+            raw = answer(context) if callable(answer) else answer
+            try:
+                output, repaired = YAMLCleaner().clean(raw)
+            except YAMLCleanError as exc:
+                return AgentResult(None, raw, cost_usd=self.model.cost, duration_ms=5,
+                                   error=f"no YAML: {exc}")
+            return AgentResult(output, raw, was_repaired=repaired, tokens=100,
+                               cost_usd=self.model.cost, duration_ms=5)
+
+
+class FakePlanner:
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.max_budget_usd: float | None = None
+        self.calls: list[SdkAnswer] = []
+        self.received: list[Event] = []
+
+    async def process(self, event: Event) -> AsyncIterator[Event]:
+        self.received.append(event)
+        self.calls = [SdkAnswer(text="plan", cost_usd=0.02, duration_ms=7, tokens=50,
+                                session_id="planner-1")]
+        yield PlanCreated(timestamp=0.0, plan=self.plan)
+
+
+class FakeReviewer:
+    def __init__(self, *verdicts: str) -> None:
+        self.verdicts = list(verdicts)
+        self.prompts: list[str] = []
+
+    async def __call__(self, prompt: str, *, max_budget_usd: float | None,
+                       model: str | None) -> SdkAnswer:
+        self.prompts.append(prompt)
+        return SdkAnswer(text=f"GREEN: fine\nVERDICT: {self.verdicts.pop(0)}",
+                         cost_usd=0.005, duration_ms=3)
+
+
+def parts(model: ScriptedModel, ledger: FakeLedger | None = None, budget: float | None = None,
+          reviewer: FakeReviewer | None = None) -> EngineParts:
+    ledger = ledger or FakeLedger()
+    return EngineParts(runner_factory=model.factory, ledger=ledger, call_type=FakeCall,
+                       budget=FakeBudget(budget, ledger) if budget is not None else None,
+                       reviewer=reviewer)
+
+
+def run(orch: Orchestrator, task: str | None = None) -> RunResult:
+    return asyncio.run(orch.run(task))
+
+
+def names(result: RunResult) -> list[str]:
+    return [type(e).__name__ for e in result.events]
+
+
+def branch_plan() -> Plan:
+    """1 (conditional: 2 or 3); 2 ends; 3 ends."""
+    return Plan(reasoning="Because.", task="Fix the bug", steps=[
+        make_step(1, -2, conditional=True, title="Decide whether tests exist"),
+        make_step(2, -1, title="Write the missing tests"),
+        make_step(3, -1, title="Fix the bug"),
+    ])
+
+
+# -- the tests --------------------------------------------------------------------------
+
+
+def test_a_planned_task_with_a_branch_runs_to_completion_in_order(project: Path) -> None:
+    store = PlanStore(project / "plans")
+    model = ScriptedModel([handoff(1, output={"next_step": 3, "reason": "tests exist"}),
+                           handoff(3)])
+    planner = FakePlanner(branch_plan())
+    seen: list[Event] = []
+    orch = Orchestrator(store, parts(model), planner=planner, approve="auto",
+                        on_event=seen.append)
+    result = run(orch, "Fix the bug")
+    assert result.exit_code == EXIT_COMPLETE, result.message
+    assert names(result) == ["TaskSubmitted", "PlanCreated", "StepStarted", "StepCompleted",
+                             "StepStarted", "StepCompleted", "TaskCompleted"]
+    assert seen == result.events
+    assert isinstance(planner.received[0], TaskSubmitted)
+    assert planner.received[0].instruction == "Fix the bug"
+    started = [e.step for e in result.events if isinstance(e, StepStarted)]
+    assert started == [1, 3]  # the branch not taken (step 2) is skipped
+    assert [p[0] for p in model.prompts] == [1, 3]
+    assert "# Step 1: Decide whether tests exist" in model.prompts[0][1]  # the plugin's brief
+    plan = store.load()
+    assert [r.status for r in plan.steps] == ["complete", "pending", "complete"]
+    done = result.events[-1]
+    assert isinstance(done, TaskCompleted) and done.outputs["step_3_output"] == {"result": "ok"}
+    ledger = orch.parts.ledger
+    assert ledger.kinds() == [("planner", None), ("executor", 1), ("executor", 3)]
+
+
+def test_a_flagged_answer_is_discarded_and_a_fresh_sample_drawn(project: Path) -> None:
+    store = linear(project, 1)
+    model = ScriptedModel(["- a list\n- not a mapping\n", handoff(1)])
+    orch = Orchestrator(store, parts(model))
+    result = run(orch)
+    assert result.exit_code == EXIT_COMPLETE, result.message
+    assert names(result) == ["StepStarted", "StepFlagged", "StepCompleted", "TaskCompleted"]
+    flagged = result.events[1]
+    assert isinstance(flagged, StepFlagged) and "not a dict" in flagged.reason
+    assert model.prompts[0] == model.prompts[1]  # a fresh sample of the same brief
+    assert orch.parts.ledger.kinds() == [("flagged", 1), ("executor", 1)]
+
+
+def test_answers_flagged_every_time_fail_the_step(project: Path) -> None:
+    store = linear(project, 2)
+    model = ScriptedModel(["not yaml: [", "- x\n", "- y\n"])
+    result = run(Orchestrator(store, parts(model)))
+    assert result.exit_code == EXIT_FAILED
+    assert names(result) == ["StepStarted", "StepFlagged", "StepFlagged", "StepFlagged",
+                             "StepFailed", "TaskFailed"]
+    assert store.load().get(1).status == "failed"
+
+
+def test_a_refused_handoff_goes_back_with_every_problem_and_is_corrected(
+        project: Path) -> None:
+    store = linear(project, 1)
+    model = ScriptedModel([handoff(1, output={"wrong": "key"}), handoff(1)])
+    result = run(Orchestrator(store, parts(model)))
+    assert result.exit_code == EXIT_COMPLETE, result.message
+    second = model.prompts[1][1]
+    assert "maker refused your previous handoff" in second
+    assert "result" in second.split("maker refused your previous handoff")[1]
+    assert "wrong: key" in second  # its previous answer, quoted
+    assert store.load().get(1).status == "complete"
+
+
+def test_a_failing_verification_is_fixed_in_the_fix_loop(project: Path,
+                                                         monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    monkeypatch.setenv("TEST_CMD", "test -f fixed.txt")
+    store = linear(project, 1)
+
+    def second_try(prompt: str) -> str:
+        assert "Verification failed" in prompt and "test -f fixed.txt" in prompt
+        (project / "fixed.txt").write_text("fixed\n")
+        return handoff(1, files_changed=["fixed.txt"])
+
+    model = ScriptedModel([handoff(1), second_try])
+    orch = Orchestrator(store, parts(model))
+    result = run(orch)
+    assert result.exit_code == EXIT_COMPLETE, result.message
+    assert orch.parts.ledger.kinds() == [("executor", 1), ("fix", 1)]
+    evidence = recorded_evidence(store, 1)
+    assert evidence is not None and evidence.passed and evidence.sealed
+    assert store.read_handoff(1)["verification"]["status"] == "passed"
+
+
+def test_the_fix_loop_is_bounded(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEST_CMD", "test -f never.txt")
+    store = linear(project, 1)
+    model = ScriptedModel([handoff(1)] * 3)
+    orch = Orchestrator(store, parts(model))
+    result = run(orch)
+    assert result.exit_code == EXIT_FAILED
+    assert orch.parts.ledger.kinds() == [("executor", 1), ("fix", 1), ("fix", 1)]
+    failed = [e for e in result.events if isinstance(e, StepFailed)]
+    assert failed and "after 2 fix attempts" in failed[0].reason
+    assert store.load().get(1).status == "failed"
+
+
+def test_a_budget_stop_exits_3_and_a_continued_run_finishes(project: Path) -> None:
+    store = linear(project, 3)
+    ledger = FakeLedger()
+    model = ScriptedModel([handoff(1), handoff(2)])
+    orch = Orchestrator(store, parts(model, ledger, budget=0.015))
+    result = run(orch)
+    assert result.exit_code == EXIT_BUDGET
+    assert names(result)[-1] == "TaskFailed" and "budget" in result.message
+    assert model.options[0]["max_budget_usd"] == pytest.approx(0.015)  # the remaining budget
+    assert model.options[1]["max_budget_usd"] == pytest.approx(0.005)
+    assert [r.status for r in store.load().steps] == ["complete", "complete", "in-progress"]
+
+    more = ScriptedModel([handoff(3)])
+    again = run(Orchestrator(store, parts(more, ledger, budget=1.0)))
+    assert again.exit_code == EXIT_COMPLETE, again.message
+    assert names(again) == ["StepStarted", "StepCompleted", "TaskCompleted"]
+    assert [r.status for r in store.load().steps] == ["complete"] * 3
+    assert ledger.kinds() == [("executor", 1), ("executor", 2), ("executor", 3)]
+
+
+def test_approve_never_stops_at_the_first_step_awaiting_approval(project: Path) -> None:
+    store = linear(project, 2, policy="never")
+    model = ScriptedModel([handoff(1), handoff(2)])
+    result = run(Orchestrator(store, parts(model), approve="never"))
+    assert result.exit_code == EXIT_APPROVAL
+    assert "maker step approve 1" in result.message and "/maker:step" in result.message
+    assert names(result) == ["StepStarted"]
+    assert store.load().get(1).status == "awaiting-approval"
+    assert len(model.prompts) == 1
+
+    approve_step(store, 1, "person (test)")
+    result = run(Orchestrator(store, parts(model), approve="never"))
+    assert result.exit_code == EXIT_APPROVAL and "maker step approve 2" in result.message
+
+
+def test_the_reviewer_policy_asks_the_reviewer_and_applies_its_verdict(project: Path) -> None:
+    store = linear(project, 1, policy="never")
+    model = ScriptedModel([handoff(1), handoff(1)])
+    reviewer = FakeReviewer("changes-needed", "approve")
+    orch = Orchestrator(store, parts(model, reviewer=reviewer), approve="reviewer")
+    result = run(orch)
+    assert result.exit_code == EXIT_COMPLETE, result.message
+    assert names(result) == ["StepStarted", "StepStarted", "StepCompleted", "TaskCompleted"]
+    assert "Review step 1" in reviewer.prompts[0]
+    record = store.load().get(1)
+    assert record.status == "complete" and "reviewer" in str(record.meta["approved_by"])
+    assert orch.parts.ledger.kinds() == [("executor", 1), ("reviewer", 1), ("executor", 1),
+                                         ("reviewer", 1)]
+
+
+def test_a_blocked_handoff_stops_the_run(project: Path) -> None:
+    store = linear(project, 2)
+    model = ScriptedModel([handoff(1, status="blocked", blockers=["no database"])])
+    result = run(Orchestrator(store, parts(model)))
+    assert result.exit_code == EXIT_FAILED
+    assert names(result) == ["StepStarted", "StepFailed", "TaskFailed"]
+    assert "no database" in result.message
+    failed = result.events[-1]
+    assert isinstance(failed, TaskFailed)
+
+
+def test_continuing_without_a_plan_is_a_usage_error(project: Path) -> None:
+    result = run(Orchestrator(PlanStore(project / "plans"), parts(ScriptedModel([]))))
+    assert result.exit_code == 2 and "no plan" in result.message
+
+
+def test_the_orchestrator_is_a_module(project: Path) -> None:
+    store = PlanStore(project / "plans")
+    model = ScriptedModel([handoff(1, output={"next_step": 2, "reason": "none"}),
+                           handoff(2)])
+    orch = Orchestrator(store, parts(model), planner=FakePlanner(branch_plan()),
+                        approve="auto")
+    submitted = TaskSubmitted(timestamp=0.0, instruction="Fix the bug",
+                              config=TaskConfig(instruction="Fix the bug"))
+
+    async def collect() -> list[Event]:
+        return [e async for e in orch.process(submitted)]
+
+    events = asyncio.run(collect())
+    assert events[0] is submitted
+    assert [type(e).__name__ for e in events][-1] == "TaskCompleted"
+    assert [e.step for e in events if isinstance(e, StepCompleted)] == [1, 2]

@@ -1,0 +1,64 @@
+"""`maker run` (issue 8 part 6): the CLI over the orchestrator, with the model scripted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from maker.cli import run_cmd
+from maker.cli.main import cli
+from maker.store.plan_store import PlanStore
+
+from ._step_plans import handoff, isolated_project, linear  # noqa: F401 - `project`
+from .test_orchestrator import FakeLedger, ScriptedModel, parts
+
+
+def _patch(monkeypatch: pytest.MonkeyPatch, model: ScriptedModel,
+           seen: dict[str, Any]) -> None:
+    def fake_parts(store: PlanStore, max_budget_usd: float | None, model_name: str | None
+                   ) -> Any:
+        seen.update(budget=max_budget_usd, model=model_name)
+        return parts(model, FakeLedger(), budget=max_budget_usd)
+
+    monkeypatch.setattr(run_cmd, "build_parts", fake_parts)
+
+
+def test_maker_run_continues_the_plan_with_json_events_and_a_table(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    linear(project, 2)
+    seen: dict[str, Any] = {}
+    _patch(monkeypatch, ScriptedModel([handoff(1), handoff(2)]), seen)
+    result = CliRunner().invoke(cli, ["run", "--events", "-", "--max-budget-usd", "5",
+                                      "--model", "m1", "--approve", "auto"])
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(x) for x in result.stdout.splitlines()]
+    assert [x["event"] for x in lines] == ["StepStarted", "StepCompleted", "StepStarted",
+                                           "StepCompleted", "TaskCompleted"]
+    assert lines[0]["step"] == 1 and lines[0]["title"] == "Step number 1"
+    assert seen == {"budget": 5.0, "model": "m1"}
+    assert "step   1" in result.stderr and "complete" in result.stderr
+    assert "total spent (ledger): $0.0200" in result.stderr
+
+
+def test_maker_run_exit_codes_for_budget_and_approval(project: Path,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    linear(project, 3, policy="never")
+    _patch(monkeypatch, ScriptedModel([handoff(1)]), {})
+    events = tmp_path / "events.jsonl"
+    result = CliRunner().invoke(cli, ["run", "--events", str(events)])
+    assert result.exit_code == 4, result.output
+    assert "maker step approve 1" in result.output
+    assert json.loads(events.read_text().splitlines()[0])["event"] == "StepStarted"
+
+    _patch(monkeypatch, ScriptedModel([handoff(2)]), {})
+    result = CliRunner().invoke(cli, ["run", "--max-budget-usd", "0.005", "--approve",
+                                      "auto"])
+    assert result.exit_code == 3, result.output
+    assert "stopped by the budget" in result.output
+    statuses = [r.status for r in PlanStore(project / "plans").load().steps]
+    assert statuses == ["complete", "complete", "in-progress"]
