@@ -62,3 +62,13 @@ def test_maker_run_exit_codes_for_budget_and_approval(project: Path,
     assert "stopped by the budget" in result.output
     statuses = [r.status for r in PlanStore(project / "plans").load().steps]
     assert statuses == ["complete", "complete", "in-progress"]
+
+
+@pytest.mark.parametrize("env", ["CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"])
+def test_the_model_cannot_give_a_run_its_approval_policy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: str) -> None:
+    monkeypatch.setenv(env, "1")
+    out = CliRunner().invoke(cli, ["run", "--approve", "auto", "--plans-dir",
+                                   str(tmp_path / "plans")])
+    assert out.exit_code == 2 and "does not run inside Claude Code" in out.output
+    assert not (tmp_path / "plans").exists()

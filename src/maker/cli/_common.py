@@ -94,6 +94,19 @@ def person_only(command: str, instead: str = "") -> str:
     """Who decides: a person at a terminal. Raises click.UsageError when run inside
     Claude Code (its Bash tool, or anything it started), where it would be the model
     deciding for the user. ``instead``: how the user decides from Claude Code."""
+    not_inside_claude_code(command, instead)
+    if not is_terminal():
+        raise click.UsageError(
+            f"`{command}` is a person's decision: run it in a terminal (its input is not "
+            "one here, so no person is there to decide)"
+            + (f", or type `{instead}` in Claude Code." if instead else "."))
+    return "person (terminal)"
+
+
+def not_inside_claude_code(command: str, instead: str = "") -> None:
+    """Raise click.UsageError when run inside Claude Code (its Bash tool, or anything it
+    started): for a person's decision, made there it would be the model's. A script or
+    CI outside Claude Code passes (``maker run --approve``, set by whoever runs it)."""
     if os.environ.get("CLAUDECODE") or os.environ.get("CLAUDE_CODE_ENTRYPOINT") \
             or _claude_ancestor():
         raise click.UsageError(
@@ -101,12 +114,6 @@ def person_only(command: str, instead: str = "") -> str:
             "where the model would be deciding for the user. "
             + (f"The user types `{instead}` in Claude Code, or runs" if instead
                else "The user runs") + " this command in a terminal of their own.")
-    if not is_terminal():
-        raise click.UsageError(
-            f"`{command}` is a person's decision: run it in a terminal (its input is not "
-            "one here, so no person is there to decide)"
-            + (f", or type `{instead}` in Claude Code." if instead else "."))
-    return "person (terminal)"
 
 
 def is_terminal() -> bool:

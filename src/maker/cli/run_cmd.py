@@ -20,7 +20,12 @@ from typing import IO, Any
 
 import click
 
-from maker.cli._common import plans_dir_option, reports_errors, resolve_plans_dir
+from maker.cli._common import (
+    not_inside_claude_code,
+    plans_dir_option,
+    reports_errors,
+    resolve_plans_dir,
+)
 from maker.cli.main import cli
 from maker.core.events import Event, StepCompleted, StepFailed, StepFlagged, StepStarted
 from maker.engine.orchestrator import Orchestrator, RunResult
@@ -117,6 +122,8 @@ def _table(store: PlanStore, orch: Orchestrator, result: RunResult, err: bool) -
 def run(task: str | None, approve: str | None, max_budget_usd: float | None,
         model: str | None, events_to: str | None, plans_dir: Path | None) -> None:
     """Plan TASK (or continue the plan in plans/) and run every reachable step."""
+    if approve is not None:  # a person's policy: never the model's, from inside Claude Code
+        not_inside_claude_code(f"maker run --approve {approve}", f"/maker:policy {approve}")
     store = PlanStore(resolve_plans_dir(plans_dir))
     parts = build_parts(store, max_budget_usd, model)
     orch = Orchestrator(store, parts, planner=build_planner(store) if task else None,
