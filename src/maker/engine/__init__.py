@@ -1,0 +1,1 @@
+"""The headless engine (``maker run``): the orchestrator and its cost ledger."""
