@@ -148,7 +148,8 @@ class Ledger:
     crash can at worst leave the last line torn (cut short, no newline). Readers count
     only complete lines, so a torn line is never read as a call, and the next ``record``
     starts with a newline so the torn fragment stays a broken line of its own (skipped,
-    like any line that is not a call). The line is not undone when a surrounding
+    like any line that is not a call; a line cut of its newline only is whole, and
+    counts from then on). The line is not undone when a surrounding
     transaction rolls back: the money was spent either way.
 
     The totals are read as a stream and kept: each later read parses only the lines
@@ -160,6 +161,10 @@ class Ledger:
         self.store = store
         self.path = store.ledger_path
         self._tally = _Tally()
+
+    @property
+    def _not_a_file(self) -> str:
+        return f"{self.path} is not a regular file; move it away and maker starts a new ledger"
 
     def exists(self) -> bool:
         return self.path.is_file()
@@ -178,12 +183,14 @@ class Ledger:
                  | getattr(os, "O_CLOEXEC", 0))
         with self.store.lock():
             created = not os.path.lexists(self.path)
-            fd = os.open(self.path, flags, 0o666)
+            try:
+                fd = os.open(self.path, flags, 0o666)
+            except IsADirectoryError:
+                raise InputError(self._not_a_file) from None
             try:
                 info = os.fstat(fd)
                 if not stat.S_ISREG(info.st_mode):
-                    raise InputError(f"{self.path} is not a regular file; move it away and "
-                                     "maker starts a new ledger")
+                    raise InputError(self._not_a_file)
                 if info.st_size and os.pread(fd, 1, info.st_size - 1) != b"\n":
                     line = b"\n" + line  # after a torn line: keep the two apart
                 view = memoryview(line)
