@@ -23,7 +23,7 @@
     │   ├── ClaudeNotFoundError   the Claude Code CLI is not installed
     │   ├── AgentProcessError     the CLI failed or could not be reached (exit code, stderr)
     │   ├── AgentStreamError      the CLI's output could not be read (an SDK/CLI mismatch)
-    │   └── BudgetExceededError   a call stopped by its max_budget_usd
+    │   └── BudgetExceededError   a call stopped by its max_budget_usd, or the run's budget spent
     ├── ClaudeTimeoutError        a scripted CLI run did not finish (maker.scripted)
     └── PluginNotFoundError       the plugin's files are not beside the package (the demo)
 
@@ -259,4 +259,5 @@ class AgentStreamError(AgentSDKError):
 
 
 class BudgetExceededError(AgentSDKError):
-    """A call reached its ``max_budget_usd`` and the CLI stopped it."""
+    """A call reached its ``max_budget_usd`` and the CLI stopped it, or the run's whole
+    budget is spent (``maker.engine.ledger.Budget.check``, before a call)."""

@@ -140,24 +140,37 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
     from maker.executor.approval import read_policy
 
     policy = read_policy(store)
+    from maker.engine.ledger import Ledger, usd
+
+    ledger = Ledger(store)
+    cost = ledger.summary() if ledger.exists() else None  # no ledger: no cost shown
     if as_json:
+        steps = [r.to_dict() for r in rows]
+        if cost is not None:
+            for s in steps:
+                s["cost_usd"] = cost.by_step.get(s["step"], 0.0)
         echo_json({"plans_dir": str(store.root), "task": plan.task, "problems": problems,
-                   "approval_policy": policy.name,
-                   "steps": [r.to_dict() for r in rows],
+                   "approval_policy": policy.name, "steps": steps,
                    "next": [{"step": n, "title": plan.get(n).title} for n in sched.ready],
-                   "reason": nothing_ready_reason(sched, plan) or None})
+                   "reason": nothing_ready_reason(sched, plan) or None,
+                   **({"cost": cost.to_dict()} if cost is not None else {})})
         return
     click.echo(f"Plan: {task_line(plan.task, where=str(store.overview_path))}")
     click.echo(f"approval policy: {policy.describe()}")
-    table = [("step", "title", "status", "depends on")]
+    table = [("step", "title", "status", *(["cost"] if cost is not None else []), "depends on")]
     for r in rows:
         title = r.title if len(r.title) <= _TITLE_WIDTH else r.title[:_TITLE_WIDTH - 1] + "…"
-        table.append((str(r.step), title, r.status,
+        spent = [] if cost is None else [
+            usd(cost.by_step[r.step]) if r.step in cost.by_step else "-"]
+        table.append((str(r.step), title, r.status, *spent,
                       ", ".join(map(str, r.depends_on)) or "-"))
-    widths = [max(len(row[i]) for row in table) for i in range(3)]
+    padded = len(table[0]) - 1
+    widths = [max(len(row[i]) for row in table) for i in range(padded)]
     for row in table:
-        cells = [row[i].ljust(widths[i]) for i in range(3)]
-        click.echo("  ".join([*cells, row[3]]))
+        cells = [row[i].ljust(widths[i]) for i in range(padded)]
+        click.echo("  ".join([*cells, row[padded]]))
+    if cost is not None:
+        click.echo(cost.line())
     click.echo("")
     if sched.ready:
         for n in sched.ready:

@@ -1,1 +1,2 @@
-"""The headless engine: `maker run` over claude-agent-sdk (issue 8)."""
+"""The headless engine (``maker run``): the orchestrator over claude-agent-sdk, its
+cost ledger and budget, and the step executor's limits in an SDK session."""

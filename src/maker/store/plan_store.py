@@ -148,6 +148,7 @@ class PlanStore:
         self.notes_path = self.root / "NOTES.md"
         self.active_path = self.state_dir / "active.json"
         self.policy_path = self.state_dir / "policy.json"
+        self.ledger_path = self.root / "ledger.jsonl"  # maker.engine.ledger: what runs cost
 
     # -- locking and presence -------------------------------------------------
 
@@ -219,6 +220,8 @@ class PlanStore:
             p = self.state_dir / state
             if os.path.lexists(p):
                 journaled_move(p, target / state)
+        if os.path.lexists(self.ledger_path):  # costs belong to the plan they were spent on
+            journaled_move(self.ledger_path, target / self.ledger_path.name)
         return target
 
     def archived(self) -> list[Path]:
