@@ -1,0 +1,1 @@
+"""The headless engine: `maker run` over claude-agent-sdk (issue 8)."""
