@@ -9,14 +9,17 @@ Claude Code 2.1.330, ``tests/e2e/test_engine_tool_limits.py``):
 
 - the PreToolUse hook (:func:`make_hooks`) sees EVERY tool call, before the
   permission rules, including calls ``allowed_tools`` auto-approves (a whole-tool
-  entry such as ``Bash``) and calls in subagents. It holds the guard: ``touch
-  plans/x`` by a step that lists Bash is refused only here. It fails closed
-  (``on_failure="block"``; an error in the check is a refusal that says so).
+  entry such as ``Bash``); the SDK's types say subagents' calls too (with
+  ``agent_id``; not exercised here). It holds the guard: ``touch plans/x`` by a step
+  that lists Bash is refused only here. The model reads ``PreToolUse:<Tool> hook
+  error: <reason>``. It fails closed (``on_failure="block"``; an error in the check is
+  a refusal that says so).
 - ``can_use_tool`` (:func:`make_can_use_tool`) sees only calls that need permission
   under ``permission_mode="default"``: tools not in ``allowed_tools``, and
   AskUserQuestion (always). It never runs under ``dontAsk`` or
   ``bypassPermissions``, and the SDK warns (``CanUseToolShadowedWarning``) that the
-  step's whole-tool entries shadow it. It is the second net, with the same decision:
+  step's whole-tool entries shadow it. Without it a headless session does not offer
+  AskUserQuestion at all. It is the second net, with the same decision:
   a call the hook let through (or that a failing hook did not decide) that needs
   permission is still checked.
 - ``disallowed_tools`` (:func:`disallowed_tools`) removes the built-in tools the step
