@@ -60,7 +60,7 @@ def _executor_tool(hook: HookInput) -> Output:
 
 def _executor_check(hook: HookInput, store: PlanStore) -> Output:
     from maker.errors import MakerError
-    from maker.tools.permissions import permits
+    from maker.tools.executor_rules import executor_decision
 
     active = active_marker(store)
     if not active:
@@ -72,20 +72,11 @@ def _executor_check(hook: HookInput, store: PlanStore) -> Output:
         # the executor can still hand off (blocked) with this reason.
         return deny_tool(f"maker cannot read the step in progress, so it cannot check this "
                          f"tool: {exc}. Hand off with status: blocked and this reason.")
-    from maker.tools.guard import executor_refusal
-
-    tool = hook.text("tool_name")
     tool_input = hook.raw.get("tool_input")
-    tool_input = tool_input if isinstance(tool_input, dict) else {}
-    allowed = record.spec.tools
-    if not permits(allowed, tool, tool_input):
-        return deny_tool(
-            f"maker: step {record.number} may use only {', '.join(allowed)} (its primary and "
-            f"fallback tools); `{tool}` is not among them. Do the step with those tools, or "
-            f"report the gap in your handoff (status: blocked, with the reason in blockers).")
-    refusal = executor_refusal(tool, tool_input, cwd=Path(hook.cwd or "."),
-                               plans_root=store.root)
-    return deny_tool(refusal) if refusal else allow()
+    reason = executor_decision(record.spec, hook.text("tool_name"),
+                               tool_input if isinstance(tool_input, dict) else {},
+                               cwd=Path(hook.cwd or "."), plans_root=store.root)
+    return deny_tool(reason) if reason else allow()
 
 
 def _any_agent_tool(hook: HookInput) -> Output:

@@ -1,0 +1,145 @@
+"""The step executor's limits inside a headless SDK session (``maker run``).
+
+The rules are the plugin's (``maker.tools.executor_rules.executor_decision``: the
+step's tool list, then the guard on ``plans/`` and maker's state), plus one that only
+a headless run needs: AskUserQuestion has no person to answer it, so it is answered
+with :data:`NO_USER`. The SDK gets them through three of its own means, each holding
+something the others do not (observed with claude-agent-sdk 0.2.187 and its bundled
+Claude Code 2.1.330, ``tests/e2e/test_engine_tool_limits.py``):
+
+- the PreToolUse hook (:func:`make_hooks`) sees EVERY tool call, before the
+  permission rules, including calls ``allowed_tools`` auto-approves (a whole-tool
+  entry such as ``Bash``); the SDK's types say subagents' calls too (with
+  ``agent_id``; not exercised here). It holds the guard: ``touch plans/x`` by a step
+  that lists Bash is refused only here. The model reads ``PreToolUse:<Tool> hook
+  error: <reason>``. It fails closed (``on_failure="block"``; an error in the check is
+  a refusal that says so).
+- ``can_use_tool`` (:func:`make_can_use_tool`) sees only calls that need permission
+  under ``permission_mode="default"``: tools not in ``allowed_tools``, and
+  AskUserQuestion (always). It never runs under ``dontAsk`` or
+  ``bypassPermissions``, and the SDK warns (``CanUseToolShadowedWarning``) that the
+  step's whole-tool entries shadow it. Without it a headless session does not offer
+  AskUserQuestion at all. It is the second net, with the same decision:
+  a call the hook let through (or that a failing hook did not decide) that needs
+  permission is still checked.
+- ``disallowed_tools`` (:func:`disallowed_tools`) removes the built-in tools the step
+  can never use from the model's context; a call to one is answered by the CLI
+  ("No such tool available"), not by maker. Bash is never among them: every executor
+  may run ``maker verify``.
+
+Nothing here writes: a refusal is a message the model reads in its tool result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from maker.tools.executor_rules import StepTools, executor_decision
+from maker.tools.permissions import ALWAYS_ALLOWED, permits
+from maker.tools.registry import BUILTIN_TOOLS
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import (
+        HookContext,
+        HookInput,
+        HookJSONOutput,
+        HookMatcher,
+        PermissionResultAllow,
+        PermissionResultDeny,
+    )
+
+    from maker.store.plan_store import PlanStore, StepRecord
+
+__all__ = ["NO_USER", "decide", "disallowed_tools", "make_can_use_tool", "make_hooks"]
+
+NO_USER = ("maker: no user is present; decide, or hand off blocked with the question "
+           "(status: blocked, the question in blockers).")
+"""The answer to AskUserQuestion in a headless run (issue 8's wording)."""
+
+# Names older clients used: a deny rule on them could reach the current tool.
+_OLD_NAMES = frozenset({"Task", "NotebookRead"})
+_NEVER_REMOVED = frozenset({"Bash", "AskUserQuestion"}) | ALWAYS_ALLOWED
+
+
+def decide(step: StepTools, tool: str, tool_input: Mapping[str, Any], *, cwd: Path,
+           plans_root: Path) -> str | None:
+    """Why the headless executor of ``step`` may not make this call, or None.
+
+    AskUserQuestion gets :data:`NO_USER`; every other call the plugin's rule
+    (``executor_decision``). An error while checking is a refusal naming it (the
+    step's limits hold; the executor can still hand off blocked).
+    """
+    if tool == "AskUserQuestion":
+        return NO_USER
+    try:
+        return executor_decision(step, tool, tool_input, cwd=cwd, plans_root=plans_root)
+    except Exception as exc:  # noqa: BLE001 - fail closed: the call is refused, visibly
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        return (f"maker could not check this tool call ({type(exc).__name__}: {first}), so "
+                "it is refused. If it keeps happening, hand off with status: blocked and "
+                "this reason.")
+
+
+def make_can_use_tool(store: PlanStore, step: StepRecord | StepTools, *,
+                      cwd: Path | None = None) -> Any:
+    """The SDK's ``can_use_tool`` callback for ``step``'s session: a
+    ``PermissionResultDeny`` with the reason, or ``PermissionResultAllow``.
+
+    ``cwd`` is the session's working directory (default: the directory holding
+    ``plans/``). Needs ``permission_mode="default"`` to be called at all.
+    """
+    spec, where = _spec(step), cwd or store.root.parent
+
+    async def can_use_tool(tool_name: str, tool_input: dict[str, Any], context: Any
+                           ) -> PermissionResultAllow | PermissionResultDeny:
+        from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
+
+        reason = decide(spec, tool_name, tool_input if isinstance(tool_input, dict) else {},
+                        cwd=where, plans_root=store.root)
+        return PermissionResultDeny(message=reason) if reason else PermissionResultAllow()
+
+    return can_use_tool
+
+
+def make_hooks(store: PlanStore, step: StepRecord | StepTools, *,
+               cwd: Path | None = None) -> dict[str, list[HookMatcher]]:
+    """The SDK ``hooks`` of ``step``'s session: one PreToolUse matcher (every tool)
+    that denies with the reason and otherwise gives no opinion (``{}``), so the
+    permission rules still apply. The call's own ``cwd`` wins over ``cwd``."""
+    from claude_agent_sdk import HookMatcher
+
+    spec, default_cwd = _spec(step), cwd or store.root.parent
+
+    async def pre_tool_use(hook_input: HookInput, tool_use_id: str | None,
+                           context: HookContext) -> HookJSONOutput:
+        raw = cast(Mapping[str, Any], hook_input)
+        tool_input = raw.get("tool_input")
+        call_cwd = raw.get("cwd")
+        reason = decide(spec, str(raw.get("tool_name") or ""),
+                        tool_input if isinstance(tool_input, dict) else {},
+                        cwd=Path(call_cwd) if isinstance(call_cwd, str) and call_cwd
+                        else default_cwd, plans_root=store.root)
+        if reason is None:
+            return {}
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                       "permissionDecision": "deny",
+                                       "permissionDecisionReason": reason}}
+
+    return {"PreToolUse": [HookMatcher(matcher=None, hooks=[pre_tool_use],
+                                       on_failure="block")]}
+
+
+def disallowed_tools(step: StepRecord | StepTools) -> list[str]:
+    """The built-in tools ``step`` can never use, for the SDK's ``disallowed_tools``
+    (sorted). Bash, AskUserQuestion and ``ToolSearch`` are never listed, nor the older
+    names of current tools."""
+    spec = _spec(step)
+    return sorted(name for name in BUILTIN_TOOLS
+                  if name not in _NEVER_REMOVED and name not in _OLD_NAMES
+                  and not permits(spec.tools, name, {}))
+
+
+def _spec(step: StepRecord | StepTools) -> StepTools:
+    return cast(StepTools, getattr(step, "spec", step))
