@@ -9,7 +9,6 @@ person's approval (``--approve never``, or the stored policy).
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import sys
 import time
@@ -38,18 +37,17 @@ __all__ = ["build_parts", "event_json", "run"]
 def build_parts(store: PlanStore, max_budget_usd: float | None,
                 model: str | None) -> EngineParts:
     """The real engine: SDK sessions, the ledger in plans/, the budget, the tool limits."""
+    from maker.engine.ledger import Budget, Call, Ledger
     from maker.engine.sessions import sdk_reviewer, sdk_runner_factory
+    from maker.engine.tool_limits import make_can_use_tool, make_hooks
 
-    # The ledger and the tool limits are their own leaves (issue 8 parts 3-4).
-    ledgers = importlib.import_module("maker.engine.ledger")
-    limits = importlib.import_module("maker.engine.tool_limits")
     project = store.root.parent
-    ledger = ledgers.Ledger(store)
+    ledger = Ledger(store)
     return EngineParts(
-        runner_factory=sdk_runner_factory(project), ledger=ledger, call_type=ledgers.Call,
-        budget=ledgers.Budget(max_budget_usd, ledger) if max_budget_usd is not None else None,
-        reviewer=sdk_reviewer(project), make_can_use_tool=limits.make_can_use_tool,
-        make_hooks=limits.make_hooks, model=model, session_id=f"maker-run-{uuid.uuid4().hex[:12]}")
+        runner_factory=sdk_runner_factory(project), ledger=ledger, call_type=Call,
+        budget=Budget(max_budget_usd, ledger) if max_budget_usd is not None else None,
+        reviewer=sdk_reviewer(project), make_can_use_tool=make_can_use_tool,
+        make_hooks=make_hooks, model=model, session_id=f"maker-run-{uuid.uuid4().hex[:12]}")
 
 
 def build_planner(store: PlanStore) -> Any:

@@ -1,0 +1,113 @@
+"""`maker run` end to end: the real CLI command, the real claude-agent-sdk and the real
+bundled Claude Code CLI, against the scripted Messages API on 127.0.0.1.
+
+The plan is stored by code (as /maker:plan would); `maker run` continues it: each step in
+its own SDK session with the step's tool limits, through the gate, under the approval
+policy the person gave the run, every call in the ledger, events as JSON lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from maker.engine.ledger import Ledger
+from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply, isolated_env
+from maker.scripted.scenarios import handoff, plugin_env
+
+from ._maker import step, write_plan
+
+pytestmark = pytest.mark.e2e
+
+EXECUTOR = "step-executor"
+
+
+def run_maker(api: FakeMessagesAPI, project: Path, home: Path, *args: str
+              ) -> subprocess.CompletedProcess[str]:
+    env = isolated_env(api.base_url, home, extra=plugin_env())
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    return subprocess.run([sys.executable, "-c", "from maker.cli.main import main; main()",
+                           "run", *args], cwd=project, env=env, capture_output=True,
+                          text=True, timeout=180, check=False)
+
+
+def writes_hello(request: RecordedRequest) -> Reply:
+    assert "# Step 0: Write hello.txt" in request.last_user_text  # the plugin's brief
+    return Reply.tool("Write", {"file_path": str(Path(request_cwd(request)) / "hello.txt"),
+                                "content": "hello\n"})
+
+
+def request_cwd(request: RecordedRequest) -> str:
+    text = request.system_text
+    marker = "Primary working directory: "
+    return text.split(marker, 1)[1].split("\n", 1)[0].strip() if marker in text else "."
+
+
+def test_maker_run_continues_a_stored_plan_to_the_end(
+        fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
+    write_plan(project, policy="never")
+    fake_api.script(
+        EXECUTOR,
+        writes_hello,
+        Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"])),
+        Reply.text(handoff(1, {"ok": True})),
+    )
+
+    run = run_maker(fake_api, project, claude_home, "--approve", "auto", "--events", "-")
+
+    assert run.returncode == 0, run.stderr[-2000:]
+    fake_api.assert_done()
+    assert (project / "hello.txt").read_text() == "hello\n"
+    for n in (0, 1):
+        record = step(project, n)
+        assert record.status == "complete"
+        assert record.meta["approved_by"] == "policy:auto"
+    events = [json.loads(line)["event"] for line in run.stdout.splitlines() if line.strip()]
+    assert events[0] == "StepStarted" and events[-1] == "TaskCompleted"
+    assert events.count("StepCompleted") == 2
+    from maker.store.plan_store import PlanStore
+
+    calls = Ledger(PlanStore(project / "plans")).calls()
+    assert [c.kind for c in calls] == ["executor", "executor"]
+    assert all(c.cost_usd > 0 for c in calls)
+
+
+def test_a_tool_outside_the_step_is_denied_and_a_budget_stop_is_continued(
+        fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
+    store = write_plan(project, policy="never")
+
+    def step1_tries_to_write(request: RecordedRequest) -> Reply:
+        assert "# Step 1: Check hello.txt" in request.last_user_text
+        return Reply.tool("Write", {"file_path": str(project / "sneaky.txt"),
+                                    "content": "x"})
+
+    def step1_hands_off(request: RecordedRequest) -> Reply:
+        (result,) = request.tool_results
+        assert result.is_error and "may use only Read" in result.text  # maker's reason
+        return Reply.text(handoff(1, {"ok": True}))
+
+    fake_api.script(
+        EXECUTOR,
+        writes_hello,
+        Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"])),
+    )
+    # A budget smaller than one call: the first step's call spends it; the run stops.
+    stopped = run_maker(fake_api, project, claude_home, "--approve", "auto",
+                        "--max-budget-usd", "0.0001")
+    assert stopped.returncode == 3, stopped.stderr[-2000:]
+    assert "stopped by the budget" in stopped.stdout
+    assert step(project, 1).status == "pending"
+
+    fake_api.script(EXECUTOR, step1_tries_to_write, step1_hands_off)
+    finished = run_maker(fake_api, project, claude_home, "--approve", "auto")
+
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    fake_api.assert_done()
+    assert not (project / "sneaky.txt").exists()
+    assert [step(project, n).status for n in (0, 1)] == ["complete", "complete"]
+    assert Ledger(store).total() > 0
