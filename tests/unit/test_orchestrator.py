@@ -24,6 +24,7 @@ from maker.core.events import (
     TaskSubmitted,
 )
 from maker.core.models import AgentResult, Plan, PlanStep, TaskConfig
+from maker.engine.ledger import Call
 from maker.engine.orchestrator import (
     EXIT_APPROVAL,
     EXIT_BUDGET,
@@ -45,19 +46,8 @@ from ._step_plans import handoff, isolated_project, linear, make_step  # noqa: F
 # -- fakes for the model, the ledger and the budget ------------------------------------
 
 
-@dataclass
-class FakeCall:
-    kind: str
-    step: int | None
-    attempt: int
-    cost_usd: float
-    duration_ms: int
-    input_tokens: int
-    output_tokens: int
-    model: str | None
-    error: str | None
-    at: str
-    session_id: str | None
+# The real record of a call: the fakes below keep it in memory.
+FakeCall = Call
 
 
 class FakeLedger:
