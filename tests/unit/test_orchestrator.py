@@ -24,6 +24,7 @@ from maker.core.events import (
     TaskSubmitted,
 )
 from maker.core.models import AgentResult, Plan, PlanStep, TaskConfig
+from maker.core.sdk import SdkAnswer
 from maker.engine.ledger import Call
 from maker.engine.orchestrator import (
     EXIT_APPROVAL,
@@ -36,7 +37,6 @@ from maker.engine.orchestrator import (
 from maker.engine.step_run import EngineParts
 from maker.errors import BudgetExceededError, YAMLCleanError
 from maker.executor.approval import approve_step
-from maker.planner._sdk import SdkAnswer
 from maker.store.plan_store import PlanStore
 from maker.verify.runner import recorded_evidence
 from maker.yaml_cleaner.cleaner import YAMLCleaner

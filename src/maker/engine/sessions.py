@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from maker.core.models import AgentResult, PlanStep, TaskConfig
+from maker.core.sdk import SdkAnswer, read_answer
 from maker.executor.agent_runner import AgentRunner
-from maker.planner._sdk import SdkAnswer, read_answer
 from maker.prompts import load_prompt, prompt_tools
 
 __all__ = ["REVIEWER_PROMPT", "BriefRunner", "Reviewer", "RunnerFactory", "StepSession",
