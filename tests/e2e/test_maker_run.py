@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -111,3 +112,29 @@ def test_a_tool_outside_the_step_is_denied_and_a_budget_stop_is_continued(
     assert not (project / "sneaky.txt").exists()
     assert [step(project, n).status for n in (0, 1)] == ["complete", "complete"]
     assert Ledger(store).total() > 0
+
+
+def test_a_plan_made_by_maker_plan_in_claude_code_is_run_by_maker_run(
+        fake_api: FakeMessagesAPI, run_claude: Any, project: Path,
+        claude_home: Path) -> None:
+    from maker.scripted.scenarios import GREETING_TASK, greeting_plan, plan_flow, to_yaml
+
+    from ._maker import run_maker as run_plugin
+
+    plan_flow(fake_api, to_yaml(greeting_plan()))
+    planned = run_plugin(run_claude, f"/maker:plan {GREETING_TASK}")
+    assert planned.result is not None and (project / "plans/PLAN.md").is_file()
+    fake_api.assert_done()
+
+    fake_api.script(
+        EXECUTOR,
+        writes_hello,
+        Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"])),
+        Reply.text(handoff(1, {"ok": True})),
+    )
+    run = run_maker(fake_api, project, claude_home, "--approve", "auto")
+
+    assert run.returncode == 0, run.stdout[-1500:] + run.stderr[-1500:]
+    fake_api.assert_done()
+    assert [step(project, n).status for n in (0, 1)] == ["complete", "complete"]
+    assert (project / "hello.txt").read_text() == "hello\n"
