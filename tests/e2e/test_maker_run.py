@@ -138,3 +138,43 @@ def test_a_plan_made_by_maker_plan_in_claude_code_is_run_by_maker_run(
     fake_api.assert_done()
     assert [step(project, n).status for n in (0, 1)] == ["complete", "complete"]
     assert (project / "hello.txt").read_text() == "hello\n"
+
+
+def test_a_run_killed_mid_step_is_finished_by_the_next_run(
+        fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
+    import signal
+    import threading
+    import time
+
+    write_plan(project, policy="never")
+    asked = threading.Event()
+
+    def hangs(request: RecordedRequest) -> Reply:
+        asked.set()
+        time.sleep(20)  # the run is killed while the model "thinks"
+        return Reply.text("too late")
+
+    fake_api.script(EXECUTOR, hangs)
+    env = isolated_env(fake_api.base_url, claude_home, extra=plugin_env())
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    proc = subprocess.Popen([sys.executable, "-c", "from maker.cli.main import main; main()",
+                             "run", "--approve", "auto"], cwd=project, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        assert asked.wait(60), "the executor's session never reached the model"
+        os.killpg(proc.pid, signal.SIGKILL)  # maker run and its CLI, as a crash would
+    finally:
+        proc.wait(30)
+    assert step(project, 0).status == "in-progress"
+
+    fake_api.script(
+        EXECUTOR,
+        writes_hello,
+        Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"])),
+        Reply.text(handoff(1, {"ok": True})),
+    )
+    run = run_maker(fake_api, project, claude_home, "--approve", "auto")
+
+    assert run.returncode == 0, run.stdout[-1500:] + run.stderr[-1500:]
+    assert [step(project, n).status for n in (0, 1)] == ["complete", "complete"]
