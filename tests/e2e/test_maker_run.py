@@ -20,6 +20,7 @@ import pytest
 from maker.engine.ledger import Ledger
 from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply, isolated_env
 from maker.scripted.scenarios import handoff, plugin_env
+from maker.store.plan_store import PlanStore
 
 from ._maker import step, write_plan
 
@@ -71,8 +72,6 @@ def test_maker_run_continues_a_stored_plan_to_the_end(
     events = [json.loads(line)["event"] for line in run.stdout.splitlines() if line.strip()]
     assert events[0] == "StepStarted" and events[-1] == "TaskCompleted"
     assert events.count("StepCompleted") == 2
-    from maker.store.plan_store import PlanStore
-
     calls = Ledger(PlanStore(project / "plans")).calls()
     assert [c.kind for c in calls] == ["executor", "executor"]
     assert all(c.cost_usd > 0 for c in calls)
@@ -178,3 +177,57 @@ def test_a_run_killed_mid_step_is_finished_by_the_next_run(
 
     assert run.returncode == 0, run.stdout[-1500:] + run.stderr[-1500:]
     assert [step(project, n).status for n in (0, 1)] == ["complete", "complete"]
+
+
+def _branching_plan() -> dict[str, Any]:
+    common = {"task_type": "action_step", "fallback_tools": [], "primary_tools": ["Read"],
+              "fallback_tool_instructions": "None needed.", "input_variables": [],
+              "primary_tool_instructions": "Read what you need."}
+    return {
+        "task": "Decide whether the project needs tests, then do that",
+        "reasoning": "Step 0 decides; step 1 writes tests, step 2 writes docs; one runs.",
+        "plan": [
+            {**common, "step": 0, "task_type": "conditional_step", "title": "Decide",
+             "task_description": "Read the project and choose step 1 (tests) or step 2 "
+                                 "(docs) as next_step.",
+             "output_variable": "step_0_output", "output_schema":
+                 "{next_step: int, reason: string}", "next_step_sequence_number": -2},
+            {**common, "step": 1, "title": "Write tests", "task_description":
+                "Write the missing tests and report them.", "output_variable":
+                "step_1_output", "output_schema": "{tests: list}",
+             "next_step_sequence_number": -1},
+            {**common, "step": 2, "title": "Write docs", "task_description":
+                "Write the missing docs and report them.", "output_variable":
+                "step_2_output", "output_schema": "{docs: list}",
+             "next_step_sequence_number": -1},
+        ],
+    }
+
+
+def test_a_branch_a_flagged_answer_and_a_refused_handoff_in_one_run(
+        fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
+    write_plan(project, _branching_plan(), policy="never")
+
+    def refused_then_corrected(request: RecordedRequest) -> Reply:
+        said = request.last_user_text
+        assert "summary" in said and "missing" in said  # the gate's problems came back
+        return Reply.text(handoff(0, {"next_step": 2, "reason": "docs are missing"}))
+
+    fake_api.script(
+        EXECUTOR,
+        Reply.text("I think we should write docs, probably."),   # flagged: no handoff
+        Reply.text("step: 0\nstatus: complete\noutput: {next_step: 2, reason: docs}\n"),
+        refused_then_corrected,                                   # no summary: refused
+        Reply.text(handoff(2, {"docs": ["README.md"]})),
+    )
+
+    run = run_maker(fake_api, project, claude_home, "--approve", "auto", "--events", "-")
+
+    assert run.returncode == 0, run.stdout[-1500:] + run.stderr[-1500:]
+    fake_api.assert_done()
+    events = [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
+    assert [e["event"] for e in events].count("StepFlagged") == 1
+    assert [step(project, n).status for n in (0, 2)] == ["complete", "complete"]
+    assert step(project, 1).status == "pending"  # the branch not taken
+    kinds = [c.kind for c in Ledger(PlanStore(project / "plans")).calls()]
+    assert kinds.count("flagged") == 1 and len(kinds) == 4
