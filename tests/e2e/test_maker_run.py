@@ -29,9 +29,9 @@ pytestmark = pytest.mark.e2e
 EXECUTOR = "step-executor"
 
 
-def run_maker(api: FakeMessagesAPI, project: Path, home: Path, *args: str
-              ) -> subprocess.CompletedProcess[str]:
-    env = isolated_env(api.base_url, home, extra=plugin_env())
+def run_maker(api: FakeMessagesAPI, project: Path, home: Path, *args: str,
+              extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = isolated_env(api.base_url, home, extra={**plugin_env(), **(extra or {})})
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     return subprocess.run([sys.executable, "-c", "from maker.cli.main import main; main()",
                            "run", *args], cwd=project, env=env, capture_output=True,
@@ -231,3 +231,33 @@ def test_a_branch_a_flagged_answer_and_a_refused_handoff_in_one_run(
     assert step(project, 1).status == "pending"  # the branch not taken
     kinds = [c.kind for c in Ledger(PlanStore(project / "plans")).calls()]
     assert kinds.count("flagged") == 1 and len(kinds) == 4
+
+
+def test_a_failing_verification_is_fixed_in_the_fix_loop(
+        fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
+    write_plan(project, policy="never")
+
+    def fixes(request: RecordedRequest) -> Reply:
+        assert "test -f hello.txt" in request.last_user_text  # the failure came back
+        return writes_hello_anywhere(request)
+
+    fake_api.script(
+        EXECUTOR,
+        Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"])),  # not done
+        fixes,
+        Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"])),
+        Reply.text(handoff(1, {"ok": True})),
+    )
+    env_extra = {"TEST_CMD": "test -f hello.txt"}
+    run = run_maker(fake_api, project, claude_home, "--approve", "auto", extra=env_extra)
+
+    assert run.returncode == 0, run.stdout[-1500:] + run.stderr[-1500:]
+    fake_api.assert_done()
+    assert [step(project, n).status for n in (0, 1)] == ["complete", "complete"]
+    kinds = [c.kind for c in Ledger(PlanStore(project / "plans")).calls()]
+    assert "fix" in kinds
+
+
+def writes_hello_anywhere(request: RecordedRequest) -> Reply:
+    return Reply.tool("Write", {"file_path": str(Path(request_cwd(request)) / "hello.txt"),
+                                "content": "hello\n"})
