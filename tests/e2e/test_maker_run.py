@@ -29,17 +29,39 @@ pytestmark = pytest.mark.e2e
 EXECUTOR = "step-executor"
 
 
-def run_maker(api: FakeMessagesAPI, project: Path, home: Path, *args: str,
-              extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+MAKER = [sys.executable, "-c", "from maker.cli.main import main; main()"]
+
+
+def run_env(api: FakeMessagesAPI, home: Path,
+            extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment `maker run` gets: the CLI pointed at the scripted API."""
     env = isolated_env(api.base_url, home, extra={**plugin_env(), **(extra or {})})
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    return subprocess.run([sys.executable, "-c", "from maker.cli.main import main; main()",
-                           "run", *args], cwd=project, env=env, capture_output=True,
-                          text=True, timeout=180, check=False)
+    return env
+
+
+def run_maker(api: FakeMessagesAPI, project: Path, home: Path, *args: str,
+              extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*MAKER, "run", *args], cwd=project, env=run_env(api, home, extra),
+                          capture_output=True, text=True, timeout=180, check=False)
+
+
+def greeting_run(api: FakeMessagesAPI) -> None:
+    """The executor does the greeting plan's two steps, as asked."""
+    api.script(
+        EXECUTOR,
+        writes_hello,
+        Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"])),
+        Reply.text(handoff(1, {"ok": True})),
+    )
 
 
 def writes_hello(request: RecordedRequest) -> Reply:
     assert "# Step 0: Write hello.txt" in request.last_user_text  # the plugin's brief
+    return write_hello(request)
+
+
+def write_hello(request: RecordedRequest) -> Reply:
     return Reply.tool("Write", {"file_path": str(Path(request_cwd(request)) / "hello.txt"),
                                 "content": "hello\n"})
 
@@ -53,12 +75,7 @@ def request_cwd(request: RecordedRequest) -> str:
 def test_maker_run_continues_a_stored_plan_to_the_end(
         fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
     write_plan(project, policy="never")
-    fake_api.script(
-        EXECUTOR,
-        writes_hello,
-        Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"])),
-        Reply.text(handoff(1, {"ok": True})),
-    )
+    greeting_run(fake_api)
 
     run = run_maker(fake_api, project, claude_home, "--approve", "auto", "--events", "-")
 
@@ -125,12 +142,7 @@ def test_a_plan_made_by_maker_plan_in_claude_code_is_run_by_maker_run(
     assert planned.result is not None and (project / "plans/PLAN.md").is_file()
     fake_api.assert_done()
 
-    fake_api.script(
-        EXECUTOR,
-        writes_hello,
-        Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"])),
-        Reply.text(handoff(1, {"ok": True})),
-    )
+    greeting_run(fake_api)
     run = run_maker(fake_api, project, claude_home, "--approve", "auto")
 
     assert run.returncode == 0, run.stdout[-1500:] + run.stderr[-1500:]
@@ -154,10 +166,8 @@ def test_a_run_killed_mid_step_is_finished_by_the_next_run(
         return Reply.text("too late")
 
     fake_api.script(EXECUTOR, hangs)
-    env = isolated_env(fake_api.base_url, claude_home, extra=plugin_env())
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    proc = subprocess.Popen([sys.executable, "-c", "from maker.cli.main import main; main()",
-                             "run", "--approve", "auto"], cwd=project, env=env,
+    proc = subprocess.Popen([*MAKER, "run", "--approve", "auto"], cwd=project,
+                            env=run_env(fake_api, claude_home),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
@@ -167,12 +177,7 @@ def test_a_run_killed_mid_step_is_finished_by_the_next_run(
         proc.wait(30)
     assert step(project, 0).status == "in-progress"
 
-    fake_api.script(
-        EXECUTOR,
-        writes_hello,
-        Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"])),
-        Reply.text(handoff(1, {"ok": True})),
-    )
+    greeting_run(fake_api)
     run = run_maker(fake_api, project, claude_home, "--approve", "auto")
 
     assert run.returncode == 0, run.stdout[-1500:] + run.stderr[-1500:]
@@ -239,7 +244,7 @@ def test_a_failing_verification_is_fixed_in_the_fix_loop(
 
     def fixes(request: RecordedRequest) -> Reply:
         assert "test -f hello.txt" in request.last_user_text  # the failure came back
-        return writes_hello_anywhere(request)
+        return write_hello(request)
 
     fake_api.script(
         EXECUTOR,
@@ -257,7 +262,3 @@ def test_a_failing_verification_is_fixed_in_the_fix_loop(
     kinds = [c.kind for c in Ledger(PlanStore(project / "plans")).calls()]
     assert "fix" in kinds
 
-
-def writes_hello_anywhere(request: RecordedRequest) -> Reply:
-    return Reply.tool("Write", {"file_path": str(Path(request_cwd(request)) / "hello.txt"),
-                                "content": "hello\n"})
