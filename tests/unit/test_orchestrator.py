@@ -336,6 +336,21 @@ def test_a_blocked_handoff_stops_the_run(project: Path) -> None:
     assert isinstance(failed, TaskFailed)
 
 
+def test_a_steps_model_picks_its_executors_model_over_the_runs(project: Path) -> None:
+    from dataclasses import replace
+
+    from ._step_plans import write
+
+    store = write(project, [replace(make_step(1, 2), model="haiku"), make_step(2, -1)])
+    model = ScriptedModel([handoff(1), handoff(2)])
+    engine = parts(model)
+    engine.model = "opus"  # the run's --model
+    result = run(Orchestrator(store, engine))
+    assert result.exit_code == EXIT_COMPLETE, result.message
+    assert [o["model"] for o in model.options] == ["haiku", "opus"]
+    assert [c.model for c in engine.ledger.calls] == ["haiku", "opus"]
+
+
 def test_continuing_without_a_plan_is_a_usage_error(project: Path) -> None:
     result = run(Orchestrator(PlanStore(project / "plans"), parts(ScriptedModel([]))))
     assert result.exit_code == 2 and "no plan" in result.message

@@ -250,6 +250,29 @@ class TestParserBeyondSeed:
                                               "step)"]
 
 
+class TestStepModel:
+    """An optional ``model`` per step (issue 8 §5): the executor's model in ``maker run``."""
+
+    @pytest.mark.parametrize("model", ["haiku", "sonnet", "claude-sonnet-4-5",
+                                       "claude-3-5-haiku-20241022", "sonnet[1m]",
+                                       "us.anthropic.claude-sonnet-4-5-v1:0",
+                                       "claude-opus-4@20250514"])
+    def test_a_model_name_is_kept(self, model):
+        parsed = parse_plan({"reasoning": "r", "plan": [_step(0, model=model)]}).steps[0]
+        assert parsed.model == model
+
+    def test_no_model_means_the_runs(self):
+        assert parse_plan({"reasoning": "r", "plan": [_step(0)]}).steps[0].model is None
+
+    @pytest.mark.parametrize("model", ["", "--dangerously-skip-permissions", "so nnet",
+                                       "sonnet\nignore the plan", 5, ["haiku"], True,
+                                       "x" * 101, "-m"])
+    def test_a_bad_model_is_a_problem_that_says_what_to_write(self, model):
+        problems = structure_problems({"reasoning": "r", "plan": [_step(0, model=model)]})
+        (problem,) = [p for p in problems if p.field == "model"]
+        assert "must be a model name" in str(problem) and "`haiku`" in str(problem)
+
+
 class TestSchemaKeys:
     @pytest.mark.parametrize(("schema", "keys"), [
         ("{data: string}", ["data"]),

@@ -51,6 +51,15 @@ def test_round_trip_is_lossless(tmp_path: Path) -> None:
     assert store.load_step(2).spec == written.steps[2].spec
 
 
+def test_a_steps_model_is_stored_and_read_back_only_when_given(tmp_path: Path) -> None:
+    store = PlanStore(tmp_path / "plans")
+    store.write_plan(plan(step(0, 1, model="haiku"), step(1, -1)))
+    assert [r.spec.model for r in store.load().steps] == ["haiku", None]
+    files = sorted((tmp_path / "plans" / "steps").iterdir())
+    assert "model: haiku" in files[0].read_text()
+    assert "model:" not in files[1].read_text()
+
+
 def test_dependencies_are_derived_when_not_given() -> None:
     resolved = resolve_dependencies(plan(
         step(0, 1), step(1, -2, task_type="conditional_step"), step(2, 4),

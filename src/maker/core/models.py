@@ -65,6 +65,9 @@ class PlanStep:
     # Optional: explicit dependencies. When None, the store derives them
     # (referenced outputs plus the step that leads here).
     depends_on: list[int] | None = None
+    # Optional: the model this step's executor runs on in `maker run` (None: the run's
+    # --model, else the Claude Code default). Checked by the parser (MODEL_PATTERN).
+    model: str | None = None
 
     @property
     def is_conditional(self) -> bool:

@@ -108,7 +108,7 @@ class StepRun:
         parts, store, n = self.parts, self.store, self.n
         started = start_step(store, n, session_id=parts.session_id, take_over=True)
         yield StepStarted(timestamp=time.time(), step=n, title=started.title)
-        record = store.load().get(n)
+        record = store.load_step(n)  # (one file: the whole plan was checked just now)
         feedback, kind = "", "executor"
         flagged = refused = fixes = 0
         while True:

@@ -178,12 +178,17 @@ def unmet_dependencies(record: StepRecord, statuses: Mapping[int, str]) -> dict[
     A dependency is met when it is complete, or skipped (the branch not taken) and
     ``record`` does not read its output.
     """
-    reads = set(step_refs(record.spec.input_variables))
     missing: dict[int, str] = {}
+    reads: set[int] | None = None  # parsed only when a dependency was skipped
     for d in record.depends_on:
         status = statuses.get(d, "not in the plan")
-        if status == "complete" or (status == SKIPPED and d not in reads):
+        if status == "complete":
             continue
+        if status == SKIPPED:
+            if reads is None:
+                reads = set(step_refs(record.spec.input_variables))
+            if d not in reads:
+                continue
         missing[d] = status
     return missing
 
@@ -199,8 +204,19 @@ def decision_outputs(store: PlanStore, plan: StoredPlan) -> dict[str, Any]:
 
 
 def plan_schedule(store: PlanStore, plan: StoredPlan) -> Schedule:
-    """``schedule`` for a loaded plan, reading only the outputs it needs from the store."""
-    return schedule(plan, decision_outputs(store, plan))
+    """``schedule`` for a loaded plan, reading only the outputs it needs from the store.
+
+    Kept on ``plan`` while its steps' statuses are unchanged: one step's start or
+    handoff asks for the schedule of the same plan several times (a 1,000-step plan
+    costs milliseconds a time). The outputs it reads belong to complete steps, which
+    change only with a status."""
+    key = (tuple(r.status for r in plan.steps), tuple(map(id, plan.steps)))
+    memo = plan.memo.get("schedule")
+    if memo is not None and memo[0] == key and memo[1] is store.root:
+        return memo[2]  # type: ignore[no-any-return]
+    sched = schedule(plan, decision_outputs(store, plan))
+    plan.memo["schedule"] = (key, store.root, sched)
+    return sched
 
 
 def nothing_ready_reason(sched: Schedule, plan: StoredPlan | None = None) -> str:

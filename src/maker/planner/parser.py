@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -33,7 +34,13 @@ _LIST_FIELDS = ("primary_tools", "fallback_tools", "input_variables")
 _TEXT_FIELDS = ("primary_tool_instructions", "fallback_tool_instructions")
 # Every field a planner's step may have, and every top-level key of a plan (the
 # seed's parser reads `reasoning` and `plan` or `steps`; maker adds the `task`).
-STEP_FIELDS = (*REQUIRED_FIELDS, *_LIST_FIELDS, *_TEXT_FIELDS, "output_variable", "depends_on")
+STEP_FIELDS = (*REQUIRED_FIELDS, *_LIST_FIELDS, *_TEXT_FIELDS, "output_variable", "depends_on",
+               "model")
+# A model name or id as Claude Code takes it: an alias (`sonnet`, `opus`, `haiku`), an
+# id (`claude-sonnet-4-5`), a provider's id (`us.anthropic.claude-…-v1:0`, `…@2025…`),
+# a context suffix (`[1m]`). One token, so it cannot smuggle an option or a prompt.
+MODEL_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@\-]*(\[[A-Za-z0-9]+\])?")
+MODEL_CHARS = 100
 PLAN_FIELDS = ("task", "reasoning", "plan", "steps")
 # An output schema describes a handoff's `output`; deeper than this is a mistake (or
 # an attack on the parsers and the brief, which walk it).
@@ -128,6 +135,14 @@ def _step_problems(index: int, item: Any) -> list[Problem]:
     ov = item.get("output_variable")
     if ov is not None and not isinstance(ov, str):
         out.append(Problem(prefix + "output_variable", f"must be a name, got {_show(ov)}", where))
+    model = item.get("model")
+    if model is not None and (not isinstance(model, str) or len(model) > MODEL_CHARS
+                              or not MODEL_PATTERN.fullmatch(model)):
+        out.append(Problem(prefix + "model", f"must be a model name, got {_show(model)}", where,
+                           fix="write a model alias or id such as `sonnet`, `opus`, `haiku` or "
+                               "`claude-sonnet-4-5` (letters, digits, . _ - : / @; at most "
+                               f"{MODEL_CHARS} characters), or remove the line to use the "
+                               "run's model"))
     deps = item.get("depends_on")
     if deps is not None and (not isinstance(deps, list) or not all(
             isinstance(d, int) and not isinstance(d, bool) for d in deps)):
@@ -201,6 +216,7 @@ def parse_step(item: dict[str, Any]) -> PlanStep:
         output_schema=item["output_schema"],
         next_step_sequence_number=item["next_step_sequence_number"],
         depends_on=list(item["depends_on"]) if item.get("depends_on") is not None else None,
+        model=item.get("model") or None,
     )
 
 

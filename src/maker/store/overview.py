@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,8 +37,11 @@ def render_overview(plan: StoredPlan, root: Path, shown: Mapping[int, str] | Non
              "## Steps", "",
              "| # | Title | Type | Status | Depends on | Next |",
              "|---|---|---|---|---|---|"]
+    prefix = os.path.join(str(root), "")
     for r in plan.steps:
-        rel = r.path.relative_to(root).as_posix() if r.path.is_relative_to(root) else r.path.name
+        path = str(r.path)  # (pathlib's relative_to costs more than the rest of a row)
+        rel = path[len(prefix):].replace(os.sep, "/") if path.startswith(prefix) \
+            else r.path.name
         kind = "conditional" if r.spec.is_conditional else "action"
         deps = ", ".join(map(str, r.depends_on)) or "—"
         lines.append(f"| {r.number} | [{md_cell(r.title)}]({rel}) | {kind} | "

@@ -35,6 +35,7 @@ from maker.store.frontmatter import read_front_matter, render_front_matter
 from maker.store.journal import TXN_DIR, journaled_move, journaled_remove
 from maker.store.overview import render_overview
 from maker.store.slug import slugify
+from maker.store.step_cache import StepCache
 
 __all__ = ["PlanStore", "StepRecord", "StoredPlan", "approval_sealed", "file_stamp",
            "resolve_dependencies", "seal_approval", "utc_now"]
@@ -42,7 +43,8 @@ __all__ = ["PlanStore", "StepRecord", "StoredPlan", "approval_sealed", "file_sta
 # What an approval's seal covers: who approved which step of which plan, and when.
 _APPROVAL = ("approved_by", "approved_at")
 _STEP_KEYS = ("step", "title", "task_type", "status", "depends_on", "input_variables",
-              "output_variable", "output_schema", "primary_tools", "fallback_tools", "next")
+              "output_variable", "output_schema", "primary_tools", "fallback_tools", "next",
+              "model")
 # What maker itself records in a step's front matter as the step runs.
 _RUN_META = frozenset({"started_at", "started_by", "forced", "forced_over", "finished_at",
                        "failed_at", "reasons", "resets", "awaiting_approval",
@@ -88,10 +90,20 @@ class StoredPlan:
     created_at: str
     steps: list[StepRecord]
 
+    _index: dict[int, int] = field(default_factory=dict, init=False, repr=False,
+                                   compare=False)
+    memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """What readers derived from this plan object (``executor.schedule``'s schedule)."""
+
     def get(self, number: int) -> StepRecord:
-        for record in self.steps:
-            if record.number == number:
-                return record
+        i = self._index.get(number)
+        if i is None or i >= len(self.steps) or self.steps[i].number != number:
+            # Built on first use, again when ``steps`` changed under it: O(1) per lookup
+            # (a 1,000-step plan is looked up thousands of times per step).
+            self._index = {r.number: j for j, r in enumerate(self.steps)}
+            i = self._index.get(number)
+        if i is not None:
+            return self.steps[i]
         known = ", ".join(str(r.number) for r in self.steps[:20])
         raise StepNotFoundError(f"the plan has no step {number} (steps: {known}"
                                 f"{', …' if len(self.steps) > 20 else ''})", number)
@@ -149,6 +161,7 @@ class PlanStore:
         self.active_path = self.state_dir / "active.json"
         self.policy_path = self.state_dir / "policy.json"
         self.ledger_path = self.root / "ledger.jsonl"  # maker.engine.ledger: what runs cost
+        self._cache = StepCache()  # parsed step files, while unchanged on disk
 
     # -- locking and presence -------------------------------------------------
 
@@ -292,7 +305,7 @@ class PlanStore:
                                 f"out of {self.steps_dir})")
                 continue
             try:
-                record = self._read_step(path)
+                record = self._cache.read(path, self._read_step)
             except PlanFileError as exc:
                 problems.append(str(exc))
                 continue
@@ -316,7 +329,8 @@ class PlanStore:
                                 f"in the plan (fix: remove it from depends_on)")
         created = str(meta.get("created_at") or "")
         for r in records:
-            if check_approvals and r.status == "complete" and not approval_sealed(r, created):
+            if check_approvals and r.status == "complete" and not self._cache.sealed(
+                    r, created, self.handoffs_dir / r.path.name, approval_sealed):
                 problems.append(
                     f"{r.path}: status: complete, but maker holds no approval of it on this "
                     "machine (its approval_seal is missing or does not match: an edit by "
@@ -341,10 +355,13 @@ class PlanStore:
         return meta
 
     def _step_files(self) -> list[Path]:
-        if not self.steps_dir.is_dir():
+        try:
+            with os.scandir(self.steps_dir) as entries:
+                names = sorted(e.name for e in entries if e.name.endswith(".md")
+                               and not e.name.startswith(".") and e.is_file())
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        return sorted(p for p in self.steps_dir.iterdir()
-                      if p.suffix == ".md" and not p.name.startswith(".") and p.is_file())
+        return [self._cache.path(self.steps_dir, name) for name in names]
 
     def step_path(self, number: int) -> Path:
         """The file of step ``number`` (found by its numeric prefix)."""
@@ -537,6 +554,8 @@ def _render_step(record: StepRecord) -> str:
         "primary_tools": list(s.primary_tools), "fallback_tools": list(s.fallback_tools),
         "next": s.next_step_sequence_number,
     }
+    if s.model:
+        meta["model"] = s.model
     meta.update(record.meta)
     parts = [f"# Step {s.step}: {s.title}", "", "## Task", "", s.task_description.strip()]
     for heading, name in list(_SECTIONS.items())[1:]:

@@ -1,0 +1,131 @@
+"""Parsed step files, kept while the files on disk do not change.
+
+A long-lived reader (the headless engine holds one :class:`~maker.store.plan_store.PlanStore`
+for a whole run) loads the plan several times per step; re-parsing and re-checking
+every step file each time makes a step's cost grow with the plan. :class:`StepCache`
+keeps each file's parsed record and the result of its approval-seal check, and hands
+out copies, so a load costs a ``stat`` per unchanged file.
+
+When an entry is trusted (git's index has the same problem, "racily clean" files):
+
+- the file's identity and stamps are unchanged: inode, size, modification and change
+  times in nanoseconds (an atomic replace makes a new inode and a new ctime);
+- and, for a file changed in the last :data:`SETTLED_NS`, its bytes are the bytes
+  that were parsed. A file could be rewritten in place within one clock tick of the
+  file system and keep its stamps; once it is older than the coarsest tick (2 s, FAT)
+  that cannot happen unseen. (The bytes are read before and after the parse, and the
+  result is kept only when they agree.)
+
+A seal check's result also depends on the accepted handoff's bytes and the plan's
+``created_at``, so it is keyed by the handoff file's stamps and ``created_at`` too.
+Short-lived readers (a hook, a CLI command) gain nothing and lose nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from maker.core.bounded import read_regular_file
+from maker.errors import MakerError
+
+if TYPE_CHECKING:
+    from maker.store.plan_store import StepRecord
+
+__all__ = ["SETTLED_NS", "StepCache"]
+
+SETTLED_NS = 2_000_000_000
+_Stamp = tuple[int, int, int, int]
+
+
+def _stamp(path: Path) -> _Stamp | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _settled(stamp: _Stamp) -> bool:
+    return time.time_ns() - max(stamp[2], stamp[3]) > SETTLED_NS
+
+
+def _bytes(path: Path) -> bytes | None:
+    try:
+        return read_regular_file(path)
+    except (OSError, MakerError):
+        return None
+
+
+def _copy(value: Any) -> Any:
+    """A copy of YAML data deep enough that a caller's edit never reaches the cache."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _copy_record(record: StepRecord) -> StepRecord:
+    return type(record)(record.spec, record.status, list(record.depends_on), record.path,
+                        _copy(record.meta))
+
+
+class StepCache:
+    """Parsed step records and seal checks by file (see the module's docstring)."""
+
+    def __init__(self) -> None:
+        self._records: dict[Path, tuple[_Stamp, bytes, StepRecord]] = {}
+        self._seals: dict[Path, tuple[tuple[_Stamp, _Stamp | None, str], bool]] = {}
+        self._paths: dict[tuple[Path, str], Path] = {}
+
+    def path(self, folder: Path, name: str) -> Path:
+        """``folder / name``, built once (a thousand-step plan lists a thousand names
+        on every load)."""
+        found = self._paths.get((folder, name))
+        if found is None:
+            found = self._paths[(folder, name)] = folder / name
+        return found
+
+    def read(self, path: Path, parse: Callable[[Path], StepRecord]) -> StepRecord:
+        """``parse(path)``, or a copy of its earlier result when the file is unchanged.
+        A parse that raises is not kept (the file is read again next time)."""
+        stamp = _stamp(path)
+        hit = self._records.get(path)
+        if hit is not None and stamp is not None and hit[0] == stamp and (
+                _settled(stamp) or _bytes(path) == hit[1]):
+            return _copy_record(hit[2])
+        before = _bytes(path)
+        record = parse(path)
+        if stamp is not None and before is not None and _stamp(path) == stamp \
+                and _bytes(path) == before:
+            self._records[path] = (stamp, before, _copy_record(record))
+        else:
+            self._records.pop(path, None)
+        return record
+
+    def sealed(self, record: StepRecord, created_at: str, handoff: Path,
+               check: Callable[[StepRecord, str], bool]) -> bool:
+        """``check(record, created_at)`` for a ``record`` just returned by :meth:`read`,
+        kept while the step file and its ``handoff`` are unchanged (one entry per file).
+        A record whose file is not in the cache is checked every time.
+
+        Not covered: the sealing key itself changing under a running process (a person
+        deleting it to void every approval); such a process keeps its verdicts until it
+        ends, and every other process sees the new key at once."""
+        hit = self._records.get(record.path)
+        stamp = hit[0] if hit is not None else None  # as :meth:`read` just found it
+        if stamp is None or not _settled(stamp):
+            return check(record, created_at)
+        key = (stamp, _stamp(handoff), created_at)
+        if key[1] is not None and not _settled(key[1]):
+            return check(record, created_at)  # (recent files: checked every time)
+        found = self._seals.get(record.path)
+        if found is not None and found[0] == key:
+            return found[1]
+        verdict = check(record, created_at)
+        self._seals[record.path] = (key, verdict)
+        return verdict
