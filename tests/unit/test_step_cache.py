@@ -1,0 +1,115 @@
+"""A long-lived PlanStore keeps parsed step files (maker.store.step_cache): it must
+never hand out a stale or shared record, whatever changed the file and however."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from maker.errors import PlanFileError
+from maker.store import step_cache
+from maker.store.plan_store import PlanStore
+
+from ._step_plans import complete, isolated_project, linear  # noqa: F401 - `project`
+
+
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file counts as older than the file system's coarsest clock tick."""
+    monkeypatch.setattr(step_cache, "SETTLED_NS", -10**18)
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    seen: list[Path] = []
+    real = PlanStore._read_step
+
+    def counting(self: PlanStore, path: Path):  # type: ignore[no-untyped-def]
+        seen.append(path)
+        return real(self, path)
+
+    monkeypatch.setattr(PlanStore, "_read_step", counting)
+    return seen
+
+
+def _edit_in_place(path: Path, old: str, new: str) -> None:
+    """Rewrite the file's bytes in the same inode, same size, and put its mtime back."""
+    assert len(old) == len(new)
+    st = os.stat(path)
+    text = path.read_text()
+    assert old in text
+    with open(path, "r+", encoding="utf-8") as fh:
+        fh.write(text.replace(old, new))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(path).st_ino == st.st_ino and os.stat(path).st_size == st.st_size
+
+
+def test_an_unchanged_file_is_parsed_once(project: Path, settled: None,
+                                          parses: list[Path]) -> None:
+    store = PlanStore(linear(project, 3).root)  # a new reader
+    parses.clear()
+    store.load()
+    store.load()
+    store.load()
+    assert len(parses) == 3  # one parse per file, then copies
+
+
+def test_an_edit_in_place_that_keeps_size_and_mtime_is_seen(project: Path,
+                                                            settled: None) -> None:
+    store = linear(project, 2)
+    assert store.load().get(1).title == "Step number 1"
+    _edit_in_place(store.load().get(1).path, "title: Step number 1", "title: Step NUMBER 1")
+    assert store.load().get(1).title == "Step NUMBER 1"  # (the change time moved)
+
+
+def test_a_recent_file_is_compared_by_its_bytes(project: Path, parses: list[Path],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(step_cache, "SETTLED_NS", 10**18)  # nothing is ever settled
+    store = linear(project, 2)
+    path = store.load().get(1).path
+    parses.clear()
+    store.load()
+    assert parses == []  # same stamps, same bytes: the kept record
+    real, stamp = step_cache._stamp, step_cache._stamp(path)
+    _edit_in_place(path, "title: Step number 1", "title: Step NUMBER 1")
+    # As if the file system's clock had not ticked: the stamps are all unchanged.
+    monkeypatch.setattr(step_cache, "_stamp", lambda p: stamp if p == path else real(p))
+    assert store.load().get(1).title == "Step NUMBER 1"  # same stamps, other bytes
+
+
+def test_records_handed_out_are_copies(project: Path, settled: None) -> None:
+    store = linear(project, 2)
+    first = store.load().get(1)
+    first.meta["started_by"] = "someone"
+    first.meta.setdefault("reasons", []).append("x")
+    first.depends_on.append(99)
+    first.status = "failed"
+    again = store.load().get(1)
+    assert again.status == "pending" and "started_by" not in again.meta
+    assert "reasons" not in again.meta and 99 not in again.depends_on
+
+
+def test_a_broken_file_is_reported_every_time(project: Path, settled: None) -> None:
+    store = linear(project, 2)
+    path = store.load().get(2).path
+    text = path.read_text()
+    path.write_text(text.replace("status: pending", "status: finished"))
+    for _ in range(2):
+        with pytest.raises(PlanFileError, match="'finished' is not a status"):
+            store.load()
+    path.write_text(text)
+    assert store.load().get(2).status == "pending"
+
+
+def test_a_handoff_changed_after_approval_voids_the_approval(project: Path,
+                                                             settled: None) -> None:
+    store = linear(project, 2)
+    complete(store, 1)
+    assert store.load().get(1).status == "complete"  # sealed: kept as such
+    handoff = store.handoffs_dir / store.load().get(1).path.name
+    handoff.write_text(handoff.read_text().replace("result: ok", "result: no"))
+    with pytest.raises(PlanFileError, match="maker holds no approval of it"):
+        store.load()
+
