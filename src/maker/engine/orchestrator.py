@@ -63,7 +63,7 @@ from maker.executor.approval import (
 from maker.executor.lifecycle import in_progress
 from maker.executor.review import record_review
 from maker.executor.schedule import SKIPPED, nothing_ready_reason, plan_schedule
-from maker.store.plan_store import PlanStore, StepRecord
+from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
 
 __all__ = ["EXIT_APPROVAL", "EXIT_BUDGET", "EXIT_COMPLETE", "EXIT_FAILED", "EXIT_USAGE",
            "Orchestrator", "RunResult"]
@@ -185,25 +185,19 @@ class Orchestrator(Module):
 
     async def _steps(self) -> AsyncIterator[Event]:
         store = self.store
+        follows: int | None = None  # the step the gate said is ready next
         while True:
-            plan = store.load()
-            waiting = [r for r in plan.steps if r.status == AWAITING]
-            if waiting:
-                async for event in self._decide(waiting[0]):
-                    yield event
-                continue
-            sched = plan_schedule(store, plan)
-            running = in_progress(plan)
-            if running:
-                n = running[0].number
-            elif sched.ready:
-                n = sched.ready[0]
-            elif all(s in ("complete", SKIPPED) for s in sched.statuses.values()):
-                return
-            else:
-                raise _Stop(EXIT_FAILED, nothing_ready_reason(sched, plan),
-                            TaskFailed(timestamp=time.time(),
-                                       reason=nothing_ready_reason(sched, plan)))
+            n, follows = follows, None
+            if n is None:
+                plan = store.load()
+                waiting = [r for r in plan.steps if r.status == AWAITING]
+                if waiting:
+                    async for event in self._decide(waiting[0]):
+                        yield event
+                    continue
+                n = self._next(plan)
+                if n is None:
+                    return
             step = self._current = StepRun(self.parts, store, n)
             try:
                 async for event in step.events():
@@ -214,10 +208,26 @@ class Orchestrator(Module):
             if step.status == "complete":
                 yield StepCompleted(timestamp=time.time(), step=n,
                                     output=_mapping(step.output))
+                # (start_step checks it again: this only saves reading the whole plan)
+                follows = step.next_ready[0] if step.next_ready else None
             elif step.status != AWAITING:
                 reason = f"step {n} is {step.status}: {step.reason}"
                 raise _Stop(EXIT_FAILED, reason, TaskFailed(timestamp=time.time(),
                                                             reason=reason))
+
+    def _next(self, plan: StoredPlan) -> int | None:
+        """The step to run next: the one in progress, else the first ready one; None
+        when every reachable step is done. Raises _Stop when nothing can run."""
+        sched = plan_schedule(self.store, plan)
+        running = in_progress(plan)
+        if running:
+            return running[0].number
+        if sched.ready:
+            return sched.ready[0]
+        if all(s in ("complete", SKIPPED) for s in sched.statuses.values()):
+            return None
+        reason = nothing_ready_reason(sched, plan)
+        raise _Stop(EXIT_FAILED, reason, TaskFailed(timestamp=time.time(), reason=reason))
 
     async def _decide(self, record: StepRecord) -> AsyncIterator[Event]:
         """A step awaiting approval: approve it by policy, ask the reviewer, or stop."""

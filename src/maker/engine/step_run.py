@@ -101,6 +101,7 @@ class StepRun:
         self.status = ""
         self.reason = ""
         self.output: Any = None
+        self.next_ready: list[int] = []  # ready after a complete step (the gate's word)
         self.cost_usd = 0.0
         self._attempt = 0
 
@@ -151,6 +152,7 @@ class StepRun:
                 continue
             self.status = accepted.status
             self.output = output.get("output")
+            self.next_ready = [number for number, _ in accepted.next_steps]
             if accepted.status in ("blocked", "failed"):
                 blockers = output.get("blockers") or [output.get("summary") or "no reason"]
                 self.reason = f"the executor handed off {accepted.status}: " + "; ".join(

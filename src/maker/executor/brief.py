@@ -223,11 +223,17 @@ def previous_handoff(store: PlanStore, step: int) -> dict[str, Any] | None:
         head = name.split("-", 1)[0]
         if not name.endswith(".md") or not head.isdigit() or int(head) == step:
             continue
-        m = _accepted_at(store.handoffs_dir / name)
-        key = (m.group(1).strip() if m else "", int(head))
+        # (read once per file while it is unchanged: a long run asks for every brief)
+        accepted = store.derived(store.handoffs_dir / name, _accepted_at_text)
+        key = (accepted, int(head))
         if best is None or key > best:
             best = key
     return store.read_handoff(best[1]) if best is not None else None
+
+
+def _accepted_at_text(path: Path) -> str:
+    m = _accepted_at(path)
+    return m.group(1).strip() if m else ""
 
 
 def _accepted_at(path: Path) -> re.Match[str] | None:

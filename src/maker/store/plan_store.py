@@ -13,7 +13,7 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -35,7 +35,7 @@ from maker.store.frontmatter import read_front_matter, render_front_matter
 from maker.store.journal import TXN_DIR, journaled_move, journaled_remove
 from maker.store.overview import render_overview
 from maker.store.slug import slugify
-from maker.store.step_cache import StepCache
+from maker.store.step_cache import StepCache, T
 
 __all__ = ["PlanStore", "StepRecord", "StoredPlan", "approval_sealed", "file_stamp",
            "resolve_dependencies", "seal_approval", "utc_now"]
@@ -330,7 +330,8 @@ class PlanStore:
         created = str(meta.get("created_at") or "")
         for r in records:
             if check_approvals and r.status == "complete" and not self._cache.sealed(
-                    r, created, self.handoffs_dir / r.path.name, approval_sealed):
+                    r, created, self._cache.path(self.handoffs_dir, r.path.name),
+                    approval_sealed):
                 problems.append(
                     f"{r.path}: status: complete, but maker holds no approval of it on this "
                     "machine (its approval_seal is missing or does not match: an edit by "
@@ -362,6 +363,10 @@ class PlanStore:
         except (FileNotFoundError, NotADirectoryError):
             return []
         return [self._cache.path(self.steps_dir, name) for name in names]
+
+    def derived(self, path: Path, compute: Callable[[Path], T]) -> T:
+        """``compute(path)``, kept while the file is unchanged (see ``StepCache``)."""
+        return self._cache.derived(path, compute)
 
     def step_path(self, number: int) -> Path:
         """The file of step ``number`` (found by its numeric prefix)."""

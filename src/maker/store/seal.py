@@ -42,7 +42,7 @@ def key_path(env: Mapping[str, str] | None = None) -> Path:
     """Where the sealing key is kept: ``<maker's data dir>/seal.key`` (the same for
     hooks and for the Bash tool, see above)."""
     env = os.environ if env is None else env
-    return data_dir({k: v for k, v in env.items() if k != "CLAUDE_PLUGIN_DATA"}) / _KEY_FILE
+    return data_dir({k: env[k] for k in ("XDG_DATA_HOME", "HOME") if k in env}) / _KEY_FILE
 
 
 def seal(record: Mapping[str, Any], *, key_file: Path | None = None) -> dict[str, Any]:

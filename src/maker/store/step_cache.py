@@ -27,7 +27,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from maker.core.bounded import read_regular_file
 from maker.errors import MakerError
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["SETTLED_NS", "StepCache"]
 
 SETTLED_NS = 2_000_000_000
+T = TypeVar("T")
 _Stamp = tuple[int, int, int, int]
 
 
@@ -61,12 +62,20 @@ def _bytes(path: Path) -> bytes | None:
 
 
 def _copy(value: Any) -> Any:
-    """A copy of YAML data deep enough that a caller's edit never reaches the cache."""
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
+    """A copy of YAML data deep enough that a caller's edit never reaches the cache
+    (scalars are shared: they cannot be edited)."""
+    if type(value) is dict:
+        return {k: v if type(v) in _SCALARS else _copy(v) for k, v in value.items()}
+    if type(value) is list:
+        return [v if type(v) in _SCALARS else _copy(v) for v in value]
+    if isinstance(value, (dict, list, set)):  # (not what YAML gives: the slow way)
+        import copy
+
+        return copy.deepcopy(value)
     return value
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _copy_record(record: StepRecord) -> StepRecord:
@@ -81,6 +90,7 @@ class StepCache:
         self._records: dict[Path, tuple[_Stamp, bytes, StepRecord]] = {}
         self._seals: dict[Path, tuple[tuple[_Stamp, _Stamp | None, str], bool]] = {}
         self._paths: dict[tuple[Path, str], Path] = {}
+        self._derived: dict[tuple[Path, Callable[[Path], Any]], tuple[_Stamp, Any]] = {}
 
     def path(self, folder: Path, name: str) -> Path:
         """``folder / name``, built once (a thousand-step plan lists a thousand names
@@ -106,6 +116,18 @@ class StepCache:
         else:
             self._records.pop(path, None)
         return record
+
+    def derived(self, path: Path, compute: Callable[[Path], T]) -> T:
+        """``compute(path)`` (something read from the file), kept while the file is
+        unchanged and settled; any other file is read again every time."""
+        stamp = _stamp(path)
+        hit = self._derived.get((path, compute))
+        if stamp is not None and hit is not None and hit[0] == stamp:
+            return hit[1]  # type: ignore[no-any-return]
+        value = compute(path)
+        if stamp is not None and _settled(stamp) and _stamp(path) == stamp:
+            self._derived[(path, compute)] = (stamp, value)
+        return value
 
     def sealed(self, record: StepRecord, created_at: str, handoff: Path,
                check: Callable[[StepRecord, str], bool]) -> bool:
