@@ -34,7 +34,7 @@ _data_dir_option = click.option(
 
 
 def _saved_record(session_id: str, command: str, data_dir: str) -> dict[str, Any]:
-    from maker.core.requests import load_request_record
+    from maker.store.requests import load_request_record
 
     return load_request_record(session_id, command, Path(data_dir) if data_dir else None,
                                max_age_s=_FRESH_S) or {}

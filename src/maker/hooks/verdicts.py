@@ -41,7 +41,7 @@ def _subagent(hook: HookInput) -> str:
 
 
 def _verdict_path(agent_id: str) -> Path:
-    from maker.core.requests import data_dir
+    from maker.core.paths import data_dir
 
     safe = "".join(c for c in agent_id if c.isalnum() or c in "-_")[:100] or "no-agent"
     return data_dir() / "verdicts" / f"{safe}.json"
