@@ -10,7 +10,7 @@ from maker.core.models import END, RUNTIME_DECIDED
 from maker.core.text import md_cell, mermaid_label, strip_controls, task_line
 
 if TYPE_CHECKING:
-    from maker.store.plan_store import StoredPlan
+    from maker.store.records import StoredPlan
 
 __all__ = ["render_overview"]
 
