@@ -281,7 +281,7 @@ def handoff_check(source: str, as_json: bool, plans_dir: Path | None) -> None:
 @reports_errors
 def handoff_accept(source: str, as_json: bool, plans_dir: Path | None) -> None:
     """Check a handoff, then record it and move the step's status."""
-    from maker.handoff.gate import accept_handoff
+    from maker.executor.accept import accept_handoff
 
     result = accept_handoff(_store(plans_dir), read_input(source))
     if as_json:

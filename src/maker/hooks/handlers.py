@@ -186,8 +186,8 @@ def _keep_answer(store: PlanStore, step: int, text: str) -> Path:
 
 def _executor_stop(hook: HookInput) -> Output:
     from maker.errors import HandoffRejectedError
+    from maker.executor.accept import accept_handoff
     from maker.executor.lifecycle import fail_step
-    from maker.handoff.gate import accept_handoff
 
     store = store_for(hook)
     active = running_step(store)
