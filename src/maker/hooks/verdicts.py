@@ -170,7 +170,7 @@ def _executor_verdict(hook: HookInput, facts: dict[str, Any]) -> str:
         return ("the step executor returned, but no step was in progress, so its answer was "
                 "not recorded. Tell the user; `maker status` shows the plan. End your reply "
                 "with the line STEP_BLOCKED.")
-    from maker.cli.flow_cmds import outcome
+    from maker.executor.outcome import outcome
 
     now = outcome(store, step)
     head = f"step {step} ({now['title']})"
@@ -206,7 +206,7 @@ def _reviewer_verdict(hook: HookInput, facts: dict[str, Any]) -> str:
     if facts.get("outcome") != "recorded" or not isinstance(facts.get("step"), int):
         return ("the reviewer returned, but its review was not recorded (no single step "
                 "awaits approval). Tell the user; `maker status` shows the plan.")
-    from maker.cli.flow_cmds import outcome
+    from maker.executor.outcome import outcome
 
     step = int(facts["step"])
     now = outcome(_store(hook), step)
