@@ -320,6 +320,6 @@ def _clear_active(store: PlanStore, n: int) -> None:
 
 def refresh_overview(store: PlanStore, plan: StoredPlan) -> None:
     """Rewrite PLAN.md with the statuses a person should read (skipped, awaiting approval)."""
-    from maker.executor.schedule import display_statuses
+    from maker.executor.status_view import display_statuses
 
     store.refresh_overview(plan, display_statuses(plan, plan_schedule(store, plan)))

@@ -6,7 +6,8 @@ from typing import Any
 
 import yaml
 
-from maker.core.models import END, RUNTIME_DECIDED, AgentResult, schema_keys
+from maker.core.flow import decides_next
+from maker.core.models import END, AgentResult, schema_keys
 from maker.errors import Problem
 from maker.handoff.fields import is_int, kind_of
 from maker.store.records import StepRecord, StoredPlan
@@ -48,7 +49,7 @@ def check_output(plan: StoredPlan, record: StepRecord, status: Any,
             f"{_schema_text(spec.output_schema)})", record.number,
             fix="add " + ", ".join(f"`{k}: ...`" for k in missing) + " under `output:`; "
                 "extra keys are allowed"))
-    if not (spec.is_conditional or spec.next_step_sequence_number == RUNTIME_DECIDED):
+    if not decides_next(spec):
         return
     # Only a step that has not run yet: completed steps stay complete, so a jump back
     # to one would end the plan with its rest silently skipped.

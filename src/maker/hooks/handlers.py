@@ -307,7 +307,7 @@ def on_session_start(hook: HookInput) -> Output:
         from maker.executor.runs import forget_session_launches
 
         forget_session_launches(store, hook.session_id)
-    from maker.executor.schedule import status_summary
+    from maker.executor.status_view import status_summary
 
     return context("SessionStart", status_summary(store))
 
