@@ -175,10 +175,10 @@ def _planner_stop(hook: HookInput) -> Output:
 
 def _keep_answer(store: PlanStore, step: int, text: str) -> Path:
     """Keep a refused final message, so that nothing the executor wrote is lost."""
+    from maker.core.clock import file_stamp
     from maker.store.atomic import atomic_write
-    from maker.store.plan_store import utc_now
 
-    stamp = utc_now().replace(":", "").replace(".", "-")
+    stamp = file_stamp()
     path = store.state_dir / "refused" / f"step-{step:02d}-{stamp}.txt"
     atomic_write(path, text, durable=False)
     return path
