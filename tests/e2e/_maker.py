@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from maker.executor.accept import accept_handoff
 from maker.executor.approval import set_policy
 from maker.executor.lifecycle import start_step
-from maker.handoff.gate import accept_handoff
 from maker.planner.linter import lint_text
 from maker.scripted import ClaudeRun, FakeMessagesAPI
 from maker.scripted.scenarios import (

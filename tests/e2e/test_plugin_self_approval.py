@@ -54,8 +54,8 @@ def attempts(project: Path) -> list[tuple[str, dict[str, str]]]:
 def test_the_main_agent_cannot_approve_its_own_step(
         fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
     store = write_plan(project, policy="never")
+    from maker.executor.accept import accept_handoff
     from maker.executor.lifecycle import start_step
-    from maker.handoff.gate import accept_handoff
 
     start_step(store, 0)
     accept_handoff(store, handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"]))

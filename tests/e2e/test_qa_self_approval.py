@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from maker.executor.accept import accept_handoff
 from maker.executor.approval import approve_step
 from maker.executor.lifecycle import reset_step, start_step
-from maker.handoff.gate import accept_handoff
 from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker.scripted.scenarios import MAIN, handoff, tool
 

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from maker.executor import approval, lifecycle
-from maker.handoff.gate import accept_handoff
+from maker.executor.accept import accept_handoff
 from maker.store.plan_store import PlanStore
 
 from ._step_plans import handoff, linear

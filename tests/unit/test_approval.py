@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from maker.cli.main import cli
 from maker.errors import StepError, TransitionError
+from maker.executor.accept import accept_handoff
 from maker.executor.approval import (
     approval_question,
     approve_step,
@@ -20,7 +21,6 @@ from maker.executor.approval import (
 from maker.executor.brief import build_brief
 from maker.executor.lifecycle import start_step
 from maker.executor.review import record_review
-from maker.handoff.gate import accept_handoff
 from maker.store.plan_store import PlanStore
 
 from ._step_plans import handoff, linear

@@ -21,7 +21,7 @@ import pytest
 
 from maker.core.models import Plan
 from maker.executor import approval, lifecycle
-from maker.handoff.gate import accept_handoff
+from maker.executor.accept import accept_handoff
 from maker.store.plan_store import PlanStore
 
 from ._crash_states import awaiting, in_progress, snapshot, stopped

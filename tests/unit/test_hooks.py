@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 import yaml
 
-from maker.core.requests import load_request
 from maker.executor.lifecycle import start_step
 from maker.hooks.handlers import HANDLERS, MAX_ATTEMPTS
 from maker.hooks.protocol import run_hook
 from maker.store.plan_store import PlanStore
+from maker.store.requests import load_request
 
 from ._step_plans import handoff, linear, make_step, write
 

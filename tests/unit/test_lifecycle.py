@@ -284,3 +284,28 @@ def test_reset_of_a_pending_step_changes_nothing(tmp_path: Path) -> None:
     result = reset_step(store, 1)
     assert result.previous_status == "pending" and result.archived_handoff is None
     assert "resets" not in store.load().get(1).meta
+
+
+def test_reset_clears_every_key_of_the_attempt_and_keeps_the_history(tmp_path: Path) -> None:
+    from maker.store.step_file import ATTEMPT_META, HISTORY_META, RUN_META
+
+    assert RUN_META == set(ATTEMPT_META) | set(HISTORY_META)
+    assert not set(ATTEMPT_META) & set(HISTORY_META)
+    store = linear(tmp_path, 1)
+    start_step(store, 1)
+    record = store.load().get(1)
+    record.status = "failed"
+    record.meta.update({key: "x" for key in ATTEMPT_META})
+    record.meta["revision_notes"] = ["use the cache"]
+    store.save_step(record)
+    reset_step(store, 1)
+    meta = store.load().get(1).meta
+    assert not set(ATTEMPT_META) & set(meta)
+    assert meta["resets"] == 1 and meta["revision_notes"] == ["use the cache"]
+    # Starting again also begins a clean attempt, with the history kept.
+    record = store.load().get(1)
+    record.meta["approved_by"] = "stale"
+    store.save_step(record)
+    start_step(store, 1)
+    meta = store.load().get(1).meta
+    assert "approved_by" not in meta and meta["resets"] == 1

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from maker.executor.accept import accept_handoff
 from maker.executor.approval import read_policy
 from maker.executor.lifecycle import start_step
-from maker.handoff.gate import accept_handoff
 from maker.store.journal import TXN_DIR
 from maker.store.plan_store import PlanStore
 from maker.tools.decision_guard import decision_refusal

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maker.cli.main import cli
-from maker.core.requests import data_dir, load_request, parse_command, save_request
+from maker.core.paths import data_dir
+from maker.store.requests import load_request, parse_command, save_request
 
 from ._step_plans import complete, linear
 

@@ -13,7 +13,6 @@ import pytest
 from click.testing import CliRunner
 
 from maker.cli.main import cli
-from maker.core.requests import save_request
 from maker.executor.brief import build_brief
 from maker.executor.lifecycle import start_step
 from maker.executor.runs import (
@@ -26,6 +25,7 @@ from maker.hooks import verdicts
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import HookInput, run_hook
 from maker.store.plan_store import PlanStore
+from maker.store.requests import save_request
 
 from ._step_plans import handoff, linear
 

@@ -11,9 +11,8 @@ from maker.executor.schedule import (
     next_steps,
     nothing_ready_reason,
     schedule,
-    status_summary,
-    summary_rows,
 )
+from maker.executor.status_view import status_summary, summary_rows
 from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
 
 from ._step_plans import (

@@ -23,14 +23,16 @@ def settled(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def parses(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    from maker.store import plan_store
+
     seen: list[Path] = []
-    real = PlanStore._read_step
+    real = plan_store.read_step
 
-    def counting(self: PlanStore, path: Path):  # type: ignore[no-untyped-def]
+    def counting(path: Path):  # type: ignore[no-untyped-def]
         seen.append(path)
-        return real(self, path)
+        return real(path)
 
-    monkeypatch.setattr(PlanStore, "_read_step", counting)
+    monkeypatch.setattr(plan_store, "read_step", counting)
     return seen
 
 

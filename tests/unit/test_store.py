@@ -13,10 +13,11 @@ from hypothesis import strategies as st
 from maker.core.models import Plan, PlanStep
 from maker.core.paths import find_plans_dir
 from maker.errors import LockTimeoutError, PlanFileError, PlanNotFoundError, StepNotFoundError
+from maker.planner.dependencies import resolve_dependencies
 from maker.store import plan_store as plan_store_module
 from maker.store.atomic import atomic_write, plan_lock
 from maker.store.journal import TXN_DIR
-from maker.store.plan_store import PlanStore, resolve_dependencies
+from maker.store.plan_store import PlanStore
 from maker.store.slug import slugify
 
 
@@ -118,7 +119,7 @@ def test_a_crash_mid_write_leaves_the_old_plan_intact(tmp_path: Path,
     store.write_plan(plan(step(0, -1), task="keep me"))
 
     calls = {"n": 0}
-    real = plan_store_module._render_step
+    real = plan_store_module.render_step
 
     def crash(record: object) -> str:
         calls["n"] += 1
@@ -126,7 +127,7 @@ def test_a_crash_mid_write_leaves_the_old_plan_intact(tmp_path: Path,
             raise OSError("disk full")
         return real(record)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(plan_store_module, "_render_step", crash)
+    monkeypatch.setattr(plan_store_module, "render_step", crash)
     with pytest.raises(OSError, match="disk full"):
         store.write_plan(plan(step(0, 1), step(1, 2), step(2, -1), task="new"))
     monkeypatch.undo()

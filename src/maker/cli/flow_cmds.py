@@ -21,7 +21,7 @@ from maker.cli.step_cmds import step
 from maker.errors import RequestError
 from maker.store.plan_store import PlanStore
 
-__all__ = ["outcome", "policy_cmd", "step_approve", "step_outcome", "step_reject"]
+__all__ = ["policy_cmd", "step_approve", "step_outcome", "step_reject"]
 
 # A command's `!` line runs moments after the prompt that expanded it was saved.
 _FRESH_S = 300.0
@@ -34,7 +34,7 @@ _data_dir_option = click.option(
 
 
 def _saved_record(session_id: str, command: str, data_dir: str) -> dict[str, Any]:
-    from maker.core.requests import load_request_record
+    from maker.store.requests import load_request_record
 
     return load_request_record(session_id, command, Path(data_dir) if data_dir else None,
                                max_age_s=_FRESH_S) or {}
@@ -92,61 +92,6 @@ def policy_cmd(name: str | None, plans_dir: Path | None) -> None:
     click.echo(f"approval policy set: {policy.describe()}")
 
 
-def outcome(store: PlanStore, n: int) -> dict[str, Any]:
-    """Where step ``n`` ended up after its executor returned, and what to do next."""
-    from maker.executor.approval import (
-        approval_question,
-        decide_hint,
-        is_awaiting,
-        read_policy,
-        review_required,
-    )
-    from maker.executor.review import latest_review
-
-    record = store.load_step(n)
-    handoff = store.read_handoff(n) or {}
-    files = [str(f) for f in handoff.get("files_changed") or []]
-    out: dict[str, Any] = {"step": n, "title": record.title, "status": record.status,
-                           "handoff": str(store.handoff_path(n)) if handoff else None,
-                           "summary": str(handoff.get("summary") or "").strip(),
-                           "files_changed": files,
-                           "review_required": review_required(files),
-                           "reasons": [str(r) for r in record.meta.get("reasons") or []]}
-    if is_awaiting(record):
-        policy = read_policy(store)
-        needs_review = review_required(files) or policy.name == "reviewer"
-        out["review_required"] = needs_review
-        out["policy"] = policy.name
-        if needs_review and latest_review(store, record) is None:
-            out["next"] = (f"launch maker:reviewer with `maker context {n}` as its prompt; "
-                           "maker records its verdict" + (
-                               " and decides the step by the approval policy"
-                               if policy.name != "never" else ""))
-        else:
-            question = approval_question(n, record.title)
-            out["ask"] = question
-            out["next"] = ("ask the user with AskUserQuestion, with exactly the input on "
-                           "the `ask:` line (never answer it yourself); maker records their "
-                           "answer and tells you what it did. Without AskUserQuestion (print "
-                           f"mode), end by telling the user how to decide: {decide_hint(n)}")
-        out["sentinel"] = "STEP_AWAITING_APPROVAL"
-    elif record.status == "complete":
-        out["approved_by"] = str(record.meta.get("approved_by") or "")
-        out["next"], out["sentinel"] = "report the step's summary", "STEP_COMPLETE"
-    elif record.status == "failed":
-        out["next"], out["sentinel"] = "report why it failed", "STEP_FAILED"
-    elif record.status == "blocked":
-        out["next"], out["sentinel"] = "report what blocks it", "STEP_BLOCKED"
-    elif record.status == "in-progress":
-        from maker.executor.runs import relaunch_instruction
-
-        out["next"] = f"no accepted handoff yet: {relaunch_instruction(n)}"
-        out["sentinel"] = None
-    else:
-        out["next"], out["sentinel"] = "the step is not running", "STEP_BLOCKED"
-    return out
-
-
 @step.command("outcome", hidden=True)
 @click.argument("number", type=int)
 @click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
@@ -155,6 +100,7 @@ def outcome(store: PlanStore, n: int) -> dict[str, Any]:
 def step_outcome(number: int, as_json: bool, plans_dir: Path | None) -> None:
     """Where a step ended up after its executor returned, and what to do next."""
     from maker.executor.approval import REVIEW_THRESHOLD
+    from maker.executor.outcome import outcome
 
     data = outcome(PlanStore(resolve_plans_dir(plans_dir)), number)
     if as_json:

@@ -18,7 +18,7 @@ from maker.cli._common import (
     resolve_plans_dir,
 )
 from maker.cli.main import MakerGroup, cli
-from maker.core.models import END, RUNTIME_DECIDED
+from maker.core.flow import next_label
 from maker.errors import Problem
 from maker.planner.linter import lint_stored, lint_text
 from maker.store.plan_store import PlanStore, StepRecord
@@ -126,8 +126,7 @@ def _step_json(record: StepRecord) -> dict[str, Any]:
 
 
 def _next_text(n: int) -> str:
-    return {END: "end", RUNTIME_DECIDED: "decided at run time by this step's output"}.get(
-        n, f"step {n}")
+    return next_label(n, step="step {n}", decided="decided at run time by this step's output")
 
 
 @plan.command("adopt")

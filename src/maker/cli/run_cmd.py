@@ -94,7 +94,7 @@ class _Progress:
 
 
 def _table(store: PlanStore, orch: Orchestrator, result: RunResult, err: bool) -> None:
-    from maker.executor.schedule import summary_rows
+    from maker.executor.status_view import summary_rows
 
     if store.exists():
         click.echo(f"{'step':>4}  {'title':<40}  {'status':<18}  cost (this run)", err=err)

@@ -119,7 +119,8 @@ def step_fail(number: int, reasons: tuple[str, ...], as_json: bool,
 def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
     """Show each step's status, what is next, and what failed and why."""
     from maker.errors import MakerError
-    from maker.executor.schedule import nothing_ready_reason, plan_schedule, summary_rows
+    from maker.executor.schedule import nothing_ready_reason, plan_schedule
+    from maker.executor.status_view import summary_rows
 
     store = _store(plans_dir)
     try:
@@ -281,7 +282,7 @@ def handoff_check(source: str, as_json: bool, plans_dir: Path | None) -> None:
 @reports_errors
 def handoff_accept(source: str, as_json: bool, plans_dir: Path | None) -> None:
     """Check a handoff, then record it and move the step's status."""
-    from maker.handoff.gate import accept_handoff
+    from maker.executor.accept import accept_handoff
 
     result = accept_handoff(_store(plans_dir), read_input(source))
     if as_json:

@@ -13,7 +13,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["find_plans_dir", "find_project_root", "has_plan"]
+__all__ = ["data_dir", "find_plans_dir", "find_project_root", "has_plan", "seal_key_path"]
+
+SEAL_KEY_FILE = "seal.key"
 
 
 def has_plan(plans: Path) -> bool:
@@ -53,3 +55,19 @@ def find_plans_dir(explicit: str | os.PathLike[str] | None = None, cwd: Path | N
         path = Path(chosen)
         return (path if path.is_absolute() else base / path).resolve()
     return find_project_root(cwd, env) / "plans"
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The plugin's persistent data dir (``CLAUDE_PLUGIN_DATA``, else ~/.local/share/maker)."""
+    env = os.environ if env is None else env
+    if env.get("CLAUDE_PLUGIN_DATA"):
+        return Path(env["CLAUDE_PLUGIN_DATA"])
+    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local/share")
+    return Path(base) / "maker"
+
+
+def seal_key_path(env: Mapping[str, str] | None = None) -> Path:
+    """Where the sealing key is kept: ``data_dir`` without ``CLAUDE_PLUGIN_DATA``, then
+    ``seal.key`` (the same for hooks and for the Bash tool, see ``maker.store.seal``)."""
+    env = os.environ if env is None else env
+    return data_dir({k: env[k] for k in ("XDG_DATA_HOME", "HOME") if k in env}) / SEAL_KEY_FILE

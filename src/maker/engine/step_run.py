@@ -32,8 +32,8 @@ from maker.core.events import Event, StepFailed, StepFlagged, StepStarted
 from maker.core.models import AgentResult, TaskConfig
 from maker.engine.sessions import Reviewer, RunnerFactory
 from maker.errors import AgentSDKError, HandoffRejectedError, Problem
+from maker.executor.accept import accept_handoff
 from maker.executor.lifecycle import fail_step, start_step
-from maker.handoff.gate import accept_handoff
 from maker.red_flag.red_flagger import RedFlagger
 from maker.store.plan_store import PlanStore, StepRecord, utc_now
 from maker.verify.runner import VerificationRun, run_verification

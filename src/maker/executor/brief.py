@@ -19,17 +19,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from maker.core.bounded import INPUT_LIMIT, open_regular
-from maker.core.models import END, RUNTIME_DECIDED, PlanStep, schema_keys, step_refs
+from maker.core.flow import decides_next, next_label
+from maker.core.models import PlanStep, step_refs
 from maker.core.text import clip, strip_controls
-from maker.errors import InputError, YAMLCleanError
+from maker.errors import InputError
 from maker.executor.context_builder import ContextBuilder, referenced_outputs
-from maker.red_flag.red_flagger import DEFAULT_MAX_CHARS
+from maker.executor.handoff_template import handoff_section, handoff_template
 from maker.store.notes import read_notes
 from maker.verify.detect import ENV_VARS, KINDS, detect_commands, off_text, turned_off
-from maker.yaml_cleaner.cleaner import load_yaml
+from maker.yaml_cleaner.dump import dump_yaml
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore, StoredPlan
@@ -37,7 +36,6 @@ if TYPE_CHECKING:
 __all__ = ["BriefBudget", "build_brief", "handoff_template", "persistent_context",
            "previous_handoff", "step_sections"]
 
-_DUMPER: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _ACCEPTED_AT = re.compile(r"^accepted_at:[ \t]*['\"]?([^'\"\n]+)", re.MULTILINE)
 _CUT = " …"
 _HEAD_BYTES = 1024  # the gate writes accepted_at third: it is in the first bytes
@@ -99,7 +97,7 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
         parts.append(inputs)
     parts.append(_context_section(store, plan, spec.step, project, budget))
     parts.append(_verify_section(spec.step, project))
-    parts.append(_handoff_section(spec))
+    parts.append(handoff_section(spec))
     # Handoffs, notes and plans are others' words: no NUL or terminal control reaches
     # the executor; everything else stays verbatim.
     return strip_controls("\n\n".join(p.rstrip() for p in parts)) + "\n"
@@ -112,7 +110,7 @@ def step_sections(spec: PlanStep) -> tuple[str, str]:
     """The parts of a brief that need only the step: what to do (with its tools and
     output schema) and the handoff to answer with. The headless runner's prompt uses
     them around its own inputs."""
-    return _step_section(spec, spec.depends_on or []), _handoff_section(spec)
+    return _step_section(spec, spec.depends_on or []), handoff_section(spec)
 
 
 def _step_section(spec: PlanStep, depends_on: list[int]) -> str:
@@ -144,20 +142,17 @@ def _step_section(spec: PlanStep, depends_on: list[int]) -> str:
 
 
 def _next_text(spec: PlanStep) -> str:
-    n = spec.next_step_sequence_number
-    if spec.is_conditional or n == RUNTIME_DECIDED:
+    if decides_next(spec):
         return ("you decide: this is a conditional step; put the step to run next in "
                 "`output.next_step` (a step number, or -1 to end the plan)")
-    if n == END:
-        return "the plan ends after this step"
-    return f"step {n}"
+    return next_label(spec.next_step_sequence_number, step="step {n}",
+                      end="the plan ends after this step")
 
 
 def _schema_text(schema: Any) -> str:
     if isinstance(schema, str):
         return schema.strip()
-    return yaml.dump(schema, Dumper=_DUMPER, sort_keys=False, allow_unicode=True,
-                     default_flow_style=False, width=100).strip()
+    return dump_yaml(schema).strip()
 
 
 # -- referenced outputs ---------------------------------------------------------------
@@ -368,127 +363,7 @@ def _verify_section(step: int, project: Path) -> str:
         "started. Copy the commands it ran and their exit codes into `evidence`."])
 
 
-def _handoff_section(spec: PlanStep) -> str:
-    keys = schema_keys(spec.output_schema)
-    rules = [
-        "## Your final message: the handoff",
-        "",
-        "Your final message is your deliverable, checked by code. It must be the handoff "
-        "YAML below and nothing else: no prose before or after it, no code fences.",
-        "",
-        f"- `step` is {spec.step}.",
-        "- `status` is `complete` (done, with `output`), `blocked` (you cannot go on: say "
-        "why in `blockers`) or `failed`.",
-    ]
-    if keys:
-        rules.append("- `output` must have the keys " + ", ".join(f"`{k}`" for k in keys)
-                     + " (from the output schema); extra keys are allowed.")
-    else:
-        rules.append("- `output` is a mapping that matches the output schema.")
-    if _decides_next(spec):
-        rules.append("- This is a conditional step: `output.next_step` must be the number "
-                     "of the step you chose to run next, or -1 to end the plan.")
-    rules += [
-        "- `discoveries`, `decisions` and `blockers` are lists of short, durable facts: "
-        "they are added to NOTES.md for every later step.",
-        "- `for_next_agent` is what the next agent must know first.",
-        f"- Keep it under {DEFAULT_MAX_CHARS:,} characters: a longer answer is discarded.",
-        "- If the gate rejects it, you receive every problem with its fix: correct them "
-        "and send the whole handoff again.",
-        "",
-        "```yaml",
-        handoff_template(spec).rstrip(),
-        "```",
-        "",
-        "(The fence above only marks the template: do not put one around your answer.)",
-    ]
-    return "\n".join(rules)
-
-
-def _decides_next(spec: PlanStep) -> bool:
-    return spec.is_conditional or spec.next_step_sequence_number == RUNTIME_DECIDED
-
-
-def handoff_template(step: PlanStep) -> str:
-    """The handoff YAML the executor of ``step`` fills in, with its step number and the
-    output keys of its ``output_schema`` (and ``next_step`` for a conditional step).
-
-    Placeholders are ``<...>`` strings, which the gate rejects where a number is due:
-    a template sent back unfilled does not pass.
-    """
-    keys = schema_keys(step.output_schema)
-    types = _schema_types(step.output_schema)
-    out_lines: list[str] = []
-    if keys is None:
-        output_head = (f"output:  # becomes {step.output_variable}: a mapping that matches "
-                       "the output schema in the brief")
-        out_lines.append("  <key>: <value>")
-    elif not keys and not _decides_next(step):
-        output_head = f"output: {{}}  # becomes {step.output_variable}; the schema asks no keys"
-    else:
-        output_head = (f"output:  # becomes {step.output_variable} for later steps; extra "
-                       "keys are allowed")
-        for key in keys:
-            out_lines += _indent(_dump({key: _placeholder(types.get(key))}), "  ")
-    if _decides_next(step) and "next_step" not in (keys or []):
-        out_lines.append("  next_step: <the step number to run next, or -1 to end the plan>")
-    elif _decides_next(step):
-        out_lines = [line + "  # the step number to run next, or -1 to end the plan"
-                     if line.startswith("  next_step:") else line for line in out_lines]
-    lines = [
-        f"step: {step.step}",
-        "status: complete  # or: blocked, failed",
-        output_head,
-        *out_lines,
-        "summary: <what you did and how it turned out, in a few sentences>",
-        "discoveries:  # durable facts later steps need",
-        "  - <a fact>",
-        "decisions:  # choices you made, and why",
-        "  - <a decision>",
-        "blockers: []  # what stops progress; required when status is blocked",
-        "for_next_agent: <what the next agent must know first>",
-        "files_changed:",
-        "  - <path>",
-        "evidence:  # from `maker verify`: each command and its exit code",
-        "  - command: <command>",
-        "    exit_code: 0",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def _schema_types(schema: Any) -> dict[str, Any]:
-    if isinstance(schema, dict):
-        return {str(k): v for k, v in schema.items()}
-    if isinstance(schema, str):
-        try:
-            data = load_yaml(schema)
-        except YAMLCleanError:
-            return {}
-        if isinstance(data, dict):
-            return {str(k): v for k, v in data.items()}
-    return {}
-
-
-def _placeholder(type_: Any) -> Any:
-    if isinstance(type_, dict):
-        return {str(k): _placeholder(v) for k, v in type_.items()} or "<mapping>"
-    if isinstance(type_, list):
-        return [_placeholder(type_[0])] if type_ else ["<item>"]
-    if type_ is None or type_ == "":
-        return "<value>"
-    return f"<{type_}>"
-
-
-def _dump(data: Any) -> str:
-    return yaml.dump(data, Dumper=_DUMPER, sort_keys=False, allow_unicode=True,
-                     default_flow_style=False, width=100)
-
-
 # -- helpers ----------------------------------------------------------------------------
-
-
-def _indent(text: str, prefix: str) -> list[str]:
-    return [prefix + line for line in text.rstrip("\n").split("\n")]
 
 
 def _clip(text: str, limit: int) -> str:

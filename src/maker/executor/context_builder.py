@@ -11,13 +11,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import yaml
-
 from maker.core.models import PlanStep
+from maker.yaml_cleaner.dump import dump_yaml
 
 __all__ = ["ContextBuilder", "referenced_outputs"]
 
-_DUMPER: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _STEP_NAME = re.compile(r"^step_(\d+)_output$")
 
 
@@ -56,5 +54,4 @@ class ContextBuilder:
                                f"Available: {available}")
             context[name] = step_outputs[name]
         # Keys keep the order the producing step wrote them in: it is usually meaningful.
-        return yaml.dump(context, Dumper=_DUMPER, sort_keys=False, allow_unicode=True,
-                         default_flow_style=False, width=100)
+        return dump_yaml(context)

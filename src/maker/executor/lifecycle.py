@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from maker.core.clock import file_stamp, utc_now
 from maker.errors import DependencyError, StepError, TransitionError
 from maker.executor.schedule import (
     SKIPPED,
@@ -25,6 +26,8 @@ from maker.executor.schedule import (
     plan_schedule,
     unmet_dependencies,
 )
+from maker.store.records import in_progress, occupying
+from maker.store.step_file import ATTEMPT_META
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
@@ -51,10 +54,7 @@ ALLOWED_TRANSITIONS: dict[str, tuple[str, ...]] = {
     "blocked": (),
     "failed": (),
 }
-# Meta keys that belong to one run of a step; a reset clears them.
-_RUN_KEYS = ("started_at", "started_by", "forced", "forced_over", "finished_at", "failed_at",
-             "reasons", "handoff_accepted_at", "approved_at", "approved_by", "rejected_by",
-             "approval_seal")
+
 
 
 @dataclass(frozen=True)
@@ -88,22 +88,6 @@ class ResetResult:
         return {"step": self.step, "previous_status": self.previous_status,
                 "archived_handoff": str(self.archived_handoff) if self.archived_handoff
                 else None}
-
-
-def _now() -> str:
-    from maker.store.plan_store import utc_now
-
-    return utc_now()
-
-
-def in_progress(plan: StoredPlan) -> list[StepRecord]:
-    """The steps whose stored status is in-progress (normally none or one)."""
-    return [r for r in plan.steps if r.status == "in-progress"]
-
-
-def occupying(plan: StoredPlan) -> list[StepRecord]:
-    """The steps that keep another from starting: in progress, or awaiting approval."""
-    return [r for r in plan.steps if r.status in ("in-progress", "awaiting-approval")]
 
 
 def check_transition(record: StepRecord, to: str) -> None:
@@ -177,9 +161,9 @@ def start_step(store: PlanStore, n: int | None = None, force: bool = False,
                 raise DependencyError(n, missing)
             if skipped:
                 raise StepError(_branch_not_taken(store, plan, n), n)
-        started = _now()
+        started = utc_now()
         record.status = "in-progress"
-        for key in _RUN_KEYS:
+        for key in ATTEMPT_META:
             record.meta.pop(key, None)
         record.meta["started_at"] = started
         record.meta["started_by"] = session_id or "cli"
@@ -214,7 +198,7 @@ def _resume(store: PlanStore, plan: StoredPlan, record: StepRecord,
     if owner and not session_id and not take_over:
         session_id = owner  # a shell asking for the brief again does not take it over
     if not active or active.get("step") != record.number:
-        store.write_active({"step": record.number, "started_at": started or _now(),
+        store.write_active({"step": record.number, "started_at": started or utc_now(),
                             "session_id": session_id, "attempts": {}})
     elif (session_id or take_over) and active.get("session_id") != session_id:
         store.write_active(dict(active, session_id=session_id))
@@ -257,7 +241,7 @@ def set_status(store: PlanStore, n: int, status: str, meta: dict[str, Any] | Non
             seal_approval(record, plan.created_at)
         if status in ("awaiting-approval", "complete", "blocked", "failed") \
                 and "finished_at" not in (meta or {}):
-            record.meta["finished_at"] = _now()
+            record.meta["finished_at"] = utc_now()
         store.save_step(record)
         if status != "in-progress":
             _clear_active(store, n)
@@ -274,7 +258,7 @@ def fail_step(store: PlanStore, n: int, reasons: Iterable[str] | str) -> StepRec
     """
     listed = [reasons] if isinstance(reasons, str) else [str(r) for r in reasons]
     listed = [r for r in (r.strip() for r in listed) if r] or ["no reason given"]
-    now = _now()
+    now = utc_now()
     return set_status(store, n, "failed", {"reasons": listed, "failed_at": now,
                                            "finished_at": now})
 
@@ -299,7 +283,7 @@ def reset_step(store: PlanStore, n: int) -> ResetResult:
         previous = record.status
         archived = _archive_handoff(store, n)
         record.status = "pending"
-        for key in _RUN_KEYS:
+        for key in ATTEMPT_META:
             record.meta.pop(key, None)
         if previous != "pending" or archived:
             attempt = int(record.meta.get("resets") or 0) + 1
@@ -322,9 +306,8 @@ def _archive_handoff(store: PlanStore, n: int) -> Path | None:
     if not path.exists():
         return None
     from maker.store.journal import journaled_move
-    from maker.store.plan_store import file_stamp
 
-    target = path.parent / "reset" / f"{path.stem}.{file_stamp(_now())}.md"
+    target = path.parent / "reset" / f"{path.stem}.{file_stamp()}.md"
     journaled_move(path, target)
     return target
 
@@ -337,6 +320,6 @@ def _clear_active(store: PlanStore, n: int) -> None:
 
 def refresh_overview(store: PlanStore, plan: StoredPlan) -> None:
     """Rewrite PLAN.md with the statuses a person should read (skipped, awaiting approval)."""
-    from maker.executor.schedule import display_statuses
+    from maker.executor.status_view import display_statuses
 
     store.refresh_overview(plan, display_statuses(plan, plan_schedule(store, plan)))

@@ -7,7 +7,7 @@ plugin's brief shows them); after it answers, :meth:`NotesContext.update_from_re
 adds its discoveries, decisions and blockers to NOTES.md with the gate's own call.
 
 ``summary`` and ``for_next_agent`` are not NOTES.md facts: they belong to the step's
-handoff file, which only the gate writes (``maker.handoff.gate.accept_handoff``), and
+handoff file, which only the gate writes (``maker.executor.accept.accept_handoff``), and
 the next agent reads them from there (``maker.executor.brief.previous_handoff``).
 """
 
@@ -16,9 +16,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from maker.core.models import AgentResult
+from maker.executor.accept import add_step_facts
 from maker.executor.brief import BriefBudget, persistent_context
-from maker.handoff.gate import parse_handoff
-from maker.store.notes import add_notes
+from maker.handoff.fields import parse_handoff
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -64,7 +64,4 @@ class NotesContext:
         with self.store.lock():
             plan = self.store.load()
             record = plan.get(step)
-            return add_notes(self.store.notes_path, facts, step=step,
-                             archive_dir=self.store.archive_dir,
-                             attempt=int(record.meta.get("resets") or 0) + 1,
-                             plan=plan.created_at or None)
+            return add_step_facts(self.store, plan, record, handoff)

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from maker.core.flow import decides_next
 from maker.core.models import END, RUNTIME_DECIDED, step_refs
-from maker.core.text import task_line
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
@@ -30,45 +30,17 @@ if TYPE_CHECKING:
 __all__ = [
     "SKIPPED",
     "Schedule",
-    "StepRow",
     "AWAITING_APPROVAL",
     "decided_next",
-    "display_statuses",
     "decision_outputs",
     "next_steps",
     "nothing_ready_reason",
     "plan_schedule",
     "schedule",
-    "status_summary",
-    "summary_rows",
     "unmet_dependencies",
 ]
 
 SKIPPED = "skipped"
-
-
-@dataclass(frozen=True)
-class StepRow:
-    """One line of a status table."""
-
-    step: int
-    title: str
-    status: str  # a stored status, or "skipped"
-    depends_on: list[int]
-    ready: bool
-    waiting_on: dict[int, str] = field(default_factory=dict)  # deps not complete → their status
-    reasons: list[str] = field(default_factory=list)  # why it failed or is blocked
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "step": self.step,
-            "title": self.title,
-            "status": self.status,
-            "depends_on": list(self.depends_on),
-            "ready": self.ready,
-            "waiting_on": {str(k): v for k, v in self.waiting_on.items()},
-            "reasons": list(self.reasons),
-        }
 
 
 @dataclass(frozen=True)
@@ -96,17 +68,13 @@ def decided_next(record: StepRecord, outputs: Mapping[str, Any]) -> int | None:
     return value
 
 
-def _decides_at_runtime(record: StepRecord) -> bool:
-    return record.spec.is_conditional or record.spec.next_step_sequence_number == RUNTIME_DECIDED
-
-
 def _successors(record: StepRecord, outputs: Mapping[str, Any]) -> tuple[list[int], bool]:
     """``(next steps, decided)``: where the walk goes after ``record``.
 
     ``decided`` is False when a conditional step has not chosen yet, in which case
     every later step is a potential successor.
     """
-    if _decides_at_runtime(record):
+    if decides_next(record.spec):
         if record.status == "complete":
             chosen = decided_next(record, outputs)
             if chosen is not None:
@@ -199,7 +167,7 @@ def decision_outputs(store: PlanStore, plan: StoredPlan) -> dict[str, Any]:
     Reading only these (not every handoff) keeps a status check cheap on big plans.
     """
     wanted = [r.spec.step for r in plan.steps
-              if r.status == "complete" and _decides_at_runtime(r)]
+              if r.status == "complete" and decides_next(r.spec)]
     return store.outputs(only=wanted, plan=plan) if wanted else {}
 
 
@@ -254,86 +222,4 @@ def next_steps(plan: StoredPlan, store: PlanStore) -> list[StepRecord]:
     return [plan.get(n) for n in sched.ready]
 
 
-def _reasons(record: StepRecord) -> list[str]:
-    raw = record.meta.get("reasons") or []
-    if isinstance(raw, str):
-        return [raw]
-    if isinstance(raw, list):
-        return [str(r) for r in raw]
-    return [str(raw)]
-
-
 AWAITING_APPROVAL = "awaiting-approval"
-
-
-def display_statuses(plan: StoredPlan, sched: Schedule) -> dict[int, str]:
-    """What a person should read for each step: the stored status, ``skipped`` for a
-    branch not taken, ``awaiting-approval`` for a step whose handoff waits for them."""
-    return dict(sched.statuses)
-
-
-def summary_rows(plan: StoredPlan, store: PlanStore,
-                 sched: Schedule | None = None) -> list[StepRow]:
-    """One row per step, in step order, for ``maker status`` and PLAN.md."""
-    sched = sched or plan_schedule(store, plan)
-    shown = display_statuses(plan, sched)
-    rows = []
-    for record in sorted(plan.steps, key=lambda r: r.spec.step):
-        n = record.spec.step
-        status = shown[n]
-        rows.append(StepRow(
-            step=n,
-            title=record.spec.title,
-            status=status,
-            depends_on=list(record.depends_on),
-            ready=n in sched.ready,
-            waiting_on=dict(sched.waiting_on.get(n, {})),
-            reasons=_reasons(record) if status in ("failed", "blocked") else [],
-        ))
-    return rows
-
-
-def status_summary(store: PlanStore) -> str:
-    """A few lines on where the plan stands, for a session that starts or resumes.
-
-    Never raises for a broken plan: the error (naming the file and the fix) is the
-    summary then.
-    """
-    from maker.errors import MakerError
-    from maker.executor.approval import decide_hint
-
-    try:
-        plan = store.load()
-        sched = plan_schedule(store, plan)
-    except MakerError as exc:
-        return f"maker: the plan in {store.root} cannot be read: {exc}"
-    counts: dict[str, int] = {}
-    for status in sched.statuses.values():
-        counts[status] = counts.get(status, 0) + 1
-    task = task_line(plan.task, where=str(store.overview_path))
-    lines = [f"maker plan ({store.root}): {task}",
-             "Steps: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))]
-    for record in plan.steps:
-        if record.status == AWAITING_APPROVAL:
-            lines.append(f"Awaiting approval: step {record.number} ({record.title}): "
-                         f"{decide_hint(record.number)}.")
-        elif record.status == "in-progress":
-            lines.append(f"In progress: step {record.number} ({record.title}); it needs a "
-                         f"handoff. To continue it, the user types /maker:step "
-                         f"{record.number} (which takes it over from a crashed session).")
-    for n in sched.ready[:3]:
-        lines.append(f"Ready: step {n} ({plan.get(n).title}): `/maker:step {n}`.")
-    for record in plan.steps:
-        if record.status in ("failed", "blocked"):
-            why = "; ".join(_reasons(record))[:300] or "no reason recorded"
-            lines.append(f"{_sentence(record.status)}: step {record.number} "
-                         f"({record.title}): {why}. `maker step reset {record.number}` to "
-                         "retry.")
-    if all(s in ("complete", SKIPPED) for s in sched.statuses.values()):
-        lines.append("Every step is complete.")
-    return "\n".join(lines)
-
-
-def _sentence(text: str) -> str:
-    """``text`` with its first letter upper-cased (``str.capitalize`` lowers the rest)."""
-    return text[:1].upper() + text[1:]

@@ -15,7 +15,7 @@
 - SessionStart: give the session the plan's state, so a resumed or compacted
   session knows where it is.
 - UserPromptSubmit: save the raw text of a ``/maker:`` prompt before Claude Code
-  expands the command (see ``maker.core.requests``); carry out the user's
+  expands the command (see ``maker.store.requests``); carry out the user's
   ``/maker:approve``, ``/maker:reject`` and ``/maker:policy`` (``maker.hooks.decisions``).
 - PostToolUse, AskUserQuestion: record the user's answer to maker's approval question.
 
@@ -61,7 +61,7 @@ def _counter_path(store: PlanStore, kind: str, key: str) -> Path:
     if kind == "planner":
         # No plan may exist yet, and a rejected plan must not create plans/ (whose
         # presence wakes every later hook): the planner's count lives with the plugin.
-        from maker.core.requests import data_dir
+        from maker.core.paths import data_dir
 
         return data_dir() / "attempts" / f"{kind}-{safe}.json"
     return store.state_dir / "attempts" / f"{kind}-{safe}.json"
@@ -135,8 +135,8 @@ def _reviewer_stop(hook: HookInput) -> Output:
 
 
 def _planner_stop(hook: HookInput) -> Output:
-    from maker.core.requests import load_request
     from maker.planner.linter import lint_text
+    from maker.store.requests import load_request
 
     store = store_for(hook)
     key = hook.agent_id or hook.session_id
@@ -175,10 +175,10 @@ def _planner_stop(hook: HookInput) -> Output:
 
 def _keep_answer(store: PlanStore, step: int, text: str) -> Path:
     """Keep a refused final message, so that nothing the executor wrote is lost."""
+    from maker.core.clock import file_stamp
     from maker.store.atomic import atomic_write
-    from maker.store.plan_store import utc_now
 
-    stamp = utc_now().replace(":", "").replace(".", "-")
+    stamp = file_stamp()
     path = store.state_dir / "refused" / f"step-{step:02d}-{stamp}.txt"
     atomic_write(path, text, durable=False)
     return path
@@ -186,8 +186,8 @@ def _keep_answer(store: PlanStore, step: int, text: str) -> Path:
 
 def _executor_stop(hook: HookInput) -> Output:
     from maker.errors import HandoffRejectedError
+    from maker.executor.accept import accept_handoff
     from maker.executor.lifecycle import fail_step
-    from maker.handoff.gate import accept_handoff
 
     store = store_for(hook)
     active = running_step(store)
@@ -278,7 +278,7 @@ def _stop(hook: HookInput, store: PlanStore) -> Output:
 # -- UserPromptSubmit ---------------------------------------------------------------
 
 def on_user_prompt_submit(hook: HookInput) -> Output:
-    from maker.core.requests import parse_command, save_request
+    from maker.store.requests import parse_command, save_request
 
     save_request(hook.session_id, hook.text("prompt"), prompt_id=hook.text("prompt_id"),
                  transcript_path=hook.text("transcript_path"))
@@ -307,7 +307,7 @@ def on_session_start(hook: HookInput) -> Output:
         from maker.executor.runs import forget_session_launches
 
         forget_session_launches(store, hook.session_id)
-    from maker.executor.schedule import status_summary
+    from maker.executor.status_view import status_summary
 
     return context("SessionStart", status_summary(store))
 

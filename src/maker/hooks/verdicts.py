@@ -41,7 +41,7 @@ def _subagent(hook: HookInput) -> str:
 
 
 def _verdict_path(agent_id: str) -> Path:
-    from maker.core.requests import data_dir
+    from maker.core.paths import data_dir
 
     safe = "".join(c for c in agent_id if c.isalnum() or c in "-_")[:100] or "no-agent"
     return data_dir() / "verdicts" / f"{safe}.json"
@@ -170,7 +170,7 @@ def _executor_verdict(hook: HookInput, facts: dict[str, Any]) -> str:
         return ("the step executor returned, but no step was in progress, so its answer was "
                 "not recorded. Tell the user; `maker status` shows the plan. End your reply "
                 "with the line STEP_BLOCKED.")
-    from maker.cli.flow_cmds import outcome
+    from maker.executor.outcome import outcome
 
     now = outcome(store, step)
     head = f"step {step} ({now['title']})"
@@ -206,7 +206,7 @@ def _reviewer_verdict(hook: HookInput, facts: dict[str, Any]) -> str:
     if facts.get("outcome") != "recorded" or not isinstance(facts.get("step"), int):
         return ("the reviewer returned, but its review was not recorded (no single step "
                 "awaits approval). Tell the user; `maker status` shows the plan.")
-    from maker.cli.flow_cmds import outcome
+    from maker.executor.outcome import outcome
 
     step = int(facts["step"])
     now = outcome(_store(hook), step)

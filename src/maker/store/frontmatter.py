@@ -5,22 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from maker.core.bounded import read_text_file
 from maker.errors import InputError, PlanFileError, YAMLCleanError
 from maker.yaml_cleaner.cleaner import load_yaml
+from maker.yaml_cleaner.dump import dump_yaml
 
-__all__ = ["dump_yaml", "read_front_matter", "render_front_matter", "split_front_matter"]
-
-_DUMPER: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
-def dump_yaml(data: Any) -> str:
-    """YAML for humans: block style, keys in the given order, unicode kept."""
-    return yaml.dump(data, Dumper=_DUMPER, sort_keys=False, allow_unicode=True,
-                     default_flow_style=False, width=100)
-
+__all__ = ["read_front_matter", "render_front_matter", "split_front_matter"]
 
 def render_front_matter(meta: dict[str, Any], body: str) -> str:
     return f"---\n{dump_yaml(meta)}---\n\n{body.rstrip()}\n"

@@ -7,11 +7,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from maker.core.models import END, RUNTIME_DECIDED
+from maker.core.flow import next_label
 from maker.core.text import md_cell, mermaid_label, strip_controls, task_line
 
 if TYPE_CHECKING:
-    from maker.store.plan_store import StoredPlan
+    from maker.store.records import StoredPlan
 
 __all__ = ["render_overview"]
 
@@ -19,7 +19,7 @@ _GRAPH_LIMIT = 300  # GitHub stops rendering far before a 10,000-node diagram
 
 
 def _next(n: int) -> str:
-    return {END: "end", RUNTIME_DECIDED: "decided at run time"}.get(n, str(n))
+    return next_label(n)
 
 
 def render_overview(plan: StoredPlan, root: Path, shown: Mapping[int, str] | None = None,

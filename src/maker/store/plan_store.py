@@ -14,137 +14,33 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from maker.core.bounded import read_regular_file, read_text_file
-from maker.core.models import RUNTIME_DECIDED, STEP_STATUSES, Plan, PlanStep, step_refs
+from maker.core.bounded import read_text_file
+from maker.core.clock import file_stamp, utc_now
+from maker.core.models import Plan
 from maker.errors import (
     MakerError,
     PlanExistsError,
     PlanFileError,
     PlanNotFoundError,
-    Problem,
     StepNotFoundError,
 )
-from maker.planner.parser import parse_step, structure_problems, unknown_key_problems
+from maker.planner.dependencies import resolve_dependencies
+from maker.store.active import read_active, rebuild_active, write_active
+from maker.store.approval_seal import approval_sealed, seal_approval
 from maker.store.atomic import atomic_write, plan_lock
 from maker.store.frontmatter import read_front_matter, render_front_matter
-from maker.store.journal import TXN_DIR, journaled_move, journaled_remove
+from maker.store.journal import TXN_DIR, journaled_move
 from maker.store.overview import render_overview
+from maker.store.records import StepRecord, StoredPlan
 from maker.store.slug import slugify
 from maker.store.step_cache import StepCache, T
+from maker.store.step_file import read_step, render_step
 
 __all__ = ["PlanStore", "StepRecord", "StoredPlan", "approval_sealed", "file_stamp",
            "resolve_dependencies", "seal_approval", "utc_now"]
-
-# What an approval's seal covers: who approved which step of which plan, and when.
-_APPROVAL = ("approved_by", "approved_at")
-_STEP_KEYS = ("step", "title", "task_type", "status", "depends_on", "input_variables",
-              "output_variable", "output_schema", "primary_tools", "fallback_tools", "next",
-              "model")
-# What maker itself records in a step's front matter as the step runs.
-_RUN_META = frozenset({"started_at", "started_by", "forced", "forced_over", "finished_at",
-                       "failed_at", "reasons", "resets", "awaiting_approval",
-                       "handoff_accepted_at", "approved_at", "approved_by", "revision_notes",
-                       "rejected_by", "approval_seal"})
-_SECTIONS = {"Task": "task_description",
-             "Primary tool instructions": "primary_tool_instructions",
-             "Fallback tool instructions": "fallback_tool_instructions"}
-
-
-def utc_now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def file_stamp(when: str) -> str:
-    """A ``utc_now()`` time as it appears in file names (no ``:`` or ``.``)."""
-    return when.replace(":", "").replace(".", "-")
-
-
-@dataclass
-class StepRecord:
-    """A step as stored: its spec, its status, its resolved dependencies, its file."""
-
-    spec: PlanStep
-    status: str
-    depends_on: list[int]
-    path: Path
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def number(self) -> int:
-        return self.spec.step
-
-    @property
-    def title(self) -> str:
-        return self.spec.title
-
-
-@dataclass
-class StoredPlan:
-    task: str
-    reasoning: str
-    created_at: str
-    steps: list[StepRecord]
-
-    _index: dict[int, int] = field(default_factory=dict, init=False, repr=False,
-                                   compare=False)
-    memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
-    """What readers derived from this plan object (``executor.schedule``'s schedule)."""
-
-    def get(self, number: int) -> StepRecord:
-        i = self._index.get(number)
-        if i is None or i >= len(self.steps) or self.steps[i].number != number:
-            # Built on first use, again when ``steps`` changed under it: O(1) per lookup
-            # (a 1,000-step plan is looked up thousands of times per step).
-            self._index = {r.number: j for j, r in enumerate(self.steps)}
-            i = self._index.get(number)
-        if i is not None:
-            return self.steps[i]
-        known = ", ".join(str(r.number) for r in self.steps[:20])
-        raise StepNotFoundError(f"the plan has no step {number} (steps: {known}"
-                                f"{', …' if len(self.steps) > 20 else ''})", number)
-
-    def as_plan(self) -> Plan:
-        return Plan(reasoning=self.reasoning, steps=[r.spec for r in self.steps], task=self.task)
-
-    def as_raw(self) -> dict[str, Any]:
-        """The plan as the planner's YAML data, so the linter checks hand edits too."""
-        return {"task": self.task, "reasoning": self.reasoning,
-                "plan": [dict(asdict(r.spec), depends_on=list(r.depends_on))
-                         for r in self.steps]}
-
-
-def resolve_dependencies(plan: Plan) -> Plan:
-    """Fill each step's ``depends_on`` when the planner left it out.
-
-    A step depends on the steps whose outputs it reads, on the step(s) whose
-    ``next`` leads to it, and, when nothing leads to it (a branch target), on the
-    nearest conditional step before it.
-    """
-    leads_to: dict[int, list[int]] = {}
-    for s in plan.steps:
-        leads_to.setdefault(s.next_step_sequence_number, []).append(s.step)
-    first = min((s.step for s in plan.steps), default=0)
-    out: list[PlanStep] = []
-    last_conditional: int | None = None
-    for s in sorted(plan.steps, key=lambda s: s.step):
-        if s.depends_on is None:
-            deps = [n for n in step_refs(s.input_variables) if n != s.step]
-            preds = [p for p in leads_to.get(s.step, []) if p != s.step]
-            if not preds and s.step != first and last_conditional is not None:
-                preds = [last_conditional]
-            deps += [p for p in preds if p not in deps and p < s.step]
-            s = replace(s, depends_on=sorted(deps))
-        out.append(s)
-        if s.next_step_sequence_number == RUNTIME_DECIDED:
-            last_conditional = s.step
-    order = {s.step: i for i, s in enumerate(plan.steps)}
-    out.sort(key=lambda s: order[s.step])
-    return replace(plan, steps=out)
 
 
 class PlanStore:
@@ -205,7 +101,7 @@ class PlanStore:
                 name = f"{spec.step:0{width}d}-{slugify(spec.title)}.md"
                 record = StepRecord(spec, "pending", list(spec.depends_on or []),
                                     self.steps_dir / name)
-                (staging / "steps" / name).write_text(_render_step(record), encoding="utf-8")
+                (staging / "steps" / name).write_text(render_step(record), encoding="utf-8")
                 records.append(record)
             stored = StoredPlan(task, plan.reasoning, created, records)
             (staging / "PLAN.md").write_text(self._render_plan_file(stored), encoding="utf-8")
@@ -305,7 +201,7 @@ class PlanStore:
                                 f"out of {self.steps_dir})")
                 continue
             try:
-                record = self._cache.read(path, self._read_step)
+                record = self._cache.read(path, read_step)
             except PlanFileError as exc:
                 problems.append(str(exc))
                 continue
@@ -380,50 +276,16 @@ class PlanStore:
     def load_step(self, number: int) -> StepRecord:
         """One step, read and validated on its own (cheap: for hooks)."""
         self.settle()
-        record = self._read_step(self.step_path(number))
+        record = read_step(self.step_path(number))
         if record.number != number:
             raise PlanFileError(record.path, f"step: the file says {record.number} but its "
                                 f"name says {number}", "step", "make them agree")
         return record
 
-    def _read_step(self, path: Path) -> StepRecord:
-        meta, body = read_front_matter(path)
-        data = {k: meta.get(k) for k in _STEP_KEYS}
-        data.update(_parse_body(body))
-        raw = dict(data, next_step_sequence_number=data.pop("next"))
-        raw.pop("status")
-        problems: list[Problem] = structure_problems({"reasoning": "-", "plan": [raw]})
-        status = meta.get("status")
-        if status not in STEP_STATUSES:
-            problems.append(Problem("status", f"{status!r} is not a status",
-                                    fix="use one of " + ", ".join(STEP_STATUSES)))
-        deps = meta.get("depends_on")
-        if deps is None:
-            deps = []
-        if not raw.get("task_description"):
-            problems = [p for p in problems if p.field != "task_description"]
-            problems.append(Problem("body", "no task description",
-                                    fix="write the task under a `## Task` heading"))
-        # A typo would silently drop the field it meant.
-        problems += unknown_key_problems([k for k in meta if k not in _RUN_META], _STEP_KEYS,
-                                         typos_only=True, cutoff=0.8)
-        resets = meta.get("resets")
-        if resets is not None and (type(resets) is not int or resets < 0):
-            problems.append(Problem("resets", f"must be a count (0, 1, 2...), got {resets!r}",
-                                    fix="write the number of times the step was reset, or "
-                                        "remove the line"))
-        if problems:
-            fields = "; ".join(_strip_step(p) for p in problems)
-            raise PlanFileError(path, fields)
-        raw["depends_on"] = deps
-        spec = parse_step(raw)
-        extra = {k: v for k, v in meta.items() if k not in _STEP_KEYS}
-        return StepRecord(spec, str(status), list(deps), path, extra)
-
     def save_step(self, record: StepRecord) -> None:
         """Rewrite one step file atomically (statuses, meta)."""
         with self.lock():
-            atomic_write(record.path, _render_step(record))
+            atomic_write(record.path, render_step(record))
 
     # -- handoffs, outputs, active step -----------------------------------------
 
@@ -463,132 +325,16 @@ class PlanStore:
         return out
 
     def read_active(self) -> dict[str, Any] | None:
-        """The in-progress marker (``step``, ``session_id``, ``started_at``, …), or None.
-
-        The marker is an index of the step files; one that is unreadable or of the wrong
-        shape (a hand edit) is rebuilt from them, never taken as "no step in progress"
-        (which would open the Stop gate and lift the executor's limits)."""
-        self.settle()
-        try:
-            data = json.loads(read_text_file(self.active_path, 64 * 1024))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, MakerError):
-            data = None
-        if isinstance(data, dict) and _is_step_number(data.get("step")) \
-                and isinstance(data.get("session_id"), (str, type(None))) \
-                and isinstance(data.get("started_at", ""), str):
-            return data
-        return self.rebuild_active()
+        """The in-progress marker (``step``, ``session_id``, ``started_at``, …), or None
+        (see ``maker.store.active``)."""
+        return read_active(self)
 
     def rebuild_active(self) -> dict[str, Any] | None:
-        """Write the in-progress marker again from the step files (the one step in
-        progress), or remove it when none is; returns it."""
-        with self.lock():
-            running = [r for r in self.load().steps if r.status == "in-progress"]
-            if len(running) != 1:
-                self.write_active(None)
-                return None
-            record = running[0]
-            owner = record.meta.get("started_by")
-            active = {"step": record.number,
-                      "started_at": str(record.meta.get("started_at") or ""),
-                      "session_id": owner if isinstance(owner, str) and owner != "cli"
-                      else None, "attempts": {}}
-            self.write_active(active)
-            return active
+        return rebuild_active(self)
 
     def write_active(self, data: dict[str, Any] | None) -> None:
-        with self.lock():
-            if data is None:
-                journaled_remove(self.active_path)
-            else:
-                atomic_write(self.active_path, json.dumps(data, indent=2))
-
-
-def _approval_body(record: StepRecord, created_at: str) -> dict[str, Any]:
-    """What an approval's seal covers: the plan, the step, this attempt of it (when it
-    started, when its handoff was accepted, the accepted handoff's bytes), and who
-    approved it when. An approval replayed onto another attempt no longer matches."""
-    handoff = record.path.parent.parent / "handoffs" / record.path.name
-    try:
-        digest = hashlib.sha256(read_regular_file(handoff)).hexdigest()
-    except (OSError, MakerError):
-        digest = ""
-    return {"plan": created_at, "step": record.number, "handoff_sha256": digest,
-            **{k: str(record.meta.get(k) or "") for k in
-               (*_APPROVAL, "started_at", "handoff_accepted_at")}}
-
-
-def seal_approval(record: StepRecord, created_at: str) -> None:
-    """Seal ``record``'s approval (``approved_by``, ``approved_at``) into its meta."""
-    from maker.store.seal import SEAL_FIELD, seal
-
-    record.meta["approval_seal"] = seal(_approval_body(record, created_at))[SEAL_FIELD]
-
-
-def approval_sealed(record: StepRecord, created_at: str) -> bool:
-    """Whether ``record`` carries maker's seal of its approval (see ``seal_approval``)."""
-    from maker.store.seal import SEAL_FIELD, check
-
-    if not record.meta.get("approved_by"):
-        return False
-    return check({**_approval_body(record, created_at),
-                  SEAL_FIELD: record.meta.get("approval_seal")})
-
-
-def _is_step_number(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**6
+        write_active(self, data)
 
 
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _strip_step(p: Problem) -> str:
-    text = str(p)
-    return text.split(": ", 1)[1] if text.startswith("step ") else text
-
-
-def _render_step(record: StepRecord) -> str:
-    s = record.spec
-    meta: dict[str, Any] = {
-        "step": s.step, "title": s.title, "task_type": s.task_type, "status": record.status,
-        "depends_on": list(record.depends_on), "input_variables": list(s.input_variables),
-        "output_variable": s.output_variable, "output_schema": s.output_schema,
-        "primary_tools": list(s.primary_tools), "fallback_tools": list(s.fallback_tools),
-        "next": s.next_step_sequence_number,
-    }
-    if s.model:
-        meta["model"] = s.model
-    meta.update(record.meta)
-    parts = [f"# Step {s.step}: {s.title}", "", "## Task", "", s.task_description.strip()]
-    for heading, name in list(_SECTIONS.items())[1:]:
-        text = getattr(s, name).strip()
-        if text:
-            parts += ["", f"## {heading}", "", text]
-    return render_front_matter(meta, "\n".join(parts))
-
-
-def _parse_body(body: str) -> dict[str, str]:
-    """The step's texts from its Markdown body (``## Task`` and the instruction sections)."""
-    out = {name: "" for name in _SECTIONS.values()}
-    current: str | None = None
-    chunks: dict[str, list[str]] = {}
-    preamble: list[str] = []
-    for line in body.split("\n"):
-        heading = line[3:].strip() if line.startswith("## ") else None
-        if heading in _SECTIONS:
-            current = _SECTIONS[heading]
-            chunks[current] = []
-            continue
-        if current is None:
-            if not line.startswith("# "):
-                preamble.append(line)
-        else:
-            chunks[current].append(line)
-    for name, lines in chunks.items():
-        out[name] = "\n".join(lines).strip()
-    if "task_description" not in chunks:  # no `## Task` heading: the body is the task
-        out["task_description"] = "\n".join(preamble).strip()
-    return out

@@ -6,7 +6,7 @@ directory, never under ``plans/``, and the step executor is refused any tool cal
 that names that directory, so a record the executor forged by writing files directly
 carries no valid seal and is refused.
 
-The directory is ``maker.core.requests.data_dir`` without ``CLAUDE_PLUGIN_DATA``:
+The directory is ``maker.core.paths.data_dir`` without ``CLAUDE_PLUGIN_DATA``:
 ``$XDG_DATA_HOME/maker``, else ``~/.local/share/maker``. Claude Code gives
 ``CLAUDE_PLUGIN_DATA`` to hooks but not to the Bash tool, where ``maker verify`` runs,
 so a key kept there would differ between the writer of a record and its checker.
@@ -28,21 +28,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from maker.core.requests import data_dir
+from maker.core.paths import seal_key_path
 
 __all__ = ["SEAL_FIELD", "check", "key_path", "seal"]
 
 SEAL_FIELD = "seal"
 _PREFIX = "hmac-sha256:"
 _KEY_BYTES = 32
-_KEY_FILE = "seal.key"
 
 
 def key_path(env: Mapping[str, str] | None = None) -> Path:
     """Where the sealing key is kept: ``<maker's data dir>/seal.key`` (the same for
     hooks and for the Bash tool, see above)."""
-    env = os.environ if env is None else env
-    return data_dir({k: env[k] for k in ("XDG_DATA_HOME", "HOME") if k in env}) / _KEY_FILE
+    return seal_key_path(env)
 
 
 def seal(record: Mapping[str, Any], *, key_file: Path | None = None) -> dict[str, Any]:

@@ -86,10 +86,9 @@ class _Refused(Exception):
 def maker_data_dirs() -> tuple[Path, ...]:
     """maker's data directories: the plugin's (saved requests, counters) and the one
     that holds the sealing key (they differ when ``CLAUDE_PLUGIN_DATA`` is set)."""
-    from maker.core.requests import data_dir
-    from maker.store.seal import key_path
+    from maker.core.paths import data_dir, seal_key_path
 
-    return tuple(dict.fromkeys((data_dir(), key_path().parent)))
+    return tuple(dict.fromkeys((data_dir(), seal_key_path().parent)))
 
 
 def executor_refusal(tool: str, tool_input: Mapping[str, Any], *, cwd: Path,

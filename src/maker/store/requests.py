@@ -10,30 +10,20 @@ only the session id. Nothing the user typed is ever part of a shell line.
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from maker.core.bounded import read_regular_file
+from maker.core.paths import data_dir
 from maker.errors import InputError
 from maker.store.atomic import atomic_write
 
-__all__ = ["data_dir", "load_request", "load_request_record", "parse_command", "save_request"]
+__all__ = ["load_request", "load_request_record", "parse_command", "save_request"]
 
 _COMMAND = re.compile(r"\A\s*/maker:([\w-]+)(?:[ \t\r\n]+(.*))?\Z", re.S)
 _MAX_AGE_S = 7 * 24 * 3600
-
-
-def data_dir(env: Mapping[str, str] | None = None) -> Path:
-    """The plugin's persistent data dir (``CLAUDE_PLUGIN_DATA``, else ~/.local/share/maker)."""
-    env = os.environ if env is None else env
-    if env.get("CLAUDE_PLUGIN_DATA"):
-        return Path(env["CLAUDE_PLUGIN_DATA"])
-    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local/share")
-    return Path(base) / "maker"
 
 
 def parse_command(prompt: str) -> tuple[str, str] | None:

@@ -1,0 +1,69 @@
+"""Where a step ended up after its executor returned, and what the main agent does next.
+
+One state machine for every caller: ``maker step outcome`` prints it, and the hook
+that tells the main agent maker's verdict (``maker.hooks.verdicts``) words it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from maker.executor.approval import (
+    approval_question,
+    decide_hint,
+    is_awaiting,
+    read_policy,
+    review_required,
+)
+from maker.executor.review import latest_review
+
+if TYPE_CHECKING:
+    from maker.store.plan_store import PlanStore
+
+__all__ = ["outcome"]
+
+
+def outcome(store: PlanStore, n: int) -> dict[str, Any]:
+    """Where step ``n`` ended up after its executor returned, and what to do next."""
+    record = store.load_step(n)
+    handoff = store.read_handoff(n) or {}
+    files = [str(f) for f in handoff.get("files_changed") or []]
+    out: dict[str, Any] = {"step": n, "title": record.title, "status": record.status,
+                           "handoff": str(store.handoff_path(n)) if handoff else None,
+                           "summary": str(handoff.get("summary") or "").strip(),
+                           "files_changed": files,
+                           "review_required": review_required(files),
+                           "reasons": [str(r) for r in record.meta.get("reasons") or []]}
+    if is_awaiting(record):
+        policy = read_policy(store)
+        needs_review = review_required(files) or policy.name == "reviewer"
+        out["review_required"] = needs_review
+        out["policy"] = policy.name
+        if needs_review and latest_review(store, record) is None:
+            out["next"] = (f"launch maker:reviewer with `maker context {n}` as its prompt; "
+                           "maker records its verdict" + (
+                               " and decides the step by the approval policy"
+                               if policy.name != "never" else ""))
+        else:
+            question = approval_question(n, record.title)
+            out["ask"] = question
+            out["next"] = ("ask the user with AskUserQuestion, with exactly the input on "
+                           "the `ask:` line (never answer it yourself); maker records their "
+                           "answer and tells you what it did. Without AskUserQuestion (print "
+                           f"mode), end by telling the user how to decide: {decide_hint(n)}")
+        out["sentinel"] = "STEP_AWAITING_APPROVAL"
+    elif record.status == "complete":
+        out["approved_by"] = str(record.meta.get("approved_by") or "")
+        out["next"], out["sentinel"] = "report the step's summary", "STEP_COMPLETE"
+    elif record.status == "failed":
+        out["next"], out["sentinel"] = "report why it failed", "STEP_FAILED"
+    elif record.status == "blocked":
+        out["next"], out["sentinel"] = "report what blocks it", "STEP_BLOCKED"
+    elif record.status == "in-progress":
+        from maker.executor.runs import relaunch_instruction
+
+        out["next"] = f"no accepted handoff yet: {relaunch_instruction(n)}"
+        out["sentinel"] = None
+    else:
+        out["next"], out["sentinel"] = "the step is not running", "STEP_BLOCKED"
+    return out

@@ -1,0 +1,100 @@
+"""A complete step's evidence: a sealed ``maker verify`` run that passed after it started.
+
+A handoff cannot just claim ``exit_code: 0``: when the project has verification
+commands, the gate looks for the run that ``maker verify --step N`` recorded and
+sealed (``maker.store.seal``), in this project, with the project's own commands.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from maker.errors import PlanFileError, Problem
+from maker.store.records import StepRecord
+
+if TYPE_CHECKING:
+    from maker.store.plan_store import PlanStore
+    from maker.verify.runner import VerificationRun
+
+__all__ = ["check_evidence", "project_dir"]
+
+
+def project_dir(store: PlanStore) -> Path:
+    """Where verification runs: the plans directory's parent (as ``maker verify``)."""
+    return store.root.parent
+
+
+def check_evidence(store: PlanStore, record: StepRecord,
+                   problems: list[Problem]) -> VerificationRun | None:
+    """The recorded verification run behind a complete step, adding problems if lacking."""
+    from maker.verify.runner import detect_commands, evidence_path, recorded_evidence
+
+    if not detect_commands(project_dir(store)):
+        return None  # no verification command is known: none can be required
+    n = record.number
+    rerun = f"run `maker verify --step {n}`; once it passes, send the handoff again"
+    try:
+        run = recorded_evidence(store, n)
+    except PlanFileError as exc:
+        problems.append(Problem("evidence", f"the recorded verification cannot be read: {exc}",
+                                n, fix=rerun))
+        return None
+    if run is None:
+        problems.append(Problem("evidence", "no verification run is recorded for this step: "
+                                "a complete step needs one that passed", n, fix=rerun))
+        return None
+    if not run.sealed:
+        problems.append(Problem("evidence", f"the recorded verification in "
+                                f"{evidence_path(store, n)} was not written by `maker verify` "
+                                "(its seal is missing or wrong), so it is not evidence", n,
+                                fix=f"run `maker verify --step {n}` yourself; never write or "
+                                    "edit maker's files. Once it passes, send the handoff again"))
+        return None
+    if os.path.realpath(run.project_dir) != os.path.realpath(project_dir(store)):
+        problems.append(Problem("evidence", f"the recorded verification ran in "
+                                f"{run.project_dir}, not in this project", n, fix=rerun))
+        return None
+    started = _when(record.meta.get("started_at"))
+    finished = _when(run.finished_at)
+    if started is not None and (finished is None or finished <= started):
+        problems.append(Problem("evidence", f"the recorded verification finished at "
+                                f"{run.finished_at}, before this step started "
+                                f"({record.meta.get('started_at')})", n, fix=rerun))
+        return None
+    expected = [c.command for c in detect_commands(project_dir(store))]
+    ran = [c.command for c in run.commands]
+    if run.passed and ran != expected:
+        problems.append(Problem(
+            "evidence", f"the recorded verification ran {ran}, but the project's commands "
+            f"are {expected}", n,
+            fix=f"run `maker verify --step {n}` as it is, without overriding FORMAT_CMD, "
+                "LINT_CMD, BUILD_CMD or TEST_CMD"))
+        return None
+    if not run.passed:
+        bad = run.failed_command
+        what = (f"`{bad.command}` exited with {bad.exit_code}" if bad is not None
+                else f"its status is {run.status}")
+        tail = (bad.output_tail or "").strip()[-600:] if bad is not None else ""
+        problems.append(Problem("evidence", f"the recorded verification did not pass: {what}"
+                                + (f"; its output ends with:\n{tail}" if tail else ""), n,
+                                fix="fix what fails, then " + rerun))
+        return None
+    return run
+
+
+def _when(value: Any) -> datetime | None:
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)

@@ -1,0 +1,82 @@
+"""``plans/.maker/active.json``: the in-progress marker, an index of the step files.
+
+It names the step in progress, the session that owns it and that session's attempt
+counters; the step files are the truth, and a marker that disagrees is rebuilt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Any, Protocol
+
+from maker.core.bounded import read_text_file
+from maker.errors import MakerError
+from maker.store.atomic import atomic_write
+from maker.store.journal import journaled_remove
+from maker.store.records import StoredPlan, in_progress
+
+__all__ = ["read_active", "rebuild_active", "write_active"]
+
+
+class PlanFiles(Protocol):
+    """What the marker needs of a plans directory (``maker.store.plan_store.PlanStore``)."""
+
+    active_path: Path
+
+    def lock(self, timeout: float = ...) -> contextlib.AbstractContextManager[None]: ...
+
+    def settle(self) -> None: ...
+
+    def load(self, check_approvals: bool = ...) -> StoredPlan: ...
+
+
+def read_active(store: PlanFiles) -> dict[str, Any] | None:
+    """The in-progress marker (``step``, ``session_id``, ``started_at``, …), or None.
+
+    The marker is an index of the step files; one that is unreadable or of the wrong
+    shape (a hand edit) is rebuilt from them, never taken as "no step in progress"
+    (which would open the Stop gate and lift the executor's limits)."""
+    store.settle()
+    try:
+        data = json.loads(read_text_file(store.active_path, 64 * 1024))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, MakerError):
+        data = None
+    if isinstance(data, dict) and _is_step_number(data.get("step")) \
+            and isinstance(data.get("session_id"), (str, type(None))) \
+            and isinstance(data.get("started_at", ""), str):
+        return data
+    return rebuild_active(store)
+
+
+def rebuild_active(store: PlanFiles) -> dict[str, Any] | None:
+    """Write the in-progress marker again from the step files (the one step in
+    progress), or remove it when none is; returns it."""
+    with store.lock():
+        running = in_progress(store.load())
+        if len(running) != 1:
+            write_active(store, None)
+            return None
+        record = running[0]
+        owner = record.meta.get("started_by")
+        active = {"step": record.number,
+                  "started_at": str(record.meta.get("started_at") or ""),
+                  "session_id": owner if isinstance(owner, str) and owner != "cli"
+                  else None, "attempts": {}}
+        write_active(store, active)
+        return active
+
+
+def write_active(store: PlanFiles, data: dict[str, Any] | None) -> None:
+    with store.lock():
+        if data is None:
+            journaled_remove(store.active_path)
+        else:
+            atomic_write(store.active_path, json.dumps(data, indent=2))
+
+
+def _is_step_number(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**6
