@@ -97,9 +97,9 @@ def k_min(steps: int, p: float, target: float = 0.95) -> int:
     # t^(-1/s) - 1 = expm1(-ln(t) / s): the per-step failure odds the task can afford.
     allowed = math.expm1(-math.log(target) / steps)
     k = max(1, math.ceil(math.log(allowed) / _log_ratio(p)))
-    log_target = math.log(target)
-    while steps * _log_p_step(p, k) < log_target:
+    # Settle the boundary with the very values p_task returns, so the two never disagree.
+    while math.exp(steps * _log_p_step(p, k)) < target:
         k += 1
-    while k > 1 and steps * _log_p_step(p, k - 1) >= log_target:
+    while k > 1 and math.exp(steps * _log_p_step(p, k - 1)) >= target:
         k -= 1
     return k
