@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from maker.voting.canonical import canonical
 
@@ -189,46 +189,59 @@ async def _concurrent(sample: Callable[[], Awaitable[T]], tally: _Tally[T], para
                       max_samples: int) -> Vote[T]:
     loop = asyncio.get_running_loop()
     extra = max(0, parallel - tally.k)
-    running: set[asyncio.Future[T]] = set()
-    finished: deque[asyncio.Future[T]] = deque()
+    tasks: list[asyncio.Task[None]] = []
+    # Each draw hands its outcome (answer, or the exception to raise) straight to the vote and
+    # wakes it: one loop iteration per batch of samples, no done-callback hop.
+    outcomes: deque[tuple[bool, Any]] = deque()
     wake: list[asyncio.Future[None]] = []
-    started = 0
+    closing = False
+    started = in_flight = 0
 
-    def on_done(task: asyncio.Future[T]) -> None:
-        finished.append(task)
+    async def draw() -> None:
+        nonlocal in_flight
+        try:
+            outcome: tuple[bool, Any] = (True, await sample())
+        except BaseException as exc:  # handed to the vote, which raises it
+            if closing:
+                raise
+            outcome = (False, exc)
+        in_flight -= 1
+        outcomes.append(outcome)
         if wake and not wake[0].done():
             wake[0].set_result(None)
 
     try:
         while not tally.decided:
-            room = min(parallel, tally.need() + extra, max_samples - started) - len(running)
-            if room == 1 and not running and not finished:
+            room = min(parallel, tally.need() + extra, max_samples - started) - in_flight
+            if room == 1 and not in_flight and not outcomes:
                 # One sample and nothing else in flight: await it here, without a task.
                 started += 1
                 tally.add(await sample())
                 continue
             for _ in range(room):
-                launched = asyncio.ensure_future(sample())
                 started += 1
-                running.add(launched)
-                launched.add_done_callback(on_done)
-            if not running and not finished:
+                in_flight += 1
+                tasks.append(loop.create_task(draw()))
+            if not in_flight and not outcomes:
                 break  # max_samples spent, no winner
-            if not finished:
+            if not outcomes:
                 wake.append(loop.create_future())
                 try:
                     await wake[0]
                 finally:
                     wake.clear()
-            while finished and not tally.decided:
-                done = finished.popleft()
-                running.discard(done)
-                tally.add(done.result())
+            while outcomes and not tally.decided:
+                ok, value = outcomes.popleft()
+                if not ok:
+                    raise value
+                tally.add(value)
     finally:
         # Whatever still runs is not needed: cancel it and wait, so no sample outlives the vote.
         # A result (or an error) that arrived after the decision is not counted.
-        for pending in running:
-            pending.cancel()
-        if running:
-            await asyncio.gather(*running, return_exceptions=True)
-    return tally.vote(max_samples, len(running))
+        closing = True
+        pending = [task for task in tasks if not task.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+    return tally.vote(max_samples, started - len(tally.ballots))
