@@ -273,3 +273,15 @@ def test_the_vote_is_the_papers_loop(answers: list[str], k: int, parallel: int, 
         assert vote.samples <= drawn  # counted up to the decision, extras unused
 
 
+
+
+async def test_a_lone_sample_runs_in_the_callers_task() -> None:
+    # With one sample needed and none in flight there is no task to create (the fast path).
+    seen: list[object] = []
+
+    async def sample() -> str:
+        seen.append(asyncio.current_task())
+        return "A"
+
+    vote = await first_to_ahead_by_k(sample, 1, parallel=3)
+    assert vote.winner == "A" and seen == [asyncio.current_task()]
