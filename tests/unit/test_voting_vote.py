@@ -276,12 +276,16 @@ def test_the_vote_is_the_papers_loop(answers: list[str], k: int, parallel: int, 
 
 
 async def test_a_lone_sample_runs_in_the_callers_task() -> None:
-    # With one sample needed and none in flight there is no task to create (the fast path).
+    # A, then a flagged sample: one more vote is needed and none is in flight, so the third
+    # sample is awaited in the vote's own task, without creating one (the fast path).
     seen: list[object] = []
+    script = Script(["A", "LONG", "A"])
 
     async def sample() -> str:
         seen.append(asyncio.current_task())
-        return "A"
+        return str(await script())
 
-    vote = await first_to_ahead_by_k(sample, 1, parallel=3)
-    assert vote.winner == "A" and seen == [asyncio.current_task()]
+    vote = await first_to_ahead_by_k(sample, 2, parallel=2, flagged=too_long)
+    assert vote.winner == "A" and vote.samples == 3
+    me = asyncio.current_task()
+    assert seen[0] is not me and seen[1] is not me and seen[2] is me
