@@ -184,6 +184,50 @@ def test_a_run_killed_mid_step_is_finished_by_the_next_run(
     assert [step(project, n).status for n in (0, 1)] == ["complete", "complete"]
 
 
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_ctrl_c_or_sigterm_stops_cleanly_and_the_next_run_finishes(
+        fake_api: FakeMessagesAPI, project: Path, claude_home: Path, sig: str) -> None:
+    import signal
+    import threading
+    import time
+
+    store = write_plan(project, policy="never")
+    asked = threading.Event()
+
+    def hangs(request: RecordedRequest) -> Reply:
+        asked.set()
+        time.sleep(15)  # the run is stopped while the model "thinks"
+        return Reply.text("too late")
+
+    fake_api.script(EXECUTOR, hangs)
+    proc = subprocess.Popen([*MAKER, "run", "--approve", "auto"], cwd=project,
+                            env=run_env(fake_api, claude_home), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert asked.wait(60), "the executor's session never reached the model"
+        if sig == "SIGINT":  # Ctrl-C in a terminal: the whole foreground group
+            os.killpg(proc.pid, signal.SIGINT)
+        else:  # a CI runner cancelling the job: maker run alone
+            os.kill(proc.pid, signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(30)
+    assert proc.returncode == 130, out[-1500:] + err[-1500:]
+    assert "interrupted: step 0 is left in progress; `maker run` continues" in out + err
+    assert "Traceback" not in err
+    assert step(project, 0).status == "in-progress"
+    (call,) = Ledger(store).calls()
+    assert call.kind == "executor" and call.step == 0 and "interrupted" in (call.error or "")
+
+    greeting_run(fake_api)
+    run = run_maker(fake_api, project, claude_home, "--approve", "auto")
+
+    assert run.returncode == 0, run.stdout[-1500:] + run.stderr[-1500:]
+    assert [step(project, n).status for n in (0, 1)] == ["complete", "complete"]
+
+
 def _branching_plan() -> dict[str, Any]:
     common = {"task_type": "action_step", "fallback_tools": [], "primary_tools": ["Read"],
               "fallback_tool_instructions": "None needed.", "input_variables": [],

@@ -351,6 +351,41 @@ def test_a_steps_model_picks_its_executors_model_over_the_runs(project: Path) ->
     assert [c.model for c in engine.ledger.calls] == ["haiku", "opus"]
 
 
+def test_a_run_cancelled_mid_call_leaves_the_step_resumable_and_the_call_in_the_ledger(
+        project: Path) -> None:
+    store = linear(project, 2)
+    entered = asyncio.Event()
+
+    class Stuck(ScriptedModel):
+        def factory(self, **options: Any) -> Any:
+            class Session:
+                async def run(self, step: PlanStep, context: str,
+                              config: TaskConfig) -> AgentResult:
+                    entered.set()
+                    await asyncio.Event().wait()
+                    raise AssertionError("unreachable")
+            return Session()
+
+    ledger = FakeLedger()
+    orch = Orchestrator(store, parts(Stuck([]), ledger))
+
+    async def stop_mid_call() -> None:
+        task = asyncio.ensure_future(orch.run())
+        await entered.wait()
+        task.cancel()  # what Ctrl-C does to `maker run`
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(stop_mid_call())
+    assert store.load().get(1).status == "in-progress"
+    (call,) = ledger.calls
+    assert (call.kind, call.step) == ("executor", 1) and "interrupted" in (call.error or "")
+
+    again = run(Orchestrator(store, parts(ScriptedModel([handoff(1), handoff(2)]))))
+    assert again.exit_code == EXIT_COMPLETE, again.message
+    assert [r.status for r in store.load().steps] == ["complete", "complete"]
+
+
 def test_continuing_without_a_plan_is_a_usage_error(project: Path) -> None:
     result = run(Orchestrator(PlanStore(project / "plans"), parts(ScriptedModel([]))))
     assert result.exit_code == 2 and "no plan" in result.message

@@ -3,13 +3,16 @@ plans/, and runs every reachable step through claude-agent-sdk.
 
 Exit codes: 0 every reachable step complete; 1 a step failed or blocked, the plan was
 refused, an SDK call failed; 2 usage; 3 stopped by --max-budget-usd; 4 a step awaits a
-person's approval (``--approve never``, or the stored policy).
+person's approval (``--approve never``, or the stored policy); 130 interrupted (Ctrl-C
+or SIGTERM: the step in progress stays resumable).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import signal
 import sys
 import time
 import uuid
@@ -39,15 +42,15 @@ def build_parts(store: PlanStore, max_budget_usd: float | None,
     """The real engine: SDK sessions, the ledger in plans/, the budget, the tool limits."""
     from maker.engine.ledger import Budget, Call, Ledger
     from maker.engine.sessions import sdk_reviewer, sdk_runner_factory
-    from maker.engine.tool_limits import make_can_use_tool, make_hooks
+    from maker.engine.tool_limits import session_limits
 
     project = store.root.parent
     ledger = Ledger(store)
     return EngineParts(
         runner_factory=sdk_runner_factory(project), ledger=ledger, call_type=Call,
         budget=Budget(max_budget_usd, ledger) if max_budget_usd is not None else None,
-        reviewer=sdk_reviewer(project), make_can_use_tool=make_can_use_tool,
-        make_hooks=make_hooks, model=model, session_id=f"maker-run-{uuid.uuid4().hex[:12]}")
+        reviewer=sdk_reviewer(project), limits=session_limits, model=model,
+        session_id=f"maker-run-{uuid.uuid4().hex[:12]}")
 
 
 def build_planner(store: PlanStore) -> Any:
@@ -106,6 +109,31 @@ def _table(store: PlanStore, orch: Orchestrator, result: RunResult, err: bool) -
     click.echo(f"maker run: {result.message} (exit {result.exit_code})", err=err)
 
 
+EXIT_INTERRUPTED = 130  # the shell's code for a process stopped by SIGINT
+
+
+def _run_until_stopped(orch: Orchestrator, task: str | None) -> RunResult:
+    """``orch.run(task)``; Ctrl-C (SIGINT) or SIGTERM (a CI job cancelled) cancels it
+    at its next await: never inside a change to plans/ (those are synchronous, and
+    all-or-nothing anyway). The step in progress stays in progress, the interrupted
+    call is in the ledger, and ``maker run`` continues."""
+
+    async def main() -> RunResult:
+        current = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError, AttributeError):
+            loop.add_signal_handler(signal.SIGTERM, current.cancel)  # type: ignore[union-attr]
+        return await orch.run(task)
+
+    try:
+        return asyncio.run(main())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        running = orch.store.read_active() if orch.store.exists() else None
+        where = (f"step {running.get('step')} is left in progress; " if running else "")
+        return RunResult(EXIT_INTERRUPTED, f"interrupted: {where}`maker run` continues "
+                         "(or /maker:step in Claude Code)")
+
+
 @cli.command("run")
 @click.argument("task", required=False)
 @click.option("--approve", type=click.Choice(["auto", "reviewer", "never"]), default=None,
@@ -133,7 +161,7 @@ def run(task: str | None, approve: str | None, max_budget_usd: float | None,
         out = open(events_to, "w", encoding="utf-8")  # noqa: SIM115 - closed below
     try:
         orch.on_event = _Progress(orch, out)
-        result = asyncio.run(orch.run(task))
+        result = _run_until_stopped(orch, task)
     finally:
         if out is not None and out is not sys.stdout:
             out.close()

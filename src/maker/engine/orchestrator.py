@@ -264,7 +264,7 @@ class Orchestrator(Module):
         parts, n = self.parts, record.number
         assert parts.reviewer is not None
         attempt = self._rejections.get(n, 0) + 1
-        model = getattr(record.spec, "model", None) or parts.model or parts.config.model
+        model = parts.model_for(record)
         budget = parts.call_budget()
         try:
             answer = await parts.reviewer(review_prompt(self.store, record),

@@ -21,6 +21,7 @@ previous attempt's edits, and the brief says so. Every call goes to the ledger: 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -58,8 +59,9 @@ class EngineParts:
     call_type: Callable[..., Any]
     budget: Any = None
     reviewer: Reviewer | None = None
-    make_can_use_tool: Callable[[PlanStore, StepRecord], Any] | None = None
-    make_hooks: Callable[[PlanStore, StepRecord], Any] | None = None
+    # The executor's limits in its session: ``limits(store, record)`` gives the session
+    # options that hold them (``maker.engine.tool_limits.session_limits``).
+    limits: Callable[[PlanStore, StepRecord], dict[str, Any]] | None = None
     model: str | None = None
     config: TaskConfig = field(default_factory=lambda: TaskConfig(instruction=""))
     flagger: RedFlagger = field(default_factory=RedFlagger)
@@ -68,6 +70,10 @@ class EngineParts:
     max_gate_attempts: int = 3  # answers the gate may see for one step
     max_fix_attempts: int = DEFAULT_MAX_FIX_ATTEMPTS
     max_review_attempts: int = 1  # reviewer rejections of one step before the run stops
+
+    def model_for(self, record: StepRecord) -> str | None:
+        """The step's own ``model``, else the run's ``--model``, else the config's."""
+        return record.spec.model or self.model or self.config.model
 
     def call_budget(self) -> float | None:
         """Before every SDK call: raise BudgetExceededError when the run's budget is
@@ -163,15 +169,20 @@ class StepRun:
     async def _sample(self, record: StepRecord, prompt: str, kind: str) -> AgentResult:
         parts = self.parts
         self._attempt += 1
-        model = getattr(record.spec, "model", None) or parts.model or parts.config.model
+        model = parts.model_for(record)
         budget = parts.call_budget()  # BudgetExceededError: the run stops here
-        can_use_tool = parts.make_can_use_tool(self.store, record) \
-            if parts.make_can_use_tool else None
-        hooks = parts.make_hooks(self.store, record) if parts.make_hooks else None
-        session = parts.runner_factory(max_budget_usd=budget, model=model,
-                                       can_use_tool=can_use_tool, hooks=hooks)
+        limits = parts.limits(self.store, record) if parts.limits else {}
+        session = parts.runner_factory(max_budget_usd=budget, model=model, **limits)
+        began = time.monotonic()
         try:
             return await session.run(record.spec, prompt, parts.config)
+        except asyncio.CancelledError:
+            # Ctrl-C (or SIGTERM): the session is cut; what it cost is unknown to maker.
+            parts.record(kind, self.n, self._attempt, model=model,
+                         duration_ms=int((time.monotonic() - began) * 1000),
+                         error="interrupted (the run was stopped during this call; its "
+                               "cost is not known to maker)")
+            raise  # the step stays in progress: `maker run` again resumes it
         except AgentSDKError as exc:
             self.cost_usd += exc.cost_usd
             parts.record(kind, self.n, self._attempt, cost_usd=exc.cost_usd,
@@ -181,8 +192,7 @@ class StepRun:
 
     def _record(self, kind: str, result: AgentResult, record: StepRecord) -> None:
         self.cost_usd += result.cost_usd
-        model = getattr(record.spec, "model", None) or self.parts.model or \
-            self.parts.config.model
+        model = self.parts.model_for(record)
         self.parts.record(kind, self.n, self._attempt, cost_usd=result.cost_usd,
                           duration_ms=result.duration_ms, tokens=result.tokens, model=model,
                           error=result.error)

@@ -52,7 +52,8 @@ if TYPE_CHECKING:
 
     from maker.store.plan_store import PlanStore, StepRecord
 
-__all__ = ["NO_USER", "decide", "disallowed_tools", "make_can_use_tool", "make_hooks"]
+__all__ = ["NO_USER", "decide", "disallowed_tools", "make_can_use_tool", "make_hooks",
+           "session_limits"]
 
 NO_USER = ("maker: no user is present; decide, or hand off blocked with the question "
            "(status: blocked, the question in blockers).")
@@ -129,6 +130,14 @@ def make_hooks(store: PlanStore, step: StepRecord | StepTools, *,
 
     return {"PreToolUse": [HookMatcher(matcher=None, hooks=[pre_tool_use],
                                        on_failure="block")]}
+
+
+def session_limits(store: PlanStore, record: StepRecord) -> dict[str, Any]:
+    """The options of ``record``'s executor session that hold its limits: all three
+    means above, each for what it alone holds."""
+    return {"hooks": make_hooks(store, record),
+            "can_use_tool": make_can_use_tool(store, record),
+            "disallowed_tools": disallowed_tools(record)}
 
 
 def disallowed_tools(step: StepRecord | StepTools) -> list[str]:

@@ -53,14 +53,17 @@ class AgentRunner:
     config's), ``model`` (default: the config's, then the CLI's), ``max_budget_usd``
     (the SDK ends a session that spends more), ``permission_mode`` (default
     ``dontAsk``: tools outside ``allowed_tools`` are denied; ``default`` when a
-    ``can_use_tool`` callback decides), ``can_use_tool`` and ``hooks`` (the executor's
-    guard), ``env`` and ``cli_path`` (which CLI, talking to which API).
+    ``can_use_tool`` callback decides), ``can_use_tool``, ``hooks`` and
+    ``disallowed_tools`` (the executor's limits), ``env`` and ``cli_path`` (which CLI,
+    talking to which API).
     """
 
     def __init__(self, *, notes: NotesContext | None = None, cwd: str | Path | None = None,
                  model: str | None = None, max_budget_usd: float | None = None,
                  permission_mode: str | None = None, can_use_tool: Any = None,
-                 hooks: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None,
+                 hooks: Mapping[str, Any] | None = None,
+                 disallowed_tools: list[str] | None = None,
+                 env: Mapping[str, str] | None = None,
                  cli_path: str | Path | None = None, system_prompt: str | None = None,
                  cleaner: YAMLCleaner | None = None) -> None:
         self._yaml_cleaner = cleaner or YAMLCleaner()
@@ -71,6 +74,7 @@ class AgentRunner:
         self.permission_mode = permission_mode or ("default" if can_use_tool else "dontAsk")
         self.can_use_tool = can_use_tool
         self.hooks = dict(hooks) if hooks else None
+        self.disallowed_tools = list(disallowed_tools) if disallowed_tools else None
         self.env = dict(env) if env else None
         self.cli_path = cli_path
         self.system_prompt = system_prompt if system_prompt is not None \
@@ -132,6 +136,7 @@ class AgentRunner:
             "max_budget_usd": self.max_budget_usd,
             "can_use_tool": self.can_use_tool,
             "hooks": self.hooks,
+            "disallowed_tools": self.disallowed_tools,
             "env": self.env,
             "cli_path": str(self.cli_path) if self.cli_path else None,
         }
