@@ -288,6 +288,9 @@ def test_a_failing_verification_is_fixed_in_the_fix_loop(
 
     def fixes(request: RecordedRequest) -> Reply:
         assert "test -f hello.txt" in request.last_user_text  # the failure came back
+        # ... to the same session, resumed: it still holds the brief and its answer.
+        assert "# Step 0: Write hello.txt" in json.dumps(request.messages[0])
+        assert "# Step 0:" not in request.last_user_text
         return write_hello(request)
 
     fake_api.script(
@@ -303,6 +306,7 @@ def test_a_failing_verification_is_fixed_in_the_fix_loop(
     assert run.returncode == 0, run.stdout[-1500:] + run.stderr[-1500:]
     fake_api.assert_done()
     assert [step(project, n).status for n in (0, 1)] == ["complete", "complete"]
-    kinds = [c.kind for c in Ledger(PlanStore(project / "plans")).calls()]
-    assert "fix" in kinds
+    calls = Ledger(PlanStore(project / "plans")).calls()
+    assert [c.kind for c in calls] == ["executor", "fix", "executor"]
+    assert calls[0].session_id and calls[1].session_id == calls[0].session_id
 

@@ -88,7 +88,8 @@ async def test_options_of_a_real_run() -> None:
     hooks = {"PreToolUse": ["a matcher"]}
     seen: dict[str, Any] = {}
     runner = AgentRunner(cwd="/proj", model="opus", max_budget_usd=0.5, can_use_tool=guard,
-                         hooks=hooks, env={"A": "1"}, cli_path="/bin/claude")
+                         hooks=hooks, disallowed_tools=["Write", "Edit"], env={"A": "1"},
+                         cli_path="/bin/claude")
     await run(runner, scripted(assistant("result: ok"), result(), seen=seen),
               config=TaskConfig(instruction="t", model="haiku", max_turns=7, cwd="/other"))
     assert seen["allowed_tools"] == ["Read", "Bash", "AskUserQuestion"]
@@ -98,6 +99,7 @@ async def test_options_of_a_real_run() -> None:
     assert seen["cwd"] == "/proj" and seen["model"] == "opus"
     assert seen["max_budget_usd"] == 0.5 and seen["max_turns"] == 7
     assert seen["can_use_tool"] is guard and seen["hooks"] == hooks
+    assert seen["disallowed_tools"] == ["Write", "Edit"]
     assert seen["permission_mode"] == "default"  # the callback decides
     assert seen["env"] == {"A": "1"} and seen["cli_path"] == "/bin/claude"
 

@@ -100,17 +100,24 @@ class ScriptedModel:
     cost: float = 0.01
     prompts: list[tuple[int, str]] = field(default_factory=list)
     options: list[dict[str, Any]] = field(default_factory=list)
+    resumable: bool = True  # False: resuming a session fails, as a lost transcript would
 
     def factory(self, **options: Any) -> ScriptedModel.Session:
         self.options.append(options)
-        return ScriptedModel.Session(self)
+        return ScriptedModel.Session(self, options.get("resume") or
+                                     f"session-{len(self.options)}")
 
     @dataclass
     class Session:
         model: ScriptedModel
+        session_id: str
 
         async def run(self, step: PlanStep, context: str, config: TaskConfig) -> AgentResult:
             self.model.prompts.append((step.step, context))
+            if not self.model.resumable and self.model.options[-1].get("resume"):
+                return AgentResult(None, "", cost_usd=self.model.cost, duration_ms=5,
+                                   error="No conversation found with session ID",
+                                   session_id=self.session_id)
             if not self.model.answers:
                 raise AssertionError(f"no canned answer left for step {step.step}")
             answer = self.model.answers.pop(0)
@@ -121,7 +128,8 @@ class ScriptedModel:
                 return AgentResult(None, raw, cost_usd=self.model.cost, duration_ms=5,
                                    error=f"no YAML: {exc}")
             return AgentResult(output, raw, was_repaired=repaired, tokens=100,
-                               cost_usd=self.model.cost, duration_ms=5)
+                               cost_usd=self.model.cost, duration_ms=5,
+                               session_id=self.session_id)
 
 
 class FakePlanner:
@@ -260,6 +268,30 @@ def test_a_failing_verification_is_fixed_in_the_fix_loop(project: Path,
     evidence = recorded_evidence(store, 1)
     assert evidence is not None and evidence.passed and evidence.sealed
     assert store.read_handoff(1)["verification"]["status"] == "passed"
+    # The same session, resumed: told only what failed, not the whole brief again.
+    assert model.options[1]["resume"] == "session-1"
+    assert "# Step 1:" in model.prompts[0][1] and "# Step 1:" not in model.prompts[1][1]
+    assert [c.session_id for c in orch.parts.ledger.calls] == ["session-1", "session-1"]
+
+
+def test_a_fix_whose_session_cannot_be_resumed_goes_to_a_fresh_one(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEST_CMD", "test -f fixed.txt")
+    store = linear(project, 1)
+
+    def fresh_try(prompt: str) -> str:
+        assert "# Step 1:" in prompt and "Verification failed" in prompt
+        assert "Your previous answer" in prompt
+        (project / "fixed.txt").write_text("fixed\n")
+        return handoff(1)
+
+    model = ScriptedModel([handoff(1), fresh_try], resumable=False)
+    orch = Orchestrator(store, parts(model))
+    result = run(orch)
+    assert result.exit_code == EXIT_COMPLETE, result.message
+    assert orch.parts.ledger.kinds() == [("executor", 1), ("fix", 1), ("fix", 1)]
+    assert "No conversation found" in (orch.parts.ledger.calls[1].error or "")
+    assert "resume" not in model.options[2]
 
 
 def test_the_fix_loop_is_bounded(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -40,6 +40,21 @@ def store(tmp_path: Path) -> PlanStore:
     return PlanStore(tmp_path / "plans")
 
 
+def test_a_session_gets_all_three_means(store: PlanStore) -> None:
+    step = make_step(["Read"])
+    limits = tool_limits.session_limits(store, step)  # type: ignore[arg-type]
+    assert set(limits) == {"hooks", "can_use_tool", "disallowed_tools"}
+    assert limits["disallowed_tools"] == disallowed_tools(step)
+    assert "Write" in limits["disallowed_tools"] and "Read" not in limits["disallowed_tools"]
+    assert callable(limits["can_use_tool"]) and list(limits["hooks"]) == ["PreToolUse"]
+
+
+def test_maker_run_builds_its_sessions_with_them(store: PlanStore) -> None:
+    from maker.cli.run_cmd import build_parts
+
+    assert build_parts(store, None, None).limits is tool_limits.session_limits
+
+
 def test_no_user_wording_is_issue_8s() -> None:
     assert "no user is present; decide, or hand off blocked with the question" in NO_USER
 

@@ -121,6 +121,7 @@ class AgentResult:
     cost_usd: float = 0.0
     duration_ms: int = 0
     error: str | None = None
+    session_id: str | None = None  # the SDK session's, so a fix can resume it
 
 
 @dataclass

@@ -3,7 +3,7 @@ independent reviewer.
 
 The orchestrator never builds an SDK session itself: it asks a *runner factory* for an
 executor session (``factory(max_budget_usd=…, model=…, can_use_tool=…, hooks=…,
-disallowed_tools=…)``, an
+disallowed_tools=…, resume=…)``, an
 object with ``async run(step, prompt, config) -> AgentResult``) and a *reviewer*
 (``async reviewer(prompt, max_budget_usd=…, model=…) -> SdkAnswer``). Tests inject
 scripted fakes for both; these are the real ones.
@@ -38,7 +38,8 @@ class StepSession(Protocol):
 class RunnerFactory(Protocol):
     def __call__(self, *, max_budget_usd: float | None, model: str | None,
                  can_use_tool: Any = None, hooks: Any = None,
-                 disallowed_tools: list[str] | None = None) -> StepSession:
+                 disallowed_tools: list[str] | None = None,
+                 resume: str | None = None) -> StepSession:
         ...
 
 
@@ -62,10 +63,12 @@ def sdk_runner_factory(cwd: Path, *, env: dict[str, str] | None = None,
     """The real executor sessions: one fresh :class:`BriefRunner` per call."""
 
     def factory(*, max_budget_usd: float | None, model: str | None, can_use_tool: Any = None,
-                hooks: Any = None, disallowed_tools: list[str] | None = None) -> StepSession:
+                hooks: Any = None, disallowed_tools: list[str] | None = None,
+                resume: str | None = None) -> StepSession:
         return BriefRunner(cwd=cwd, model=model, max_budget_usd=max_budget_usd,
                            can_use_tool=can_use_tool, hooks=hooks,
-                           disallowed_tools=disallowed_tools, env=env, cli_path=cli_path)
+                           disallowed_tools=disallowed_tools, resume=resume, env=env,
+                           cli_path=cli_path)
 
     return factory
 

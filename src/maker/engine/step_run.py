@@ -3,19 +3,21 @@
     start_step ─▶ executor session ─▶ red-flagged? ──yes──▶ StepFlagged, a FRESH sample
                                          │ no                (at most ``max_samples``)
                                          ▼
-                 status complete? ─▶ run_verification ──failed──▶ fix loop (a new session
-                                         │ passed                with the failure's tail,
-                                         ▼                       ``max_fix_attempts``)
+                 status complete? ─▶ run_verification ──failed──▶ fix loop: the SAME
+                                         │ passed                session resumed with the
+                                         ▼                       failure's tail
                                  accept_handoff ──refused──▶ a new session with every
                                          │                   problem (``max_gate_attempts``
                                          ▼                   answers in all)
                      complete | awaiting-approval | blocked | failed
 
-Why a new session and not the same one resumed: ``AgentRunner`` (seed 000) opens one
-isolated session per call and reports no session id, so the engine cannot resume it.
-Each retry is a fresh session given the same brief, its previous answer and what was
-wrong (every gate problem, or the verification's tail); the working tree keeps the
-previous attempt's edits, and the brief says so. Every call goes to the ledger: kind
+The fix loop (seed 004, ``max_fix_attempts``) resumes the session that answered
+(``resume`` with the session id its ResultMessage reported): it keeps what it read and
+did, and reads only what failed. When that session cannot be resumed (no id, or the
+resumed call fails), a fresh session gets the brief, its previous answer and the
+failure instead. A flagged answer and a refused handoff always get a fresh session:
+MAKER's rule is to resample, not to repair in context. The working tree keeps every
+attempt's edits, and the feedback says so. Every call goes to the ledger: kind
 ``executor``, ``fix`` or, for a discarded answer, ``flagged``.
 """
 
@@ -117,9 +119,11 @@ class StepRun:
         yield StepStarted(timestamp=time.time(), step=n, title=started.title)
         record = store.load_step(n)  # (one file: the whole plan was checked just now)
         feedback, kind = "", "executor"
+        resume: str | None = None  # the session a fix resumes
         flagged = refused = fixes = 0
         while True:
-            result = await self._sample(record, started.brief + feedback, kind)
+            result = await self._draw(record, started.brief, feedback, kind, resume)
+            resume = None
             bad, why = parts.flagger.check_with_reason(result)
             self._record(kind if not bad else "flagged", result, record)
             if bad:
@@ -142,7 +146,7 @@ class StepRun:
                         return
                     feedback = _fix_feedback(run, result.raw_response, fixes,
                                              parts.max_fix_attempts)
-                    kind = "fix"
+                    kind, resume = "fix", result.session_id
                     continue
             try:
                 accepted = accept_handoff(store, result.raw_response)
@@ -166,12 +170,30 @@ class StepRun:
                 yield StepFailed(timestamp=time.time(), step=n, reason=self.reason)
             return
 
-    async def _sample(self, record: StepRecord, prompt: str, kind: str) -> AgentResult:
+    async def _draw(self, record: StepRecord, brief: str, feedback: str, kind: str,
+                    resume: str | None) -> AgentResult:
+        """One answer: from the session ``resume`` names, told only ``feedback``; else
+        (or when that fails) from a fresh session given ``brief`` + ``feedback``."""
+        if resume:
+            try:
+                result = await self._sample(record, feedback, kind, resume=resume)
+            except AgentSDKError:
+                result = None  # (recorded in the ledger by _sample)
+            if result is not None and not result.error:
+                return result
+            if result is not None:
+                self._record(kind, result, record)
+        return await self._sample(record, brief + feedback, kind)
+
+    async def _sample(self, record: StepRecord, prompt: str, kind: str,
+                      resume: str | None = None) -> AgentResult:
         parts = self.parts
         self._attempt += 1
         model = parts.model_for(record)
         budget = parts.call_budget()  # BudgetExceededError: the run stops here
         limits = parts.limits(self.store, record) if parts.limits else {}
+        if resume:
+            limits["resume"] = resume
         session = parts.runner_factory(max_budget_usd=budget, model=model, **limits)
         began = time.monotonic()
         try:
@@ -195,7 +217,7 @@ class StepRun:
         model = self.parts.model_for(record)
         self.parts.record(kind, self.n, self._attempt, cost_usd=result.cost_usd,
                           duration_ms=result.duration_ms, tokens=result.tokens, model=model,
-                          error=result.error)
+                          error=result.error, session_id=result.session_id)
 
     def _fail(self, reason: str) -> StepFailed:
         fail_step(self.store, self.n, reason)

@@ -54,7 +54,8 @@ class AgentRunner:
     (the SDK ends a session that spends more), ``permission_mode`` (default
     ``dontAsk``: tools outside ``allowed_tools`` are denied; ``default`` when a
     ``can_use_tool`` callback decides), ``can_use_tool``, ``hooks`` and
-    ``disallowed_tools`` (the executor's limits), ``env`` and ``cli_path`` (which CLI,
+    ``disallowed_tools`` (the executor's limits), ``resume`` (continue that session
+    instead of a fresh one), ``env`` and ``cli_path`` (which CLI,
     talking to which API).
     """
 
@@ -62,7 +63,7 @@ class AgentRunner:
                  model: str | None = None, max_budget_usd: float | None = None,
                  permission_mode: str | None = None, can_use_tool: Any = None,
                  hooks: Mapping[str, Any] | None = None,
-                 disallowed_tools: list[str] | None = None,
+                 disallowed_tools: list[str] | None = None, resume: str | None = None,
                  env: Mapping[str, str] | None = None,
                  cli_path: str | Path | None = None, system_prompt: str | None = None,
                  cleaner: YAMLCleaner | None = None) -> None:
@@ -75,6 +76,7 @@ class AgentRunner:
         self.can_use_tool = can_use_tool
         self.hooks = dict(hooks) if hooks else None
         self.disallowed_tools = list(disallowed_tools) if disallowed_tools else None
+        self.resume = resume
         self.env = dict(env) if env else None
         self.cli_path = cli_path
         self.system_prompt = system_prompt if system_prompt is not None \
@@ -137,6 +139,7 @@ class AgentRunner:
             "can_use_tool": self.can_use_tool,
             "hooks": self.hooks,
             "disallowed_tools": self.disallowed_tools,
+            "resume": self.resume,
             "env": self.env,
             "cli_path": str(self.cli_path) if self.cli_path else None,
         }
@@ -159,7 +162,9 @@ class AgentRunner:
         if duration is None:
             duration = int((time.monotonic() - started) * 1000)
         tokens = _tokens(getattr(final, "usage", None))
-        base = {"cost_usd": cost, "duration_ms": duration, "tokens": tokens}
+        session = getattr(final, "session_id", None)
+        base = {"cost_usd": cost, "duration_ms": duration, "tokens": tokens,
+                "session_id": session if isinstance(session, str) else None}
         raw = answer or ""
         if final is None and answer is None:
             return AgentResult(None, raw, error="the agent's session ended without a "
