@@ -116,10 +116,12 @@ def schedule(plan: StoredPlan, outputs: Mapping[str, Any]) -> Schedule:
                     later = i
 
     main_path: list[int] = []
+    on_main: set[int] = set()  # (a list's `in` would make a long chain quadratic)
     if numbers:
         at: int | None = numbers[0]
-        while at is not None and at in by_number and at not in main_path:
+        while at is not None and at in by_number and at not in on_main:
             main_path.append(at)
+            on_main.add(at)
             successors, decided = _successors(by_number[at], outputs)
             at = successors[0] if decided and successors else None
 
@@ -135,8 +137,10 @@ def schedule(plan: StoredPlan, outputs: Mapping[str, Any]) -> Schedule:
             waiting[n] = missing
         else:
             ready.append(n)
-    on_path = [n for n in main_path if n in ready]
-    ordered = on_path + [n for n in ready if n not in on_path]
+    ready_set = set(ready)
+    on_path = [n for n in main_path if n in ready_set]
+    first = set(on_path)
+    ordered = on_path + [n for n in ready if n not in first]
     return Schedule(frozenset(reachable), tuple(main_path), statuses, tuple(ordered), waiting)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,6 +23,19 @@ def _next(n: int) -> str:
     return next_label(n)
 
 
+@functools.lru_cache(maxsize=16384)
+def _row(prefix: str, number: int, title: str, conditional: bool, nxt: int, path: Path,
+         status: str, deps: tuple[int, ...]) -> str:
+    """One step's table row. Kept: a run rewrites PLAN.md at every change of every
+    step, and a 1,000-step table is mostly rows that did not change."""
+    text = str(path)  # (pathlib's relative_to costs more than the rest of a row)
+    rel = text[len(prefix):].replace(os.sep, "/") if text.startswith(prefix) else path.name
+    kind = "conditional" if conditional else "action"
+    shown = ", ".join(map(str, deps)) or "—"
+    return (f"| {number} | [{md_cell(title)}]({rel}) | {kind} | {status} | {shown} | "
+            f"{_next(nxt)} |")
+
+
 def render_overview(plan: StoredPlan, root: Path, shown: Mapping[int, str] | None = None,
                     policy: str = "") -> str:
     """PLAN.md's body. What users and models wrote is kept verbatim but for control
@@ -39,14 +53,10 @@ def render_overview(plan: StoredPlan, root: Path, shown: Mapping[int, str] | Non
              "|---|---|---|---|---|---|"]
     prefix = os.path.join(str(root), "")
     for r in plan.steps:
-        path = str(r.path)  # (pathlib's relative_to costs more than the rest of a row)
-        rel = path[len(prefix):].replace(os.sep, "/") if path.startswith(prefix) \
-            else r.path.name
-        kind = "conditional" if r.spec.is_conditional else "action"
-        deps = ", ".join(map(str, r.depends_on)) or "—"
-        lines.append(f"| {r.number} | [{md_cell(r.title)}]({rel}) | {kind} | "
-                     f"{shown.get(r.number, r.status)} | "
-                     f"{deps} | {_next(r.spec.next_step_sequence_number)} |")
+        s = r.spec
+        lines.append(_row(prefix, s.step, s.title, s.is_conditional,
+                          s.next_step_sequence_number, r.path,
+                          shown.get(r.number, r.status), tuple(r.depends_on)))
     lines += ["", "## Dependency graph", ""]
     if len(plan.steps) > _GRAPH_LIMIT:
         lines.append(f"({len(plan.steps)} steps: too many to draw; see the table.)")

@@ -194,19 +194,20 @@ class PlanStore:
         meta = self._plan_meta()
         records: list[StepRecord] = []
         problems: list[str] = []
-        for path in self._step_files():
-            head = path.name.split("-", 1)[0]
+        cache = self._cache
+        for name, path, stamp in cache.listing(self.steps_dir):
+            head = name.split("-", 1)[0]
             if not head.isdigit():
                 problems.append(f"{path}: not a step file name (NN-<title>.md) (fix: move it "
                                 f"out of {self.steps_dir})")
                 continue
             try:
-                record = self._cache.read(path, read_step)
+                record = cache.read(path, read_step, stamp)
             except PlanFileError as exc:
                 problems.append(str(exc))
                 continue
             if int(head) != record.number:
-                rest = path.name.split("-", 1)[-1]
+                rest = name.split("-", 1)[-1]
                 problems.append(
                     f"{path}: step: the file says step {record.number} but its name says "
                     f"{int(head)} (fix: rename it to {record.number:02d}-{rest} or set "
@@ -224,10 +225,11 @@ class PlanStore:
                 problems.append(f"{r.path}: depends_on: no step {', '.join(map(str, bad))} "
                                 f"in the plan (fix: remove it from depends_on)")
         created = str(meta.get("created_at") or "")
+        handoffs = {name: stamp for name, _, stamp in cache.listing(self.handoffs_dir)} \
+            if check_approvals else {}
         for r in records:
-            if check_approvals and r.status == "complete" and not self._cache.sealed(
-                    r, created, self._cache.path(self.handoffs_dir, r.path.name),
-                    approval_sealed):
+            if check_approvals and r.status == "complete" and not cache.sealed(
+                    r, created, handoffs.get(r.path.name), approval_sealed):
                 problems.append(
                     f"{r.path}: status: complete, but maker holds no approval of it on this "
                     "machine (its approval_seal is missing or does not match: an edit by "
@@ -252,13 +254,7 @@ class PlanStore:
         return meta
 
     def _step_files(self) -> list[Path]:
-        try:
-            with os.scandir(self.steps_dir) as entries:
-                names = sorted(e.name for e in entries if e.name.endswith(".md")
-                               and not e.name.startswith(".") and e.is_file())
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        return [self._cache.path(self.steps_dir, name) for name in names]
+        return [path for _, path, _ in self._cache.listing(self.steps_dir)]
 
     def derived(self, path: Path, compute: Callable[[Path], T]) -> T:
         """``compute(path)``, kept while the file is unchanged (see ``StepCache``)."""

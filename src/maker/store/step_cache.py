@@ -100,10 +100,34 @@ class StepCache:
             found = self._paths[(folder, name)] = folder / name
         return found
 
-    def read(self, path: Path, parse: Callable[[Path], StepRecord]) -> StepRecord:
-        """``parse(path)``, or a copy of its earlier result when the file is unchanged.
-        A parse that raises is not kept (the file is read again next time)."""
-        stamp = _stamp(path)
+    def listing(self, folder: Path) -> list[tuple[str, Path, _Stamp | None]]:
+        """The ``*.md`` regular files in ``folder`` (not hidden), sorted by name, with
+        their stamps: one directory read and one ``stat`` per file. [] when ``folder``
+        does not exist."""
+        out = []
+        try:
+            with os.scandir(folder) as entries:
+                for e in entries:
+                    name = e.name
+                    if name.endswith(".md") and not name.startswith(".") and e.is_file():
+                        try:
+                            st = e.stat()
+                            stamp: _Stamp | None = (st.st_ino, st.st_size, st.st_mtime_ns,
+                                                    st.st_ctime_ns)
+                        except OSError:
+                            stamp = None
+                        out.append((name, self.path(folder, name), stamp))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        out.sort()
+        return out
+
+    def read(self, path: Path, parse: Callable[[Path], StepRecord],
+             stamp: _Stamp | None = None) -> StepRecord:
+        """``parse(path)``, or a copy of its earlier result when the file is unchanged
+        (``stamp``: its stamp, when the caller just took it). A parse that raises is not
+        kept (the file is read again next time)."""
+        stamp = stamp or _stamp(path)
         hit = self._records.get(path)
         if hit is not None and stamp is not None and hit[0] == stamp and (
                 _settled(stamp) or _bytes(path) == hit[1]):
@@ -129,10 +153,11 @@ class StepCache:
             self._derived[(path, compute)] = (stamp, value)
         return value
 
-    def sealed(self, record: StepRecord, created_at: str, handoff: Path,
+    def sealed(self, record: StepRecord, created_at: str, handoff: Path | _Stamp | None,
                check: Callable[[StepRecord, str], bool]) -> bool:
         """``check(record, created_at)`` for a ``record`` just returned by :meth:`read`,
-        kept while the step file and its ``handoff`` are unchanged (one entry per file).
+        kept while the step file and its ``handoff`` (its path, or its stamp as just
+        taken) are unchanged (one entry per file).
         A record whose file is not in the cache is checked every time.
 
         Not covered: the sealing key itself changing under a running process (a person
@@ -142,7 +167,8 @@ class StepCache:
         stamp = hit[0] if hit is not None else None  # as :meth:`read` just found it
         if stamp is None or not _settled(stamp):
             return check(record, created_at)
-        key = (stamp, _stamp(handoff), created_at)
+        key = (stamp, handoff if handoff is None or isinstance(handoff, tuple)
+               else _stamp(handoff), created_at)
         if key[1] is not None and not _settled(key[1]):
             return check(record, created_at)  # (recent files: checked every time)
         found = self._seals.get(record.path)
