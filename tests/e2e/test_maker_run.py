@@ -228,6 +228,71 @@ def test_ctrl_c_or_sigterm_stops_cleanly_and_the_next_run_finishes(
     assert [step(project, n).status for n in (0, 1)] == ["complete", "complete"]
 
 
+FILES = ["hello.txt", "a.txt", "b.txt", "c.txt", "d.txt"]  # five: the reviewer's due
+
+
+def test_maker_run_plans_the_task_then_a_large_step_gets_the_reviewer(
+        fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
+    from maker.scripted import ToolUseBlock
+    from maker.scripted.scenarios import GREETING_TASK, greeting_plan, to_yaml
+
+    def writes_five(request: RecordedRequest) -> Reply:
+        root = Path(request_cwd(request))
+        return Reply.of(*(ToolUseBlock("Write", {"file_path": str(root / name),
+                                                 "content": "hello\n"}) for name in FILES))
+
+    def reviews(request: RecordedRequest) -> Reply:
+        assert "Review step 0 of a maker plan: Write hello.txt" in request.last_user_text
+        assert "d.txt" in request.last_user_text  # the accepted handoff it judges
+        return Reply.text("GREEN: the five files say hello.\nVERDICT: approve")
+
+    fake_api.script("planner", Reply.text(to_yaml(greeting_plan())))
+    fake_api.script(EXECUTOR, writes_five,
+                    Reply.text(handoff(0, {"files": FILES}, files=FILES)),
+                    Reply.text(handoff(1, {"ok": True})))
+    fake_api.script("reviewer", reviews)
+
+    run = run_maker(fake_api, project, claude_home, GREETING_TASK, "--approve", "auto",
+                    "--events", "-")
+
+    assert run.returncode == 0, run.stderr[-2000:]
+    fake_api.assert_done()
+    events = [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
+    assert [e["event"] for e in events][:2] == ["TaskSubmitted", "PlanCreated"]
+    assert events[0]["instruction"] == GREETING_TASK
+    assert events[-1]["event"] == "TaskCompleted"
+    assert step(project, 0).meta["approved_by"] == "policy:auto (reviewer approved)"
+    assert step(project, 1).meta["approved_by"] == "policy:auto"  # small: no review
+    calls = Ledger(PlanStore(project / "plans")).calls()
+    assert [(c.kind, c.step) for c in calls] == [("planner", None), ("executor", 0),
+                                                 ("reviewer", 0), ("executor", 1)]
+
+
+def test_ask_user_question_in_a_headless_run_is_answered_no_user(
+        fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
+    write_plan(project, policy="never")
+
+    def asks(request: RecordedRequest) -> Reply:
+        return Reply.tool("AskUserQuestion", {"questions": [{
+            "question": "Which greeting?", "header": "Greeting", "multiSelect": False,
+            "options": [{"label": "hello", "description": "plain"},
+                        {"label": "hi", "description": "short"}]}]})
+
+    def hands_off_blocked(request: RecordedRequest) -> Reply:
+        (result,) = request.tool_results
+        assert "no user is present; decide, or hand off blocked" in result.text
+        return Reply.text(handoff(0, {"files": []}, status="blocked",
+                                  blockers=["Which greeting: hello or hi?"]))
+
+    fake_api.script(EXECUTOR, asks, hands_off_blocked)
+    run = run_maker(fake_api, project, claude_home, "--approve", "auto")
+
+    assert run.returncode == 1, run.stderr[-2000:]
+    fake_api.assert_done()
+    assert step(project, 0).status == "blocked"
+    assert "Which greeting: hello or hi?" in run.stdout + run.stderr
+
+
 def _branching_plan() -> dict[str, Any]:
     common = {"task_type": "action_step", "fallback_tools": [], "primary_tools": ["Read"],
               "fallback_tool_instructions": "None needed.", "input_variables": [],
