@@ -13,7 +13,6 @@ over a generous cap are replaced by a pointer to the handoff file that holds the
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -209,17 +208,11 @@ def previous_handoff(store: PlanStore, step: int) -> dict[str, Any] | None:
     "Most recently" is by ``accepted_at``, which the gate writes; a file without one
     (a hand-written handoff) counts as oldest. Ties go to the higher step number.
     """
-    try:
-        names = os.listdir(store.handoffs_dir)
-    except FileNotFoundError:
-        return None
     best: tuple[str, int] | None = None
-    for name in names:
+    for name, accepted in store.handoff_heads(_accepted_at_text):
         head = name.split("-", 1)[0]
-        if not name.endswith(".md") or not head.isdigit() or int(head) == step:
+        if not head.isdigit() or int(head) == step:
             continue
-        # (read once per file while it is unchanged: a long run asks for every brief)
-        accepted = store.derived(store.handoffs_dir / name, _accepted_at_text)
         key = (accepted, int(head))
         if best is None or key > best:
             best = key

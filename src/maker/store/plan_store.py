@@ -256,9 +256,12 @@ class PlanStore:
     def _step_files(self) -> list[Path]:
         return [path for _, path, _ in self._cache.listing(self.steps_dir)]
 
-    def derived(self, path: Path, compute: Callable[[Path], T]) -> T:
-        """``compute(path)``, kept while the file is unchanged (see ``StepCache``)."""
-        return self._cache.derived(path, compute)
+    def handoff_heads(self, compute: Callable[[Path], T]) -> list[tuple[str, T]]:
+        """``(file name, compute(path))`` for every handoff file, each computed once
+        while the file is unchanged (see ``StepCache``): a long run asks at every step."""
+        cache = self._cache
+        return [(name, cache.derived(path, compute, stamp))
+                for name, path, stamp in cache.listing(self.handoffs_dir)]
 
     def step_path(self, number: int) -> Path:
         """The file of step ``number`` (found by its numeric prefix)."""

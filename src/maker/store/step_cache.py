@@ -141,10 +141,12 @@ class StepCache:
             self._records.pop(path, None)
         return record
 
-    def derived(self, path: Path, compute: Callable[[Path], T]) -> T:
+    def derived(self, path: Path, compute: Callable[[Path], T],
+                stamp: _Stamp | None = None) -> T:
         """``compute(path)`` (something read from the file), kept while the file is
-        unchanged and settled; any other file is read again every time."""
-        stamp = _stamp(path)
+        unchanged and settled; any other file is read again every time. ``stamp``: the
+        file's, when the caller just took it (``listing``)."""
+        stamp = stamp or _stamp(path)
         hit = self._derived.get((path, compute))
         if stamp is not None and hit is not None and hit[0] == stamp:
             return hit[1]  # type: ignore[no-any-return]
