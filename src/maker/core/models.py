@@ -68,6 +68,10 @@ class PlanStep:
     # Optional: the model this step's executor runs on in `maker run` (None: the run's
     # --model, else the Claude Code default). Checked by the parser (MODEL_PATTERN).
     model: str | None = None
+    # Optional: a vote on this step's answer (issue 9): the lead the winning answer
+    # needs among isolated samples. Only for a step whose answer can be sampled without
+    # side effects (a conditional step, or read-only tools); the parser checks it.
+    votes: int | None = None
 
     @property
     def is_conditional(self) -> bool:

@@ -25,7 +25,9 @@ from maker.store.plan_store import PlanStore
 __all__ = ["CALLS_LIMIT", "KINDS", "LINE_LIMIT", "Budget", "Call", "Ledger",
            "LedgerSummary", "usd"]
 
-KINDS = ("planner", "executor", "reviewer", "flagged", "fix")
+KINDS = ("planner", "executor", "reviewer", "flagged", "fix", "vote", "calibrate")
+# ``vote``: a voted sample (maker.engine.vote_step), and the vote's own record (its
+# ``detail``, at no cost); ``calibrate``: a sample drawn by ``maker calibrate``.
 # One call's record is a few hundred bytes; a longer line is not maker's and is skipped.
 LINE_LIMIT = 64 * 1024
 # ``calls()`` returns the most recent calls within this many bytes of the ledger's end
@@ -57,6 +59,7 @@ class Call:
     error: str | None
     at: str
     session_id: str | None
+    detail: dict[str, Any] | None = None  # a vote's record (samples, flagged, margin…)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -75,12 +78,14 @@ class Call:
                 raise ValueError(f"{name}: {getattr(self, name)!r} is not text")
         if not isinstance(self.at, str):
             raise ValueError(f"at: {self.at!r} is not a timestamp")
+        if self.detail is not None and not isinstance(self.detail, dict):
+            raise ValueError(f"detail: {self.detail!r} is not a mapping")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-_FIELDS = tuple(f.name for f in fields(Call))
+_FIELDS = tuple(f.name for f in fields(Call) if f.name != "detail")  # (detail: optional)
 
 
 def _count(value: object) -> bool:
@@ -94,6 +99,7 @@ def _parse(line: bytes) -> Call | None:
         if not isinstance(data, dict):
             return None
         values = {name: data[name] for name in _FIELDS}
+        values["detail"] = data.get("detail")
         if isinstance(values["cost_usd"], int) and not isinstance(values["cost_usd"], bool):
             values["cost_usd"] = float(values["cost_usd"])
         return Call(**values)

@@ -34,6 +34,7 @@ import yaml
 from maker.core.events import Event, StepFailed, StepFlagged, StepStarted
 from maker.core.models import AgentResult, TaskConfig
 from maker.engine.sessions import Reviewer, RunnerFactory
+from maker.engine.vote_step import undecided_reason, vote_on, vote_record, votes_for
 from maker.errors import AgentSDKError, HandoffRejectedError, Problem
 from maker.executor.accept import accept_handoff
 from maker.executor.lifecycle import fail_step, start_step
@@ -72,6 +73,7 @@ class EngineParts:
     max_gate_attempts: int = 3  # answers the gate may see for one step
     max_fix_attempts: int = DEFAULT_MAX_FIX_ATTEMPTS
     max_review_attempts: int = 1  # reviewer rejections of one step before the run stops
+    votes: int = 1  # --vote K: the lead a side-effect-free step's answer needs (1: none)
 
     def model_for(self, record: StepRecord) -> str | None:
         """The step's own ``model``, else the run's ``--model``, else the config's."""
@@ -88,13 +90,14 @@ class EngineParts:
 
     def record(self, kind: str, step: int | None, attempt: int, *, cost_usd: float = 0.0,
                duration_ms: int = 0, tokens: int = 0, model: str | None = None,
-               error: str | None = None, session_id: str | None = None) -> None:
+               error: str | None = None, session_id: str | None = None,
+               detail: dict[str, Any] | None = None) -> None:
         """One SDK call in the ledger. ``tokens`` is the total the SDK reported (maker's
         AgentResult does not split it), recorded as input tokens."""
         self.ledger.record(self.call_type(
             kind=kind, step=step, attempt=attempt, cost_usd=cost_usd, duration_ms=duration_ms,
             input_tokens=tokens, output_tokens=0, model=model, error=error, at=utc_now(),
-            session_id=session_id))
+            session_id=session_id, detail=detail))
 
 
 class StepRun:
@@ -110,6 +113,7 @@ class StepRun:
         self.reason = ""
         self.output: Any = None
         self.next_ready: list[int] = []  # ready after a complete step (the gate's word)
+        self._winner: tuple[AgentResult, dict[str, Any]] | None = None
         self.cost_usd = 0.0
         self._attempt = 0
 
@@ -121,11 +125,23 @@ class StepRun:
         feedback, kind = "", "executor"
         resume: str | None = None  # the session a fix resumes
         flagged = refused = fixes = 0
+        voted: AgentResult | None = None  # the winner of a vote, when the step votes
+        vote: dict[str, Any] | None = None
+        k = votes_for(record.spec, parts.votes)
+        if k > 1:
+            async for event in self._vote(record, started.brief, k):
+                yield event
+            if self._winner is None:  # undecided: the step failed with the tally
+                return
+            voted, vote = self._winner
         while True:
-            result = await self._draw(record, started.brief, feedback, kind, resume)
+            if voted is not None:  # (not flagged, and in the ledger as a vote)
+                result, voted, bad, why = voted, None, False, ""
+            else:
+                result = await self._draw(record, started.brief, feedback, kind, resume)
+                bad, why = parts.flagger.check_with_reason(result)
+                self._record(kind if not bad else "flagged", result, record)
             resume = None
-            bad, why = parts.flagger.check_with_reason(result)
-            self._record(kind if not bad else "flagged", result, record)
             if bad:
                 flagged += 1
                 yield StepFlagged(timestamp=time.time(), step=n, reason=why)
@@ -149,9 +165,10 @@ class StepRun:
                     kind, resume = "fix", result.session_id
                     continue
             try:
-                accepted = accept_handoff(store, result.raw_response)
+                accepted = accept_handoff(store, result.raw_response, vote=vote)
             except HandoffRejectedError as exc:
                 refused += 1
+                vote = None  # what the gate sees next is a fresh answer, not the vote's
                 if refused >= parts.max_gate_attempts:
                     yield self._fail(f"the gate refused {refused} handoffs; the last: "
                                      + "; ".join(str(p) for p in exc.problems))
@@ -169,6 +186,28 @@ class StepRun:
                     str(b) for b in blockers)
                 yield StepFailed(timestamp=time.time(), step=n, reason=self.reason)
             return
+
+    async def _vote(self, record: StepRecord, brief: str, k: int) -> AsyncIterator[Event]:
+        """Vote on the step's answer (``maker.engine.vote_step``): isolated samples of
+        the brief until one answer leads by ``k``. Sets ``_winner`` (the answer and the
+        vote's record), or fails the step with the tally."""
+        parts = self.parts
+
+        async def sample() -> AgentResult:
+            result = await self._sample(record, brief, "vote")
+            self._record("vote", result, record)
+            return result
+
+        vote = await vote_on(self.store, record.spec, parts.flagger, k, sample)
+        for reason in vote.flag_reasons:
+            yield StepFlagged(timestamp=time.time(), step=self.n, reason=reason)
+        detail = vote_record(vote)
+        parts.record("vote", self.n, 0, detail=detail, model=parts.model_for(record),
+                     error=None if vote.decided else "undecided")
+        if not vote.decided or vote.winner is None:
+            yield self._fail(undecided_reason(vote))
+            return
+        self._winner = (vote.winner, detail)
 
     async def _draw(self, record: StepRecord, brief: str, feedback: str, kind: str,
                     resume: str | None) -> AgentResult:

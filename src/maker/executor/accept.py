@@ -57,14 +57,16 @@ def canonical_sha256(data: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def accept_handoff(store: PlanStore, text: str | bytes) -> AcceptResult:
+def accept_handoff(store: PlanStore, text: str | bytes,
+                   vote: dict[str, Any] | None = None) -> AcceptResult:
     """Check a handoff and persist it; returns the step's new status and what is next.
 
     Writes ``plans/handoffs/NN-<slug>.md`` (all handoff fields, ``accepted_at``, and
     ``inputs``: the sha256 of every step output this step read), moves the step to
     the handoff's status, adds new discoveries, decisions and blockers to NOTES.md,
     clears the in-progress marker and refreshes PLAN.md.
-    Raises HandoffRejectedError with every problem.
+    ``vote``: the record of the vote that chose this answer (``maker run --vote``),
+    kept in the handoff. Raises HandoffRejectedError with every problem.
     """
     with store.lock():
         checked = inspect_handoff(store, text)
@@ -94,6 +96,8 @@ def accept_handoff(store: PlanStore, text: str | bytes) -> AcceptResult:
                              for e in run.commands]}
         if checked.was_repaired:
             data["repaired"] = True
+        if vote is not None:
+            data["vote"] = vote
         path = store.write_handoff(handoff.step, data, _body(store, record, handoff, run))
         added = add_step_facts(store, plan, record, handoff)
         if handoff.status == "complete":

@@ -13,8 +13,9 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from maker.core.models import TASK_TYPES, Plan, PlanStep
+from maker.core.models import CONDITIONAL_STEP, TASK_TYPES, Plan, PlanStep
 from maker.errors import PlanValidationError, Problem
+from maker.tools.registry import READ_ONLY_TOOLS
 
 __all__ = ["MAX_SCHEMA_DEPTH", "PLAN_FIELDS", "REQUIRED_FIELDS", "STEP_FIELDS", "nesting_depth",
            "parse_plan", "parse_step", "structure_problems", "unknown_key_problems"]
@@ -35,7 +36,8 @@ _TEXT_FIELDS = ("primary_tool_instructions", "fallback_tool_instructions")
 # Every field a planner's step may have, and every top-level key of a plan (the
 # seed's parser reads `reasoning` and `plan` or `steps`; maker adds the `task`).
 STEP_FIELDS = (*REQUIRED_FIELDS, *_LIST_FIELDS, *_TEXT_FIELDS, "output_variable", "depends_on",
-               "model")
+               "model", "votes")
+MAX_VOTES = 20  # a lead of 20 already asks for ~40 sessions per step
 # A model name or id as Claude Code takes it: an alias (`sonnet`, `opus`, `haiku`), an
 # id (`claude-sonnet-4-5`), a provider's id (`us.anthropic.claude-…-v1:0`, `…@2025…`),
 # a context suffix (`[1m]`). One token, so it cannot smuggle an option or a prompt.
@@ -143,12 +145,34 @@ def _step_problems(index: int, item: Any) -> list[Problem]:
                                "`claude-sonnet-4-5` (letters, digits, . _ - : / @; at most "
                                f"{MODEL_CHARS} characters), or remove the line to use the "
                                "run's model"))
+    out += _votes_problems(item, prefix, where)
     deps = item.get("depends_on")
     if deps is not None and (not isinstance(deps, list) or not all(
             isinstance(d, int) and not isinstance(d, bool) for d in deps)):
         out.append(Problem(prefix + "depends_on", f"must be a list of step numbers, got "
                                                   f"{_show(deps)}", where))
     return out
+
+
+def _votes_problems(item: dict[str, Any], prefix: str, where: int | None) -> list[Problem]:
+    votes = item.get("votes")
+    if votes is None:
+        return []
+    if isinstance(votes, bool) or not isinstance(votes, int) or not 1 <= votes <= MAX_VOTES:
+        return [Problem(prefix + "votes", f"must be a whole number from 1 to {MAX_VOTES}, got "
+                                          f"{_show(votes)}", where,
+                        fix="write the lead the winning answer needs, e.g. `votes: 3`, or "
+                            "remove the line")]
+    tools = [t for key in ("primary_tools", "fallback_tools")
+             for t in (item.get(key) or []) if isinstance(t, str)]
+    writes = [t for t in tools if t not in READ_ONLY_TOOLS]
+    if votes > 1 and item.get("task_type") != CONDITIONAL_STEP and writes:
+        return [Problem(prefix + "votes", f"a vote samples the step several times, and its "
+                                          f"tools {', '.join(writes)} have side effects",
+                        where, fix="vote only on a conditional step or a step whose tools "
+                                   "all only read (Read, Grep, Glob, WebFetch…): split the "
+                                   "deciding part into its own step, or remove `votes`")]
+    return []
 
 
 def unknown_key_problems(keys: Iterable[Any], known: Sequence[str], *, step: int | None = None,
@@ -217,6 +241,7 @@ def parse_step(item: dict[str, Any]) -> PlanStep:
         next_step_sequence_number=item["next_step_sequence_number"],
         depends_on=list(item["depends_on"]) if item.get("depends_on") is not None else None,
         model=item.get("model") or None,
+        votes=item.get("votes"),
     )
 
 

@@ -19,7 +19,7 @@ __all__ = ["ATTEMPT_META", "HISTORY_META", "RUN_META", "STEP_KEYS", "read_step",
 
 STEP_KEYS = ("step", "title", "task_type", "status", "depends_on", "input_variables",
              "output_variable", "output_schema", "primary_tools", "fallback_tools", "next",
-             "model")
+             "model", "votes")
 # What maker records in a step's front matter as the step runs. One attempt's record is
 # cleared when the step starts again or is reset (``awaiting_approval`` is an older
 # spelling of the awaiting-approval status, cleared with the attempt it belonged to);
@@ -87,6 +87,8 @@ def render_step(record: StepRecord) -> str:
     }
     if s.model:
         meta["model"] = s.model
+    if s.votes:
+        meta["votes"] = s.votes
     meta.update(record.meta)
     parts = [f"# Step {s.step}: {s.title}", "", "## Task", "", s.task_description.strip()]
     for heading, name in list(_SECTIONS.items())[1:]:

@@ -13,7 +13,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
-__all__ = ["BUILTIN_TOOLS", "Tool", "ToolRegistry", "is_mcp_name"]
+__all__ = ["BUILTIN_TOOLS", "READ_ONLY_TOOLS", "Tool", "ToolRegistry", "is_mcp_name"]
 
 # Claude Code's built-in tools (code.claude.com/docs/en/tools-reference), plus the
 # names older releases used (Task, BashOutput, KillShell, LS, MultiEdit,
@@ -57,6 +57,15 @@ BUILTIN_TOOLS: dict[str, str] = {
     "CronList": "List the session's scheduled prompts",
     "ToolSearch": "Find and load deferred tools",
 }
+
+# The built-in tools that change nothing outside the session: a step that uses only
+# these can be sampled several times and voted on (maker.engine.vote_step). Bash is
+# not among them (a step's command can do anything), nor any MCP tool.
+READ_ONLY_TOOLS = frozenset({
+    "Read", "Glob", "Grep", "LS", "NotebookRead", "WebFetch", "WebSearch", "LSP",
+    "ListMcpResourcesTool", "ReadMcpResourceTool", "TaskGet", "TaskList", "TaskOutput",
+    "BashOutput", "TodoWrite", "ToolSearch", "AskUserQuestion",
+})
 
 # mcp__<server>__<tool>; server names may themselves contain single underscores.
 _MCP_NAME = re.compile(r"^mcp__[A-Za-z0-9][\w.-]*?__[A-Za-z0-9][\w.-]*$")

@@ -1,0 +1,110 @@
+"""Voting on one step's answer in a headless run (issue 9, ``maker run --vote K``).
+
+Where a step's answer can be sampled more than once without side effects (a
+conditional step, or a step whose tools all only read), several isolated executor
+sessions answer the same brief at once; ``maker.voting.first_to_ahead_by_k`` takes the
+first answer with ``k`` more votes than any other. A sample is red-flagged, and does
+not vote, when the red flagger rejects it or when the gate would refuse its handoff
+(every problem but the verification evidence, which the engine itself runs on the
+winner afterwards). What is compared:
+
+- a conditional step: its status and the ``next_step`` it chose (its ``reason`` is
+  prose, which two right answers never share);
+- any other step: its status and its whole ``output``, in canonical form (keys sorted,
+  whitespace collapsed).
+
+The winner then goes through the usual path (verification, the gate, approval), with
+the vote's record (samples, flagged, margin, tally, cost) in its handoff and the
+ledger. An undecided vote fails the step with the tally.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Any
+
+from maker.core.models import AgentResult, PlanStep
+from maker.handoff.gate import inspect_handoff
+from maker.red_flag.red_flagger import RedFlagger
+from maker.store.plan_store import PlanStore
+from maker.tools.registry import READ_ONLY_TOOLS
+from maker.voting import Vote, canonical, first_to_ahead_by_k
+
+__all__ = ["SAMPLES_PER_K", "answer_key", "side_effect_free", "vote_on", "vote_record",
+           "votes_for"]
+
+SAMPLES_PER_K = 4
+"""At most ``SAMPLES_PER_K * k`` samples are drawn for one vote (flagged ones count):
+each is a whole SDK session, and the budget counts every one."""
+
+_TALLY_SHOWN = 5  # distinct answers named in a record or a failure
+
+
+def side_effect_free(spec: PlanStep) -> bool:
+    """Whether the step's answer can be sampled more than once without side effects: a
+    conditional step, or a step whose tools (primary and fallback) all only read."""
+    tools = [*spec.primary_tools, *spec.fallback_tools]
+    return spec.is_conditional or all(t in READ_ONLY_TOOLS for t in tools)
+
+
+def votes_for(spec: PlanStep, run_votes: int) -> int:
+    """The lead a step's winning answer needs: the step's own ``votes``, else the
+    run's ``--vote`` when the step can be sampled without side effects, else 1 (one
+    answer, no vote)."""
+    if spec.votes:
+        return spec.votes
+    return run_votes if run_votes > 1 and side_effect_free(spec) else 1
+
+
+def answer_key(spec: PlanStep, result: AgentResult) -> Hashable:
+    """What two samples must share to be the same answer (see the module docstring)."""
+    data = result.output if isinstance(result.output, dict) else {}
+    output = data.get("output")
+    if spec.is_conditional and isinstance(output, dict):
+        return canonical((data.get("status"), output.get("next_step")))
+    return canonical((data.get("status"), output))
+
+
+def sample_flag(store: PlanStore, flagger: RedFlagger, result: AgentResult) -> str | None:
+    """Why a sample does not vote, or None: a red flag, or what the gate would refuse."""
+    bad, why = flagger.check_with_reason(result)
+    if bad:
+        return why
+    problems = [p for p in inspect_handoff(store, result.raw_response).problems
+                if p.field != "evidence"]
+    return "; ".join(str(p) for p in problems[:3]) if problems else None
+
+
+async def vote_on(store: PlanStore, spec: PlanStep, flagger: RedFlagger, k: int,
+                  sample: Callable[[], Awaitable[AgentResult]]) -> Vote[AgentResult]:
+    """The vote on ``spec``'s answer: up to ``k`` samples at once, at most
+    ``SAMPLES_PER_K * k`` in all."""
+    return await first_to_ahead_by_k(
+        sample, k, key=lambda r: answer_key(spec, r),
+        flagged=lambda r: sample_flag(store, flagger, r), parallel=k,
+        max_samples=SAMPLES_PER_K * k)
+
+
+def _label(key: Hashable) -> str:
+    text = repr(key)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def vote_record(vote: Vote[AgentResult]) -> dict[str, Any]:
+    """The vote as it goes into the handoff and the ledger."""
+    tally = sorted(vote.votes.items(), key=lambda kv: -kv[1])
+    return {
+        "k": vote.k, "decided": vote.decided, "samples": vote.samples,
+        "flagged": vote.flagged, "margin": vote.margin,
+        "cost_usd": round(sum(b.answer.cost_usd for b in vote.ballots), 6),
+        "tally": [{"answer": _label(key), "votes": n} for key, n in tally[:_TALLY_SHOWN]],
+        "flag_reasons": [r[:200] for r in vote.flag_reasons[:_TALLY_SHOWN]],
+    }
+
+
+def undecided_reason(vote: Vote[AgentResult]) -> str:
+    """Why an undecided vote failed its step, with the tally."""
+    tally = ", ".join(f"{n} for {_label(key)}" for key, n in
+                      sorted(vote.votes.items(), key=lambda kv: -kv[1])[:_TALLY_SHOWN])
+    return (f"the vote was undecided: no answer led by {vote.k} after {vote.samples} "
+            f"samples ({vote.flagged} flagged); votes: {tally or 'none'}")

@@ -1,0 +1,140 @@
+"""Voting in a headless run (issue 9 §2): the real vote, store, gate and ledger, with
+the executor's sessions scripted."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from maker.core.events import StepFlagged
+from maker.engine.ledger import Call, Ledger
+from maker.engine.orchestrator import EXIT_COMPLETE, EXIT_FAILED, Orchestrator
+from maker.engine.vote_step import SAMPLES_PER_K, side_effect_free, votes_for
+from maker.planner.parser import structure_problems
+
+from ._step_plans import handoff, isolated_project, make_step, write  # noqa: F401
+from .test_orchestrator import ScriptedModel, branch_plan, parts, run
+
+
+def chose(n: int, reason: str = "because") -> str:
+    return handoff(1, output={"next_step": n, "reason": reason})
+
+
+GARBAGE = "- a list\n- not a handoff\n"
+
+
+def test_a_conditional_step_is_decided_by_the_first_answer_ahead_by_k(project: Path) -> None:
+    steps = branch_plan().steps
+    steps[2] = replace(steps[2], primary_tools=["Read", "Edit"])  # step 3 edits: no vote
+    store = write(project, steps)
+    # First three at once: 3, 2 and a flagged one; then three more for 3: 4 to 1.
+    model = ScriptedModel([chose(3, "tests exist"), chose(2), GARBAGE,
+                           chose(3, "I see tests/"), chose(3, "there are  tests"), chose(3),
+                           handoff(3)])
+    engine = parts(model)
+    engine.votes = 3
+    result = run(Orchestrator(store, engine))
+    assert result.exit_code == EXIT_COMPLETE, result.message
+    assert [p[0] for p in model.prompts] == [1] * 6 + [3]  # step 2, the other branch: skipped
+    assert len({p[1] for p in model.prompts[:6]}) == 1  # six samples of one brief
+    (flag,) = [e.reason for e in result.events if isinstance(e, StepFlagged)]
+    assert "not a dict" in flag
+    vote = store.read_handoff(1)["vote"]
+    assert (vote["k"], vote["samples"], vote["flagged"], vote["margin"]) == (3, 6, 1, 3)
+    assert vote["decided"] is True and [t["votes"] for t in vote["tally"]] == [4, 1]
+    assert vote["cost_usd"] == pytest.approx(0.06)
+    kinds = [(c.kind, c.step, c.detail is not None) for c in engine.ledger.calls]
+    assert kinds == [("vote", 1, False)] * 6 + [("vote", 1, True), ("executor", 3, False)]
+    assert "vote" not in store.read_handoff(3)
+
+
+def test_an_undecided_vote_fails_the_step_with_the_tally(project: Path) -> None:
+    store = write(project, branch_plan().steps)
+    model = ScriptedModel([chose(2), chose(3)] * (2 * SAMPLES_PER_K))
+    engine = parts(model)
+    engine.votes = 2
+    result = run(Orchestrator(store, engine))
+    assert result.exit_code == EXIT_FAILED
+    assert len(model.prompts) == SAMPLES_PER_K * 2  # bounded
+    assert "the vote was undecided: no answer led by 2 after 8 samples" in result.message
+    assert "4 for" in result.message
+    assert store.load().get(1).status == "failed"
+    (record,) = [c for c in engine.ledger.calls if c.detail is not None]
+    assert record.error == "undecided" and record.detail["decided"] is False
+
+
+def test_only_steps_without_side_effects_vote(project: Path) -> None:
+    reads = make_step(1, 2)  # Read only
+    writes = replace(make_step(2, -1), primary_tools=["Read", "Write"])
+    store = write(project, [reads, writes])
+    model = ScriptedModel([handoff(1), handoff(1), handoff(2)])
+    engine = parts(model)
+    engine.votes = 2
+    result = run(Orchestrator(store, engine))
+    assert result.exit_code == EXIT_COMPLETE, result.message
+    assert [p[0] for p in model.prompts] == [1, 1, 2]  # two samples agree; step 2 once
+    assert store.read_handoff(1)["vote"]["samples"] == 2
+    assert "vote" not in store.read_handoff(2)
+
+
+def test_a_steps_own_votes_apply_without_the_run_flag(project: Path) -> None:
+    store = write(project, [replace(make_step(1, -1), votes=2)])
+    model = ScriptedModel([handoff(1), handoff(1)])
+    result = run(Orchestrator(store, parts(model)))
+    assert result.exit_code == EXIT_COMPLETE, result.message
+    assert len(model.prompts) == 2 and store.read_handoff(1)["vote"]["k"] == 2
+
+
+def test_which_steps_vote() -> None:
+    assert side_effect_free(make_step(1, -2, conditional=True))
+    assert side_effect_free(replace(make_step(1, 2), primary_tools=["Read", "Grep"]))
+    assert not side_effect_free(replace(make_step(1, 2), primary_tools=["Read", "Bash"]))
+    assert not side_effect_free(replace(make_step(1, 2), fallback_tools=["Edit"]))
+    assert votes_for(make_step(1, 2), 1) == 1
+    assert votes_for(replace(make_step(1, 2), primary_tools=["Write"]), 3) == 1
+    assert votes_for(replace(make_step(1, 2), votes=5), 1) == 5
+
+
+def _raw(**changes: object) -> dict[str, object]:
+    step: dict[str, object] = {
+        "step": 0, "task_type": "action_step", "title": "t", "task_description": "Do it.",
+        "primary_tools": ["Read"], "fallback_tools": [], "input_variables": [],
+        "output_variable": "step_0_output", "output_schema": "{result: string}",
+        "next_step_sequence_number": -1}
+    step.update(changes)
+    return {"reasoning": "r", "plan": [step]}
+
+
+@pytest.mark.parametrize(("changes", "expected"), [
+    ({"votes": 3}, None),
+    ({"votes": 3, "primary_tools": ["Edit"], "task_type": "conditional_step",
+      "next_step_sequence_number": -1}, None),
+    ({"votes": 1, "primary_tools": ["Write"]}, None),
+    ({"votes": 3, "primary_tools": ["Read", "Write"]}, "its tools Write have side effects"),
+    ({"votes": 0}, "must be a whole number from 1 to 20"),
+    ({"votes": True}, "must be a whole number from 1 to 20"),
+    ({"votes": "3"}, "must be a whole number from 1 to 20"),
+    ({"votes": 21}, "must be a whole number from 1 to 20"),
+])
+def test_votes_are_linted(changes: dict[str, object], expected: str | None) -> None:
+    problems = [str(p) for p in structure_problems(_raw(**changes)) if "votes" in str(p)]
+    if expected is None:
+        assert problems == []
+    else:
+        assert len(problems) == 1 and expected in problems[0]
+
+
+def test_a_votes_record_survives_the_ledger_file(project: Path) -> None:
+    store = write(project, [make_step(1, -1)])
+    ledger = Ledger(store)
+    ledger.record(Call(kind="vote", step=1, attempt=0, cost_usd=0.0, duration_ms=0,
+                       input_tokens=0, output_tokens=0, model=None, error=None, at="t",
+                       session_id=None, detail={"k": 3, "margin": 3}))
+    (call,) = ledger.calls()
+    assert call.detail == {"k": 3, "margin": 3}
+    with pytest.raises(ValueError, match="detail"):
+        Call(kind="vote", step=1, attempt=0, cost_usd=0.0, duration_ms=0, input_tokens=0,
+             output_tokens=0, model=None, error=None, at="t", session_id=None,
+             detail=[1])  # type: ignore[arg-type]
