@@ -8,8 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from maker.cli.main import cli
+from maker.errors import PluginNotFoundError
 from maker.scripted import claude_cli
-from maker.scripted.scenarios import PluginNotFoundError, find_plugin_root
+from maker.scripted.scenarios import find_plugin_root
 
 
 def test_without_the_cli_the_demo_names_the_install(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,10 +22,10 @@ __all__ = ["demo"]
 @click.option("--quiet", is_flag=True, help="Print only the prompts, outcomes and files.")
 def demo(headless: bool, keep: bool, plugin_dir: Path | None, quiet: bool) -> None:
     """Watch plan, step and status (or `maker run`) for real, with a SCRIPTED model."""
-    from maker.errors import MakerError
-    from maker.scripted.claude_cli import ClaudeNotFoundError, find_claude
+    from maker.errors import ClaudeNotFoundError, MakerError, PluginNotFoundError
+    from maker.scripted.claude_cli import find_claude
     from maker.scripted.demo import run_demo
-    from maker.scripted.scenarios import PluginNotFoundError, find_plugin_root
+    from maker.scripted.scenarios import find_plugin_root
 
     if headless and plugin_dir is not None:
         raise click.UsageError("--plugin-dir is for the plugin demo: --headless runs "
@@ -50,7 +50,8 @@ def demo(headless: bool, keep: bool, plugin_dir: Path | None, quiet: bool) -> No
 
 
 def _plugin_root(path: Path) -> Path:
-    from maker.scripted.scenarios import PluginNotFoundError, is_plugin_root
+    from maker.errors import PluginNotFoundError
+    from maker.scripted.scenarios import is_plugin_root
 
     if not is_plugin_root(path):
         raise PluginNotFoundError(

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from maker.errors import MakerError
+from maker.errors import DemoError
 from maker.scripted.claude_cli import ClaudeRun, find_claude, run_claude
 from maker.scripted.fake_api import MAIN, FakeMessagesAPI
 from maker.scripted.narrate import (
@@ -32,32 +32,30 @@ from maker.scripted.recorded import RecordedRequest
 from maker.scripted.replies import Reply, TextBlock, ToolUseBlock
 from maker.scripted.scenarios import (
     BROKEN_HANDOFF_PROBLEMS,
-    EXECUTOR,
-    FEEDBACK,
     GREETING_TASK,
-    PLANNER,
-    after_feedback,
     broken_handoff,
-    executor_writes,
     greeting_plan,
     handoff,
-    main_reports_decision,
-    main_shows_status,
     new_project,
     plan_flow,
     plugin_env,
     step_flow,
     to_yaml,
 )
+from maker.scripted.turns import (
+    EXECUTOR,
+    FEEDBACK,
+    PLANNER,
+    after_feedback,
+    executor_writes,
+    main_reports_decision,
+    main_shows_status,
+)
 
-__all__ = ["DemoError", "Stage", "run_demo"]
+__all__ = ["Stage", "run_demo"]
 
 RUN_TIMEOUT = 60.0
 _AGENTS = {MAIN: "main agent", PLANNER: "planner", EXECUTOR: "step executor"}
-
-
-class DemoError(MakerError):
-    """A demo stage did not go as scripted (the CLI failed, or the script was not used up)."""
 
 
 @dataclass(frozen=True)

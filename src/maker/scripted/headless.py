@@ -23,13 +23,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from maker.errors import MakerError
+from maker.errors import DemoError, ScriptError
 from maker.scripted.claude_cli import find_claude, isolated_env
 from maker.scripted.fake_api import FakeMessagesAPI
 from maker.scripted.narrate import Echo, Say, claude_version, clip, describe_call, project_files
 from maker.scripted.recorded import RecordedRequest
 from maker.scripted.replies import Reply, TextBlock, ToolUseBlock
-from maker.scripted.scenarios import EXECUTOR, PLANNER, handoff, new_project, plugin_env, to_yaml
+from maker.scripted.scenarios import handoff, new_project, plugin_env, to_yaml
+from maker.scripted.turns import EXECUTOR, PLANNER
 
 __all__ = ["TASK", "headless_plan", "maker_env", "run_headless_demo"]
 
@@ -80,7 +81,7 @@ def _script(api: FakeMessagesAPI, project: Path) -> None:
 
         def turn(request: RecordedRequest) -> Reply:
             if f"# Step {n}: {title}" not in request.last_user_text:
-                raise MakerError(f"step {n}'s executor was not sent its brief; it ended "
+                raise ScriptError(f"step {n}'s executor was not sent its brief; it ended "
                                  f"with {request.last_user_text[-300:]!r}")
             return reply
 
@@ -122,8 +123,6 @@ def run_headless_demo(echo: Echo, *, keep: bool = False, quiet: bool = False,
     Returns the project's path when ``keep`` (else it is removed). Raises
     ClaudeNotFoundError without the CLI, DemoError when the run goes off script.
     """
-    from maker.scripted.demo import DemoError
-
     claude = find_claude()
     workdir = Path(tempfile.mkdtemp(prefix="maker-demo-headless-"))
     try:
@@ -174,8 +173,6 @@ def _stream(args: list[str], cwd: Path, env: dict[str, str], say: _HeadlessSay,
     """Run ``args``, printing its lines live with the scripted model's turns between
     them (one printer: the model's turns arrive on the API's thread). Returns the exit
     code and the output's tail; kills the run after ``timeout`` seconds."""
-    from maker.scripted.demo import DemoError
-
     lines: queue.Queue[tuple[str, str] | None] = queue.Queue()
     api.on_request = lambda request: lines.put(("model", _turn(request)))
     with subprocess.Popen(args, cwd=cwd, env=env, stdin=subprocess.DEVNULL, text=True,
