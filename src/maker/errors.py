@@ -24,8 +24,10 @@
     │   ├── AgentProcessError     the CLI failed or could not be reached (exit code, stderr)
     │   ├── AgentStreamError      the CLI's output could not be read (an SDK/CLI mismatch)
     │   └── BudgetExceededError   a call stopped by its max_budget_usd, or the run's budget spent
-    ├── ClaudeTimeoutError        a scripted CLI run did not finish (maker.scripted)
-    └── PluginNotFoundError       the plugin's files are not beside the package (the demo)
+    └── DemoError                 ``maker demo`` did not go as scripted (maker.scripted)
+        ├── ClaudeTimeoutError    a Claude Code CLI run did not finish in time; it was killed
+        ├── ScriptError           the scripted model was sent what its script did not expect
+        └── PluginNotFoundError   the plugin's files are not beside the package
 
 Bad model output is recoverable: the classes that carry a list of problems render
 them one per line, each naming where it is and how to fix it, because a model reads
@@ -45,6 +47,8 @@ __all__ = [
     "AgentStreamError",
     "BudgetExceededError",
     "ClaudeNotFoundError",
+    "ClaudeTimeoutError",
+    "DemoError",
     "DependencyError",
     "HandoffRejectedError",
     "InputError",
@@ -55,9 +59,11 @@ __all__ = [
     "PlanNotFoundError",
     "PlanRefusedError",
     "PlanValidationError",
+    "PluginNotFoundError",
     "Problem",
     "RequestError",
     "ReviewMissingError",
+    "ScriptError",
     "StateError",
     "StepError",
     "StepNotFoundError",
@@ -261,3 +267,30 @@ class AgentStreamError(AgentSDKError):
 class BudgetExceededError(AgentSDKError):
     """A call reached its ``max_budget_usd`` and the CLI stopped it, or the run's whole
     budget is spent (``maker.engine.ledger.Budget.check``, before a call)."""
+
+
+class DemoError(MakerError):
+    """``maker demo`` did not go as scripted: a stage's CLI failed, or its script was not
+    used up exactly (what was left, or what the model was sent instead)."""
+
+
+class ClaudeTimeoutError(DemoError):
+    """A Claude Code CLI run did not finish in time; it was killed with its children.
+    ``run`` holds what it printed (a :class:`maker.scripted.ClaudeRun`)."""
+
+    def __init__(self, timeout: float, run: Any) -> None:
+        self.timeout = timeout
+        self.run = run
+        super().__init__(
+            f"claude did not finish within {timeout:g}s and was killed; "
+            f"{len(run.messages)} stream-json messages, stderr tail: {run.stderr[-500:]!r}"
+        )
+
+
+class ScriptError(DemoError):
+    """The client sent the scripted model something the script did not expect: a turn
+    that reads its request did not find what it needs (the fake API answers HTTP 500)."""
+
+
+class PluginNotFoundError(DemoError):
+    """The maker plugin's files (``.claude-plugin/``, ``commands/``, …) are not on disk."""

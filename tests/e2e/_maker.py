@@ -7,12 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from maker.executor.accept import accept_handoff
-from maker.executor.approval import set_policy
-from maker.executor.lifecycle import start_step
-from maker.planner.linter import lint_text
-from maker.scripted import ClaudeRun, FakeMessagesAPI
-from maker.scripted.scenarios import (
+from harness.scenarios import (
     FEEDBACK,
     find_plugin_root,
     greeting_plan,
@@ -20,6 +15,11 @@ from maker.scripted.scenarios import (
     plugin_env,
     to_yaml,
 )
+from maker.executor.accept import accept_handoff
+from maker.executor.approval import set_policy
+from maker.executor.lifecycle import start_step
+from maker.planner.linter import lint_text
+from maker.scripted import ClaudeRun, FakeMessagesAPI
 from maker.store.plan_store import PlanStore, StepRecord
 
 PLUGIN_ROOT = find_plugin_root()

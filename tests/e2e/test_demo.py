@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -59,3 +60,74 @@ def test_demo_narrates_plan_a_refused_then_accepted_handoff_and_status() -> None
         assert (project / "plans/handoffs/00-write-hello-txt.md").is_file()
     finally:
         shutil.rmtree(project.parent)
+
+
+def test_headless_demo_plans_runs_flags_and_shows_the_ledger() -> None:
+    result = CliRunner().invoke(cli, ["demo", "--headless", "--keep"])
+
+    assert result.exit_code == 0, result.output
+    out = result.output
+    kept = re.search(r"^The demo project is kept at (\S+)$", out, re.M)
+    assert kept
+    project = Path(kept.group(1))
+    try:
+        for line in [
+            "maker demo --headless (SCRIPTED)",
+            "no real model, no API key,",
+            '  you type  maker run --approve auto "Add a hello.txt greeting and a README"',
+            "  model     planner (scripted) answers its plan YAML",
+            "  model     step executor (scripted) calls Write hello.txt",
+            "  model     step executor (scripted) answers 'hello.txt looks right to me,",
+            "            | maker run: every reachable step is complete (exit 0)",
+            "  you type  maker status",
+            "            | 3     Rewrite hello.txt  skipped   -        1",
+            "  files     new: README.md, hello.txt",
+            "== What you just saw ==",
+        ]:
+            assert line in out
+        # The live lines of `maker run`, in order: step 1 flagged, resampled, complete.
+        live = re.findall(r"^ {12}\| step +(\d) +(.+?) {2,}(running|complete|flagged)", out,
+                          re.M)
+        assert [(n, state) for n, _, state in live] == [
+            ("0", "running"), ("0", "complete"), ("1", "running"), ("1", "flagged"),
+            ("1", "complete"), ("2", "running"), ("2", "complete")]
+        assert re.search(r"^ {12}\| spent: \$\d+\.\d{4} in 5 calls \(planner \$", out, re.M)
+        assert out.index("== 1/3") < out.index("== 2/3") < out.index("== 3/3")
+        assert (project / "hello.txt").read_text() == "hello\n"
+        assert (project / "README.md").is_file()
+        assert len((project / "plans/ledger.jsonl").read_text().splitlines()) == 5
+    finally:
+        shutil.rmtree(project.parent)
+
+
+def test_headless_demo_quiet_keeps_the_run_and_drops_the_model(
+        tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["demo", "--headless", "--quiet"])
+
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert out.startswith("maker demo --headless (SCRIPTED): maker run")
+    assert "            | maker run: every reachable step is complete (exit 0)" in out
+    assert "  files     new: README.md, hello.txt" in out
+    assert "(scripted) calls" not in out and "excerpt" not in out
+    assert "kept at" not in out
+
+
+def test_headless_demo_off_script_fails_with_the_reason(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from maker.scripted import headless
+
+    script = headless._script
+
+    def one_reply_too_many(api: Any, project: Path) -> None:
+        script(api, project)
+        api.script("step-executor", "a reply no step asks for")
+
+    monkeypatch.setattr(headless, "_script", one_reply_too_many)
+
+    result = CliRunner().invoke(cli, ["demo", "--headless", "--quiet"])
+
+    assert result.exit_code == 1
+    assert "the demo stopped: maker run went off script" in result.output
+    assert "'step-executor' left 1 scripted reply unused" in result.output
+    assert "Traceback" not in result.output

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
+from harness.scenarios import subagent_report
 from maker.scripted import (
     ApiError,
     FakeMessagesAPI,
     RecordedRequest,
     Reply,
     ToolUseBlock,
-    subagent_report,
 )
 
 HELPER_SYSTEM = [{"type": "text", "text": "You are a Claude agent."},

@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
+from harness.scenarios import subagent_report
 from maker.scripted import (
     ClaudeRun,
     FakeMessagesAPI,
     RecordedRequest,
     Reply,
-    subagent_report,
 )
 
 pytestmark = pytest.mark.e2e

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.scenarios import GREETING_TASK, PLANNER, greeting_plan, to_yaml
 from maker.core.events import PlanCreated, TaskSubmitted
 from maker.core.models import TaskConfig
 from maker.planner.planner import PlannerModule
 from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply, find_claude, isolated_env
-from maker.scripted.scenarios import GREETING_TASK, PLANNER, greeting_plan, to_yaml
 from maker.tools.registry import ToolRegistry
 
 pytestmark = pytest.mark.e2e

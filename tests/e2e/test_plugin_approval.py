@@ -14,9 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from maker.cli.main import cli
-from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
-from maker.scripted.scenarios import (
+from harness.scenarios import (
     APPROVE,
     MAIN,
     executor_flow,
@@ -28,7 +26,9 @@ from maker.scripted.scenarios import (
     plugin_env,
     step_flow,
 )
-from maker.scripted.sdk_client import Question, run_sdk
+from harness.sdk_client import Question, run_sdk
+from maker.cli.main import cli
+from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
 
 from ._maker import PLUGIN_ROOT, Run, run_maker, step, write_plan
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.scenarios import plugin_env
 from maker.scripted import FakeMessagesAPI, Reply
-from maker.scripted.scenarios import plugin_env
 
 from ._maker import PLUGIN_ROOT, Run, write_plan
 

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from maker.scripted import FakeMessagesAPI
-from maker.scripted.scenarios import (
+from harness.scenarios import (
     EXECUTOR,
     MAIN,
     PLANNER,
@@ -24,6 +23,7 @@ from maker.scripted.scenarios import (
     step_flow,
     to_yaml,
 )
+from maker.scripted import FakeMessagesAPI
 from maker.store.plan_store import PlanStore
 
 from ._maker import Run, finish_step_0, run_maker, step, write_plan

@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from maker.planner.linter import lint_text
-from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
-from maker.scripted.scenarios import (
+from harness.scenarios import (
     BROKEN_PLAN_PROBLEM,
     GREETING_TASK,
     MAIN,
@@ -24,6 +22,8 @@ from maker.scripted.scenarios import (
     plan_flow,
     to_yaml,
 )
+from maker.planner.linter import lint_text
+from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker.store.plan_store import PlanStore
 
 from ._maker import Run, feedback, run_maker, tool_names

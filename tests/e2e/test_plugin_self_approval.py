@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.scenarios import MAIN, handoff, tool
 from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
-from maker.scripted.scenarios import MAIN, handoff, tool
 
 from ._maker import PLUGIN_ROOT, Run, run_maker, step, write_plan
 

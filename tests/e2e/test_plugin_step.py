@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
-from maker.scripted.scenarios import (
+from harness.scenarios import (
     BROKEN_HANDOFF_PROBLEMS,
     EXECUTOR,
     MAIN,
@@ -29,6 +28,7 @@ from maker.scripted.scenarios import (
     step_flow,
     tool,
 )
+from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker.store.plan_store import PlanStore
 
 from ._maker import Run, feedback, finish_step_0, run_maker, step, tool_names, write_plan

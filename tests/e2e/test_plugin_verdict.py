@@ -13,12 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from maker.executor.lifecycle import start_step
-from maker.executor.runs import add_turn, start_launch
-from maker.planner.linter import lint_text
-from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
-from maker.scripted.replies import ToolUseBlock
-from maker.scripted.scenarios import (
+from harness.scenarios import (
     EXECUTOR,
     MAIN,
     PLANNER,
@@ -36,6 +31,11 @@ from maker.scripted.scenarios import (
     plan_flow,
     to_yaml,
 )
+from maker.executor.lifecycle import start_step
+from maker.executor.runs import add_turn, start_launch
+from maker.planner.linter import lint_text
+from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
+from maker.scripted.replies import ToolUseBlock
 from maker.store.plan_store import PlanStore
 
 from ._maker import Run, run_maker, step, write_plan

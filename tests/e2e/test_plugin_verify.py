@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
-from maker.scripted.scenarios import (
+from harness.scenarios import (
     EXECUTOR,
     MAIN,
     after_feedback,
@@ -29,6 +28,7 @@ from maker.scripted.scenarios import (
     plugin_env,
     tool,
 )
+from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker.verify.detect import ENV_VARS
 
 from ._maker import PLUGIN_ROOT, Run, feedback, step, write_plan

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
+from harness.scenarios import MAIN, handoff, tool
 from maker.executor.accept import accept_handoff
 from maker.executor.approval import approve_step
 from maker.executor.lifecycle import reset_step, start_step
 from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
-from maker.scripted.scenarios import MAIN, handoff, tool
 
 from ._maker import Run, run_maker, step, write_plan
 

@@ -8,8 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from maker.cli.main import cli
+from maker.errors import PluginNotFoundError
 from maker.scripted import claude_cli
-from maker.scripted.scenarios import PluginNotFoundError, find_plugin_root
+from maker.scripted.scenarios import find_plugin_root
 
 
 def test_without_the_cli_the_demo_names_the_install(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -27,6 +28,21 @@ def test_a_plugin_dir_without_the_plugin_is_refused(tmp_path: Path) -> None:
 
     assert result.exit_code == 1
     assert f"{tmp_path} is not the maker plugin" in result.output
+
+
+def test_headless_takes_no_plugin_dir(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["demo", "--headless", "--plugin-dir", str(tmp_path)])
+
+    assert result.exit_code == 2
+    assert "--plugin-dir is for the plugin demo" in result.output
+
+
+def test_help_names_the_headless_demo() -> None:
+    result = CliRunner().invoke(cli, ["demo", "--help"])
+
+    assert result.exit_code == 0
+    assert "--headless" in result.output
+    assert "Show `maker run` instead" in result.output
 
 
 def test_the_plugin_is_found_above_the_package_or_not_at_all(tmp_path: Path) -> None:

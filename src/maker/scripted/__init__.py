@@ -1,14 +1,16 @@
-"""A scripted Anthropic Messages API, and a harness that runs the real Claude Code CLI against it.
+"""The scripted model behind ``maker demo``: a scripted Anthropic Messages API on
+127.0.0.1, the bundled Claude Code CLI run against it, and the demos' scenarios.
 
 The script decides the model's turns; everything else (command expansion,
-subagents, tool execution, hooks, blocking) is the real client's. The e2e tests
-and ``maker demo`` use it to show whole flows with no network and no API key.
+subagents, tool execution, hooks, blocking, and ``maker run``'s engine) is real.
+``maker demo`` (:mod:`.demo`) and ``maker demo --headless`` (:mod:`.headless`) use it
+to show whole flows with no network and no API key; the end-to-end tests use it too,
+with what only they need in ``tests/harness``.
 """
 
+from maker.errors import ClaudeNotFoundError, ClaudeTimeoutError
 from maker.scripted.claude_cli import (
-    ClaudeNotFoundError,
     ClaudeRun,
-    ClaudeTimeoutError,
     ToolUse,
     find_claude,
     isolated_env,
@@ -30,7 +32,6 @@ from maker.scripted.recorded import (
     RecordedRequest,
     ToolResult,
     content_text,
-    subagent_report,
 )
 from maker.scripted.replies import ApiError, Reply, TextBlock, ToolUseBlock
 
@@ -41,8 +42,8 @@ __all__ = [
     "ApiError",
     "Classifier",
     "ClaudeNotFoundError",
-    "ClaudeRun",
     "ClaudeTimeoutError",
+    "ClaudeRun",
     "FakeMessagesAPI",
     "Outcome",
     "RecordedRequest",
@@ -59,5 +60,4 @@ __all__ = [
     "marker_classifier",
     "pattern_classifier",
     "run_claude",
-    "subagent_report",
 ]

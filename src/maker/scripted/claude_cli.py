@@ -24,13 +24,11 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-from maker.errors import ClaudeNotFoundError, MakerError
+from maker.errors import ClaudeNotFoundError, ClaudeTimeoutError
 from maker.scripted.fake_api import FakeMessagesAPI
 
 __all__ = [
-    "ClaudeNotFoundError",
     "ClaudeRun",
-    "ClaudeTimeoutError",
     "ToolUse",
     "find_claude",
     "isolated_env",
@@ -46,18 +44,6 @@ _STRIPPED_NAMES = frozenset({
     "DISABLE_TELEMETRY", "DISABLE_AUTOUPDATER", "DISABLE_ERROR_REPORTING", "MCP_TIMEOUT",
     "IS_SANDBOX", "API_TIMEOUT_MS", "BASH_DEFAULT_TIMEOUT_MS",
 })
-
-
-class ClaudeTimeoutError(MakerError):
-    """A CLI run did not finish in time; it was killed. ``run`` holds what it printed."""
-
-    def __init__(self, timeout: float, run: ClaudeRun) -> None:
-        self.timeout = timeout
-        self.run = run
-        super().__init__(
-            f"claude did not finish within {timeout:g}s and was killed; "
-            f"{len(run.messages)} stream-json messages, stderr tail: {run.stderr[-500:]!r}"
-        )
 
 
 def find_claude() -> Path:

@@ -10,48 +10,52 @@ sent the scripted model, what it answered, and what maker's hooks decided.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import tempfile
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from maker.errors import MakerError
+from maker.errors import DemoError
 from maker.scripted.claude_cli import ClaudeRun, find_claude, run_claude
 from maker.scripted.fake_api import MAIN, FakeMessagesAPI
+from maker.scripted.narrate import (
+    WIDTH,
+    Echo,
+    Say,
+    claude_version,
+    clip,
+    describe_call,
+    project_files,
+)
 from maker.scripted.recorded import RecordedRequest
 from maker.scripted.replies import Reply, TextBlock, ToolUseBlock
 from maker.scripted.scenarios import (
     BROKEN_HANDOFF_PROBLEMS,
-    EXECUTOR,
-    FEEDBACK,
     GREETING_TASK,
-    PLANNER,
-    after_feedback,
     broken_handoff,
-    executor_writes,
     greeting_plan,
     handoff,
-    main_reports_decision,
-    main_shows_status,
     new_project,
     plan_flow,
     plugin_env,
     step_flow,
     to_yaml,
 )
+from maker.scripted.turns import (
+    EXECUTOR,
+    FEEDBACK,
+    PLANNER,
+    after_feedback,
+    executor_writes,
+    main_reports_decision,
+    main_shows_status,
+)
 
-__all__ = ["DemoError", "Stage", "run_demo"]
+__all__ = ["Stage", "run_demo"]
 
-Echo = Callable[[str], None]
 RUN_TIMEOUT = 60.0
-_WIDTH = 78
 _AGENTS = {MAIN: "main agent", PLANNER: "planner", EXECUTOR: "step executor"}
-
-
-class DemoError(MakerError):
-    """A demo stage did not go as scripted (the CLI failed, or the script was not used up)."""
 
 
 @dataclass(frozen=True)
@@ -108,7 +112,7 @@ def run_demo(echo: Echo, *, plugin_root: Path, keep: bool = False, quiet: bool =
     ClaudeNotFoundError without the CLI, DemoError when a stage goes off script.
     """
     claude = find_claude()
-    version = _version(claude)
+    version = claude_version(claude)
     workdir = Path(tempfile.mkdtemp(prefix="maker-demo-"))
     try:
         project = new_project(workdir / "project")
@@ -126,19 +130,10 @@ def run_demo(echo: Echo, *, plugin_root: Path, keep: bool = False, quiet: bool =
     return project if keep else None
 
 
-def _version(claude: Path) -> str:
-    try:
-        out = subprocess.run([str(claude), "--version"], capture_output=True, text=True,
-                             timeout=30, check=False).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        out = ""
-    return out.split()[0] if out else "(unknown version)"
-
-
 def _run_stage(say: _Say, number: int, stage: Stage, *, claude: Path, plugin_root: Path,
                project: Path, home: Path, timeout: float) -> None:
     say.stage(number, len(STAGES), stage)
-    before = _files(project)
+    before = project_files(project)
     narrator = _Narrator(say, project)
     with FakeMessagesAPI(on_request=narrator) as api:
         stage.script(api)
@@ -154,7 +149,7 @@ def _run_stage(say: _Say, number: int, stage: Stage, *, claude: Path, plugin_roo
         raise DemoError(f"stage {number} ({stage.prompt}): the CLI reported an error "
                         f"(exit {run.returncode}): {run.result or run.stderr[-800:]}")
     say.result(run)
-    written = [p for p in _files(project) if p not in before]
+    written = [p for p in project_files(project) if p not in before]
     say.files(written)
     for rel in written:
         if rel == "plans/PLAN.md":
@@ -164,38 +159,8 @@ def _run_stage(say: _Say, number: int, stage: Stage, *, claude: Path, plugin_roo
             say.excerpt(rel, (project / rel).read_text(encoding="utf-8"))
 
 
-def _files(project: Path) -> list[str]:
-    """The project's files (no .git, no maker state), relative, sorted."""
-    out = []
-    for path in sorted(project.rglob("*")):
-        rel = path.relative_to(project).as_posix()
-        if path.is_file() and not rel.startswith((".git/", "plans/.maker/")):
-            out.append(rel)
-    return out
-
-
-# -- narration ---------------------------------------------------------------------
-
-
-class _Say:
-    """Everything the demo prints, in one voice; ``quiet`` keeps the essentials."""
-
-    def __init__(self, echo: Echo, quiet: bool) -> None:
-        self.echo = echo
-        self.quiet = quiet
-
-    def line(self, who: str, text: str, *, essential: bool = False) -> None:
-        if self.quiet and not essential:
-            return
-        lines = text.split("\n")
-        head = textwrap.wrap(lines[0], _WIDTH - 12, break_on_hyphens=False) or [""]
-        self.echo(f"  {who:<9} {head[0]}")
-        for more in head[1:]:
-            self.echo(f"  {'':<9} {more}")
-        for more in lines[1:]:
-            for part in textwrap.wrap(more, _WIDTH - 14, subsequent_indent="  ",
-                                      break_on_hyphens=False) or [""]:
-                self.echo(f"  {'':<9}   {part}")
+class _Say(Say):
+    """The plugin demo's banner, stages, answers and epilogue."""
 
     def banner(self, version: str, plugin_root: Path, project: Path) -> None:
         if self.quiet:
@@ -208,16 +173,13 @@ class _Say:
             "temporary project. Every model answer is SCRIPTED, served by a fake "
             "Messages API on 127.0.0.1: no real model, no API key, nothing leaves "
             "this machine. Everything else (the slash commands, subagents, tools and "
-            "maker's hooks) is real.", _WIDTH))
+            "maker's hooks) is real.", WIDTH))
         self.echo(f"  plugin:  {plugin_root}")
         self.echo(f"  project: {project} (a new git repository)")
 
     def stage(self, number: int, total: int, stage: Stage) -> None:
-        head = f"== {number}/{total}  {stage.title} "
-        self.echo("")
-        self.echo(head + "=" * max(0, _WIDTH - len(head)))
-        if not self.quiet:
-            self.echo(textwrap.fill(stage.intro, _WIDTH))
+        self.heading(number, total, stage.title)
+        self.paragraph(stage.intro)
         self.line("you type", stage.prompt, essential=True)
 
     def result(self, run: ClaudeRun) -> None:
@@ -227,27 +189,10 @@ class _Say:
             self.line("answer", last, essential=True)
             return
         self.line("answer", "the main agent's final message (scripted):")
-        for line in text.splitlines():
-            self.echo(f"  {'':<9} | {line}")
-
-    def files(self, written: list[str]) -> None:
-        if written:
-            self.line("files", "new: " + ", ".join(written), essential=True)
-
-    def excerpt(self, rel: str, text: str, *, start: str = "", limit: int = 14) -> None:
-        """``limit`` lines of a file, from the line ``start`` (when given and found)."""
-        if self.quiet:
-            return
-        lines = text.rstrip("\n").splitlines()
-        first = next((i for i, line in enumerate(lines) if start and line == start), 0)
-        shown = lines[first:first + limit]
-        self.line("excerpt", f"{rel}, lines {first + 1}-{first + len(shown)} of {len(lines)}:")
-        for line in shown:
-            self.echo(f"  {'':<9} | {line}")
+        self.quoted(text.splitlines())
 
     def epilogue(self, plugin_root: Path, kept: Path | None, claude: Path) -> None:
-        self.echo("")
-        self.echo("== What you just saw " + "=" * (_WIDTH - 21))
+        self.rule("What you just saw")
         if self.quiet:
             self.echo("maker's hooks wrote the plan, refused step 0's first handoff and "
                       "recorded the corrected one; step 0 is complete.")
@@ -265,8 +210,7 @@ class _Say:
                 "step (in an interactive session /maker:step asks you with a question).",
                 "/maker:status: the plan as a table, step 0 complete, step 1 ready.",
             ):
-                self.echo(textwrap.fill(point, _WIDTH, initial_indent="- ",
-                                        subsequent_indent="  "))
+                self.bullet(point)
             self.echo("")
         self.echo("To use maker for real, with your own Claude Code (or the one this "
                   "install brought, which is not on PATH:")
@@ -360,23 +304,11 @@ class _Narrator:
         who = f"{_AGENTS.get(agent, agent)} (scripted)"
         for block in reply.blocks:
             if isinstance(block, ToolUseBlock):
-                self.say.line("model", f"{who} calls {_describe_call(block)}")
+                self.say.line("model", f"{who} calls {describe_call(block)}")
             elif isinstance(block, TextBlock):
                 self.say.line("model", f"{who} answers: "
                               f"{_describe_text(agent, request, block.text)}")
 
-
-def _describe_call(call: ToolUseBlock) -> str:
-    args = call.input
-    if call.name == "Agent":
-        prompt = str(args.get("prompt", "")).replace("\n", " ")
-        return (f"Agent {args.get('subagent_type')} (foreground) with the prompt "
-                f"{_clip(prompt, 60)!r}")
-    if call.name == "Bash":
-        return f"Bash: {args.get('command')}"
-    if call.name in ("Write", "Read", "Edit"):
-        return f"{call.name} {Path(str(args.get('file_path', ''))).name}"
-    return call.name
 
 
 def _describe_text(agent: str, request: RecordedRequest, text: str) -> str:
@@ -388,8 +320,4 @@ def _describe_text(agent: str, request: RecordedRequest, text: str) -> str:
         return ("the corrected handoff YAML" if again else "its handoff YAML") + \
             f" ({len(text.splitlines())} lines) as its final message"
     lines = [line for line in text.strip().splitlines() if line.strip()]
-    return f"its final message, ending {_clip(lines[-1], 50)!r}" if lines else "(nothing)"
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return f"its final message, ending {clip(lines[-1], 50)!r}" if lines else "(nothing)"

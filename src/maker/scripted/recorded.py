@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from maker.scripted.replies import ApiError, Reply
 
-__all__ = ["Outcome", "RecordedRequest", "ToolResult", "content_text", "subagent_report"]
+__all__ = ["Outcome", "RecordedRequest", "ToolResult", "content_text"]
 
 Outcome = Literal["scripted", "side", "default", "error", "other"]
 """How a request was answered.
@@ -145,26 +145,6 @@ def content_text(content: Any) -> str:
     return "\n".join(parts)
 
 
-_HANDBACK_START = "The report follows:\n"
-_HANDBACK_END = "\nagentId: "
-
-
-def subagent_report(tool_result_text: str) -> str | None:
-    """The subagent's final message inside an ``Agent`` tool result, or ``None``.
-
-    Claude Code 2.1.330 hands a foreground subagent's report back framed
-    ("[Subagent hand-back] … The report follows:") and indents every line by two
-    spaces; this undoes both. ``None`` if the text has no such frame (e.g. a
-    background launch, whose result only says the agent was started).
-    """
-    start = tool_result_text.find(_HANDBACK_START)
-    if start < 0:
-        return None
-    body = tool_result_text[start + len(_HANDBACK_START):]
-    end = body.rfind(_HANDBACK_END)
-    if end >= 0:
-        body = body[:end]
-    return "\n".join(line[2:] if line.startswith("  ") else line for line in body.split("\n"))
 
 
 def _tool_results(content: Any) -> list[ToolResult]:

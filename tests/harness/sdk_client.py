@@ -2,7 +2,7 @@
 
 ``claude -p`` disables AskUserQuestion ("No such tool available"); a client on the
 SDK's streaming protocol gets it through ``can_use_tool`` and answers it. This is
-how the approval question of ``/maker:step`` is answered in tests: the script's
+how the approval question of ``/maker:step`` is answered in the tests: the script's
 model asks, :func:`run_sdk`'s ``answer`` plays the user, the CLI hands the answer
 back to the model. Everything else is :func:`maker.scripted.run_claude`'s setup:
 the same isolated environment, the same fake Messages API.

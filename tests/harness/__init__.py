@@ -1,0 +1,8 @@
+"""What the tests drive the scripted model with, beyond what ``maker demo`` needs.
+
+``maker.scripted`` (in the package) holds the scripted Messages API, the Claude Code
+CLI runner and the demo's scenario. Here: :mod:`harness.scenarios` (the demo's
+scenario re-exported, plus the turns and builders only tests use) and
+:mod:`harness.sdk_client` (driving the CLI through claude-agent-sdk, where
+AskUserQuestion can be answered).
+"""
