@@ -347,6 +347,43 @@ def test_a_branch_a_flagged_answer_and_a_refused_handoff_in_one_run(
     assert kinds.count("flagged") == 1 and len(kinds) == 4
 
 
+def test_maker_run_vote_3_decides_a_branch_past_disagreement_and_a_flagged_answer(
+        fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
+    write_plan(project, _branching_plan(), policy="never")
+
+    def chose(n: int, reason: str) -> Reply:
+        return Reply.text(handoff(0, {"next_step": n, "reason": reason}))
+
+    fake_api.script(
+        EXECUTOR,
+        # Three isolated sessions at once: they disagree, and one answers no handoff.
+        chose(2, "docs are missing"), chose(1, "tests are missing"),
+        Reply.text("Probably docs, I would say."),
+        # Three more (the lead needed): all for docs. 4 to 1: docs lead by 3.
+        chose(2, "no README"), chose(2, "docs/ is empty"), chose(2, "docs, clearly"),
+        # Step 2 reads only: it votes too, three unanimous samples.
+        *[Reply.text(handoff(2, {"docs": ["README.md"]}))] * 3,
+    )
+
+    run = run_maker(fake_api, project, claude_home, "--vote", "3", "--approve", "auto",
+                    "--events", "-")
+
+    assert run.returncode == 0, run.stdout[-1500:] + run.stderr[-1500:]
+    fake_api.assert_done()
+    assert "CanUseToolShadowedWarning" not in run.stderr
+    events = [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
+    assert [e["event"] for e in events].count("StepFlagged") == 1
+    assert [step(project, n).status for n in (0, 1, 2)] == ["complete", "pending", "complete"]
+    store = PlanStore(project / "plans")
+    vote = store.read_handoff(0)["vote"]
+    assert (vote["k"], vote["samples"], vote["flagged"], vote["margin"]) == (3, 6, 1, 3)
+    assert [t["votes"] for t in vote["tally"]] == [4, 1] and vote["cost_usd"] > 0
+    assert store.read_handoff(2)["vote"]["samples"] == 3
+    calls = Ledger(store).calls()
+    assert [c.kind for c in calls].count("vote") == 6 + 1 + 3 + 1  # samples + records
+    assert [c.detail["margin"] for c in calls if c.detail] == [3, 3]
+
+
 def test_a_failing_verification_is_fixed_in_the_fix_loop(
         fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
     write_plan(project, policy="never")

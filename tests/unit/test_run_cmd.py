@@ -72,3 +72,35 @@ def test_the_model_cannot_give_a_run_its_approval_policy(
                                    str(tmp_path / "plans")])
     assert out.exit_code == 2 and "does not run inside Claude Code" in out.output
     assert not (tmp_path / "plans").exists()
+
+
+def test_vote_options_are_checked_and_the_law_picks_k(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from maker.voting import k_min
+
+    linear(project, 2)  # two read-only steps: both vote
+    seen: dict[str, Any] = {}
+    both = CliRunner().invoke(cli, ["run", "--vote", "3", "--target-success", "0.9",
+                                    "--sample-success", "0.8"])
+    assert both.exit_code == 2 and "not both" in both.output
+    alone = CliRunner().invoke(cli, ["run", "--target-success", "0.9"])
+    assert alone.exit_code == 2 and "go together" in alone.output
+    k = k_min(2, 0.8, 0.999)
+    model = ScriptedModel([handoff(1)] * k + [handoff(2)] * k)
+    _patch(monkeypatch, model, seen)
+    result = CliRunner().invoke(cli, ["run", "--target-success", "0.999",
+                                      "--sample-success", "0.8", "--approve", "auto"])
+    assert result.exit_code == 0, result.output
+    assert f"voting: a lead of {k} per voting step (the law's k_min for 2 voting steps" \
+        in result.output
+    assert len(model.prompts) == 2 * k  # unanimous samples: exactly k per step
+
+
+def test_a_law_that_asks_too_much_is_a_usage_error(project: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    linear(project, 2)
+    _patch(monkeypatch, ScriptedModel([]), {})
+    result = CliRunner().invoke(cli, ["run", "--target-success", "0.999",
+                                      "--sample-success", "0.51", "--approve", "auto"])
+    assert result.exit_code == 2, result.output
+    assert "over maker's limit of 20" in result.output and "maker calibrate" in result.output

@@ -32,6 +32,7 @@ from maker.cli.main import cli
 from maker.core.events import Event, StepCompleted, StepFailed, StepFlagged, StepStarted
 from maker.engine.orchestrator import Orchestrator, RunResult
 from maker.engine.step_run import EngineParts
+from maker.planner.parser import MAX_VOTES
 from maker.store.plan_store import PlanStore
 
 __all__ = ["build_parts", "event_json", "run"]
@@ -143,17 +144,37 @@ def _run_until_stopped(orch: Orchestrator, task: str | None) -> RunResult:
 @click.option("--model", default=None, help="The executors' default model.")
 @click.option("--events", "events_to", default=None, metavar="FILE|-",
               help="Write one JSON object per event to FILE (or stdout with -).")
+@click.option("--vote", "vote", type=click.IntRange(1, MAX_VOTES), default=None, metavar="K",
+              help="Vote on every step that can be sampled without side effects "
+                   "(conditional steps, read-only steps): the winning answer leads by K.")
+@click.option("--target-success", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=None, metavar="T",
+              help="With --sample-success: K is the law's smallest lead for a whole-task "
+                   "success T.")
+@click.option("--sample-success", type=click.FloatRange(0.5, 1, min_open=True),
+              default=None, metavar="P",
+              help="Your estimate of one sample's success (`maker calibrate` measures it).")
 @plans_dir_option
 @reports_errors
 def run(task: str | None, approve: str | None, max_budget_usd: float | None,
-        model: str | None, events_to: str | None, plans_dir: Path | None) -> None:
+        model: str | None, events_to: str | None, vote: int | None,
+        target_success: float | None, sample_success: float | None,
+        plans_dir: Path | None) -> None:
     """Plan TASK (or continue the plan in plans/) and run every reachable step."""
     if approve is not None:  # a person's policy: never the model's, from inside Claude Code
         not_inside_claude_code(f"maker run --approve {approve}", f"/maker:policy {approve}")
+    if vote is not None and target_success is not None:
+        raise click.UsageError("give either --vote K or --target-success T (with "
+                               "--sample-success P), not both")
+    if (target_success is None) != (sample_success is None):
+        raise click.UsageError("--target-success T and --sample-success P go together: "
+                               "the law needs both (`maker calibrate STEP` estimates P)")
     store = PlanStore(resolve_plans_dir(plans_dir))
     parts = build_parts(store, max_budget_usd, model)
+    parts.votes = vote or 1
+    law = (sample_success, target_success) if sample_success and target_success else None
     orch = Orchestrator(store, parts, planner=build_planner(store) if task else None,
-                        approve=approve)
+                        approve=approve, vote_law=law)
     out: IO[str] | None = None
     if events_to == "-":
         out = sys.stdout
@@ -166,5 +187,7 @@ def run(task: str | None, approve: str | None, max_budget_usd: float | None,
         if out is not None and out is not sys.stdout:
             out.close()
     # With --events -, stdout is the JSON lines: the table goes to stderr.
+    if orch.vote_note:
+        click.echo(orch.vote_note, err=events_to == "-")
     _table(store, orch, result, err=events_to == "-")
     sys.exit(result.exit_code)

@@ -51,6 +51,7 @@ from maker.core.events import (
 from maker.core.models import TaskConfig
 from maker.core.module import Module
 from maker.engine.step_run import EngineParts, StepRun, review_prompt
+from maker.engine.vote_step import law_votes
 from maker.errors import AgentSDKError, BudgetExceededError, PlanRefusedError
 from maker.executor.approval import (
     AWAITING,
@@ -88,17 +89,22 @@ class Orchestrator(Module):
     """Runs a task, or the plan in ``store``, headless.
 
     ``planner`` is a PlannerModule (needed only with a task); ``approve`` the policy a
-    person gave the run (None: the stored one); ``on_event`` sees every event as it
-    happens. ``step_costs`` holds what each step's calls cost so far in this run.
+    person gave the run (None: the stored one); ``vote_law`` ``(p, target)``: each
+    voting step's lead is the law's ``k_min`` for the plan's voting steps, per-sample
+    success ``p`` and whole-task success ``target`` (else ``parts.votes``);
+    ``on_event`` sees every event as it happens. ``step_costs`` holds what each step's
+    calls cost so far in this run.
     """
 
     def __init__(self, store: PlanStore, parts: EngineParts, *, planner: Any = None,
-                 approve: str | None = None,
+                 approve: str | None = None, vote_law: tuple[float, float] | None = None,
                  on_event: Callable[[Event], None] | None = None) -> None:
         self.store = store
         self.parts = parts
         self.planner = planner
         self.approve = approve
+        self.vote_law = vote_law  # (per-sample success, target): --vote from the law
+        self.vote_note = ""  # what the law asked for, said at the end of the run
         self.on_event = on_event
         self.step_costs: dict[int, float] = {}
         self._current: StepRun | None = None
@@ -138,6 +144,12 @@ class Orchestrator(Module):
             if self.approve is not None:
                 set_policy(self.store, self.approve,
                            f"person (maker run --approve {self.approve})")
+            if self.vote_law is not None:
+                try:
+                    self.parts.votes, self.vote_note = law_votes(self.store.load(),
+                                                                 *self.vote_law)
+                except ValueError as exc:
+                    raise _Stop(EXIT_USAGE, str(exc), None) from None
             async for event in self._steps():
                 yield event
         except _Stop as stop:

@@ -60,7 +60,13 @@ class BriefRunner(AgentRunner):
 
 def sdk_runner_factory(cwd: Path, *, env: dict[str, str] | None = None,
                        cli_path: str | Path | None = None) -> RunnerFactory:
-    """The real executor sessions: one fresh :class:`BriefRunner` per call."""
+    """The real executor sessions: one fresh :class:`BriefRunner` per call.
+
+    The SDK warns (``CanUseToolShadowedWarning``) that the step's own tools in
+    ``allowed_tools`` never reach ``can_use_tool``. maker means it: those calls are
+    checked by its PreToolUse hook (``maker.engine.tool_limits``), so the warning,
+    printed once per step, says nothing a user can act on and is silenced here."""
+    _silence_shadowed_warning()
 
     def factory(*, max_budget_usd: float | None, model: str | None, can_use_tool: Any = None,
                 hooks: Any = None, disallowed_tools: list[str] | None = None,
@@ -71,6 +77,16 @@ def sdk_runner_factory(cwd: Path, *, env: dict[str, str] | None = None,
                            cli_path=cli_path)
 
     return factory
+
+
+def _silence_shadowed_warning() -> None:
+    import warnings
+
+    try:
+        from claude_agent_sdk import CanUseToolShadowedWarning
+    except ImportError:  # (no SDK: the session says so when it starts)
+        return
+    warnings.filterwarnings("ignore", category=CanUseToolShadowedWarning)
 
 
 def sdk_reviewer(cwd: Path, *, env: dict[str, str] | None = None,

@@ -25,13 +25,14 @@ from typing import Any
 
 from maker.core.models import AgentResult, PlanStep
 from maker.handoff.gate import inspect_handoff
+from maker.planner.parser import MAX_VOTES
 from maker.red_flag.red_flagger import RedFlagger
-from maker.store.plan_store import PlanStore
+from maker.store.plan_store import PlanStore, StoredPlan
 from maker.tools.registry import READ_ONLY_TOOLS
-from maker.voting import Vote, canonical, first_to_ahead_by_k
+from maker.voting import Vote, canonical, first_to_ahead_by_k, k_min
 
-__all__ = ["SAMPLES_PER_K", "answer_key", "side_effect_free", "vote_on", "vote_record",
-           "votes_for"]
+__all__ = ["SAMPLES_PER_K", "answer_key", "law_votes", "side_effect_free", "vote_on",
+           "vote_record", "votes_for"]
 
 SAMPLES_PER_K = 4
 """At most ``SAMPLES_PER_K * k`` samples are drawn for one vote (flagged ones count):
@@ -54,6 +55,23 @@ def votes_for(spec: PlanStep, run_votes: int) -> int:
     if spec.votes:
         return spec.votes
     return run_votes if run_votes > 1 and side_effect_free(spec) else 1
+
+
+def law_votes(plan: StoredPlan, p: float, target: float) -> tuple[int, str]:
+    """The lead the law asks of each voting step, and a sentence saying so: ``k_min``
+    over the plan's steps that can be sampled without side effects (at least one),
+    per-sample success ``p``, whole-task success ``target``. ValueError for p <= 0.5
+    (from ``maker.voting``) and for a lead over ``MAX_VOTES``."""
+    voting = sum(1 for r in plan.steps if side_effect_free(r.spec)) or 1
+    k = k_min(voting, p, target)
+    if k > MAX_VOTES:
+        raise ValueError(f"the law asks for a lead of {k} votes per step ({voting} voting "
+                         f"steps, per-sample success {p}, target {target}): over maker's "
+                         f"limit of {MAX_VOTES}. Make the steps smaller or clearer so one "
+                         "sample succeeds more often (`maker calibrate STEP` measures it), "
+                         "or aim lower")
+    return k, (f"voting: a lead of {k} per voting step (the law's k_min for {voting} voting "
+               f"step{'s' if voting != 1 else ''}, per-sample success {p}, target {target})")
 
 
 def answer_key(spec: PlanStep, result: AgentResult) -> Hashable:
