@@ -31,17 +31,9 @@ import time
 from collections.abc import Awaitable, Callable
 
 from maker.voting import first_to_ahead_by_k, k_min, p_step
+from maker.voting import wilson_interval as wilson
 
-Z95, Z999 = 1.959964, 3.290527
-
-
-def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of a binomial proportion (95% by default)."""
-    phat = successes / n
-    denom = 1 + z ** 2 / n
-    centre = (phat + z ** 2 / (2 * n)) / denom
-    half = z * math.sqrt(phat * (1 - phat) / n + z ** 2 / (4 * n * n)) / denom
-    return centre - half, centre + half
+Z999 = 3.290527
 
 
 def expected_samples(p: float, k: int) -> float:

@@ -384,6 +384,27 @@ def test_maker_run_vote_3_decides_a_branch_past_disagreement_and_a_flagged_answe
     assert [c.detail["margin"] for c in calls if c.detail] == [3, 3]
 
 
+def test_maker_calibrate_samples_a_step_and_asks_the_law(
+        fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
+    from maker.voting import k_min
+
+    write_plan(project, _branching_plan(), policy="never")
+    fake_api.script(EXECUTOR, *[Reply.text(handoff(0, {"next_step": n, "reason": "seen"}))
+                                for n in (2, 2, 1, 2)])
+    run = subprocess.run([*MAKER, "calibrate", "0", "--samples", "4", "--steps", "50"],
+                         cwd=project, env=run_env(fake_api, claude_home),
+                         capture_output=True, text=True, timeout=180, check=False)
+
+    assert run.returncode == 0, run.stdout[-1500:] + run.stderr[-1500:]
+    fake_api.assert_done()
+    assert "4 samples, 0 flagged, 4 voted" in run.stdout
+    assert "agreement: 3/4 = 0.75" in run.stdout
+    assert f"k = {k_min(50, 0.75, 0.95)}" in run.stdout
+    assert step(project, 0).status == "pending"  # calibrating starts nothing
+    calls = Ledger(PlanStore(project / "plans")).calls()
+    assert [c.kind for c in calls] == ["calibrate"] * 4 and all(c.cost_usd > 0 for c in calls)
+
+
 def test_a_failing_verification_is_fixed_in_the_fix_loop(
         fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
     write_plan(project, policy="never")

@@ -103,3 +103,21 @@ def k_min(steps: int, p: float, target: float = 0.95) -> int:
     while k > 1 and math.exp(steps * _log_p_step(p, k - 1)) >= target:
         k -= 1
     return k
+
+
+Z95 = 1.959964  # the normal quantile of a two-sided 95% interval
+
+
+def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a binomial proportion ``successes / n`` (95% by
+    default): what a measured rate of agreement, or of success, can be trusted to.
+
+    Raises ValueError for ``n`` < 1 or ``successes`` outside 0..n."""
+    n = _check_count("n", n, "the number of trials")
+    if isinstance(successes, bool) or not isinstance(successes, int) or not 0 <= successes <= n:
+        raise ValueError(f"successes must be a whole number from 0 to n={n}; got {successes!r}")
+    phat = successes / n
+    denom = 1 + z ** 2 / n
+    centre = (phat + z ** 2 / (2 * n)) / denom
+    half = z * math.sqrt(phat * (1 - phat) / n + z ** 2 / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)

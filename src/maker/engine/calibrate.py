@@ -1,0 +1,122 @@
+"""``maker calibrate STEP``: how often do isolated samples of one step agree, and what
+lead would the law ask for? (issue 9 §4)
+
+Draws ``samples`` isolated executor sessions of the step's brief, a few at once,
+exactly as a vote would (``maker.engine.vote_step``: the same key, the same red flags),
+without starting the step or changing any file but the ledger. The agreement rate is
+the share of the voting samples that gave the most common answer; taken as one
+sample's success ``p`` (it assumes the most common answer is the right one: read the
+tally), the law gives the smallest lead ``k`` that reaches a whole-task success
+``target`` over ``steps`` voted steps, for ``p`` and for the low end of its 95%
+interval.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+from maker.core.models import AgentResult, PlanStep
+from maker.engine.step_run import EngineParts
+from maker.engine.vote_step import answer_key, side_effect_free
+from maker.errors import InputError, Problem
+from maker.executor.lifecycle import step_brief
+from maker.handoff.against_plan import check_output
+from maker.handoff.fields import parse_handoff
+from maker.store.plan_store import PlanStore, StoredPlan
+from maker.voting import k_min, wilson_interval
+
+__all__ = ["PARALLEL", "Calibration", "calibrate"]
+
+PARALLEL = 3  # sessions drawn at once
+
+
+@dataclass
+class Calibration:
+    step: int
+    title: str
+    samples: int
+    flagged: list[str]
+    tally: list[tuple[Hashable, int]]  # most common first
+    steps: int  # the plan length the law is asked about
+    target: float
+    cost_usd: float
+    k: int | None = None  # None: p <= 0.5, voting cannot converge
+    k_low: int | None = None  # for the low end of p's 95% interval
+    interval: tuple[float, float] = (0.0, 0.0)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def voted(self) -> int:
+        return self.samples - len(self.flagged)
+
+    @property
+    def agreement(self) -> float:
+        return self.tally[0][1] / self.voted if self.voted else 0.0
+
+
+def _flag(plan: StoredPlan, spec: PlanStep, result: AgentResult, parts: EngineParts) -> str:
+    """Why a sample would not vote ("" when it would): a red flag, or a handoff the gate
+    would refuse for its fields or its output."""
+    bad, why = parts.flagger.check_with_reason(result)
+    if bad:
+        return why
+    data = result.output if isinstance(result.output, dict) else {}
+    _, problems = parse_handoff(data)
+    if data.get("step") != spec.step:
+        problems.append(Problem("step", f"says step {data.get('step')!r}, not {spec.step}"))
+    output = data.get("output")
+    if isinstance(output, dict):
+        check_output(plan, plan.get(spec.step), data.get("status"), output, problems)
+    return "; ".join(str(p) for p in problems[:3])
+
+
+async def calibrate(store: PlanStore, parts: EngineParts, n: int, samples: int, *,
+                    target: float = 0.95, steps: int | None = None) -> Calibration:
+    """Sample step ``n`` ``samples`` times (see the module docstring). Raises InputError
+    for a step whose tools have side effects; every sample goes to the ledger (kind
+    ``calibrate``)."""
+    plan = store.load()
+    record = plan.get(n)
+    spec = record.spec
+    if not side_effect_free(spec):
+        tools = ", ".join(spec.primary_tools + spec.fallback_tools)
+        raise InputError(f"step {n} ({spec.title}) uses {tools}: sampling it {samples} "
+                         "times would repeat its side effects. Calibrate a conditional "
+                         "step or one whose tools only read")
+    brief = step_brief(store, plan, n)
+    gate = asyncio.Semaphore(PARALLEL)
+    model = parts.model_for(record)
+
+    async def one(attempt: int) -> AgentResult:
+        async with gate:
+            budget = parts.call_budget()
+            limits = parts.limits(store, record) if parts.limits else {}
+            session = parts.runner_factory(max_budget_usd=budget, model=model, **limits)
+            result = await session.run(spec, brief, parts.config)
+        parts.record("calibrate", n, attempt, cost_usd=result.cost_usd,
+                     duration_ms=result.duration_ms, tokens=result.tokens, model=model,
+                     error=result.error, session_id=result.session_id)
+        return result
+
+    results = await asyncio.gather(*(one(i) for i in range(1, samples + 1)))
+    flags = [_flag(plan, spec, r, parts) for r in results]
+    counts = Counter(answer_key(spec, r) for r, why in zip(results, flags, strict=True)
+                     if not why)
+    voting = sum(1 for r in plan.steps if side_effect_free(r.spec)) or 1
+    out = Calibration(n, spec.title, samples, [w for w in flags if w],
+                      counts.most_common(), steps or voting, target,
+                      sum(r.cost_usd for r in results))
+    if not out.voted:
+        out.notes.append("every sample was flagged: fix the step (or its brief) first")
+        return out
+    out.interval = wilson_interval(out.tally[0][1], out.voted)
+    p, low = out.agreement, out.interval[0]
+    out.k = k_min(out.steps, p, target) if p > 0.5 else None
+    out.k_low = k_min(out.steps, low, target) if low > 0.5 else None
+    if out.k is None:
+        out.notes.append("agreement is not above one half: voting cannot converge on this "
+                         "step; make it smaller or clearer")
+    return out

@@ -1,0 +1,76 @@
+"""``maker calibrate`` (issue 9 §4): samples one step, changes nothing but the ledger,
+and reports the agreement and the law's k."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from maker.cli import run_cmd
+from maker.cli.main import cli
+from maker.engine.calibrate import calibrate
+from maker.errors import InputError
+from maker.store.plan_store import PlanStore
+from maker.voting import k_min
+
+from ._step_plans import handoff, isolated_project, make_step, write  # noqa: F401
+from .test_orchestrator import FakeLedger, ScriptedModel, branch_plan, parts
+
+
+def chose(n: int) -> str:
+    return handoff(1, output={"next_step": n, "reason": f"step {n} it is"})
+
+
+def test_calibration_counts_agreement_and_asks_the_law(project: Path) -> None:
+    store = write(project, branch_plan().steps)
+    before = {p.name: p.read_bytes() for p in (project / "plans" / "steps").iterdir()}
+    model = ScriptedModel([chose(3)] * 7 + [chose(2)] * 2 + ["no handoff here"])
+    engine = parts(model)
+    result = asyncio.run(calibrate(store, engine, 1, 10, target=0.95))
+    assert (result.samples, len(result.flagged), result.voted) == (10, 1, 9)
+    assert [n for _, n in result.tally] == [7, 2] and result.agreement == pytest.approx(7 / 9)
+    assert result.steps == 3  # all three steps of the plan read only: all can vote
+    assert result.k == k_min(3, 7 / 9, 0.95)
+    assert result.interval[0] < 7 / 9 < result.interval[1]
+    assert result.k_low is None or result.k_low >= result.k
+    assert [c.kind for c in engine.ledger.calls] == ["calibrate"] * 10
+    after = {p.name: p.read_bytes() for p in (project / "plans" / "steps").iterdir()}
+    assert after == before and store.load().get(1).status == "pending"  # nothing started
+
+
+def test_no_majority_means_voting_cannot_converge(project: Path) -> None:
+    store = write(project, branch_plan().steps)
+    result = asyncio.run(calibrate(store, parts(ScriptedModel([chose(2), chose(3)] * 2)), 1,
+                                   4))
+    assert result.k is None and "voting cannot converge" in result.notes[0]
+
+
+def test_a_step_with_side_effects_is_refused(project: Path) -> None:
+    store = write(project, [replace(make_step(1, -1), primary_tools=["Edit"])])
+    with pytest.raises(InputError, match="would repeat its side effects"):
+        asyncio.run(calibrate(store, parts(ScriptedModel([])), 1, 5))
+
+
+def test_the_command_prints_the_tally_and_what_to_run(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(project, branch_plan().steps)
+    model = ScriptedModel([chose(3)] * 9 + [chose(2)])
+
+    def fake_parts(store: PlanStore, budget: float | None, model_name: str | None) -> Any:
+        return parts(model, FakeLedger())
+
+    monkeypatch.setattr(run_cmd, "build_parts", fake_parts)
+    out = CliRunner().invoke(cli, ["calibrate", "1", "--samples", "10", "--steps", "1000"])
+    assert out.exit_code == 0, out.output
+    k = k_min(1000, 0.9, 0.95)
+    assert "10 samples, 0 flagged, 10 voted" in out.output
+    assert "agreement: 9/10 = 0.90" in out.output
+    assert f"for 1000 voted steps and a whole-task success of 0.95, k = {k}" in out.output
+    assert f"maker run --vote {k}" in out.output
+    bad = CliRunner().invoke(cli, ["calibrate", "1", "--samples", "1"])
+    assert bad.exit_code == 2
