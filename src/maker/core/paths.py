@@ -9,6 +9,7 @@ current directory.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -70,4 +71,10 @@ def seal_key_path(env: Mapping[str, str] | None = None) -> Path:
     """Where the sealing key is kept: ``data_dir`` without ``CLAUDE_PLUGIN_DATA``, then
     ``seal.key`` (the same for hooks and for the Bash tool, see ``maker.store.seal``)."""
     env = os.environ if env is None else env
-    return data_dir({k: env[k] for k in ("XDG_DATA_HOME", "HOME") if k in env}) / SEAL_KEY_FILE
+    return _seal_key_path(env.get("XDG_DATA_HOME"), env.get("HOME"))
+
+
+@functools.lru_cache(maxsize=8)
+def _seal_key_path(xdg: str | None, home: str | None) -> Path:
+    found = {k: v for k, v in (("XDG_DATA_HOME", xdg), ("HOME", home)) if v is not None}
+    return data_dir(found) / SEAL_KEY_FILE

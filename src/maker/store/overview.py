@@ -36,6 +36,13 @@ def _row(prefix: str, number: int, title: str, conditional: bool, nxt: int, path
             f"{_next(nxt)} |")
 
 
+@functools.lru_cache(maxsize=4096)
+def _node(number: int, title: str, conditional: bool, status: str) -> str:
+    label = mermaid_label(f"{number}. {title} [{status}]")
+    shape = f'{{"{label}"}}' if conditional else f'["{label}"]'
+    return f"  s{number}{shape}"
+
+
 def render_overview(plan: StoredPlan, root: Path, shown: Mapping[int, str] | None = None,
                     policy: str = "") -> str:
     """PLAN.md's body. What users and models wrote is kept verbatim but for control
@@ -63,9 +70,8 @@ def render_overview(plan: StoredPlan, root: Path, shown: Mapping[int, str] | Non
         return strip_controls("\n".join(lines))
     lines += ["```mermaid", "flowchart TD"]
     for r in plan.steps:
-        label = mermaid_label(f"{r.number}. {r.title} [{shown.get(r.number, r.status)}]")
-        shape = f'{{"{label}"}}' if r.spec.is_conditional else f'["{label}"]'
-        lines.append(f"  s{r.number}{shape}")
+        lines.append(_node(r.number, r.title, r.spec.is_conditional,
+                           shown.get(r.number, r.status)))
     numbers = {r.number for r in plan.steps}
     for r in plan.steps:
         nxt = r.spec.next_step_sequence_number

@@ -106,9 +106,20 @@ def _key(key_file: Path | None) -> bytes:
     return _read_key(path)
 
 
+_KEYS: dict[Path, tuple[tuple[int, int, int, int], bytes]] = {}
+
+
 def _read_key(path: Path) -> bytes:
+    """The key at ``path``, read again only when the file changed (a long run checks
+    thousands of seals; a deleted or replaced key is seen at the next check)."""
+    st = os.stat(path)
+    stamp = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    hit = _KEYS.get(path)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
     key = path.read_bytes()
     if len(key) < _KEY_BYTES:
         raise ValueError(f"{path} is not a maker sealing key ({len(key)} bytes); delete it "
                          "and run `maker verify` again to make a new one")
+    _KEYS[path] = (stamp, key)
     return key

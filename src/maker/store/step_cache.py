@@ -88,7 +88,8 @@ class StepCache:
 
     def __init__(self) -> None:
         self._records: dict[Path, tuple[_Stamp, bytes, StepRecord]] = {}
-        self._seals: dict[Path, tuple[tuple[_Stamp, _Stamp | None, str], bool]] = {}
+        self._seals: dict[Path, tuple[tuple[_Stamp, _Stamp | None, str, bytes | None],
+                                      bool]] = {}
         self._paths: dict[tuple[Path, str], Path] = {}
         self._derived: dict[tuple[Path, Callable[[Path], Any]], tuple[_Stamp, Any]] = {}
 
@@ -169,10 +170,11 @@ class StepCache:
         stamp = hit[0] if hit is not None else None  # as :meth:`read` just found it
         if stamp is None or not _settled(stamp):
             return check(record, created_at)
-        key = (stamp, handoff if handoff is None or isinstance(handoff, tuple)
-               else _stamp(handoff), created_at)
-        if key[1] is not None and not _settled(key[1]):
-            return check(record, created_at)  # (recent files: checked every time)
+        where = record.path.parent.parent / "handoffs" / record.path.name
+        taken = handoff if handoff is None or isinstance(handoff, tuple) else _stamp(handoff)
+        # A recent handoff is told apart by its bytes too (see the module's docstring).
+        content = _bytes(where) if taken is not None and not _settled(taken) else None
+        key = (stamp, taken, created_at, content)
         found = self._seals.get(record.path)
         if found is not None and found[0] == key:
             return found[1]
