@@ -61,33 +61,57 @@ def _setup_path(deps_file):
     sys.meta_path.append(_LateSite)
 
 
-if __name__ == "__main__":
-    args = sys.argv[1:]
-    deps = None
-    if len(args) >= 2 and args[0] == "--deps":
-        deps, args = args[1], args[2:]
+def _fail(hook, text):
+    """Exit with ``text``; for a hook (``--hook EVENT``), as its systemMessage, exit 0."""
+    if not hook:
+        sys.exit(text)
+    import json
+
+    sys.stdout.write(json.dumps({"systemMessage": f"maker: the {hook} hook could not run: "
+                                 f"{text} Nothing was blocked."}) + "\n")
+    sys.exit(0)
+
+
+def main(args):
+    deps = hook = None
+    while len(args) >= 2 and args[0] in ("--deps", "--hook"):
+        if args[0] == "--deps":
+            deps = args[1]
+        else:
+            hook = args[1]
+        args = args[2:]
     if len(args) < 2 or args[0] not in ("-m", "-c"):
         sys.exit("usage: launch -m MODULE [ARGS...] | launch -c CODE [ARGS...]")
     if sys.version_info < (3, 10):
-        sys.exit(f"maker: {sys.executable} is Python {sys.version.split()[0]}; maker needs "
-                 "3.10 or newer. Point MAKER_PYTHON at one (or unset it to let maker find "
-                 "one).")
+        _fail(hook, f"maker: {sys.executable} is Python {sys.version.split()[0]}; maker "
+              "needs 3.10 or newer. Point MAKER_PYTHON at one (or unset it to let maker "
+              "find one).")
     _setup_path(deps)
     # Found, not imported: a hook imports only what its event needs.
     missing = [{"yaml": "PyYAML"}.get(name, name) for name in ("yaml", "click")
                if not any(finder.find_spec(name, None) for finder in sys.meta_path
                           if hasattr(finder, "find_spec"))]
     if missing:
-        sys.exit(f"maker: {sys.executable} has no {' or '.join(missing)}. Install them "
-                 f"into it ({sys.executable} -m pip install {' '.join(missing)}), point "
-                 "MAKER_PYTHON at a Python that has them, or unset MAKER_PYTHON to let "
-                 "maker set one up.")
+        _fail(hook, f"maker: {sys.executable} has no {' or '.join(missing)}. Install them "
+              f"into it ({sys.executable} -m pip install {' '.join(missing)}), point "
+              "MAKER_PYTHON at a Python that has them, or unset MAKER_PYTHON to let maker "
+              "set one up.")
     flag, target, rest = args[0], args[1], args[2:]
-    if flag == "-c":
-        sys.argv = ["-c", *rest]
-        exec(compile(target, "<string>", "exec"), {"__name__": "__main__"})
-    else:
-        sys.argv = [target, *rest]
-        import runpy
+    try:
+        if flag == "-c":
+            sys.argv = ["-c", *rest]
+            exec(compile(target, "<string>", "exec"), {"__name__": "__main__"})
+        else:
+            sys.argv = [target, *rest]
+            import runpy
 
-        runpy.run_module(target, run_name="__main__", alter_sys=True)
+            runpy.run_module(target, run_name="__main__", alter_sys=True)
+    except Exception as exc:
+        if not hook:
+            raise
+        # maker could not even start (a broken install): said, never a traceback.
+        _fail(hook, f"{type(exc).__name__}: {str(exc).strip()[:300]}.")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
