@@ -131,7 +131,7 @@ def main() -> int:
         rows = {
             "pass": Row("clean python -I -S -c pass", f"{clean} -c pass", idle),
             "yaml": Row('clean python -I -S -c "import yaml"',
-                        f"{clean} -c 'import sys; sys.path.append({yaml_dir!r}); "
+                        f"{clean} -c 'import sys; sys.path.append({json.dumps(yaml_dir)}); "
                         "import yaml'", idle),
             "site": Row("(reference) python -c pass, site as installed",
                         f'"{python}" -c pass', idle),
@@ -141,6 +141,15 @@ def main() -> int:
             "big": Row(f"Stop hook, {args.steps}-step plan, step in progress", hook, big,
                        reset_big),
         }
+        for row in rows.values():  # each command works (a broken baseline is no baseline)
+            if row.before:
+                row.before()
+            done = subprocess.run(["sh", "-c", row.cmd], input=stdin, cwd=row.cwd,
+                                  env=dict(env, CLAUDE_PROJECT_DIR=str(row.cwd)),
+                                  capture_output=True, check=False)
+            if done.returncode:
+                print(f"{row.label}: exit {done.returncode}: {done.stderr.decode()[-300:]}")
+                return 1
         for _ in range(3):  # warm the file cache and the .pyc files, untimed
             for row in rows.values():
                 _run(row, stdin, env)
