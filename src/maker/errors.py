@@ -37,9 +37,8 @@ them too.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "AgentProcessError",
@@ -73,9 +72,11 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong with a plan or handoff, where it is, and how to fix it."""
+class Problem(NamedTuple):
+    """One thing wrong with a plan or handoff, where it is, and how to fix it.
+
+    (A named tuple, immutable and compared by value: a frozen dataclass would import
+    ``dataclasses`` on every hook that can raise an error, the Stop hook's included.)"""
 
     field: str
     message: str

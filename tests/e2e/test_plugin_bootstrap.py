@@ -41,5 +41,5 @@ def test_first_use_bootstraps_the_interpreter_for_hooks_and_commands(
     # The hooks' launcher cached the interpreter in the plugin data dir Claude Code gave it.
     caches = list((claude_home / ".claude" / "plugins" / "data").glob("*/python"))
     assert caches, "no interpreter cache in the plugin data dir"
-    assert Path(caches[0].read_text().strip()).exists()
+    assert Path(caches[0].read_text().splitlines()[0]).exists()
 

@@ -36,8 +36,13 @@ def run_launch(tmp_path: Path, python: str | None, *args: str) -> subprocess.Com
 def test_first_use_finds_and_caches_a_real_interpreter(tmp_path: Path) -> None:
     result = run_launch(tmp_path, sys.executable, "-c", "import maker, sys; print(sys.executable)")
     assert result.returncode == 0, result.stderr
-    cached = (tmp_path / "data" / "python").read_text().strip()
+    cached, *deps = (tmp_path / "data" / "python").read_text().splitlines()
     assert os.path.exists(cached)
+    # Then the folders that hold its PyYAML and click, which run_module.py adds itself.
+    found = subprocess.run([cached, "-c", "import yaml, click; print(yaml.__file__); "
+                            "print(click.__file__)"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    assert all(os.path.dirname(os.path.dirname(f)) in deps for f in found), (deps, found)
     # The plugin's own src/ is what runs.
     again = run_launch(tmp_path, None, "-c", "import maker; print(maker.__file__)")
     assert again.returncode == 0, again.stderr
@@ -144,3 +149,75 @@ def test_a_maker_python_without_pyyaml_or_click_says_how_to_fix_it(tmp_path: Pat
 def _with_plans(tmp_path: Path) -> Path:
     (tmp_path / "project" / "plans").mkdir(parents=True)
     return tmp_path / "project"
+
+
+def _venv_with_a_noisy_site(tmp_path: Path) -> tuple[Path, Path]:
+    """A Python whose site-packages reaches PyYAML and click only through a .pth file,
+    and whose .pth files and sitecustomize leave a mark when they run."""
+    venv = tmp_path / "noisy"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   timeout=120)
+    site_dir = Path(subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path("
+         "'purelib'))"], capture_output=True, text=True, check=True).stdout.strip())
+    import click
+    import yaml
+
+    deps = tmp_path / "deps"  # PyYAML and click alone
+    deps.mkdir()
+    for module in (yaml, click):
+        (deps / module.__name__).symlink_to(Path(module.__file__).parent)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    (site_dir / "deps.pth").write_text(f"{deps}\n")
+    (site_dir / "noisy.pth").write_text(
+        f"import pathlib; pathlib.Path({str(marks / 'pth')!r}).touch()\n")
+    (site_dir / "sitecustomize.py").write_text(
+        f"import pathlib; pathlib.Path({str(marks / 'sitecustomize')!r}).touch()\n")
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "claude_agent_sdk.py").write_text("VALUE = 42\n")
+    (site_dir / "extra.pth").write_text(f"{extra}\n")
+    return venv / "bin" / "python", marks
+
+
+def _cached(tmp_path: Path, python: Path) -> None:
+    """A cache as an older maker wrote it (the interpreter only): the next start adds
+    the dependency folders, keeping the interpreter."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "python").write_text(f"{python}\n")
+    first = run_launch(tmp_path, None, "-c", "pass")
+    assert first.returncode == 0, first.stderr
+    assert (tmp_path / "data" / "python").read_text().splitlines()[0] == str(python)
+
+
+def test_the_users_site_packages_never_run_in_makers_interpreter(tmp_path: Path) -> None:
+    python, marks = _venv_with_a_noisy_site(tmp_path)
+    _cached(tmp_path, python)
+    for name in marks.iterdir():  # bootstrap ran it normally, once
+        name.unlink()
+    # A yaml.py on PYTHONPATH would break maker: it is not looked at (-E).
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "yaml.py").write_text("raise SystemExit('the wrong yaml')\n")
+    env = {"HOME": str(tmp_path / "home"), "PATH": _path_with(tmp_path, None),
+           "CLAUDE_PLUGIN_DATA": str(tmp_path / "data"), "PYTHONPATH": str(shadow)}
+    result = subprocess.run(
+        [str(LAUNCH), "-c", "import sys, yaml, click, maker.hooks.protocol; "
+         "print('site' in sys.modules, yaml.__file__)"],
+        env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    ran, yaml_file = result.stdout.split()
+    assert ran == "False" and not yaml_file.startswith(str(shadow))
+    assert list(marks.iterdir()) == [], "a .pth file or sitecustomize ran"
+
+
+def test_a_module_only_site_can_find_is_still_found(tmp_path: Path) -> None:
+    """The SDK for `maker run` may live where only site looks (a .pth file): a module
+    that maker's folders lack is looked for again after site has run."""
+    python, _ = _venv_with_a_noisy_site(tmp_path)
+    _cached(tmp_path, python)
+    result = run_launch(tmp_path, None, "-c", "import sys; print('site' in sys.modules); "
+                        "import claude_agent_sdk; print(claude_agent_sdk.VALUE)")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "42"]

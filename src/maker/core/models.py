@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from maker.core.statuses import STEP_STATUSES
 from maker.errors import YAMLCleanError
 from maker.yaml_cleaner.cleaner import load_yaml
 
@@ -41,8 +42,6 @@ RUNTIME_DECIDED = -2  # next_step_sequence_number: a conditional step's output d
 
 StepStatus = Literal["pending", "in-progress", "awaiting-approval", "complete", "blocked",
                      "failed"]
-STEP_STATUSES: tuple[str, ...] = ("pending", "in-progress", "awaiting-approval", "complete",
-                                  "blocked", "failed")
 HANDOFF_STATUSES: tuple[str, ...] = ("complete", "blocked", "failed")
 
 

@@ -35,6 +35,7 @@ from maker.store.atomic import atomic_write
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
+    from maker.store.state import StateDir
 
 __all__ = [
     "OWNER_IDLE_S",
@@ -93,11 +94,11 @@ def owner_gone(transcript_dir: Path | None, session_id: str, now: float | None =
 # -- the run record -----------------------------------------------------------------
 
 
-def _path(store: PlanStore, step: int) -> Path:
+def _path(store: StateDir, step: int) -> Path:
     return store.state_dir / "runs" / f"step-{step:02d}.json"
 
 
-def _load(store: PlanStore, step: int, started_at: str) -> dict[str, Any]:
+def _load(store: StateDir, step: int, started_at: str) -> dict[str, Any]:
     """This run's record (a fresh one when the file is missing, broken or older)."""
     fresh: dict[str, Any] = {"step": step, "started_at": started_at, "turns": [],
                              "launches": []}
@@ -144,7 +145,7 @@ def add_turn(store: PlanStore, step: int, session_id: str, prompt_id: str) -> No
             _save(store, data)
 
 
-def turn_runs_step(store: PlanStore, active: dict[str, Any], session_id: str,
+def turn_runs_step(store: StateDir, active: dict[str, Any], session_id: str,
                    prompt_id: str) -> bool:
     """Whether this session's current turn is the one running the step in progress.
 

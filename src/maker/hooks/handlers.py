@@ -6,7 +6,7 @@
   the gate or block with every problem; after ``MAX_ATTEMPTS`` rejected handoffs the
   step is recorded ``failed`` with the reasons and the agent may stop.
 - Stop: while a step is in progress without an accepted handoff, block (bounded the
-  same way; then the step is recorded ``failed``).
+  same way; then the step is recorded ``failed``): ``maker.hooks.stop``.
 - SubagentStop, reviewer: record its verdict for the step awaiting approval.
 - PreToolUse: inside the step executor, deny what ``maker.tools.guard`` refuses (writes
   into plans/, Bash that would move the plan's state or touch maker's files) and tools
@@ -24,21 +24,21 @@ Bounds stay well under Claude Code's own cap of 8 consecutive blocks.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maker.hooks import verdicts
+from maker.hooks.attempts import MAX_ATTEMPTS, bump, clear
 from maker.hooks.common import (
     EXECUTOR_SUFFIX,
     PLANNER_SUFFIX,
     REVIEWER_SUFFIX,
-    active_marker,
     final_text,
     running_step,
     store_for,
 )
 from maker.hooks.protocol import HookInput, Output, allow, block, context, message
+from maker.hooks.stop import on_stop
 from maker.hooks.tool_use import on_post_tool_use, on_pre_tool_use
 
 if TYPE_CHECKING:
@@ -49,45 +49,8 @@ if TYPE_CHECKING:
 
 __all__ = ["HANDLERS", "MAX_ATTEMPTS"]
 
-MAX_ATTEMPTS = 3
 # A planner's exploration can take a while; an older /maker:plan is another request.
 _PLANNING_S = 4 * 3600
-
-
-# -- attempt counters -----------------------------------------------------------
-
-def _counter_path(store: PlanStore, kind: str, key: str) -> Path:
-    safe = "".join(c for c in key if c.isalnum() or c in "-_")[:80] or "default"
-    if kind == "planner":
-        # No plan may exist yet, and a rejected plan must not create plans/ (whose
-        # presence wakes every later hook): the planner's count lives with the plugin.
-        from maker.core.paths import data_dir
-
-        return data_dir() / "attempts" / f"{kind}-{safe}.json"
-    return store.state_dir / "attempts" / f"{kind}-{safe}.json"
-
-
-def _bump(store: PlanStore, kind: str, key: str) -> int:
-    from maker.core.bounded import read_regular_file
-    from maker.errors import InputError
-
-    path = _counter_path(store, kind, key)
-    try:  # bounded, and never a FIFO: a counter planted by hand must not hang the hook
-        count = int(json.loads(read_regular_file(path, 4096))["count"])
-    except (OSError, ValueError, KeyError, TypeError, InputError):
-        count = 0
-    count += 1
-    from maker.store.atomic import atomic_write
-
-    atomic_write(path, json.dumps({"count": count}), durable=False)
-    return count
-
-
-def _clear(store: PlanStore, kind: str, key: str) -> None:
-    try:
-        _counter_path(store, kind, key).unlink()
-    except FileNotFoundError:
-        pass
 
 
 def _problem_list(problems: list[Any]) -> str:
@@ -153,7 +116,7 @@ def _planner_stop(hook: HookInput) -> Output:
         except PlanExistsError as exc:
             verdicts.record(hook, "refused", reason=str(exc))
             return message(f"maker: the plan is valid but was not written: {exc}")
-        _clear(store, "planner", key)
+        clear(store, "planner", key)
         archived = sorted(set(store.archived()) - before)
         verdicts.record(hook, "written", root=str(store.root), steps=len(stored.steps),
                         archived=str(archived[-1]) if archived else None)
@@ -161,10 +124,10 @@ def _planner_stop(hook: HookInput) -> Output:
         return message(f"maker: plan written to {store.root} ({len(stored.steps)} steps"
                        f"{kept}). Run /maker:status to see it, /maker:step to run the first "
                        "step.")
-    count = _bump(store, "planner", key)
+    count = bump(store, "planner", key)
     verdicts.record(hook, "rejected", attempts=count, problems=[str(p) for p in problems])
     if count >= MAX_ATTEMPTS:
-        _clear(store, "planner", key)
+        clear(store, "planner", key)
         return message(f"maker: the planner's answer was rejected {count} times; no plan "
                        f"was written. Last problems:\n{_problem_list(problems)}")
     return block(
@@ -202,12 +165,12 @@ def _executor_stop(hook: HookInput) -> Output:
         result = accept_handoff(store, text)
     except HandoffRejectedError as exc:
         kept = _keep_answer(store, step, text)
-        count = _bump(store, "handoff", key)
+        count = bump(store, "handoff", key)
         if count >= MAX_ATTEMPTS:
             reasons = [str(p) for p in exc.problems]
             fail_step(store, step, [f"handoff rejected {count} times (the last answer is "
                                     f"kept in {kept})", *reasons])
-            _clear(store, "handoff", key)
+            clear(store, "handoff", key)
             verdicts.record(hook, "failed", step=step, attempts=count, reasons=reasons)
             return message(f"maker: step {step} FAILED: its handoff was rejected {count} "
                            f"times. Reasons:\n{_problem_list(reasons)}")
@@ -218,61 +181,9 @@ def _executor_stop(hook: HookInput) -> Output:
             f"{MAX_ATTEMPTS}). Fix every problem below, then answer again with the "
             f"whole corrected handoff YAML as your final message, nothing else:\n"
             f"{_problem_list(exc.problems)}")
-    _clear(store, "handoff", key)
+    clear(store, "handoff", key)
     verdicts.record(hook, "accepted", step=step, status=result.status)
     return message(f"maker: handoff for step {step} accepted ({result.status}).")
-
-
-# -- Stop -------------------------------------------------------------------------
-
-def on_stop(hook: HookInput) -> Output:
-    store = store_for(hook)
-    if not store.state_dir.is_dir():
-        return allow()
-    with store.lock():  # one consistent view of the marker, the step and its run
-        return _stop(hook, store)
-
-
-def _stop(hook: HookInput, store: PlanStore) -> Output:
-    from maker.executor.lifecycle import fail_step
-
-    active = active_marker(store)
-    if not active:
-        return allow()
-    from maker.executor.runs import relaunch_instruction, turn_runs_step
-
-    step = int(active["step"])
-    if not turn_runs_step(store, active, hook.session_id, hook.text("prompt_id")):
-        # Another session's step, one started from a shell, or a later turn of this
-        # session that does not run the step: not this turn's to finish.
-        return allow()
-    try:
-        record = store.load_step(step)
-    except Exception as exc:  # noqa: BLE001 - a broken step file (mid-edit?) never blocks
-        return message(f"maker: step {step} is in progress but its file cannot be read "
-                       f"({str(exc)[:200]}); this stop was let through. Run `maker status`.")
-    if record.status != "in-progress":
-        with store.lock():  # re-check under the lock: never clear another step's marker
-            current = store.read_active()
-            if current and current.get("step") == step and \
-                    current.get("started_at") == active.get("started_at"):
-                store.write_active(None)
-        return allow()
-    key = f"step{step}-{active.get('started_at', '')}"
-    count = _bump(store, "stop", key)
-    if count > MAX_ATTEMPTS or (hook.stop_hook_active and count >= MAX_ATTEMPTS):
-        reason = "the session stopped without an accepted handoff"
-        fail_step(store, step, [reason])
-        _clear(store, "stop", key)
-        # One more block, the last: the main agent learns the verdict and ends with it.
-        return block(f"maker's verdict: step {step} ({record.title}) FAILED: {reason}. Tell "
-                     f"the user that the step failed and why; `maker step reset {step}` "
-                     "puts it back to try again. End your reply with the line STEP_FAILED.")
-    return block(
-        f"maker: step {step} ({record.title}) is in progress and has no accepted handoff. "
-        f"Next: {relaunch_instruction(step)}, and let it finish with its handoff. If the "
-        f"step cannot be done, tell the user why and end with STEP_FAILED: maker records "
-        f"it failed after {MAX_ATTEMPTS} reminders. (Reminder {count} of {MAX_ATTEMPTS}.)")
 
 
 # -- UserPromptSubmit ---------------------------------------------------------------

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["HookInput", "allow", "block", "context", "deny_tool", "message", "run_hook"]
@@ -17,12 +16,26 @@ __all__ = ["HookInput", "allow", "block", "context", "deny_tool", "message", "ru
 Output = dict[str, Any] | None
 
 
-@dataclass
 class HookInput:
-    """The fields maker reads from a hook's stdin (DESIGN.md lists what the client sends)."""
+    """The fields maker reads from a hook's stdin (DESIGN.md lists what the client sends).
 
-    event: str
-    raw: dict[str, Any] = field(default_factory=dict)
+    A plain class, not a dataclass: ``dataclasses`` (and the ``inspect`` it imports)
+    would be most of what the Stop hook imports."""
+
+    __slots__ = ("event", "raw")
+
+    def __init__(self, event: str, raw: dict[str, Any] | None = None) -> None:
+        self.event = event
+        self.raw: dict[str, Any] = {} if raw is None else raw
+
+    def __repr__(self) -> str:
+        return f"HookInput(event={self.event!r}, raw={self.raw!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HookInput) and (self.event, self.raw) == (other.event,
+                                                                           other.raw)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
 
     def text(self, key: str) -> str:
         value = self.raw.get(key)

@@ -9,13 +9,15 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from maker.core.bounded import read_text_file
 from maker.errors import MakerError
 from maker.store.atomic import atomic_write
 from maker.store.journal import journaled_remove
-from maker.store.records import StoredPlan, in_progress
+
+if TYPE_CHECKING:  # the plan model is for rebuilding the marker only: not on every stop
+    from maker.store.records import StoredPlan
 
 __all__ = ["read_active", "rebuild_active", "write_active"]
 
@@ -55,6 +57,8 @@ def read_active(store: PlanFiles) -> dict[str, Any] | None:
 def rebuild_active(store: PlanFiles) -> dict[str, Any] | None:
     """Write the in-progress marker again from the step files (the one step in
     progress), or remove it when none is; returns it."""
+    from maker.store.records import in_progress
+
     with store.lock():
         running = in_progress(store.load())
         if len(running) != 1:

@@ -1,0 +1,88 @@
+"""The Stop hook: while a step is in progress without an accepted handoff, block
+(at most ``MAX_ATTEMPTS`` times; then the step is recorded ``failed``).
+
+It runs on every stop of the main agent, so it reads only what it decides on: the
+in-progress marker, the step's run, and that step's status and title
+(``maker.store.state``), without PyYAML or the plan model. They are imported only to
+rebuild a lost marker, to read a step file in an unusual form, or to record a failure.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from maker.hooks.attempts import MAX_ATTEMPTS, bump, clear
+from maker.hooks.protocol import HookInput, Output, allow, block, message
+from maker.store.state import PlanState
+
+__all__ = ["on_stop"]
+
+
+def on_stop(hook: HookInput) -> Output:
+    from maker.core.paths import find_plans_dir
+    from maker.store.layout import check_layout
+
+    # A cwd that is no directory (garbage input) gives way to the hook's own.
+    cwd = Path(hook.cwd) if hook.cwd and os.path.isdir(hook.cwd) else None
+    root = find_plans_dir(cwd=cwd)
+    check_layout(root)  # a file where a folder belongs: one clear message, not a traceback
+    state = PlanState(root)
+    if not state.state_dir.is_dir():
+        return allow()
+    with state.lock():  # one consistent view of the marker, the step and its run
+        return _stop(hook, state)
+
+
+def _marker(state: PlanState) -> dict[str, Any] | None:
+    """The in-progress marker; one that exists but cannot be read is rebuilt from the
+    step files (``maker.hooks.common.active_marker``)."""
+    active = state.read_active()
+    if active or not state.active_path.exists():
+        return active
+    from maker.hooks.common import running_step
+
+    return running_step(state.full())
+
+
+def _stop(hook: HookInput, state: PlanState) -> Output:
+    active = _marker(state)
+    if not active:
+        return allow()
+    from maker.executor.runs import relaunch_instruction, turn_runs_step
+
+    step = int(active["step"])
+    if not turn_runs_step(state, active, hook.session_id, hook.text("prompt_id")):
+        # Another session's step, one started from a shell, or a later turn of this
+        # session that does not run the step: not this turn's to finish.
+        return allow()
+    try:
+        status, title = state.step_status(step)
+    except Exception as exc:  # noqa: BLE001 - a broken step file (mid-edit?) never blocks
+        return message(f"maker: step {step} is in progress but its file cannot be read "
+                       f"({str(exc)[:200]}); this stop was let through. Run `maker status`.")
+    if status != "in-progress":
+        with state.lock():  # re-check under the lock: never clear another step's marker
+            current = state.read_active()
+            if current and current.get("step") == step and \
+                    current.get("started_at") == active.get("started_at"):
+                state.write_active(None)
+        return allow()
+    key = f"step{step}-{active.get('started_at', '')}"
+    count = bump(state, "stop", key)
+    if count > MAX_ATTEMPTS or (hook.stop_hook_active and count >= MAX_ATTEMPTS):
+        from maker.executor.lifecycle import fail_step
+
+        reason = "the session stopped without an accepted handoff"
+        fail_step(state.full(), step, [reason])
+        clear(state, "stop", key)
+        # One more block, the last: the main agent learns the verdict and ends with it.
+        return block(f"maker's verdict: step {step} ({title}) FAILED: {reason}. Tell "
+                     f"the user that the step failed and why; `maker step reset {step}` "
+                     "puts it back to try again. End your reply with the line STEP_FAILED.")
+    return block(
+        f"maker: step {step} ({title}) is in progress and has no accepted handoff. "
+        f"Next: {relaunch_instruction(step)}, and let it finish with its handoff. If the "
+        f"step cannot be done, tell the user why and end with STEP_FAILED: maker records "
+        f"it failed after {MAX_ATTEMPTS} reminders. (Reminder {count} of {MAX_ATTEMPTS}.)")

@@ -1,0 +1,94 @@
+"""What the Stop hook reads of a plans directory, without the plan model.
+
+:class:`PlanState` has the paths, the lock and the in-progress marker of a
+:class:`~maker.store.plan_store.PlanStore`, and one step's status and title
+(``maker.store.step_peek``). It imports neither PyYAML nor the plan model: a hook
+that fires on every stop pays only for what it reads. Anything more (rebuilding a
+lost marker, a step file in an unusual form, recording a failure) goes through
+:meth:`PlanState.full`, the plan store itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from maker.store.active import read_active, write_active
+from maker.store.atomic import plan_lock
+from maker.store.journal import TXN_DIR
+from maker.store.step_peek import peek_step
+
+if TYPE_CHECKING:
+    from maker.store.plan_store import PlanStore
+    from maker.store.records import StoredPlan
+
+__all__ = ["PlanState", "StateDir"]
+
+
+class StateDir(Protocol):
+    """Where a plan keeps maker's own state (a ``PlanStore`` or a ``PlanState``)."""
+
+    @property
+    def state_dir(self) -> Path: ...
+
+
+class PlanState:
+    """One plans directory, as the Stop hook reads it (same paths as ``PlanStore``)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.steps_dir = self.root / "steps"
+        self.state_dir = self.root / ".maker"
+        self.active_path = self.state_dir / "active.json"
+        self._full: PlanStore | None = None
+
+    def full(self) -> PlanStore:
+        """The plan store of this directory, for everything beyond the marker."""
+        if self._full is None:
+            from maker.store.plan_store import PlanStore
+
+            self._full = PlanStore(self.root)
+        return self._full
+
+    def lock(self, timeout: float = 30.0) -> contextlib.AbstractContextManager[None]:
+        return plan_lock(self.root, timeout)
+
+    def settle(self) -> None:
+        """As ``PlanStore.settle``: a change cut short by a crash is undone first."""
+        if os.path.lexists(self.root / TXN_DIR):
+            with self.lock():
+                pass
+
+    def load(self, check_approvals: bool = True) -> StoredPlan:
+        return self.full().load(check_approvals)
+
+    def read_active(self) -> dict[str, Any] | None:
+        return read_active(self)
+
+    def write_active(self, data: dict[str, Any] | None) -> None:
+        write_active(self, data)
+
+    def step_status(self, number: int) -> tuple[str, str]:
+        """``(status, title)`` of step ``number``; a file in an unusual form is read and
+        validated in full (PlanFileError, StepNotFoundError as ``load_step``)."""
+        self.settle()
+        path = self._step_path(number)
+        peeked = peek_step(path, number) if path is not None else None
+        if peeked is not None:
+            return peeked
+        record = self.full().load_step(number)
+        return record.status, record.title
+
+    def _step_path(self, number: int) -> Path | None:
+        # As PlanStore.step_path: found by its numeric prefix.
+        try:
+            with os.scandir(self.steps_dir) as entries:
+                for entry in entries:
+                    head = entry.name.split("-", 1)[0]
+                    if head.isdigit() and int(head) == number and entry.name.endswith(".md"):
+                        return Path(entry.path)
+        except OSError:
+            return None
+        return None

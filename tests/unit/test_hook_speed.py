@@ -1,0 +1,100 @@
+"""The Stop hook's lean path (issue 10, Speed): it reads a step's status and title
+without PyYAML or the plan model, and says the same as the full read."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from maker.executor.lifecycle import start_step
+from maker.hooks.__main__ import EVENTS
+from maker.hooks.handlers import HANDLERS
+from maker.store.state import PlanState
+from maker.store.step_peek import peek_step
+
+from ._step_plans import linear, make_step, write
+
+ROOT = Path(__file__).resolve().parents[2]
+
+TITLES = ["Write hello.txt", "Réparer l'accès (v2)", "Step: with a colon", "123 numbers first",
+          "yes", "it's quoted", "'quoted' at the start", "a # hash", "ends with a colon:",
+          "x" * 130, "- looks like a list", "[brackets]", "null", "~", "@at",
+          "trailing space ", "Deploy to prod, then verify"]
+
+
+@pytest.mark.parametrize("title", TITLES)
+def test_the_peek_never_disagrees_with_the_full_read(tmp_path: Path, title: str) -> None:
+    store = write(tmp_path, [make_step(0, 1, title=title), make_step(1, -1)])
+    start_step(store, 0, force=True, session_id="s")
+    for n in (0, 1):
+        record = store.load_step(n)
+        peeked = peek_step(record.path, n)
+        assert peeked in (None, (record.status, record.title)), (title, peeked)
+    # maker's usual titles are taken as written, without the full read.
+    if title in ("Write hello.txt", "Deploy to prod, then verify", "it's quoted"):
+        assert peek_step(store.step_path(0), 0) == ("in-progress", title)
+
+
+@pytest.mark.parametrize("edit", [
+    lambda t: t.replace("status: in-progress", "status: 'in-progress'"),  # still valid YAML
+    lambda t: t.replace("status: in-progress", "status: in-progres"),     # a typo
+    lambda t: t.replace("title: Step number 1", "title: Step number 1\n  continued"),
+    lambda t: t.replace("step: 1", "step: 2"),
+    lambda t: t.replace("step: 1", "step: 1.0"),
+    lambda t: t.replace("\n---\n", "\n", 1) if t.count("\n---\n") else t,
+    lambda t: t.replace("## Task", "## Tasks"),
+    lambda t: t.replace("title: Step", "title:  Step"),
+    lambda t: t.replace("status:", "status :"),
+])
+def test_a_hand_edited_step_file_is_read_in_full(tmp_path: Path, edit: object) -> None:
+    store = linear(tmp_path, 2)
+    path = store.step_path(1)
+    start_step(store, 1, session_id="s")
+    text = path.read_text()
+    assert peek_step(path, 1) == ("in-progress", "Step number 1")
+    assert callable(edit)
+    path.write_text(edit(text))
+    assert peek_step(path, 1) is None
+
+
+def test_the_state_view_reads_the_step_as_the_store_does(tmp_path: Path) -> None:
+    store = linear(tmp_path, 3)
+    start_step(store, 2, force=True, session_id="s")
+    state = PlanState(store.root)
+    assert state.step_status(2) == ("in-progress", "Step number 2")
+    assert state.step_status(3) == ("pending", "Step number 3")
+    assert state.read_active() == store.read_active()
+    path = store.step_path(3)  # an unusual form: read in full, same answer
+    path.write_text(path.read_text().replace("title: Step number 3",
+                                             "title: \"Step number 3\""))
+    assert state.step_status(3) == ("pending", "Step number 3")
+
+
+def test_every_event_has_one_handler() -> None:
+    from importlib import import_module
+
+    assert set(EVENTS) == set(HANDLERS)
+    for event, (module, name) in EVENTS.items():
+        assert getattr(import_module(module), name) is HANDLERS[event], event
+
+
+def test_the_busy_stop_hook_imports_neither_pyyaml_nor_the_plan_model(
+        tmp_path: Path) -> None:
+    store = linear(tmp_path, 3)
+    start_step(store, 2, force=True, session_id="s")
+    stdin = json.dumps({"session_id": "s", "hook_event_name": "Stop", "cwd": str(tmp_path),
+                        "stop_hook_active": False})
+    result = subprocess.run(
+        [sys.executable, "-I", "-S", "-X", "importtime", str(ROOT / "scripts" / "run_module.py"),
+         "-m", "maker.hooks", "stop"], input=stdin, capture_output=True, text=True,
+        cwd=tmp_path, timeout=60, check=False)
+    assert json.loads(result.stdout)["decision"] == "block", result.stderr
+    imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines()
+                if line.startswith("import time:")}
+    heavy = {"yaml", "click", "dataclasses", "maker.core.models", "maker.store.plan_store",
+             "maker.hooks.handlers", "maker.executor.lifecycle"}
+    assert imported and not imported & heavy, sorted(imported & heavy)
