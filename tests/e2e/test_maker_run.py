@@ -100,8 +100,16 @@ def test_a_tool_outside_the_step_is_denied_and_a_budget_stop_is_continued(
 
     def step1_tries_to_write(request: RecordedRequest) -> Reply:
         assert "# Step 1: Check hello.txt" in request.last_user_text
+        # Write is not even offered (disallowed_tools): the CLI answers a call to it.
+        assert "Write" not in request.tool_names and "Read" in request.tool_names
         return Reply.tool("Write", {"file_path": str(project / "sneaky.txt"),
                                     "content": "x"})
+
+    def step1_tries_bash(request: RecordedRequest) -> Reply:
+        (result,) = request.tool_results
+        assert result.is_error and "No such tool available: Write" in result.text
+        # Bash stays offered (`maker verify`); the hook refuses anything else, saying why.
+        return Reply.tool("Bash", {"command": f"touch {project / 'sneaky.txt'}"})
 
     def step1_hands_off(request: RecordedRequest) -> Reply:
         (result,) = request.tool_results
@@ -120,7 +128,7 @@ def test_a_tool_outside_the_step_is_denied_and_a_budget_stop_is_continued(
     assert "stopped by the budget" in stopped.stdout
     assert step(project, 1).status == "pending"
 
-    fake_api.script(EXECUTOR, step1_tries_to_write, step1_hands_off)
+    fake_api.script(EXECUTOR, step1_tries_to_write, step1_tries_bash, step1_hands_off)
     finished = run_maker(fake_api, project, claude_home, "--approve", "auto")
 
     assert finished.returncode == 0, finished.stderr[-2000:]
