@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from maker.errors import YAMLCleanError
-from maker.yaml_cleaner.cleaner import load_yaml
+from maker.yaml_cleaner.load import load_yaml
 
 __all__ = [
     "ACTION_STEP",
