@@ -15,7 +15,7 @@ from maker.cli._common import (
     resolve_plans_dir,
 )
 from maker.cli.main import MakerGroup, cli
-from maker.errors import HandoffRejectedError, StepError
+from maker.errors import HandoffRejectedError
 from maker.store.plan_store import PlanStore
 
 __all__ = ["context", "handoff", "next_cmd", "status", "step"]
@@ -225,20 +225,13 @@ def next_cmd(as_json: bool, plans_dir: Path | None) -> None:
 @reports_errors
 def context(number: int | None, plans_dir: Path | None) -> None:
     """Print a step's brief without starting it."""
-    from maker.executor.lifecycle import in_progress, step_brief
-    from maker.executor.schedule import nothing_ready_reason, plan_schedule
+    from maker.executor.lifecycle import default_step, step_brief
+    from maker.executor.schedule import plan_schedule
 
     store = _store(plans_dir)
     plan = store.load()
     if number is None:
-        running = in_progress(plan)
-        if running:
-            number = running[0].number
-        else:
-            sched = plan_schedule(store, plan)
-            if not sched.ready:
-                raise StepError(nothing_ready_reason(sched, plan))
-            number = sched.ready[0]
+        number = default_step(plan, plan_schedule(store, plan))
     plan.get(number)  # StepNotFoundError naming the steps
     click.echo(step_brief(store, plan, number))
 
