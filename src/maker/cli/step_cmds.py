@@ -13,6 +13,7 @@ from maker.cli._common import (
     read_input,
     reports_errors,
     resolve_plans_dir,
+    session_option,
 )
 from maker.cli.main import MakerGroup, cli
 from maker.errors import HandoffRejectedError
@@ -40,20 +41,18 @@ def step() -> None:
 @click.argument("number", type=int, required=False)
 @click.option("--force", is_flag=True, help="Start even if depends_on are not complete "
               "(the override is recorded in the step file).")
-@click.option("--session-id", envvar=["MAKER_SESSION_ID", "CLAUDE_CODE_SESSION_ID"],
-              default=None,
-              help="The Claude Code session that runs the step. Env: MAKER_SESSION_ID.")
+@session_option
 @click.option("--take-over", is_flag=True, help="Take over the step in progress from the "
               "Claude Code session that started it (crashed, or to be given up).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @plans_dir_option
 @reports_errors
-def step_start(number: int | None, force: bool, session_id: str | None, take_over: bool,
+def step_start(number: int | None, force: bool, session_id: str, take_over: bool,
                as_json: bool, plans_dir: Path | None) -> None:
     """Start a step (default: the next ready one) and print its brief."""
     from maker.executor.lifecycle import start_step
 
-    result = start_step(_store(plans_dir), number, force=force, session_id=session_id,
+    result = start_step(_store(plans_dir), number, force=force, session_id=session_id or None,
                         take_over=take_over)
     if as_json:
         echo_json(result.to_dict())
