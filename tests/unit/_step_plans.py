@@ -12,7 +12,6 @@ import yaml
 from maker.core.models import Plan, PlanStep
 from maker.executor.approval import set_policy
 from maker.store.plan_store import PlanStore, seal_approval
-from maker.verify.detect import ENV_VARS
 
 COND_SCHEMA = "{next_step: int, reason: string}"
 
@@ -84,17 +83,11 @@ def handoff(step: int, status: str = "complete", output: Any = None, **fields: A
 
 
 @pytest.fixture(name="project")
-def isolated_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A project dir as cwd, a private HOME, and no maker or verify settings from outside."""
-    home = tmp_path / "home"
+def isolated_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                     verification_off: None) -> Iterator[Path]:
+    """A project dir as cwd, with no verification command unless a test sets one (the
+    environment is ``isolated_env``'s, in tests/conftest.py)."""
     project = tmp_path / "project"
-    home.mkdir()
     project.mkdir()
-    monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(project)
-    for var in ("MAKER_PLANS_DIR", "CLAUDE_PROJECT_DIR", "MAKER_SESSION_ID",
-                "MAKER_VERIFY_TIMEOUT"):
-        monkeypatch.delenv(var, raising=False)
-    for var in ENV_VARS.values():  # no verification command unless a test sets one
-        monkeypatch.setenv(var, "")
     yield project

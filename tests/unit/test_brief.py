@@ -14,13 +14,6 @@ from maker.errors import StepNotFoundError
 from maker.executor.brief import BriefBudget, build_brief, handoff_template, previous_handoff
 from maker.store.notes import DEFAULT_KEEP, add_notes
 from maker.store.plan_store import PlanStore, utc_now
-from maker.verify.detect import ENV_VARS
-
-
-@pytest.fixture(autouse=True)
-def _no_verify_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ENV_VARS.values():
-        monkeypatch.delenv(var, raising=False)
 
 
 def make_step(n: int, **overrides: Any) -> PlanStep:

@@ -43,12 +43,7 @@ BAD = _plan_text(primary_tools=["Bsh"], input_variables=["step_2_output.files"])
 
 
 @pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("MAKER_PLANS_DIR", raising=False)
-    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+def _in_a_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "project" / ".git").mkdir(parents=True)
     monkeypatch.chdir(tmp_path / "project")
 

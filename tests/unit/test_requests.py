@@ -19,11 +19,10 @@ from ._step_plans import complete, linear
 
 
 @pytest.fixture(autouse=True)
-def plugin_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def plugin_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                verification_off: None) -> Path:
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "data"))
     monkeypatch.chdir(tmp_path)
-    for var in ("FORMAT_CMD", "LINT_CMD", "BUILD_CMD", "TEST_CMD"):
-        monkeypatch.setenv(var, "")
     return tmp_path / "data"
 
 
@@ -244,9 +243,7 @@ def test_every_session_command_takes_both_spellings_and_both_variables(
 
 @pytest.mark.parametrize(("args", "env"), SPELLINGS)
 def test_request_reads_the_session_however_it_is_given(
-        args: list[str], env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("MAKER_SESSION_ID", raising=False)
-    monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
+        args: list[str], env: dict[str, str]) -> None:
     save_request("s", "/maker:plan add login")
     result = CliRunner().invoke(cli, ["request", "plan", *args], env=env)
     assert result.output == "<user-text>\nadd login\n</user-text>\n"
@@ -254,10 +251,7 @@ def test_request_reads_the_session_however_it_is_given(
 
 @pytest.mark.parametrize(("args", "env"), SPELLINGS)
 def test_step_start_records_the_session_however_it_is_given(
-        tmp_path: Path, args: list[str], env: dict[str, str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("MAKER_SESSION_ID", raising=False)
-    monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
+        tmp_path: Path, args: list[str], env: dict[str, str]) -> None:
     store = linear(tmp_path, 2)
     result = CliRunner().invoke(cli, ["step", "start", *args], env=env)
     assert result.exit_code == 0, result.output
