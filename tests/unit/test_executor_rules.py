@@ -11,6 +11,8 @@ import pytest
 from maker.core.models import PlanStep
 from maker.tools.executor_rules import executor_decision
 
+from ._step_plans import step_spec
+
 OUTSIDE = "may use only"
 PLANS = "maker's own record of the plan"
 STATE = "does not move the plan's state"
@@ -18,11 +20,8 @@ DATA = "maker's own data"
 
 
 def make_step(primary: list[str], fallback: list[str] | None = None) -> PlanStep:
-    return PlanStep(step=3, task_type="action_step", title="Edit", task_description="Edit.",
-                    primary_tools=primary, fallback_tools=fallback or [],
-                    primary_tool_instructions="", fallback_tool_instructions="",
-                    input_variables=[], output_variable="step_3_output",
-                    output_schema="{}", next_step_sequence_number=-1)
+    return step_spec(3, -1, title="Edit", task_description="Edit.", primary_tools=primary,
+                     fallback_tools=fallback or [], output_schema="{}")
 
 
 @pytest.fixture

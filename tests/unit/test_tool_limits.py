@@ -21,16 +21,15 @@ from maker.engine.tool_limits import (
 )
 from maker.store.plan_store import PlanStore
 
+from ._step_plans import step_spec
+
 OUTSIDE = "may use only"
 PLANS = "maker's own record of the plan"
 
 
 def make_step(primary: list[str], fallback: list[str] | None = None) -> PlanStep:
-    return PlanStep(step=4, task_type="action_step", title="Edit", task_description="Edit.",
-                    primary_tools=primary, fallback_tools=fallback or [],
-                    primary_tool_instructions="", fallback_tool_instructions="",
-                    input_variables=[], output_variable="step_4_output",
-                    output_schema="{}", next_step_sequence_number=-1)
+    return step_spec(4, -1, title="Edit", task_description="Edit.", primary_tools=primary,
+                     fallback_tools=fallback or [], output_schema="{}")
 
 
 @pytest.fixture
