@@ -38,6 +38,13 @@ def step_spec(n: int, nxt: int | None = None, **changes: Any) -> PlanStep:
     return PlanStep(**step_data(n, nxt, **changes))
 
 
+def tool_step(n: int, primary: list[str], fallback: list[str] | None = None) -> PlanStep:
+    """Step ``n``, "Edit", the plan's last, with these tool lists (the tests of what a
+    step's tools permit)."""
+    return step_spec(n, -1, title="Edit", task_description="Edit.", primary_tools=primary,
+                     fallback_tools=fallback or [], output_schema="{}")
+
+
 def make_step(n: int, nxt: int, *, conditional: bool = False, inputs: list[str] | None = None,
               schema: Any = "{result: string}", depends_on: list[int] | None = None,
               title: str | None = None) -> PlanStep:
