@@ -1,23 +1,53 @@
-"""Every test runs isolated from the developer's machine: its own HOME and no maker
-settings from outside. Approval is the default (a person approves every step); tests
-that want steps to complete on acceptance set the `auto` policy, as a person would."""
+"""Every test runs isolated from the developer's machine: its own HOME and no settings
+from outside (``isolated_env``, the one isolation fixture). Approval is the default (a
+person approves every step); tests that want steps to complete on acceptance set the
+`auto` policy, as a person would.
+
+Tests that need more set it themselves, from two shared fixtures: ``verification_off``
+(every verification kind set empty, so no command runs and no evidence is required) and
+``plugin_project`` (a project as cwd, as Claude Code runs the plugin there)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-_OUTSIDE = ("MAKER_PLANS_DIR", "CLAUDE_PROJECT_DIR", "MAKER_SESSION_ID", "MAKER_VERIFY_TIMEOUT",
-            "FORMAT_CMD", "LINT_CMD", "BUILD_CMD", "TEST_CMD", "CLAUDE_ENV_FILE",
-            "CLAUDE_PLUGIN_DATA", "CLAUDE_PLUGIN_ROOT", "MAKER_PYTHON", "XDG_DATA_HOME")
+from maker.verify.detect import ENV_VARS
+
+# What configures maker, Claude Code, the API client and the XDG directories, whatever
+# the variable's name: removed from every test's environment.
+_PREFIXES = ("MAKER_", "CLAUDE_", "ANTHROPIC_", "XDG_")
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(tmp_path_factory: pytest.TempPathFactory,
-                  monkeypatch: pytest.MonkeyPatch) -> None:
+def isolated_env(tmp_path_factory: pytest.TempPathFactory,
+                 monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private HOME (returned); no MAKER_*, CLAUDE_*, ANTHROPIC_* or XDG_* variable and
+    no verification command (FORMAT_CMD, LINT_CMD, BUILD_CMD, TEST_CMD) from outside."""
     home: Path = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
-    for var in _OUTSIDE:
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.delenv("MAKER_AUTOAPPROVE", raising=False)
+    outside = set(ENV_VARS.values())
+    for var in list(os.environ):
+        if var.startswith(_PREFIXES) or var in outside:
+            monkeypatch.delenv(var)
+    return home
+
+
+@pytest.fixture
+def verification_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every verification kind set empty: nothing runs, no evidence is required."""
+    for var in ENV_VARS.values():
+        monkeypatch.setenv(var, "")
+
+
+@pytest.fixture
+def plugin_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                   verification_off: None) -> Path:
+    """``tmp_path`` as the project Claude Code runs in (cwd, CLAUDE_PROJECT_DIR), the
+    plugin's data in ``tmp_path/plugin-data``, verification off."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "plugin-data"))
+    return tmp_path

@@ -35,10 +35,11 @@ files_changed: []
 """
 
 
-def make_step() -> PlanStep:
+def make_step(fallback: list[str] | None = None) -> PlanStep:
+    """Step 2, "Greet": reads README.md, answers with a greeting (the e2e tests' step)."""
     return PlanStep(step=2, task_type="action_step", title="Greet",
                     task_description="Say hello.", primary_tools=["Read"],
-                    fallback_tools=["Grep"], primary_tool_instructions="Read README.md",
+                    fallback_tools=fallback or ["Grep"], primary_tool_instructions="Read README.md",
                     fallback_tool_instructions="", input_variables=[],
                     output_variable="step_2_output", output_schema="{greeting: string}",
                     next_step_sequence_number=-1)

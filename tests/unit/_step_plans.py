@@ -1,4 +1,6 @@
-"""Plans on disk for the step-execution tests (schedule, lifecycle, gate, CLI)."""
+"""The tests' builders of plan data: one step as YAML holds it (``step_data``) or parsed
+(``step_spec``, ``make_step``), and plans on disk for the step-execution tests (schedule,
+lifecycle, gate, CLI). A test file that needs other defaults passes them as changes."""
 
 from __future__ import annotations
 
@@ -12,22 +14,46 @@ import yaml
 from maker.core.models import Plan, PlanStep
 from maker.executor.approval import set_policy
 from maker.store.plan_store import PlanStore, seal_approval
-from maker.verify.detect import ENV_VARS
 
 COND_SCHEMA = "{next_step: int, reason: string}"
+
+
+def step_data(n: int, nxt: int | None = None, **changes: Any) -> dict[str, Any]:
+    """A sound action step ``n`` as plan YAML holds it, leading to ``nxt`` (default
+    ``n + 1``; -1 ends the plan); ``changes`` replace or add fields."""
+    data: dict[str, Any] = {
+        "step": n, "task_type": "action_step", "title": f"Step number {n}",
+        "task_description": f"Do the work of step {n}.", "primary_tools": ["Read"],
+        "fallback_tools": [], "primary_tool_instructions": "",
+        "fallback_tool_instructions": "", "input_variables": [],
+        "output_variable": f"step_{n}_output", "output_schema": "{result: string}",
+        "next_step_sequence_number": n + 1 if nxt is None else nxt,
+    }
+    data.update(changes)
+    return data
+
+
+def step_spec(n: int, nxt: int | None = None, **changes: Any) -> PlanStep:
+    """``step_data`` as a ``PlanStep``."""
+    return PlanStep(**step_data(n, nxt, **changes))
+
+
+def tool_step(n: int, primary: list[str], fallback: list[str] | None = None) -> PlanStep:
+    """Step ``n``, "Edit", the plan's last, with these tool lists (the tests of what a
+    step's tools permit)."""
+    return step_spec(n, -1, title="Edit", task_description="Edit.", primary_tools=primary,
+                     fallback_tools=fallback or [], output_schema="{}")
 
 
 def make_step(n: int, nxt: int, *, conditional: bool = False, inputs: list[str] | None = None,
               schema: Any = "{result: string}", depends_on: list[int] | None = None,
               title: str | None = None) -> PlanStep:
-    return PlanStep(
-        step=n, task_type="conditional_step" if conditional else "action_step",
-        title=title or f"Step number {n}", task_description=f"Do the work of step {n}.",
-        primary_tools=["Read"], fallback_tools=[], primary_tool_instructions="",
-        fallback_tool_instructions="", input_variables=list(inputs or []),
-        output_variable=f"step_{n}_output",
+    """A step of the plans below: ``conditional`` decides next at run time."""
+    return step_spec(
+        n, nxt, task_type="conditional_step" if conditional else "action_step",
+        title=title or f"Step number {n}", input_variables=list(inputs or []),
         output_schema=COND_SCHEMA if conditional and schema == "{result: string}" else schema,
-        next_step_sequence_number=nxt, depends_on=depends_on)
+        depends_on=depends_on)
 
 
 def write(root: Path, steps: list[PlanStep], policy: str = "auto") -> PlanStore:
@@ -84,17 +110,11 @@ def handoff(step: int, status: str = "complete", output: Any = None, **fields: A
 
 
 @pytest.fixture(name="project")
-def isolated_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A project dir as cwd, a private HOME, and no maker or verify settings from outside."""
-    home = tmp_path / "home"
+def isolated_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                     verification_off: None) -> Iterator[Path]:
+    """A project dir as cwd, with no verification command unless a test sets one (the
+    environment is ``isolated_env``'s, in tests/conftest.py)."""
     project = tmp_path / "project"
-    home.mkdir()
     project.mkdir()
-    monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(project)
-    for var in ("MAKER_PLANS_DIR", "CLAUDE_PROJECT_DIR", "MAKER_SESSION_ID",
-                "MAKER_VERIFY_TIMEOUT"):
-        monkeypatch.delenv(var, raising=False)
-    for var in ENV_VARS.values():  # no verification command unless a test sets one
-        monkeypatch.setenv(var, "")
     yield project

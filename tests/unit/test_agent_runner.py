@@ -2,22 +2,15 @@
 test_agent_runner_maker.py."""
 from unittest.mock import MagicMock, patch
 
-from maker.core.models import AgentResult, PlanStep, TaskConfig
+from maker.core.models import AgentResult, TaskConfig
 from maker.executor.agent_runner import AgentRunner
+
+from ._step_plans import step_spec
 
 
 def make_step(**overrides):
-    defaults = {
-        "step": 0, "task_type": "action_step", "title": "test",
-        "task_description": "Do something", "primary_tools": ["Read"],
-        "fallback_tools": [], "primary_tool_instructions": "Use Read",
-        "fallback_tool_instructions": "", "input_variables": [],
-        "output_variable": "step_0_output",
-        "output_schema": "{result: string}",
-        "next_step_sequence_number": -1,
-    }
-    defaults.update(overrides)
-    return PlanStep(**defaults)
+    return step_spec(0, -1, **{"title": "test", "task_description": "Do something",
+                               "primary_tool_instructions": "Use Read", **overrides})
 
 
 def make_config(**overrides):

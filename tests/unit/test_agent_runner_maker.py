@@ -32,20 +32,14 @@ from maker.prompts import load_prompt
 from maker.store.notes import add_notes, read_notes
 from maker.store.plan_store import PlanStore, utc_now
 
+from ._step_plans import step_spec
+
 Script = Callable[..., AsyncIterator[Any]]
 
 
 def make_step(n: int = 0, **overrides: Any) -> PlanStep:
-    fields: dict[str, Any] = {
-        "step": n, "task_type": "action_step", "title": f"Step {n}",
-        "task_description": f"Do the work of step {n}.", "primary_tools": ["Read"],
-        "fallback_tools": ["Bash"], "primary_tool_instructions": "Read first.",
-        "fallback_tool_instructions": "", "input_variables": [],
-        "output_variable": f"step_{n}_output", "output_schema": "{result: string}",
-        "next_step_sequence_number": -1,
-    }
-    fields.update(overrides)
-    return PlanStep(**fields)
+    return step_spec(n, -1, **{"title": f"Step {n}", "fallback_tools": ["Bash"],
+                               "primary_tool_instructions": "Read first.", **overrides})
 
 
 def assistant(*texts: str, parent: str | None = None) -> AssistantMessage:

@@ -27,9 +27,8 @@ from ._step_plans import handoff, linear
 
 
 @pytest.fixture()
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> PlanStore:
-    for var in ("FORMAT_CMD", "LINT_CMD", "BUILD_CMD", "TEST_CMD"):
-        monkeypatch.setenv(var, "")
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verification_off: None
+          ) -> PlanStore:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("maker.cli._common.is_terminal", lambda: True)  # a person is there
     s = linear(tmp_path, 3, policy="never")

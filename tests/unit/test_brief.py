@@ -14,29 +14,17 @@ from maker.errors import StepNotFoundError
 from maker.executor.brief import BriefBudget, build_brief, handoff_template, previous_handoff
 from maker.store.notes import DEFAULT_KEEP, add_notes
 from maker.store.plan_store import PlanStore, utc_now
-from maker.verify.detect import ENV_VARS
 
-
-@pytest.fixture(autouse=True)
-def _no_verify_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ENV_VARS.values():
-        monkeypatch.delenv(var, raising=False)
+from ._step_plans import step_spec
 
 
 def make_step(n: int, **overrides: Any) -> PlanStep:
-    fields: dict[str, Any] = {
-        "step": n, "task_type": "action_step", "title": f"Step number {n}",
-        "task_description": f"Do the work of step {n}.",
+    return step_spec(n, **{
         "primary_tools": ["Read", "Grep"], "fallback_tools": ["Bash"],
         "primary_tool_instructions": "Grep for the symbol first.",
         "fallback_tool_instructions": "Use grep -r when Grep is not enough.",
         "input_variables": [f"step_{n - 1}_output.result"] if n > 0 else [],
-        "output_variable": f"step_{n}_output",
-        "output_schema": "{result: string, files: [string]}",
-        "next_step_sequence_number": n + 1,
-    }
-    fields.update(overrides)
-    return PlanStep(**fields)
+        "output_schema": "{result: string, files: [string]}", **overrides})
 
 
 def write_plan(root: Path, steps: list[PlanStep], task: str = "Add OAuth login") -> PlanStore:

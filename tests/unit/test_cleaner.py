@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maker.errors import YAMLCleanError
-from maker.yaml_cleaner.cleaner import YAMLCleaner, load_yaml
+from maker.yaml_cleaner.cleaner import YAMLCleaner
+from maker.yaml_cleaner.load import load_yaml
 
 from ._plan_strategies import yaml_like
 
@@ -133,7 +134,7 @@ def test_a_few_aliases_are_fine(cleaner):
                                   "'- ' * 60_000 + 'x'", "'{a: ' * 40_000"])
 def test_deep_nesting_is_an_error_not_a_crash(expr):
     # libyaml's composer overflows the C stack here (a segfault): run it apart.
-    code = ("from maker.yaml_cleaner.cleaner import load_yaml\n"
+    code = ("from maker.yaml_cleaner.load import load_yaml\n"
             "from maker.errors import YAMLCleanError\n"
             f"try:\n    load_yaml({expr})\nexcept YAMLCleanError as exc:\n    print(exc)\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

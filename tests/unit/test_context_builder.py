@@ -2,23 +2,15 @@
 import pytest
 import yaml
 
-from maker.core.models import PlanStep
 from maker.executor.context_builder import ContextBuilder
+
+from ._step_plans import step_spec
 
 
 def make_step(**overrides):
-    defaults = {
-        "step": 1, "task_type": "action_step", "title": "test",
-        "task_description": "Do something with step_0_output.field",
-        "primary_tools": ["Read"], "fallback_tools": [],
-        "primary_tool_instructions": "", "fallback_tool_instructions": "",
-        "input_variables": ["step_0_output.field"],
-        "output_variable": "step_1_output",
-        "output_schema": "{result: string}",
-        "next_step_sequence_number": -1,
-    }
-    defaults.update(overrides)
-    return PlanStep(**defaults)
+    return step_spec(1, -1, **{"title": "test",
+                               "task_description": "Do something with step_0_output.field",
+                               "input_variables": ["step_0_output.field"], **overrides})
 
 
 class TestContextBuilder:

@@ -34,10 +34,6 @@ from ._step_plans import (
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 
 
-@pytest.fixture(autouse=True)
-def _approval_required(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("MAKER_AUTOAPPROVE", raising=False)
-
 _MUTATORS = ("replace", "rename", "unlink", "remove", "mkdir", "rmdir", "link", "symlink")
 _DIED = 137
 def _die_before(n: int) -> None:

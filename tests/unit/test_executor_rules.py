@@ -8,21 +8,14 @@ from typing import Any
 
 import pytest
 
-from maker.core.models import PlanStep
 from maker.tools.executor_rules import executor_decision
+
+from ._step_plans import tool_step
 
 OUTSIDE = "may use only"
 PLANS = "maker's own record of the plan"
 STATE = "does not move the plan's state"
 DATA = "maker's own data"
-
-
-def make_step(primary: list[str], fallback: list[str] | None = None) -> PlanStep:
-    return PlanStep(step=3, task_type="action_step", title="Edit", task_description="Edit.",
-                    primary_tools=primary, fallback_tools=fallback or [],
-                    primary_tool_instructions="", fallback_tool_instructions="",
-                    input_variables=[], output_variable="step_3_output",
-                    output_schema="{}", next_step_sequence_number=-1)
 
 
 @pytest.fixture
@@ -60,7 +53,7 @@ TABLE: list[tuple[list[str], str, dict[str, Any], str | None]] = [
 @pytest.mark.parametrize(("tools", "tool", "tool_input", "expected"), TABLE)
 def test_executor_decision_table(project: Path, tools: list[str], tool: str,
                                  tool_input: dict[str, Any], expected: str | None) -> None:
-    step = make_step(tools)
+    step = tool_step(3, tools)
     # A PlanStep always lists AskUserQuestion: the table's "outside" rows use a spec
     # whose tools are exactly ``tools``.
     spec = _Spec(step.step, tools)
@@ -74,7 +67,7 @@ def test_executor_decision_table(project: Path, tools: list[str], tool: str,
 
 
 def test_outside_reason_names_the_step_its_tools_and_the_way_out(project: Path) -> None:
-    reason = executor_decision(make_step(["Read"], ["Grep"]), "Write",
+    reason = executor_decision(tool_step(3, ["Read"], ["Grep"]), "Write",
                                {"file_path": "src/a.py"}, cwd=project,
                                plans_root=project / "plans")
     assert reason == (
@@ -86,7 +79,7 @@ def test_outside_reason_names_the_step_its_tools_and_the_way_out(project: Path) 
 def test_a_plan_step_may_ask_its_question(project: Path) -> None:
     """The rule itself lets AskUserQuestion through (a person answers it in Claude
     Code); the headless engine answers it (maker.engine.tool_limits)."""
-    assert executor_decision(make_step(["Read"]), "AskUserQuestion", {}, cwd=project,
+    assert executor_decision(tool_step(3, ["Read"]), "AskUserQuestion", {}, cwd=project,
                              plans_root=project / "plans") is None
 
 

@@ -69,13 +69,11 @@ def _outside_plans(project: Path) -> dict[str, float]:
 @pytest.mark.parametrize("edit", sorted(EDITS))
 def test_every_hook_survives_garbage_over_hand_edited_state(
         tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
-        state: str, edit: str) -> None:
+        verification_off: None, state: str, edit: str) -> None:
     project = tmp_path_factory.mktemp("project")
     monkeypatch.chdir(project)
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path_factory.mktemp("data")))
-    for var in ("FORMAT_CMD", "LINT_CMD", "BUILD_CMD", "TEST_CMD"):
-        monkeypatch.setenv(var, "")
     store = STATES[state](project)
     (project / "src").mkdir()
     (project / "src" / "app.py").write_text("x = 1\n")
@@ -113,13 +111,8 @@ def test_a_broken_in_progress_marker_keeps_the_stop_gate_shut(
 
 
 @pytest.fixture(name="project_env")
-def _project_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
-    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "data"))
-    for var in ("FORMAT_CMD", "LINT_CMD", "BUILD_CMD", "TEST_CMD"):
-        monkeypatch.setenv(var, "")
-    return tmp_path
+def _project_env(plugin_project: Path) -> Path:
+    return plugin_project
 
 
 def test_a_check_that_fails_refuses_maker_subagents_tools(

@@ -33,7 +33,6 @@ KEYS = ["cwd", "session_id", "transcript_path", "agent_transcript_path", "agent_
 def test_garbage_never_breaks_a_hook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                      seed: int) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "data"))
     store = linear(tmp_path, 3)
     start_step(store, 1, session_id="s")

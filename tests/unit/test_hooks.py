@@ -52,13 +52,8 @@ def fire(event: str, data: dict[str, Any] | str) -> dict[str, Any] | None:
 
 
 @pytest.fixture()
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
-    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "plugin-data"))
-    for var in ("FORMAT_CMD", "LINT_CMD", "BUILD_CMD", "TEST_CMD"):
-        monkeypatch.setenv(var, "")  # no verification known: no evidence required
-    return tmp_path
+def project(plugin_project: Path) -> Path:
+    return plugin_project
 
 
 @pytest.fixture()

@@ -14,21 +14,17 @@ from maker.planner.linter import lint_plan, lint_text
 from maker.tools.registry import ToolRegistry
 
 from ._plan_strategies import plan_like, yaml_like
+from ._step_plans import step_data
 
 
 def step(n: int, **changes: Any) -> dict[str, Any]:
     """A sound step ``n`` that leads to ``n + 1``; pass ``next_step_sequence_number=-1`` to end."""
-    data: dict[str, Any] = {
-        "step": n, "task_type": "action_step", "title": f"Step {n}",
+    return step_data(n, **{
+        "title": f"Step {n}",
         "task_description": f"Do part {n} of the work and report the files changed.",
         "primary_tools": ["Read", "Edit"], "fallback_tools": ["Bash"],
         "primary_tool_instructions": "Read first, then edit.",
-        "fallback_tool_instructions": "", "input_variables": [],
-        "output_variable": f"step_{n}_output", "output_schema": "{files: list, summary: string}",
-        "next_step_sequence_number": n + 1,
-    }
-    data.update(changes)
-    return data
+        "output_schema": "{files: list, summary: string}", **changes})
 
 
 def plan(*steps: dict[str, Any], **top: Any) -> dict[str, Any]:

@@ -105,6 +105,16 @@ def test_bounded_with_nothing_lost(notes: Path) -> None:
     assert not (notes.parent / "archive" / "NOTES-decisions.md").exists()
 
 
+@pytest.mark.parametrize(("kind", "archive"), [
+    ("Open questions", "NOTES-open-questions.md"),
+    ("Café notes", "NOTES-café-notes.md"),  # named as a step file would be (store.slug)
+    ("!!!", "NOTES-section.md"),
+])
+def test_an_archive_is_named_by_the_one_slug(notes: Path, kind: str, archive: str) -> None:
+    add_notes(notes, {kind: ["one", "two", "three"]}, step=1, keep=1)
+    assert [p.name for p in (notes.parent / "archive").iterdir()] == [archive]
+
+
 def test_other_kinds_become_their_own_section(notes: Path) -> None:
     add_notes(notes, {"Risks": ["disk may fill"]})
     assert read_notes(notes) == {"Risks": ["disk may fill"]}

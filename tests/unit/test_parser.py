@@ -9,6 +9,7 @@ from maker.errors import PlanValidationError
 from maker.planner.parser import parse_plan, structure_problems
 
 from ._plan_strategies import plan_like, yaml_like
+from ._step_plans import step_data
 
 
 class TestParsePlan:
@@ -200,15 +201,8 @@ class TestParsePlan:
 
 
 def _step(n: int, **changes: object) -> dict[str, object]:
-    step: dict[str, object] = {
-        "step": n, "task_type": "action_step", "title": f"step {n}",
-        "task_description": "Do the thing", "primary_tools": ["Read"], "fallback_tools": [],
-        "primary_tool_instructions": "", "fallback_tool_instructions": "",
-        "input_variables": [], "output_variable": f"step_{n}_output",
-        "output_schema": "{result: string}", "next_step_sequence_number": -1,
-    }
-    step.update(changes)
-    return step
+    return step_data(n, -1, **{"title": f"step {n}", "task_description": "Do the thing",
+                               **changes})
 
 
 class TestParserBeyondSeed:

@@ -12,20 +12,17 @@ from click.testing import CliRunner, Result
 
 from maker.cli.main import cli
 
+from ._step_plans import step_data
+
 TASK = "Add a health endpoint"
 
 
 def _step(n: int, last: bool = False, **changes: Any) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "step": n, "task_type": "action_step", "title": f"Part {n}",
-        "task_description": f"Implement part {n} and run its tests.",
+    return step_data(n, -1 if last else n + 1, **{
+        "title": f"Part {n}", "task_description": f"Implement part {n} and run its tests.",
         "primary_tools": ["Read", "Edit"], "fallback_tools": ["Bash"],
         "input_variables": [f"step_{n - 1}_output.files"] if n else [],
-        "output_variable": f"step_{n}_output", "output_schema": "{files: list}",
-        "next_step_sequence_number": -1 if last else n + 1,
-    }
-    data.update(changes)
-    return data
+        "output_schema": "{files: list}", **changes})
 
 
 def _plan_text(count: int = 3, task: str | None = TASK, **changes: Any) -> str:
@@ -43,12 +40,7 @@ BAD = _plan_text(primary_tools=["Bsh"], input_variables=["step_2_output.files"])
 
 
 @pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("MAKER_PLANS_DIR", raising=False)
-    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+def _in_a_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "project" / ".git").mkdir(parents=True)
     monkeypatch.chdir(tmp_path / "project")
 

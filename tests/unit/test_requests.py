@@ -19,11 +19,10 @@ from ._step_plans import complete, linear
 
 
 @pytest.fixture(autouse=True)
-def plugin_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def plugin_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                verification_off: None) -> Path:
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "data"))
     monkeypatch.chdir(tmp_path)
-    for var in ("FORMAT_CMD", "LINT_CMD", "BUILD_CMD", "TEST_CMD"):
-        monkeypatch.setenv(var, "")
     return tmp_path / "data"
 
 
@@ -220,3 +219,41 @@ def test_a_step_request_that_names_no_step_starts_nothing(tmp_path: Path, typed:
     assert out.rstrip().endswith("STEP_BLOCKED.")
     assert store.read_active() is None
     assert {r.status for r in store.load().steps} == {"pending"}
+
+
+# -- the session option: one decorator, every spelling ------------------------------------
+
+SPELLINGS = [(["--session", "s"], {}), (["--session-id", "s"], {}),
+             ([], {"MAKER_SESSION_ID": "s"}), ([], {"CLAUDE_CODE_SESSION_ID": "s"}),
+             ([], {"MAKER_SESSION_ID": "s", "CLAUDE_CODE_SESSION_ID": "other"})]
+SESSION_COMMANDS = [["request"], ["step", "begin"], ["step", "reset-request"],
+                    ["step", "start"]]
+
+
+@pytest.mark.parametrize("path", SESSION_COMMANDS, ids=" ".join)
+def test_every_session_command_takes_both_spellings_and_both_variables(
+        path: list[str]) -> None:
+    command = cli
+    for name in path:
+        command = command.commands[name]  # type: ignore[attr-defined]
+    [option] = [p for p in command.params if p.name == "session_id"]
+    assert option.opts == ["--session", "--session-id"]
+    assert option.envvar == ["MAKER_SESSION_ID", "CLAUDE_CODE_SESSION_ID"]
+
+
+@pytest.mark.parametrize(("args", "env"), SPELLINGS)
+def test_request_reads_the_session_however_it_is_given(
+        args: list[str], env: dict[str, str]) -> None:
+    save_request("s", "/maker:plan add login")
+    result = CliRunner().invoke(cli, ["request", "plan", *args], env=env)
+    assert result.output == "<user-text>\nadd login\n</user-text>\n"
+
+
+@pytest.mark.parametrize(("args", "env"), SPELLINGS)
+def test_step_start_records_the_session_however_it_is_given(
+        tmp_path: Path, args: list[str], env: dict[str, str]) -> None:
+    store = linear(tmp_path, 2)
+    result = CliRunner().invoke(cli, ["step", "start", *args], env=env)
+    assert result.exit_code == 0, result.output
+    assert store.load().get(1).meta["started_by"] == "s"
+    assert store.read_active()["session_id"] == "s"  # type: ignore[index]

@@ -34,13 +34,8 @@ EXECUTOR = "maker:step-executor"
 
 
 @pytest.fixture()
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
-    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "plugin-data"))
-    for var in ("FORMAT_CMD", "LINT_CMD", "BUILD_CMD", "TEST_CMD"):
-        monkeypatch.setenv(var, "")
-    return tmp_path
+def project(plugin_project: Path) -> Path:
+    return plugin_project
 
 
 def fire(event: str, data: dict[str, Any]) -> dict[str, Any] | None:

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from maker.cli.main import cli
-from maker.executor.lifecycle import start_step
+from maker.executor.lifecycle import set_status, start_step
 from maker.store.plan_store import PlanStore
 
 from ._step_plans import (
@@ -212,3 +212,39 @@ def test_json_outputs(project: Path) -> None:
     assert reset["previous_status"] == "failed" and reset["archived_handoff"] is None
     status = json.loads(run("status", "--json").stdout)
     assert status["next"] == [{"step": 1, "title": "Step number 1"}]
+
+
+# -- the default step -----------------------------------------------------------------------
+
+
+def _awaiting_and_running(project: Path) -> PlanStore:
+    """Step 1 done and awaiting approval while step 2 is in progress (a forced start)."""
+    store = linear(project, 3, policy="never")
+    start_step(store, 1)
+    run("handoff", "accept", "-", input=handoff(1))
+    set_status(store, 2, "in-progress")
+    return store
+
+
+@pytest.mark.parametrize(("setup", "step"), [
+    (_fresh, 1), (_one_running, 1), (_branch_taken, 4), (_awaiting_and_running, 2),
+], ids=["fresh", "running", "branch", "awaiting-and-running"])
+def test_context_and_start_mean_the_same_step_when_none_is_named(
+        project: Path, setup: Setup, step: int) -> None:
+    """`maker context` and `maker step start` with no number: the step in progress, else
+    the first ready one (one rule, in ``maker.executor.lifecycle.default_step``)."""
+    setup(project)
+    context = run("context")
+    assert context.exit_code == 0, context.output
+    assert context.output.startswith(f"# Step {step}:")
+    started = run("step", "start")
+    assert started.exit_code == 0, started.output
+    assert f"# Step {step}:" in started.output
+
+
+def test_with_nothing_ready_context_and_start_say_the_same(project: Path) -> None:
+    store = linear(project, 1)
+    complete(store, 1)
+    context, started = run("context"), run("step", "start")
+    assert context.exit_code == started.exit_code == 1
+    assert context.stderr == started.stderr and "step" in context.stderr

@@ -20,15 +20,13 @@ from maker.store.journal import TXN_DIR
 from maker.store.plan_store import PlanStore
 from maker.store.slug import slugify
 
+from ._step_plans import step_spec
+
 
 def step(n: int, nxt: int, **kw: object) -> PlanStep:
-    fields: dict[str, object] = dict(
-        step=n, task_type="action_step", title=f"Step {n}", task_description=f"Do {n}.",
-        primary_tools=["Read"], fallback_tools=["Grep"], primary_tool_instructions="Read it.",
-        fallback_tool_instructions="", input_variables=[], output_variable=f"step_{n}_output",
-        output_schema="{result: string}", next_step_sequence_number=nxt)
-    fields.update(kw)
-    return PlanStep(**fields)  # type: ignore[arg-type]
+    return step_spec(n, nxt, **{"title": f"Step {n}", "task_description": f"Do {n}.",
+                                "fallback_tools": ["Grep"],
+                                "primary_tool_instructions": "Read it.", **kw})
 
 
 def plan(*steps: PlanStep, task: str = "The task") -> Plan:

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from claude_agent_sdk import HookMatcher, PermissionResultAllow, PermissionResultDeny
 
-from maker.core.models import PlanStep
 from maker.engine import tool_limits
 from maker.engine.tool_limits import (
     NO_USER,
@@ -21,16 +20,10 @@ from maker.engine.tool_limits import (
 )
 from maker.store.plan_store import PlanStore
 
+from ._step_plans import tool_step
+
 OUTSIDE = "may use only"
 PLANS = "maker's own record of the plan"
-
-
-def make_step(primary: list[str], fallback: list[str] | None = None) -> PlanStep:
-    return PlanStep(step=4, task_type="action_step", title="Edit", task_description="Edit.",
-                    primary_tools=primary, fallback_tools=fallback or [],
-                    primary_tool_instructions="", fallback_tool_instructions="",
-                    input_variables=[], output_variable="step_4_output",
-                    output_schema="{}", next_step_sequence_number=-1)
 
 
 @pytest.fixture
@@ -41,7 +34,7 @@ def store(tmp_path: Path) -> PlanStore:
 
 
 def test_a_session_gets_all_three_means(store: PlanStore) -> None:
-    step = make_step(["Read"])
+    step = tool_step(4, ["Read"])
     limits = tool_limits.session_limits(store, step)  # type: ignore[arg-type]
     assert set(limits) == {"hooks", "can_use_tool", "disallowed_tools"}
     assert limits["disallowed_tools"] == disallowed_tools(step)
@@ -73,7 +66,7 @@ CALLS: list[tuple[list[str], str, dict[str, Any], str | None]] = [
 async def test_can_use_tool_denies_with_the_reason(store: PlanStore, tools: list[str],
                                                    tool: str, tool_input: dict[str, Any],
                                                    expected: str | None) -> None:
-    callback = make_can_use_tool(store, make_step(tools))
+    callback = make_can_use_tool(store, tool_step(4, tools))
     result = await callback(tool, tool_input, SimpleNamespace(tool_use_id="t1"))
     if expected is None:
         assert isinstance(result, PermissionResultAllow)
@@ -87,7 +80,7 @@ async def test_can_use_tool_denies_with_the_reason(store: PlanStore, tools: list
 async def test_pre_tool_use_hook_denies_with_the_reason(store: PlanStore, tools: list[str],
                                                         tool: str, tool_input: dict[str, Any],
                                                         expected: str | None) -> None:
-    (matcher,) = make_hooks(store, make_step(tools))["PreToolUse"]
+    (matcher,) = make_hooks(store, tool_step(4, tools))["PreToolUse"]
     (hook,) = matcher.hooks
     hook_input = {"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input,
                   "tool_use_id": "t1", "cwd": str(store.root.parent), "session_id": "s"}
@@ -97,21 +90,21 @@ async def test_pre_tool_use_hook_denies_with_the_reason(store: PlanStore, tools:
     else:
         assert output == {"hookSpecificOutput": {
             "hookEventName": "PreToolUse", "permissionDecision": "deny",
-            "permissionDecisionReason": decide(make_step(tools), tool, tool_input,
+            "permissionDecisionReason": decide(tool_step(4, tools), tool, tool_input,
                                                cwd=store.root.parent,
                                                plans_root=store.root)}}
         assert expected in output["hookSpecificOutput"]["permissionDecisionReason"]
 
 
 def test_the_hook_sees_every_tool_and_fails_closed(store: PlanStore) -> None:
-    (matcher,) = make_hooks(store, make_step(["Read"]))["PreToolUse"]
+    (matcher,) = make_hooks(store, tool_step(4, ["Read"]))["PreToolUse"]
     assert isinstance(matcher, HookMatcher)
     assert matcher.matcher is None
     assert matcher.on_failure == "block"
 
 
 async def test_the_hook_resolves_paths_in_the_calls_cwd(store: PlanStore) -> None:
-    (hook,) = make_hooks(store, make_step(["Write"]))["PreToolUse"][0].hooks
+    (hook,) = make_hooks(store, tool_step(4, ["Write"]))["PreToolUse"][0].hooks
     call = {"tool_name": "Write", "tool_input": {"file_path": "steps/x", "content": "x"}}
     in_plans = await hook({**call, "cwd": str(store.root)}, "t", {"signal": None})  # type: ignore[arg-type]
     in_project = await hook({**call, "cwd": str(store.root.parent)}, "t", {"signal": None})  # type: ignore[arg-type]
@@ -120,7 +113,7 @@ async def test_the_hook_resolves_paths_in_the_calls_cwd(store: PlanStore) -> Non
 
 
 async def test_can_use_tool_takes_a_step_record(store: PlanStore) -> None:
-    record = SimpleNamespace(spec=make_step(["Read"]))
+    record = SimpleNamespace(spec=tool_step(4, ["Read"]))
     result = await make_can_use_tool(store, record)("Edit", {"file_path": "src/a"}, None)  # type: ignore[arg-type]
     assert isinstance(result, PermissionResultDeny)
     assert "step 4 may use only Read, AskUserQuestion" in result.message
@@ -132,16 +125,16 @@ async def test_a_check_that_fails_refuses_the_call_saying_why(
         raise OSError("disk gone")
 
     monkeypatch.setattr(tool_limits, "executor_decision", broken)
-    result = await make_can_use_tool(store, make_step(["Read"]))("Read", {}, None)
+    result = await make_can_use_tool(store, tool_step(4, ["Read"]))("Read", {}, None)
     assert isinstance(result, PermissionResultDeny)
     assert "could not check this tool call (OSError: disk gone)" in result.message
-    (hook,) = make_hooks(store, make_step(["Read"]))["PreToolUse"][0].hooks
+    (hook,) = make_hooks(store, tool_step(4, ["Read"]))["PreToolUse"][0].hooks
     output = await hook({"tool_name": "Read", "tool_input": {}}, "t", {"signal": None})  # type: ignore[arg-type]
     assert "OSError: disk gone" in str(output)
 
 
 def test_disallowed_tools_are_the_builtins_the_step_can_never_use() -> None:
-    removed = disallowed_tools(make_step(["Read", "Grep"], ["Task"]))
+    removed = disallowed_tools(tool_step(4, ["Read", "Grep"], ["Task"]))
     assert {"Write", "Edit", "MultiEdit", "NotebookEdit", "WebFetch", "WebSearch"} <= set(removed)
     # Its own tools stay, under their current names too.
     assert not {"Read", "Grep", "Agent"} & set(removed)
@@ -152,6 +145,6 @@ def test_disallowed_tools_are_the_builtins_the_step_can_never_use() -> None:
 
 
 def test_disallowed_tools_take_a_step_record() -> None:
-    record = SimpleNamespace(spec=make_step(["Write", "Edit"]))
+    record = SimpleNamespace(spec=tool_step(4, ["Write", "Edit"]))
     assert "Write" not in disallowed_tools(record)  # type: ignore[arg-type]
     assert "Read" in disallowed_tools(record)  # type: ignore[arg-type]

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from maker.cli.main import cli
-from maker.core.models import Plan, PlanStep
+from maker.core.models import Plan
 from maker.errors import PlanFileError, StepNotFoundError, VerificationError
 from maker.store.plan_store import PlanStore
 from maker.verify.detect import ENV_VARS, VerifyCommand, detect_commands
@@ -25,6 +25,8 @@ from maker.verify.runner import (
     run_verification,
 )
 
+from ._step_plans import step_spec
+
 NO_DETECT = {var: "" for var in ENV_VARS.values()}
 
 
@@ -38,11 +40,7 @@ def env_with(**cmds: str) -> dict[str, str]:
 
 def make_store(project: Path, steps: int = 3) -> PlanStore:
     plan = Plan(reasoning="r", task="t", steps=[
-        PlanStep(step=n, task_type="action_step", title=f"step {n}", task_description="do",
-                 primary_tools=["Read"], fallback_tools=[], primary_tool_instructions="",
-                 fallback_tool_instructions="", input_variables=[],
-                 output_variable=f"step_{n}_output", output_schema="{result: string}",
-                 next_step_sequence_number=n + 1 if n + 1 < steps else -1)
+        step_spec(n, n + 1 if n + 1 < steps else -1, title=f"step {n}", task_description="do")
         for n in range(steps)])
     store = PlanStore(project / "plans")
     store.write_plan(plan)

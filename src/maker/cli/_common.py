@@ -1,4 +1,4 @@
-"""What every maker command shares: the plans-dir option and error reporting."""
+"""What every maker command shares: the plans-dir and session options, error reporting."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from maker.core.paths import find_plans_dir
 from maker.errors import InputError, MakerError
 from maker.store.layout import check_layout
 
-__all__ = ["echo_json", "plans_dir_option", "read_input", "reports_errors", "resolve_plans_dir"]
+__all__ = ["echo_json", "plans_dir_option", "read_input", "reports_errors", "resolve_plans_dir",
+           "session_option"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -27,6 +28,17 @@ plans_dir_option = click.option(
     envvar="MAKER_PLANS_DIR",
     default=None,
     help="The plans directory (default: plans/ at the project root). Env: MAKER_PLANS_DIR.",
+)
+
+# The Claude Code session a command acts for. Both spellings are accepted everywhere (the
+# /maker: commands write `--session`, `maker step start` documented `--session-id`); the
+# Bash tool's environment has MAKER_SESSION_ID (scripts/hook exports it), Claude Code's
+# own CLAUDE_CODE_SESSION_ID. "" when none is known.
+session_option = click.option(
+    "--session", "--session-id", "session_id",
+    envvar=["MAKER_SESSION_ID", "CLAUDE_CODE_SESSION_ID"],
+    default="",
+    help="The Claude Code session (default: $MAKER_SESSION_ID, else $CLAUDE_CODE_SESSION_ID).",
 )
 
 

@@ -15,6 +15,7 @@ from maker.cli._common import (
     plans_dir_option,
     reports_errors,
     resolve_plans_dir,
+    session_option,
 )
 from maker.cli.main import cli
 from maker.cli.step_cmds import step
@@ -130,8 +131,7 @@ def step_outcome(number: int, as_json: bool, plans_dir: Path | None) -> None:
 
 @cli.command("request", hidden=True)
 @click.argument("command")
-@click.option("--session", "session_id", envvar="CLAUDE_CODE_SESSION_ID", default="",
-              help="The Claude Code session (default: $CLAUDE_CODE_SESSION_ID).")
+@session_option
 @_data_dir_option
 def request(command: str, session_id: str, data_dir: str) -> None:
     """Print what the user typed after /maker:COMMAND, verbatim, between markers."""
@@ -181,8 +181,7 @@ def _split_step_args(text: str, command: str = "step") -> tuple[int | None, bool
 
 
 @step.command("begin", hidden=True)
-@click.option("--session", "session_id", envvar="CLAUDE_CODE_SESSION_ID", default="",
-              help="The Claude Code session (default: $CLAUDE_CODE_SESSION_ID).")
+@session_option
 @click.option("--step", "step_number", type=int, default=None,
               help="The step to start, when the request could not be read.")
 @click.option("--next", "next_ready", is_flag=True,
@@ -268,8 +267,7 @@ def _take_over_reason(store: PlanStore, typed: int | None, transcript_path: str,
 
 
 @step.command("reset-request", hidden=True)
-@click.option("--session", "session_id", envvar="CLAUDE_CODE_SESSION_ID", default="",
-              help="The Claude Code session (default: $CLAUDE_CODE_SESSION_ID).")
+@session_option
 @_data_dir_option
 @plans_dir_option
 def step_reset_request(session_id: str, data_dir: str, plans_dir: Path | None) -> None:

@@ -13,9 +13,10 @@ from maker.cli._common import (
     read_input,
     reports_errors,
     resolve_plans_dir,
+    session_option,
 )
 from maker.cli.main import MakerGroup, cli
-from maker.errors import HandoffRejectedError, StepError
+from maker.errors import HandoffRejectedError
 from maker.store.plan_store import PlanStore
 
 __all__ = ["context", "handoff", "next_cmd", "status", "step"]
@@ -40,20 +41,18 @@ def step() -> None:
 @click.argument("number", type=int, required=False)
 @click.option("--force", is_flag=True, help="Start even if depends_on are not complete "
               "(the override is recorded in the step file).")
-@click.option("--session-id", envvar=["MAKER_SESSION_ID", "CLAUDE_CODE_SESSION_ID"],
-              default=None,
-              help="The Claude Code session that runs the step. Env: MAKER_SESSION_ID.")
+@session_option
 @click.option("--take-over", is_flag=True, help="Take over the step in progress from the "
               "Claude Code session that started it (crashed, or to be given up).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @plans_dir_option
 @reports_errors
-def step_start(number: int | None, force: bool, session_id: str | None, take_over: bool,
+def step_start(number: int | None, force: bool, session_id: str, take_over: bool,
                as_json: bool, plans_dir: Path | None) -> None:
     """Start a step (default: the next ready one) and print its brief."""
     from maker.executor.lifecycle import start_step
 
-    result = start_step(_store(plans_dir), number, force=force, session_id=session_id,
+    result = start_step(_store(plans_dir), number, force=force, session_id=session_id or None,
                         take_over=take_over)
     if as_json:
         echo_json(result.to_dict())
@@ -225,20 +224,13 @@ def next_cmd(as_json: bool, plans_dir: Path | None) -> None:
 @reports_errors
 def context(number: int | None, plans_dir: Path | None) -> None:
     """Print a step's brief without starting it."""
-    from maker.executor.lifecycle import in_progress, step_brief
-    from maker.executor.schedule import nothing_ready_reason, plan_schedule
+    from maker.executor.lifecycle import default_step, step_brief
+    from maker.executor.schedule import plan_schedule
 
     store = _store(plans_dir)
     plan = store.load()
     if number is None:
-        running = in_progress(plan)
-        if running:
-            number = running[0].number
-        else:
-            sched = plan_schedule(store, plan)
-            if not sched.ready:
-                raise StepError(nothing_ready_reason(sched, plan))
-            number = sched.ready[0]
+        number = default_step(plan, plan_schedule(store, plan))
     plan.get(number)  # StepNotFoundError naming the steps
     click.echo(step_brief(store, plan, number))
 

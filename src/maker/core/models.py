@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from maker.core.statuses import STEP_STATUSES
 from maker.errors import YAMLCleanError
-from maker.yaml_cleaner.cleaner import load_yaml
+from maker.yaml_cleaner.load import load_yaml
 
 __all__ = [
     "ACTION_STEP",

@@ -13,19 +13,23 @@ over a generous cap are replaced by a pointer to the handoff file that holds the
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from maker.core.bounded import INPUT_LIMIT, open_regular
 from maker.core.flow import decides_next, next_label
 from maker.core.models import PlanStep, step_refs
 from maker.core.text import clip, strip_controls
-from maker.errors import InputError
 from maker.executor.context_builder import ContextBuilder, referenced_outputs
 from maker.executor.handoff_template import handoff_section, handoff_template
-from maker.store.notes import read_notes
+from maker.executor.previous_work import (
+    BriefBudget,
+    context_section,
+    cut,
+    persistent_context,
+    previous_handoff,
+    shown_path,
+)
 from maker.verify.detect import ENV_VARS, KINDS, detect_commands, off_text, turned_off
 from maker.yaml_cleaner.dump import dump_yaml
 
@@ -34,26 +38,6 @@ if TYPE_CHECKING:
 
 __all__ = ["BriefBudget", "build_brief", "handoff_template", "persistent_context",
            "previous_handoff", "step_sections"]
-
-_ACCEPTED_AT = re.compile(r"^accepted_at:[ \t]*['\"]?([^'\"\n]+)", re.MULTILINE)
-_CUT = " …"
-_HEAD_BYTES = 1024  # the gate writes accepted_at third: it is in the first bytes
-
-
-@dataclass(frozen=True)
-class BriefBudget:
-    """Size limits, in characters, of the parts of a brief that would otherwise grow.
-
-    ``notes_chars`` bounds the NOTES.md facts (newest kept), ``fact_chars`` each one
-    fact, ``for_next_agent_chars`` the previous agent's note, ``outputs_chars`` the
-    referenced outputs, ``task_chars`` the plan's task line.
-    """
-
-    notes_chars: int = 6000
-    fact_chars: int = 600
-    for_next_agent_chars: int = 3000
-    outputs_chars: int = 60_000
-    task_chars: int = 1000
 
 
 def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
@@ -82,7 +66,7 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
     if revisions:
         parts.append("## The user sent an earlier attempt back\n\nAddress these revision "
                      "notes (newest last):\n\n"
-                     + "\n".join(f"- {_clip(n, budget.fact_chars)}" for n in revisions))
+                     + "\n".join(f"- {cut(n, budget.fact_chars)}" for n in revisions))
     from maker.executor.runs import executor_attempts
 
     if record.status == "in-progress" and executor_attempts(store, spec.step) > 1:
@@ -94,7 +78,7 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
     inputs = _inputs_section(store, plan, spec, project, budget)
     if inputs:
         parts.append(inputs)
-    parts.append(_context_section(store, plan, spec.step, project, budget))
+    parts.append(context_section(store, plan, spec.step, project, budget))
     parts.append(_verify_section(spec.step, project))
     parts.append(handoff_section(spec))
     # Handoffs, notes and plans are others' words: no NUL or terminal control reaches
@@ -195,140 +179,8 @@ def _inputs_section(store: PlanStore, plan: StoredPlan, spec: PlanStep, project:
 def _where_output(store: PlanStore, plan: StoredPlan, name: str, project: Path) -> str:
     for r in plan.steps:
         if r.spec.output_variable == name:
-            return _rel(store.handoffs_dir / r.path.name, project)
-    return _rel(store.handoffs_dir, project)
-
-
-# -- persistent context (seed 002) ------------------------------------------------------
-
-
-def previous_handoff(store: PlanStore, step: int) -> dict[str, Any] | None:
-    """The handoff accepted most recently, other than ``step``'s own; None if none.
-
-    "Most recently" is by ``accepted_at``, which the gate writes; a file without one
-    (a hand-written handoff) counts as oldest. Ties go to the higher step number.
-    """
-    best: tuple[str, int] | None = None
-    for name, accepted in store.handoff_heads(_accepted_at_text):
-        head = name.split("-", 1)[0]
-        if not head.isdigit() or int(head) == step:
-            continue
-        key = (accepted, int(head))
-        if best is None or key > best:
-            best = key
-    return store.read_handoff(best[1]) if best is not None else None
-
-
-def _accepted_at_text(path: Path) -> str:
-    m = _accepted_at(path)
-    return m.group(1).strip() if m else ""
-
-
-def _accepted_at(path: Path) -> re.Match[str] | None:
-    """The ``accepted_at`` line of a handoff's front matter, reading little of the file."""
-    try:
-        with open_regular(path) as fh:  # a FIFO among the handoffs must not hang the brief
-            text = fh.read(_HEAD_BYTES).decode("utf-8", errors="replace")
-            end = text.find("\n---", 4)
-            # Search whole lines only: the head may end in the middle of one.
-            m = _ACCEPTED_AT.search(text, 0, end if end > 0 else max(0, text.rfind("\n")))
-            if m is None and end < 0:  # a long front matter: read the rest of it
-                text += fh.read(INPUT_LIMIT).decode("utf-8", errors="replace")
-                end = text.find("\n---", 4)
-                m = _ACCEPTED_AT.search(text, 0, end if end > 0 else len(text))
-    except (OSError, InputError):
-        return None
-    return m
-
-
-def persistent_context(store: PlanStore, plan: StoredPlan, step: int,
-                       budget: BriefBudget | None = None) -> str:
-    """The brief's "Context from previous work" for ``step``: the previous agent's
-    ``for_next_agent`` and the plan's NOTES.md facts (newest first kept), bounded by
-    ``budget``; what the headless runner puts in its prompt too (seed 002)."""
-    return strip_controls(_context_section(store, plan, step, store.root.parent,
-                                           budget or BriefBudget()))
-
-
-def _context_section(store: PlanStore, plan: StoredPlan, step: int, project: Path,
-                     budget: BriefBudget) -> str:
-    lines = ["## Context from previous work"]
-    prev = previous_handoff(store, step)
-    if prev is not None:
-        n = prev.get("step", "?")
-        status = prev.get("status", "?")
-        note = str(prev.get("for_next_agent") or "").strip()
-        lines += ["", f"### From the previous agent (step {n}, {status})", ""]
-        if note:
-            lines.append(_clip(note, budget.for_next_agent_chars))
-            if len(note) > budget.for_next_agent_chars:
-                where = _rel(_handoff_file(store, plan, n), project)
-                lines += ["", f"({len(note) - budget.for_next_agent_chars} more characters "
-                          f"left out: read `for_next_agent` in {where})"]
-        else:
-            lines.append("(it left no note for you)")
-    lines.append(_notes_section(store, plan, project, budget))
-    return "\n".join(lines)
-
-
-def _handoff_file(store: PlanStore, plan: StoredPlan, n: Any) -> Path:
-    for r in plan.steps:
-        if r.number == n:
-            return store.handoffs_dir / r.path.name
-    return store.handoffs_dir
-
-
-def _attempt(meta: dict[str, Any]) -> int:
-    """A step's current attempt: 1, then one more for each reset."""
-    resets = meta.get("resets")
-    return resets + 1 if type(resets) is int and resets >= 0 else 1
-
-
-def _notes_section(store: PlanStore, plan: StoredPlan, project: Path,
-                   budget: BriefBudget) -> str:
-    notes_rel = _rel(store.notes_path, project)
-    attempts = {r.number: _attempt(r.meta) for r in plan.steps if r.meta.get("resets")}
-    notes = {title: entries for title, entries in read_notes(
-        store.notes_path, plan=plan.created_at or None, attempts=attempts).items() if entries}
-    head = f"### Project notes ({notes_rel}: durable facts from earlier steps, newest last)"
-    if not notes:
-        return f"\n{head}\n\n(none yet)"
-    kept = _newest_within(notes, budget)
-    archived = any(store.archive_dir.glob("NOTES-*.md"))
-    archive = f"{_rel(store.archive_dir, project)}/NOTES-*.md"
-    lines = ["", head]
-    if archived:
-        lines += ["", f"(The oldest facts are archived in {archive}.)"]
-    for title, entries in notes.items():
-        n = kept[title]
-        lines += ["", f"#### {title}", ""]
-        left_out = len(entries) - n
-        if left_out:
-            lines.append(f"({left_out} older {title.lower()} left out: read them in "
-                         f"{notes_rel})")
-        for entry in entries[len(entries) - n:]:
-            lines.append("- " + _clip(entry, budget.fact_chars))
-    return "\n".join(lines)
-
-
-def _newest_within(notes: dict[str, list[str]], budget: BriefBudget) -> dict[str, int]:
-    """How many of each section's newest entries fit the budget, taken in turns."""
-    kept = dict.fromkeys(notes, 0)
-    remaining = budget.notes_chars
-    open_ = [t for t in notes if notes[t]]
-    while open_:
-        for title in list(open_):
-            entries = notes[title]
-            if kept[title] >= len(entries):
-                open_.remove(title)
-                continue
-            cost = len(_clip(entries[-1 - kept[title]], budget.fact_chars)) + 3
-            if cost > remaining:
-                open_.remove(title)  # newest first: an older one must not jump the gap
-                continue
-            remaining -= cost
-            kept[title] += 1
-    return kept
+            return shown_path(store.handoffs_dir / r.path.name, project)
+    return shown_path(store.handoffs_dir, project)
 
 
 # -- verification and the handoff -------------------------------------------------------
@@ -354,17 +206,3 @@ def _verify_section(step: int, project: Path) -> str:
         "and records the result. Fix what fails and run it again until it passes: the "
         "gate rejects a complete handoff without a passing run recorded after this step "
         "started. Copy the commands it ran and their exit codes into `evidence`."])
-
-
-# -- helpers ----------------------------------------------------------------------------
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:max(0, limit - len(_CUT))].rstrip() + _CUT
-
-
-def _rel(path: Path, project: Path) -> str:
-    try:
-        return str(path.relative_to(project))
-    except ValueError:
-        return str(path)

@@ -8,8 +8,8 @@ from maker.core.flow import decides_next
 from maker.core.models import PlanStep, schema_keys
 from maker.errors import YAMLCleanError
 from maker.red_flag.red_flagger import DEFAULT_MAX_CHARS
-from maker.yaml_cleaner.cleaner import load_yaml
 from maker.yaml_cleaner.dump import dump_yaml
+from maker.yaml_cleaner.load import load_yaml
 
 __all__ = ["handoff_section", "handoff_template"]
 

@@ -20,6 +20,7 @@ from maker.core.clock import file_stamp, utc_now
 from maker.errors import DependencyError, StepError, TransitionError
 from maker.executor.schedule import (
     SKIPPED,
+    Schedule,
     decided_next,
     decision_outputs,
     nothing_ready_reason,
@@ -36,6 +37,7 @@ __all__ = [
     "ALLOWED_TRANSITIONS",
     "ResetResult",
     "StartResult",
+    "default_step",
     "check_transition",
     "fail_step",
     "in_progress",
@@ -105,6 +107,17 @@ def check_transition(record: StepRecord, to: str) -> None:
         f"moves are: {moves}{hint}", record.number)
 
 
+def default_step(plan: StoredPlan, sched: Schedule) -> int:
+    """The step a command means when it names none: the one in progress, else the first
+    ready one. Raises StepError saying why nothing is ready."""
+    running = in_progress(plan)
+    if running:
+        return running[0].number
+    if sched.ready:
+        return sched.ready[0]
+    raise StepError(nothing_ready_reason(sched, plan))
+
+
 def step_brief(store: PlanStore, plan: StoredPlan, number: int) -> str:
     """The executor's brief for a step (``maker.executor.brief.build_brief``)."""
     from maker.executor.brief import build_brief
@@ -133,12 +146,7 @@ def start_step(store: PlanStore, n: int | None = None, force: bool = False,
         running = occupying(plan)
         sched = plan_schedule(store, plan)
         if n is None:
-            if running and running[0].status == "in-progress":
-                n = running[0].number
-            elif sched.ready:
-                n = sched.ready[0]
-            else:
-                raise StepError(nothing_ready_reason(sched, plan))
+            n = default_step(plan, sched)
         record = plan.get(n)
         if record.status == "in-progress":
             return _resume(store, plan, record, session_id, take_over)

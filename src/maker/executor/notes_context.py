@@ -8,7 +8,7 @@ adds its discoveries, decisions and blockers to NOTES.md with the gate's own cal
 
 ``summary`` and ``for_next_agent`` are not NOTES.md facts: they belong to the step's
 handoff file, which only the gate writes (``maker.executor.accept.accept_handoff``), and
-the next agent reads them from there (``maker.executor.brief.previous_handoff``).
+the next agent reads them from there (``maker.executor.previous_work.previous_handoff``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from maker.core.models import AgentResult
 from maker.executor.accept import add_step_facts
-from maker.executor.brief import BriefBudget, persistent_context
+from maker.executor.previous_work import BriefBudget, persistent_context
 from maker.handoff.fields import parse_handoff
 
 if TYPE_CHECKING:

@@ -8,7 +8,6 @@ are accepted. ``structure_problems`` reports every structural problem at once;
 from __future__ import annotations
 
 import difflib
-import itertools
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from maker.core.models import CONDITIONAL_STEP, TASK_TYPES, Plan, PlanStep
 from maker.errors import PlanValidationError, Problem
 from maker.tools.registry import READ_ONLY_TOOLS
+from maker.yaml_cleaner.load import bracket_depth
 
 __all__ = ["MAX_SCHEMA_DEPTH", "PLAN_FIELDS", "REQUIRED_FIELDS", "STEP_FIELDS", "nesting_depth",
            "parse_plan", "parse_step", "structure_problems", "unknown_key_problems"]
@@ -203,8 +203,7 @@ def nesting_depth(value: Any) -> int:
     """How deep mappings and lists nest in ``value`` (brackets, for a flow-style text).
     Iterative, so any depth is measured without recursion."""
     if isinstance(value, str):
-        steps = ({"[": 1, "{": 1, "]": -1, "}": -1}.get(c, 0) for c in value if c in "[]{}")
-        return max(itertools.accumulate(steps, initial=0))
+        return bracket_depth(value)
     depth = 0
     stack = [(value, 0)]
     while stack:

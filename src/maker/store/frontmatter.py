@@ -7,8 +7,8 @@ from typing import Any
 
 from maker.core.bounded import read_text_file
 from maker.errors import InputError, PlanFileError, YAMLCleanError
-from maker.yaml_cleaner.cleaner import load_yaml
 from maker.yaml_cleaner.dump import dump_yaml
+from maker.yaml_cleaner.load import load_yaml
 
 __all__ = ["read_front_matter", "render_front_matter", "split_front_matter"]
 

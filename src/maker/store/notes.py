@@ -34,6 +34,7 @@ from pathlib import Path
 
 from maker.core.bounded import read_text_file
 from maker.store.atomic import atomic_write
+from maker.store.slug import slugify
 
 __all__ = ["DEFAULT_KEEP", "EARLIER_ATTEMPTS", "MAX_ENTRY_CHARS", "PREVIOUS_PLAN", "SECTIONS",
            "add_notes", "fact_key", "notes_for_new_plan", "notes_plan", "read_notes",
@@ -260,7 +261,8 @@ def add_notes(path: Path, facts: Mapping[str, Iterable[str]], step: int | None =
     for section in sections:
         old = _trim(section, keep)
         if old:
-            _archive(archive_dir / f"NOTES-{_slug(section.title)}.md", section.title, old)
+            name = f"NOTES-{slugify(section.title, 'section')}.md"
+            _archive(archive_dir / name, section.title, old)
     atomic_write(path, _render(preamble, sections))
     return added
 
@@ -298,10 +300,6 @@ def _trim(section: _Section, keep: int) -> list[list[str]]:
     old = [section.blocks[i][1] for i in sorted(drop)]
     section.blocks = [b for i, b in enumerate(section.blocks) if i not in drop]
     return old
-
-
-def _slug(title: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", title.casefold()).strip("-") or "section"
 
 
 def _archive(path: Path, title: str, entries: list[list[str]]) -> None:

@@ -6,17 +6,12 @@ Whatever tools its step lists, the executor may not
   maker's data directory (where the sealing key lives, ``maker.store.seal``) in a Bash
   command: to read, write, link, copy, move, ``cd`` into or delete it;
 * run maker's commands that move the plan's state (``maker step …``, ``maker handoff
-  accept``, ``maker plan write``, …): of maker's commands only ``EXECUTOR_MAKER``
-  (``maker verify --step N``, ``maker context N``, ``maker status``, …) may run.
+  accept``, ``maker plan write``, …): of maker's commands only
+  ``maker.tools.maker_commands.EXECUTOR_COMMANDS`` (``maker verify --step N``, ``maker
+  context N``, ``maker status``, …) may run.
 
-A Bash command is read through ``maker.tools.shell``'s lexer, never matched as raw
-text, so quoting (``"maker"``, ``m\\aker``), paths (``/abs/bin/maker``), wrappers
-(``env``, ``timeout``, ``xargs``, ``find -exec``, ``python -m maker``), shells
-(``bash -c '…'``, ``eval``) and redirections are seen for what they run and touch. What
-the guard cannot resolve it refuses, saying why: ``$`` expansions and backticks
-(a variable can hold ``maker`` or ``plans``), brace expansion, subshells, globs that
-could match ``plans/``, a ``cd`` to somewhere it cannot follow, a shell reading its
-commands from stdin.
+The places are ``maker.tools.protected``'s; a Bash command is read by
+``maker.tools.guard_bash`` (through the shell lexer, never as raw text).
 
 Code the executor writes to a file and then runs (a test, a script) is not read: the
 guard stops a model taking a shortcut, not a person with a shell (DESIGN.md).
@@ -24,71 +19,20 @@ guard stops a model taking a shortcut, not a person with a shell (DESIGN.md).
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Mapping
-from fnmatch import fnmatchcase
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
-from maker.tools.shell import HereDoc, Op, ShellSyntaxError, Token, Word, tokenize
-from maker.tools.spill import spill_reason
+from maker.tools.guard_bash import BashGuard
+from maker.tools.protected import maker_data_dirs, resolve
 
-__all__ = ["EXECUTOR_MAKER", "WRITERS", "bash_refusal", "executor_refusal", "maker_data_dirs"]
+__all__ = ["WRITERS", "bash_refusal", "executor_refusal", "maker_data_dirs"]
 
 # Tools that write files, and the key of the path they write.
 WRITERS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
            "NotebookEdit": "notebook_path"}
 _READERS = {"Read": "file_path", "NotebookRead": "notebook_path", "Grep": "path",
             "Glob": "path", "LS": "path"}
-# maker's commands the executor may run: its brief, verification, and reading.
-EXECUTOR_MAKER = frozenset({("verify",), ("context",), ("status",), ("next",),
-                            ("handoff", "check"), ("plan", "show"), ("plan", "lint")})
-_MAKER_ALONE: tuple[frozenset[str], ...] = (frozenset(), frozenset({"--help"}),
-                                            frozenset({"-h"}), frozenset({"--version"}))
-
-_STATE = ("maker: the step executor does not move the plan's state (`maker step …`, `maker "
-          "handoff accept`, `maker plan write`, …, however the program is named or "
-          "wrapped): your final message, the handoff, is how this step ends. Of maker's "
-          "commands it may run `maker verify --step N`, `maker context N`, `maker status`, "
-          "`maker next`, `maker handoff check`, `maker plan show`, each directly.")
-_SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&", "\n", ";;", ";&"})
-_REDIRECTS = frozenset({"<", ">", ">>", ">|", "<>", "<&", ">&", "&>", "&>>", "<<<"})
-_RESERVED = frozenset({"!", "if", "then", "else", "elif", "while", "until", "do", "time",
-                       "{", "}", "fi", "done", "esac"})
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[.*\])?\+?=")
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "ash", "busybox"})
-_PYTHON = re.compile(r"(?:python|pypy)[0-9.]*w?\Z")
-_INLINE_CODE = {"node": "-e", "perl": "-e", "ruby": "-e", "php": "-r", "deno": "eval"}
-# Programs that run the command in their arguments; the ones that add arguments of
-# their own (xargs, parallel, find -exec) may not run maker at all.
-_WRAPPERS = frozenset({"env", "command", "builtin", "exec", "nohup", "nice", "ionice",
-                       "timeout", "stdbuf", "setsid", "sudo", "doas", "runuser", "chronic",
-                       "unbuffer", "taskset", "chrt", "flock", "watch", "strace", "ltrace",
-                       "uv", "uvx", "poetry", "pipx", "pdm", "hatch", "conda", "npx",
-                       "script", "su", "time"})
-_APPENDERS = frozenset({"xargs", "parallel", "find"})
-_COPIERS = frozenset({"cp", "ln", "install", "mv", "rsync", "scp", "dd", "tee"})
-# Programs that delete or move what they name: naming a directory that holds plans/ is
-# naming plans/.
-_DESTROYERS = frozenset({"rm", "rmdir", "mv", "shred", "chmod", "chown", "chgrp",
-                         "rsync", "unlink", "truncate"})
-_CODE_TOKEN = re.compile(r"[^\s'\"`=,;:()\[\]{}<>|&+]+")
-_MAX_DEPTH = 4
-
-
-class _Refused(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-def maker_data_dirs() -> tuple[Path, ...]:
-    """maker's data directories: the plugin's (saved requests, counters) and the one
-    that holds the sealing key (they differ when ``CLAUDE_PLUGIN_DATA`` is set)."""
-    from maker.core.paths import data_dir, seal_key_path
-
-    return tuple(dict.fromkeys((data_dir(), seal_key_path().parent)))
 
 
 def executor_refusal(tool: str, tool_input: Mapping[str, Any], *, cwd: Path,
@@ -99,7 +43,7 @@ def executor_refusal(tool: str, tool_input: Mapping[str, Any], *, cwd: Path,
 
     ``data_dirs`` defaults to ``maker_data_dirs()``, ``home`` to the user's home.
     """
-    guard = _Guard(plans_root, data_dirs, home)
+    guard = BashGuard(plans_root, data_dirs, home)
     if tool == "Bash":
         command = tool_input.get("command")
         return guard.bash(command if isinstance(command, str) else "", cwd)
@@ -107,7 +51,7 @@ def executor_refusal(tool: str, tool_input: Mapping[str, Any], *, cwd: Path,
     value = tool_input.get(key) if key else None
     if not isinstance(value, str) or not value:
         return None
-    path = _resolve(cwd, value)
+    path = resolve(cwd, value)
     if guard.inside(path, guard.key_dirs):
         return guard.key_text()
     if tool in WRITERS and guard.inside(path, guard.plan_dirs):
@@ -119,291 +63,4 @@ def bash_refusal(command: str, *, cwd: Path, plans_root: Path,
                  data_dirs: tuple[Path, ...] | None = None, home: Path | None = None
                  ) -> str | None:
     """Why the step executor may not run this Bash command, or None."""
-    return _Guard(plans_root, data_dirs, home).bash(command, cwd)
-
-
-def _resolve(cwd: Path, text: str) -> Path:
-    path = Path(text)
-    return Path(os.path.realpath(path if path.is_absolute() else cwd / path))
-
-
-class _Guard:
-    def __init__(self, plans_root: Path, data_dirs: tuple[Path, ...] | None,
-                 home: Path | None) -> None:
-        self.plans_root = plans_root
-        self.data_dirs = maker_data_dirs() if data_dirs is None else data_dirs
-        self.home = Path.home() if home is None else home
-        self.plan_dirs = _both(plans_root)
-        self.key_dirs = tuple(p for d in self.data_dirs for p in _both(d))
-
-    def plans_text(self, named: str = "") -> str:
-        via = f" (`{named}` names it)" if named else ""
-        return (f"maker: {self.plans_root} is maker's own record of the plan; no step reads "
-                f"or writes it directly{via}. Your brief (`maker context N`) has what you "
-                "need from it, and your handoff (your final message) records your results.")
-
-    def key_text(self) -> str:
-        dirs = " and ".join(str(d) for d in self.data_dirs)
-        return (f"maker: {dirs} is maker's own data (the key that seals verification runs, "
-                "saved requests); no step reads or writes it.")
-
-    @staticmethod
-    def inside(path: Path, roots: tuple[Path, ...]) -> bool:
-        return any(path == r or r in path.parents for r in roots)
-
-    # -- Bash ------------------------------------------------------------------------
-
-    def bash(self, command: str, cwd: Path) -> str | None:
-        try:
-            self._commands(command, cwd, 0)
-        except _Refused as refused:
-            return refused.reason
-        return None
-
-    def _commands(self, command: str, cwd: Path, depth: int) -> None:
-        if depth > _MAX_DEPTH:
-            raise _Refused(_unclear("it nests shells too deeply", "run the command itself"))
-        if any(ord(c) < 32 and c not in "\t\n" or ord(c) == 127 for c in command):
-            raise _Refused(_unclear("it contains a control character", "remove it"))
-        try:
-            tokens = tokenize(command)
-        except ShellSyntaxError as exc:
-            raise _Refused(_unclear(f"it cannot be parsed: {exc.reason}",
-                                    "close every quote")) from None
-        simple: list[Token] = []
-        for token in [*tokens, Op(";")]:
-            if isinstance(token, Op) and token.text in ("(", ")"):
-                raise _Refused(_unclear("it uses `(` or `)` (a subshell, `$(…)`, a "
-                                        "function or a case pattern)",
-                                        "run the commands one after another, without them"))
-            if isinstance(token, Op) and token.text in _SEPARATORS:
-                cwd = self._simple(simple, cwd, depth)
-                simple = []
-            elif token != Op("#"):
-                simple.append(token)
-
-    def _simple(self, tokens: list[Token], cwd: Path, depth: int) -> Path:
-        """Check one simple command; return the directory the next one runs in."""
-        words: list[str] = []
-        bodies: list[str] = []  # here-documents and here-strings: the command's stdin
-        i = 0
-        while i < len(tokens):
-            token = tokens[i]
-            after = tokens[i + 1] if i + 1 < len(tokens) else None
-            if isinstance(token, HereDoc):
-                if token.hazards:
-                    raise _Refused(_expansion("its here-document expands `$` or backticks",
-                                              "quote its delimiter (<<'EOF')"))
-                bodies.append(token.body)
-            elif isinstance(token, Op):
-                if token.text in ("<<", "<<-"):
-                    i += 1  # the delimiter: not a file, not an argument
-                elif token.text in _REDIRECTS and isinstance(after, Word):
-                    self._check_word(after, cwd)  # the file it reads or writes
-                    if token.text == "<<<":
-                        bodies.append(after.text)
-                    i += 1
-            else:
-                self._check_word(token, cwd)
-                words.append(self._tilde(token))
-            i += 1
-        return self._program(words, bodies, cwd, depth)
-
-    def _check_word(self, word: Word, cwd: Path) -> None:
-        if word.hazards - {"!", "! in quotes"}:
-            raise _Refused(_expansion(f"`{word.text}` uses `$` or backticks, which the shell "
-                                      "expands into text maker cannot see",
-                                      "write the value out (single quotes keep `$` literal)"))
-        unquoted = word.unquoted
-        start, end = unquoted.find("{"), unquoted.rfind("}")
-        if 0 <= start < end and ("," in unquoted[start:end] or ".." in unquoted[start:end]):
-            raise _Refused(_expansion(f"`{word.text}` uses brace expansion",
-                                      "write each word out"))
-        text = self._tilde(word)
-        for candidate in {text, *text.split("=")[1:]}:
-            if candidate:
-                self._check_path(candidate, cwd, glob=word.globs and candidate == text)
-
-    def _tilde(self, word: Word) -> str:
-        if word.text.startswith("~") and not word.quoted[0]:
-            head, sep, rest = word.text.partition("/")
-            if head == "~":
-                return str(self.home) + sep + rest
-            return os.path.expanduser(head) + sep + rest
-        return word.text
-
-    def _check_path(self, text: str, cwd: Path, *, glob: bool = False,
-                    destroys: bool = False) -> None:
-        if glob:
-            self._check_glob(text, cwd, destroys)
-            return
-        path = _resolve(cwd, text)
-        if self.inside(path, self.key_dirs):
-            raise _Refused(self.key_text())
-        if self.inside(path, self.plan_dirs):
-            raise _Refused(self.plans_text(text))
-        if destroys and any(path == r or path in r.parents for r in self.plan_dirs):
-            raise _Refused(self.plans_text(text) + " Deleting or moving a directory that "
-                           "holds it would take it too.")
-
-    def _check_glob(self, pattern: str, cwd: Path, destroys: bool) -> None:
-        """Refuse a glob that could name (or, for ``destroys``, hold) a protected dir."""
-        full = PurePosixPath(os.path.normpath(pattern if pattern.startswith("/")
-                                              else f"{cwd}/{pattern}")).parts
-        for root in (*self.plan_dirs, *self.key_dirs):
-            parts = root.parts
-            n = min(len(full), len(parts))
-            if not all(_component_matches(parts[i], full[i]) for i in range(n)):
-                continue
-            if len(full) >= len(parts) or destroys:
-                raise _Refused(_unclear(
-                    f"the pattern `{pattern}` could match {root}, which no step may touch",
-                    "name the files you mean without a pattern that matches it"))
-
-    # -- what runs -------------------------------------------------------------------
-
-    def _program(self, words: list[str], bodies: list[str], cwd: Path, depth: int,
-                 *, suffixes: bool = True) -> Path:
-        """Check what a simple command runs; ``suffixes``: also every command that a
-        wrapper among its words could run (a caller that already checks every suffix
-        passes False)."""
-        while words and (words[0] in _RESERVED or _ASSIGNMENT.match(words[0])):
-            if _ASSIGNMENT.match(words[0]) and _maker_name(words[1:2]):
-                raise _Refused(_STATE + " (Run it without setting variables before it.)")
-            words = words[1:]
-        if not words:
-            return cwd
-        name = PurePosixPath(words[0]).name
-        args = words[1:]
-        if _maker_name(words[:1]):
-            self._maker(args)
-        elif name in ("cd", "pushd"):
-            return self._cd(args, cwd)
-        elif name in ("popd",):
-            raise _Refused(_unclear("`popd` goes back to a directory maker cannot follow",
-                                    "`cd` to the directory by its path"))
-        elif name == "eval":
-            self._commands(" ".join(args), cwd, depth + 1)
-        elif name in _SHELLS:
-            self._shell(name, args, bodies, cwd, depth)
-        elif _PYTHON.match(name):
-            self._python(args, bodies, cwd)
-        elif name in _INLINE_CODE:
-            self._inline(args, _INLINE_CODE[name], bodies, cwd)
-        elif name in _WRAPPERS or name in _APPENDERS:
-            if name in _APPENDERS and any(_maker_name([a]) for a in args):
-                raise _Refused(_STATE + f" (`{name}` would add arguments of its own.)")
-            if suffixes:
-                for i in range(len(args)):
-                    self._program(args[i:], bodies, cwd, depth, suffixes=False)
-        elif name == "git" and "clean" in args:
-            raise _Refused(self.plans_text() + " `git clean` would delete it (it is not "
-                           "tracked); remove the files you mean by name.")
-        spilled = spill_reason(name, args, cwd, self.plans_root)
-        if spilled:
-            raise _Refused(f"maker: {spilled}.")
-        if name in _COPIERS and any(_maker_name([a]) for a in args):
-            raise _Refused(_STATE + " (Copying or linking maker's program is refused too.)")
-        if name in _DESTROYERS or (name == "find" and "-delete" in args):
-            for a in args if name != "find" else args[:next(
-                    (i for i, a in enumerate(args) if a.startswith("-")), len(args))]:
-                if not a.startswith("-"):
-                    self._check_path(a, cwd, glob=any(c in a for c in "*?["), destroys=True)
-        return cwd
-
-    def _maker(self, args: list[str]) -> None:
-        if frozenset(args) in _MAKER_ALONE:
-            return
-        if tuple(args[:1]) in EXECUTOR_MAKER or tuple(args[:2]) in EXECUTOR_MAKER:
-            return
-        raise _Refused(_STATE)
-
-    def _cd(self, args: list[str], cwd: Path) -> Path:
-        operands = [a for a in args if a not in ("-L", "-P", "-e", "-@", "--")]
-        if not operands:
-            return self.home
-        if len(operands) > 1 or operands[0] == "-" or operands[0].startswith("-"):
-            raise _Refused(_unclear(f"`cd {' '.join(args)}` goes to a directory maker "
-                                    "cannot follow", "`cd` to one directory by its path"))
-        return _resolve(cwd, operands[0])  # already checked: not into plans/
-
-    def _shell(self, name: str, args: list[str], bodies: list[str], cwd: Path,
-               depth: int) -> None:
-        for i, arg in enumerate(args):
-            if arg == "-c" or (arg.startswith("-") and not arg.startswith("--")
-                               and "c" in arg[1:]):
-                if i + 1 >= len(args):
-                    break
-                self._commands(args[i + 1], cwd, depth + 1)
-                return
-            if not arg.startswith("-") and arg not in ("+o", "+e"):
-                return  # a script file: its path was checked, its text is not read
-        raise _Refused(_unclear(f"`{name}` would read its commands from stdin, which maker "
-                                "cannot see", f"run the commands themselves, or `{name} -c "
-                                "'…'`"))
-
-    def _python(self, args: list[str], bodies: list[str], cwd: Path) -> None:
-        for i, arg in enumerate(args):
-            module = args[i + 1] if arg == "-m" and i + 1 < len(args) else (
-                arg[2:] if arg.startswith("-m") and len(arg) > 2 else None)
-            if module is not None:
-                if module == "maker" or module.startswith("maker."):
-                    raise _Refused(_STATE)
-                return
-            code = args[i + 1] if arg == "-c" and i + 1 < len(args) else (
-                arg[2:] if arg.startswith("-c") and len(arg) > 2 else None)
-            if code is not None:
-                self._code(code, cwd)
-                return
-            if not arg.startswith("-"):
-                if arg == "-":
-                    break
-                return  # a script file: its path was checked, its text is not read
-        for body in bodies:
-            self._code(body, cwd)
-
-    def _inline(self, args: list[str], flag: str, bodies: list[str], cwd: Path) -> None:
-        for i, arg in enumerate(args[:-1]):
-            if arg == flag or arg in ("--eval", "-p", "--print"):
-                self._code(args[i + 1], cwd)
-        for body in bodies:
-            self._code(body, cwd)
-
-    def _code(self, code: str, cwd: Path) -> None:
-        """Program text handed to an interpreter: it may not name maker or plans/."""
-        for token in _CODE_TOKEN.findall(code):
-            if token == "maker" or token.startswith("maker.") or _maker_name([token]):
-                raise _Refused(_STATE + " (Inline code may not use maker either.)")
-            if "/" in token or token in ("plans", self.plans_root.name):
-                self._check_path(token, cwd, glob=any(c in token for c in "*?["))
-
-
-def _maker_name(words: list[str]) -> bool:
-    """Whether the first of ``words`` runs maker: by name or by path, however quoted."""
-    if not words:
-        return False
-    name = PurePosixPath(words[0]).name
-    return name in ("maker", "maker.exe")
-
-
-def _both(path: Path) -> tuple[Path, ...]:
-    """A directory as named and as resolved (``plans/`` may be a symlink)."""
-    absolute = Path(os.path.abspath(path))
-    real = Path(os.path.realpath(path))
-    return (absolute,) if absolute == real else (absolute, real)
-
-
-def _component_matches(name: str, pattern: str) -> bool:
-    """Whether a glob component matches a name, as bash does (no dotglob)."""
-    if name.startswith(".") and not pattern.startswith("."):
-        return pattern == name
-    return fnmatchcase(name, pattern)
-
-
-def _unclear(what: str, fix: str) -> str:
-    return (f"maker cannot check this command, so the step executor may not run it: {what}. "
-            f"{fix[0].upper()}{fix[1:]}.")
-
-
-def _expansion(what: str, fix: str) -> str:
-    return _unclear(what + " (it could name maker or plans/)", fix)
+    return BashGuard(plans_root, data_dirs, home).bash(command, cwd)

@@ -19,6 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from maker.tools.maker_commands import EXECUTOR_COMMANDS, plain_command
 from maker.tools.readonly import is_read_only
 
 __all__ = ["ALWAYS_ALLOWED", "MAKER_COMMAND", "canonical", "permits"]
@@ -28,8 +29,7 @@ SEARCH_TOOLS = frozenset({"Grep", "Glob", "LS"})
 _ALIASES = {"Task": "Agent", "NotebookRead": "Read"}
 # maker's own read and verification commands, plain arguments only: nothing can be
 # chained onto them.
-MAKER_COMMAND = re.compile(
-    r"\A\s*maker (?:verify|context|status|next|handoff check)(?: [\w./=:-]+)*\s*\Z")
+MAKER_COMMAND = plain_command(EXECUTOR_COMMANDS)
 _BASH_RULE = re.compile(r"\ABash\((?P<command>.+?)(?P<wildcard>:\*)?\)\Z")
 _SHELL_OPERATORS = re.compile(r"[;&|><`\n\r]|\$\(|\$\{")
 

@@ -22,13 +22,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["GLOB_CHARS", "HereDoc", "Op", "ShellSyntaxError", "Token", "Word", "tokenize"]
+__all__ = ["GLOB_CHARS", "HereDoc", "Op", "Refused", "ShellSyntaxError", "Token", "Word",
+           "tokenize"]
 
 GLOB_CHARS = frozenset("*?[")
 # Longest first: the lexer takes the longest operator that matches.
 _OPERATORS = ("&>>", "<<-", "<<<", "&&", "||", "|&", ";;", ";&", ">>", ">|", "<>", "<&", ">&",
               "&>", "<<", "|", "&", ";", "(", ")", "<", ">", "\n")
 _OPERATOR_START = frozenset(op[0] for op in _OPERATORS)
+
+
+class Refused(Exception):
+    """Raised inside a check that reads commands through this lexer (the read-only
+    checker, the executor's guard) with the reason a command may not run."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class ShellSyntaxError(Exception):

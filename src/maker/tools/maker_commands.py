@@ -1,0 +1,53 @@
+"""maker's own commands that its agents may run: the one list every guard reads.
+
+- The planner and the reviewer (``maker.tools.readonly``) may run ``READ_COMMANDS``:
+  they print the plan's state, a step's brief or a check, and change nothing.
+- The step executor (``maker.tools.guard``, and ``maker.tools.permissions``, which lets
+  them through whatever the step's tool list says) and the reviewer may run
+  ``EXECUTOR_COMMANDS``: the reads and ``maker verify``, which runs the project's checks
+  and seals the result.
+
+Every other maker command moves the plan's state (``maker step …``, ``maker handoff
+accept``, ``maker plan write``, …) and belongs to the user and the main agent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+__all__ = ["EXECUTOR_COMMANDS", "READ_COMMANDS", "is_allowed", "listed", "plain_command"]
+
+READ_COMMANDS: tuple[tuple[str, ...], ...] = (
+    ("status",), ("context",), ("next",), ("plan", "show"), ("plan", "lint"),
+    ("handoff", "check"),
+)
+EXECUTOR_COMMANDS: tuple[tuple[str, ...], ...] = (("verify",), *READ_COMMANDS)
+# maker with nothing but these words only prints its help or version.
+_ALONE: tuple[frozenset[str], ...] = (frozenset(), frozenset({"--help"}), frozenset({"-h"}),
+                                      frozenset({"--version"}))
+
+
+def is_allowed(args: Sequence[str], commands: Sequence[tuple[str, ...]], *,
+               alone: bool = False) -> bool:
+    """Whether ``maker`` with these arguments runs one of ``commands`` (``alone``:
+    or only prints its help or version)."""
+    if alone and frozenset(args) in _ALONE:
+        return True
+    return tuple(args[:1]) in commands or tuple(args[:2]) in commands
+
+
+# How a message shows a command that needs an argument.
+_SHOWN: dict[tuple[str, ...], str] = {("verify",): "verify --step N", ("context",): "context N"}
+
+
+def listed(commands: Sequence[tuple[str, ...]]) -> str:
+    """The commands for a message: "`maker verify --step N`, `maker status`, …"."""
+    return ", ".join(f"`maker {_SHOWN.get(c, ' '.join(c))}`" for c in commands)
+
+
+def plain_command(commands: Sequence[tuple[str, ...]]) -> re.Pattern[str]:
+    """A pattern for one of ``commands`` with plain arguments only (letters, digits and
+    ``./=:-``): nothing can be chained onto it."""
+    names = "|".join(re.escape(" ".join(c)) for c in commands)
+    return re.compile(rf"\A\s*maker (?:{names})(?: [\w./=:-]+)*\s*\Z")

@@ -1,0 +1,111 @@
+"""The places the step executor may not touch: ``plans/`` and maker's data directories.
+
+``Protected`` knows them, as named and as resolved (``plans/`` may be a symlink), and
+raises ``Refused`` with the message that names the place and what to do instead. The
+file tools (``maker.tools.guard``) and the Bash reader (``maker.tools.guard_bash``) both
+check paths here.
+"""
+
+from __future__ import annotations
+
+import os
+from fnmatch import fnmatchcase
+from pathlib import Path, PurePosixPath
+
+from maker.tools.shell import Refused
+
+__all__ = ["Protected", "expansion", "maker_data_dirs", "resolve", "unclear"]
+
+
+def maker_data_dirs() -> tuple[Path, ...]:
+    """maker's data directories: the plugin's (saved requests, counters) and the one
+    that holds the sealing key (they differ when ``CLAUDE_PLUGIN_DATA`` is set)."""
+    from maker.core.paths import data_dir, seal_key_path
+
+    return tuple(dict.fromkeys((data_dir(), seal_key_path().parent)))
+
+
+def resolve(cwd: Path, text: str) -> Path:
+    """``text`` as a real path, relative to ``cwd`` unless absolute."""
+    path = Path(text)
+    return Path(os.path.realpath(path if path.is_absolute() else cwd / path))
+
+
+class Protected:
+    """The places no step may touch, and the messages that say so."""
+
+
+    def __init__(self, plans_root: Path, data_dirs: tuple[Path, ...] | None,
+                 home: Path | None) -> None:
+        self.plans_root = plans_root
+        self.data_dirs = maker_data_dirs() if data_dirs is None else data_dirs
+        self.home = Path.home() if home is None else home
+        self.plan_dirs = _both(plans_root)
+        self.key_dirs = tuple(p for d in self.data_dirs for p in _both(d))
+
+    def plans_text(self, named: str = "") -> str:
+        via = f" (`{named}` names it)" if named else ""
+        return (f"maker: {self.plans_root} is maker's own record of the plan; no step reads "
+                f"or writes it directly{via}. Your brief (`maker context N`) has what you "
+                "need from it, and your handoff (your final message) records your results.")
+
+    def key_text(self) -> str:
+        dirs = " and ".join(str(d) for d in self.data_dirs)
+        return (f"maker: {dirs} is maker's own data (the key that seals verification runs, "
+                "saved requests); no step reads or writes it.")
+
+    @staticmethod
+    def inside(path: Path, roots: tuple[Path, ...]) -> bool:
+        return any(path == r or r in path.parents for r in roots)
+
+    def check_path(self, text: str, cwd: Path, *, glob: bool = False,
+                   destroys: bool = False) -> None:
+        """Refuse a path in a protected place (``destroys``: or one that holds it)."""
+        if glob:
+            self.check_glob(text, cwd, destroys)
+            return
+        path = resolve(cwd, text)
+        if self.inside(path, self.key_dirs):
+            raise Refused(self.key_text())
+        if self.inside(path, self.plan_dirs):
+            raise Refused(self.plans_text(text))
+        if destroys and any(path == r or path in r.parents for r in self.plan_dirs):
+            raise Refused(self.plans_text(text) + " Deleting or moving a directory that "
+                           "holds it would take it too.")
+
+    def check_glob(self, pattern: str, cwd: Path, destroys: bool) -> None:
+        """Refuse a glob that could name (or, for ``destroys``, hold) a protected dir."""
+        full = PurePosixPath(os.path.normpath(pattern if pattern.startswith("/")
+                                              else f"{cwd}/{pattern}")).parts
+        for root in (*self.plan_dirs, *self.key_dirs):
+            parts = root.parts
+            n = min(len(full), len(parts))
+            if not all(_component_matches(parts[i], full[i]) for i in range(n)):
+                continue
+            if len(full) >= len(parts) or destroys:
+                raise Refused(unclear(
+                    f"the pattern `{pattern}` could match {root}, which no step may touch",
+                    "name the files you mean without a pattern that matches it"))
+
+
+def _both(path: Path) -> tuple[Path, ...]:
+    """A directory as named and as resolved (``plans/`` may be a symlink)."""
+    absolute = Path(os.path.abspath(path))
+    real = Path(os.path.realpath(path))
+    return (absolute,) if absolute == real else (absolute, real)
+
+
+def _component_matches(name: str, pattern: str) -> bool:
+    """Whether a glob component matches a name, as bash does (no dotglob)."""
+    if name.startswith(".") and not pattern.startswith("."):
+        return pattern == name
+    return fnmatchcase(name, pattern)
+
+
+def unclear(what: str, fix: str) -> str:
+    return (f"maker cannot check this command, so the step executor may not run it: {what}. "
+            f"{fix[0].upper()}{fix[1:]}.")
+
+
+def expansion(what: str, fix: str) -> str:
+    return unclear(what + " (it could name maker or plans/)", fix)
