@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from maker.cli.main import cli
-from maker.engine.ledger import LINE_LIMIT, Budget, Call, Ledger
+from maker.engine.budget import Budget
+from maker.engine.ledger import LINE_LIMIT, Call, Ledger
 from maker.errors import BudgetExceededError, InputError
 from maker.store.plan_store import PlanStore, utc_now
 

@@ -41,7 +41,8 @@ __all__ = ["build_parts", "event_json", "run"]
 def build_parts(store: PlanStore, max_budget_usd: float | None,
                 model: str | None) -> EngineParts:
     """The real engine: SDK sessions, the ledger in plans/, the budget, the tool limits."""
-    from maker.engine.ledger import Budget, Call, Ledger
+    from maker.engine.budget import Budget
+    from maker.engine.ledger import Call, Ledger
     from maker.engine.sessions import sdk_reviewer, sdk_runner_factory
     from maker.engine.tool_limits import session_limits
 

@@ -19,11 +19,11 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, BinaryIO
 
 from maker.core.bounded import open_regular, read_tail
-from maker.errors import BudgetExceededError, InputError
+from maker.errors import InputError
 from maker.store.plan_store import PlanStore
 
-__all__ = ["CALLS_LIMIT", "KINDS", "LINE_LIMIT", "Budget", "Call", "Ledger",
-           "LedgerSummary", "usd"]
+__all__ = ["CALLS_LIMIT", "EPSILON", "KINDS", "LINE_LIMIT", "Call", "Ledger", "LedgerSummary",
+           "usd"]
 
 KINDS = ("planner", "executor", "reviewer", "flagged", "fix", "vote", "calibrate")
 # ``vote``: a voted sample (maker.engine.vote_step), and the vote's own record (its
@@ -34,7 +34,7 @@ LINE_LIMIT = 64 * 1024
 # (about 10,000 calls); the totals count every call, read as a stream.
 CALLS_LIMIT = 4 * 2**20
 _TEXT_LIMIT = 2000  # an error message kept in the ledger (its start says what failed)
-_EPSILON = 1e-9  # a billionth of a dollar: float sums must not leave a budget "almost" spent
+EPSILON = 1e-9  # a billionth of a dollar: float sums must not leave a budget "almost" spent
 
 
 def usd(amount: float) -> str:
@@ -303,49 +303,3 @@ def _fsync_dir(path: os.PathLike[str] | str) -> None:
         pass
     finally:
         os.close(fd)
-
-
-class Budget:
-    """The run's circuit breaker: at most ``max_usd`` (None: no limit) spent on the plan,
-    as its ledger counts it (failed and flagged calls, and earlier runs, included)."""
-
-    def __init__(self, max_usd: float | None, ledger: Ledger) -> None:
-        if max_usd is not None and (isinstance(max_usd, bool) or not math.isfinite(max_usd)
-                                    or max_usd < 0):
-            raise ValueError(f"max_usd: {max_usd!r} is not an amount >= 0")
-        self.max_usd = max_usd
-        self.ledger = ledger
-
-    @property
-    def spent(self) -> float:
-        return self.ledger.total()
-
-    @property
-    def remaining(self) -> float | None:
-        """What is left (never below 0), or None without a limit."""
-        if self.max_usd is None:
-            return None
-        return max(0.0, self.max_usd - self.spent)
-
-    @property
-    def exhausted(self) -> bool:
-        remaining = self.remaining
-        return remaining is not None and remaining <= _EPSILON
-
-    def for_call(self) -> float | None:
-        """The ``max_budget_usd`` to give the next SDK call: what is left of the run's
-        budget, so that one runaway call is cut too (None: no limit)."""
-        return self.remaining
-
-    def check(self) -> None:
-        """Raise BudgetExceededError when the budget is spent; before every call."""
-        if self.max_usd is None:
-            return
-        spent = self.spent
-        if self.max_usd - spent > _EPSILON:
-            return
-        raise BudgetExceededError(
-            f"the run's budget is spent: {usd(spent)} of {usd(self.max_usd)} "
-            f"(--max-budget-usd {self.max_usd:g}), counted in {self.ledger.path}. The plan "
-            "is kept as it is; `maker run --max-budget-usd X` with a higher X continues it "
-            f"(X counts what the plan has spent so far: give more than {usd(spent)}).")
