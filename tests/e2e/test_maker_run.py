@@ -74,10 +74,15 @@ def request_cwd(request: RecordedRequest) -> str:
 
 def test_maker_run_continues_a_stored_plan_to_the_end(
         fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
-    write_plan(project, policy="never")
+    from maker.scripted.scenarios import greeting_plan
+
+    plan = greeting_plan()
+    plan["plan"][1]["model"] = "claude-haiku-4-5"  # this step's own model
+    write_plan(project, plan, policy="never")
     greeting_run(fake_api)
 
-    run = run_maker(fake_api, project, claude_home, "--approve", "auto", "--events", "-")
+    run = run_maker(fake_api, project, claude_home, "--approve", "auto", "--events", "-",
+                    "--model", "claude-sonnet-4-5")
 
     assert run.returncode == 0, run.stderr[-2000:]
     fake_api.assert_done()
@@ -92,6 +97,10 @@ def test_maker_run_continues_a_stored_plan_to_the_end(
     calls = Ledger(PlanStore(project / "plans")).calls()
     assert [c.kind for c in calls] == ["executor", "executor"]
     assert all(c.cost_usd > 0 for c in calls)
+    # The run's --model for step 0, step 1's own model: what the API was asked for.
+    asked = [r.model for r in fake_api.requests_for(EXECUTOR)]
+    assert set(asked[:2]) == {"claude-sonnet-4-5"} and asked[-1] == "claude-haiku-4-5"
+    assert [c.model for c in calls] == ["claude-sonnet-4-5", "claude-haiku-4-5"]
 
 
 def test_a_tool_outside_the_step_is_denied_and_a_budget_stop_is_continued(
