@@ -15,14 +15,17 @@ from maker.cli.main import cli
 pytestmark = pytest.mark.e2e
 
 
-def test_demo_narrates_plan_a_refused_then_accepted_handoff_and_status() -> None:
-    result = CliRunner().invoke(cli, ["demo", "--keep"])
-
+def kept_demo(*args: str) -> tuple[str, Path]:
+    """``maker demo ARGS`` (with --keep): its output and the project it kept."""
+    result = CliRunner().invoke(cli, ["demo", *args])
     assert result.exit_code == 0, result.output
-    out = result.output
-    kept = re.search(r"^The demo project is kept at (\S+)$", out, re.M)
-    assert kept
-    project = Path(kept.group(1))
+    kept = re.search(r"^The demo project is kept at (\S+)$", result.output, re.M)
+    assert kept, result.output
+    return result.output, Path(kept.group(1))
+
+
+def test_demo_narrates_plan_a_refused_then_accepted_handoff_and_status() -> None:
+    out, project = kept_demo("--keep")
     try:
         for line in [
             "maker demo (SCRIPTED)",
@@ -63,13 +66,7 @@ def test_demo_narrates_plan_a_refused_then_accepted_handoff_and_status() -> None
 
 
 def test_headless_demo_plans_runs_flags_and_shows_the_ledger() -> None:
-    result = CliRunner().invoke(cli, ["demo", "--headless", "--keep"])
-
-    assert result.exit_code == 0, result.output
-    out = result.output
-    kept = re.search(r"^The demo project is kept at (\S+)$", out, re.M)
-    assert kept
-    project = Path(kept.group(1))
+    out, project = kept_demo("--headless", "--keep")
     try:
         for line in [
             "maker demo --headless (SCRIPTED)",

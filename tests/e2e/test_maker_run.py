@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from maker.engine.ledger import Ledger
-from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply, isolated_env
-from maker.scripted.scenarios import handoff, plugin_env
+from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
+from maker.scripted.scenarios import handoff
 from maker.store.plan_store import PlanStore
 
 from ._maker import step, write_plan
@@ -35,9 +35,9 @@ MAKER = [sys.executable, "-c", "from maker.cli.main import main; main()"]
 def run_env(api: FakeMessagesAPI, home: Path,
             extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment `maker run` gets: the CLI pointed at the scripted API."""
-    env = isolated_env(api.base_url, home, extra={**plugin_env(), **(extra or {})})
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    return env
+    from maker.scripted.headless import maker_env
+
+    return maker_env(api.base_url, home, extra)
 
 
 def run_maker(api: FakeMessagesAPI, project: Path, home: Path, *args: str,
@@ -168,30 +168,39 @@ def test_a_plan_made_by_maker_plan_in_claude_code_is_run_by_maker_run(
     assert (project / "hello.txt").read_text() == "hello\n"
 
 
-def test_a_run_killed_mid_step_is_finished_by_the_next_run(
-        fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
-    import signal
+def run_caught_mid_step(api: FakeMessagesAPI, project: Path,
+                        home: Path) -> subprocess.Popen[str]:
+    """`maker run` started in its own process group, returned once its executor's
+    session is waiting on the model (which "thinks" for 20 s)."""
     import threading
     import time
 
-    write_plan(project, policy="never")
     asked = threading.Event()
 
     def hangs(request: RecordedRequest) -> Reply:
         asked.set()
-        time.sleep(20)  # the run is killed while the model "thinks"
+        time.sleep(20)
         return Reply.text("too late")
 
-    fake_api.script(EXECUTOR, hangs)
+    api.script(EXECUTOR, hangs)
     proc = subprocess.Popen([*MAKER, "run", "--approve", "auto"], cwd=project,
-                            env=run_env(fake_api, claude_home),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    try:
-        assert asked.wait(60), "the executor's session never reached the model"
-        os.killpg(proc.pid, signal.SIGKILL)  # maker run and its CLI, as a crash would
-    finally:
+                            env=run_env(api, home), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    if not asked.wait(60):
+        os.killpg(proc.pid, 9)
         proc.wait(30)
+        raise AssertionError("the executor's session never reached the model")
+    return proc
+
+
+def test_a_run_killed_mid_step_is_finished_by_the_next_run(
+        fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
+    import signal
+
+    write_plan(project, policy="never")
+    proc = run_caught_mid_step(fake_api, project, claude_home)
+    os.killpg(proc.pid, signal.SIGKILL)  # maker run and its CLI, as a crash would
+    proc.communicate(timeout=30)
     assert step(project, 0).status == "in-progress"
 
     greeting_run(fake_api)
@@ -205,23 +214,10 @@ def test_a_run_killed_mid_step_is_finished_by_the_next_run(
 def test_ctrl_c_or_sigterm_stops_cleanly_and_the_next_run_finishes(
         fake_api: FakeMessagesAPI, project: Path, claude_home: Path, sig: str) -> None:
     import signal
-    import threading
-    import time
 
     store = write_plan(project, policy="never")
-    asked = threading.Event()
-
-    def hangs(request: RecordedRequest) -> Reply:
-        asked.set()
-        time.sleep(15)  # the run is stopped while the model "thinks"
-        return Reply.text("too late")
-
-    fake_api.script(EXECUTOR, hangs)
-    proc = subprocess.Popen([*MAKER, "run", "--approve", "auto"], cwd=project,
-                            env=run_env(fake_api, claude_home), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = run_caught_mid_step(fake_api, project, claude_home)
     try:
-        assert asked.wait(60), "the executor's session never reached the model"
         if sig == "SIGINT":  # Ctrl-C in a terminal: the whole foreground group
             os.killpg(proc.pid, signal.SIGINT)
         else:  # a CI runner cancelling the job: maker run alone

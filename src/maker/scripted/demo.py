@@ -10,7 +10,6 @@ sent the scripted model, what it answered, and what maker's hooks decided.
 from __future__ import annotations
 
 import shutil
-import tempfile
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from maker.scripted.narrate import (
     Say,
     claude_version,
     clip,
+    demo_workspace,
     describe_call,
     project_files,
 )
@@ -36,7 +36,6 @@ from maker.scripted.scenarios import (
     broken_handoff,
     greeting_plan,
     handoff,
-    new_project,
     plan_flow,
     plugin_env,
     step_flow,
@@ -113,11 +112,8 @@ def run_demo(echo: Echo, *, plugin_root: Path, keep: bool = False, quiet: bool =
     """
     claude = find_claude()
     version = claude_version(claude)
-    workdir = Path(tempfile.mkdtemp(prefix="maker-demo-"))
+    workdir, project, home = demo_workspace("maker-demo-")
     try:
-        project = new_project(workdir / "project")
-        home = workdir / "claude-home"
-        home.mkdir()
         say = _Say(echo, quiet)
         say.banner(version, plugin_root, project)
         for number, stage in enumerate(STAGES, 1):

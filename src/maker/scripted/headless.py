@@ -16,7 +16,6 @@ import queue
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Mapping
@@ -26,10 +25,18 @@ from typing import Any
 from maker.errors import DemoError, ScriptError
 from maker.scripted.claude_cli import find_claude, isolated_env
 from maker.scripted.fake_api import FakeMessagesAPI
-from maker.scripted.narrate import Echo, Say, claude_version, clip, describe_call, project_files
+from maker.scripted.narrate import (
+    Echo,
+    Say,
+    claude_version,
+    clip,
+    demo_workspace,
+    describe_call,
+    project_files,
+)
 from maker.scripted.recorded import RecordedRequest
 from maker.scripted.replies import Reply, TextBlock, ToolUseBlock
-from maker.scripted.scenarios import handoff, new_project, plugin_env, to_yaml
+from maker.scripted.scenarios import handoff, plugin_env, to_yaml
 from maker.scripted.turns import EXECUTOR, PLANNER
 
 __all__ = ["TASK", "headless_plan", "maker_env", "run_headless_demo"]
@@ -124,11 +131,8 @@ def run_headless_demo(echo: Echo, *, keep: bool = False, quiet: bool = False,
     ClaudeNotFoundError without the CLI, DemoError when the run goes off script.
     """
     claude = find_claude()
-    workdir = Path(tempfile.mkdtemp(prefix="maker-demo-headless-"))
+    workdir, project, home = demo_workspace("maker-demo-headless-")
     try:
-        project = new_project(workdir / "project")
-        home = workdir / "claude-home"
-        home.mkdir()
         say = _HeadlessSay(echo, quiet)
         say.banner(claude_version(claude), project)
         command = ["run", "--approve", "auto", TASK]

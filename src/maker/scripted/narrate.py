@@ -111,3 +111,17 @@ def project_files(project: Path) -> list[str]:
         if path.is_file() and not rel.startswith((".git/", "plans/.maker/")):
             out.append(rel)
     return out
+
+
+def demo_workspace(prefix: str) -> tuple[Path, Path, Path]:
+    """``(workdir, project, home)`` for one demo: a new temporary folder holding a fresh
+    project (``scenarios.new_project``) and the Claude Code home its CLI runs with."""
+    import tempfile
+
+    from maker.scripted.scenarios import new_project
+
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
+    project = new_project(workdir / "project")
+    home = workdir / "claude-home"
+    home.mkdir()
+    return workdir, project, home
