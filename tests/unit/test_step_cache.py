@@ -23,7 +23,7 @@ def settled(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def parses(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    from maker.store import plan_store
+    from maker.store import plan_store, snapshot
 
     seen: list[Path] = []
     real = plan_store.read_step
@@ -33,6 +33,7 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
         return real(path)
 
     monkeypatch.setattr(plan_store, "read_step", counting)
+    monkeypatch.setattr(snapshot, "read_step", counting)
     return seen
 
 
@@ -74,10 +75,10 @@ def test_a_recent_file_is_compared_by_its_bytes(project: Path, parses: list[Path
     parses.clear()
     store.load()
     assert parses == []  # same stamps, same bytes: the kept record
-    real, stamp = step_cache._stamp, step_cache._stamp(path)
+    real, stamp = step_cache.stat_stamp, step_cache.stat_stamp(path)
     _edit_in_place(path, "title: Step number 1", "title: Step NUMBER 1")
     # As if the file system's clock had not ticked: the stamps are all unchanged.
-    monkeypatch.setattr(step_cache, "_stamp", lambda p: stamp if p == path else real(p))
+    monkeypatch.setattr(step_cache, "stat_stamp", lambda p: stamp if p == path else real(p))
     assert store.load().get(1).title == "Step NUMBER 1"  # same stamps, other bytes
 
 
@@ -115,3 +116,51 @@ def test_a_handoff_changed_after_approval_voids_the_approval(project: Path,
     with pytest.raises(PlanFileError, match="maker holds no approval of it"):
         store.load()
 
+
+
+# -- the snapshot of the last load (maker.store.snapshot) --------------------------------
+
+
+def test_a_second_load_reads_only_the_files_that_changed(project: Path, settled: None,
+                                                         parses: list[Path]) -> None:
+    store = PlanStore(linear(project, 4).root)
+    store.load()
+    parses.clear()
+    record = store.load().get(2)
+    record.meta["started_by"] = "someone"
+    store.save_step(record)
+    again = store.load()
+    assert parses == [record.path]  # the one file that moved
+    assert again.get(2).meta["started_by"] == "someone"
+    assert again.get(3).meta.get("started_by") is None
+
+
+@pytest.mark.parametrize("edit", ["broken", "renumbered", "depends", "added", "removed",
+                                  "complete"])
+def test_whatever_changed_is_checked_as_a_first_load_would(project: Path, settled: None,
+                                                          edit: str) -> None:
+    store = PlanStore(linear(project, 3).root)
+    fresh = PlanStore(store.root)
+    path = store.load().get(2).path
+    text = path.read_text()
+    if edit == "broken":
+        path.write_text(text.replace("status: pending", "status: finished"))
+    elif edit == "renumbered":
+        path.write_text(text.replace("step: 2", "step: 3", 1))
+    elif edit == "depends":
+        path.write_text(text.replace("depends_on:\n- 1", "depends_on:\n- 7"))
+    elif edit == "added":
+        (path.parent / "04-extra.md").write_text(text.replace("step: 2", "step: 4", 1))
+    elif edit == "removed":
+        path.unlink()
+    else:  # marked complete by hand: no approval seal
+        path.write_text(text.replace("status: pending", "status: complete"))
+    for reader in (store, fresh):  # the kept snapshot and a first load agree
+        try:
+            got: object = [(r.number, r.status, r.depends_on) for r in reader.load().steps]
+        except PlanFileError as exc:
+            got = str(exc)
+        if reader is store:
+            kept = got
+    assert kept == got
+    assert edit in ("added", "removed") or isinstance(got, str)

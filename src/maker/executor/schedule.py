@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from maker.core.flow import decides_next
 from maker.core.models import END, RUNTIME_DECIDED, step_refs
+from maker.store.step_cache import stat_stamp
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
@@ -178,17 +179,22 @@ def decision_outputs(store: PlanStore, plan: StoredPlan) -> dict[str, Any]:
 def plan_schedule(store: PlanStore, plan: StoredPlan) -> Schedule:
     """``schedule`` for a loaded plan, reading only the outputs it needs from the store.
 
-    Kept on ``plan`` while its steps' statuses are unchanged: one step's start or
-    handoff asks for the schedule of the same plan several times (a 1,000-step plan
-    costs milliseconds a time). The outputs it reads belong to complete steps, which
-    change only with a status."""
-    key = (tuple(r.status for r in plan.steps), tuple(map(id, plan.steps)))
-    memo = plan.memo.get("schedule")
-    if memo is not None and memo[0] == key and memo[1] is store.root:
+    Kept by the store while nothing it depends on changed: the steps (the same parsed
+    specs, statuses and dependencies) and the handoffs of the complete conditional steps
+    whose choices it follows. A run asks for the schedule of a 1,000-step plan several
+    times per step, at milliseconds a time."""
+    specs = tuple(r.spec for r in plan.steps)  # (held: their ids cannot be reused)
+    deciding = [r for r in plan.steps if r.status == "complete" and decides_next(r.spec)]
+    key = (tuple(map(id, specs)), tuple(r.status for r in plan.steps),
+           tuple(tuple(r.depends_on) for r in plan.steps),
+           tuple(stat_stamp(store.handoffs_dir / r.path.name) for r in deciding))
+    memo = store.memo.get("schedule")
+    if memo is not None and memo[0] == key:
         return memo[2]  # type: ignore[no-any-return]
     sched = schedule(plan, decision_outputs(store, plan))
-    plan.memo["schedule"] = (key, store.root, sched)
+    store.memo["schedule"] = (key, specs, sched)
     return sched
+
 
 
 def nothing_ready_reason(sched: Schedule, plan: StoredPlan | None = None) -> str:

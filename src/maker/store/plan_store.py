@@ -36,6 +36,7 @@ from maker.store.journal import TXN_DIR, journaled_move
 from maker.store.overview import render_overview
 from maker.store.records import StepRecord, StoredPlan
 from maker.store.slug import slugify
+from maker.store.snapshot import Snapshot
 from maker.store.step_cache import StepCache, T
 from maker.store.step_file import read_step, render_step
 
@@ -58,6 +59,8 @@ class PlanStore:
         self.policy_path = self.state_dir / "policy.json"
         self.ledger_path = self.root / "ledger.jsonl"  # maker.engine.ledger: what runs cost
         self._cache = StepCache()  # parsed step files, while unchanged on disk
+        self._snapshot = Snapshot(self._cache)  # the last plan loaded without a problem
+        self.memo: dict[str, Any] = {}  # what readers derived (executor.schedule's)
 
     # -- locking and presence -------------------------------------------------
 
@@ -192,60 +195,17 @@ class PlanStore:
                 f"no plan in {self.root}: create one with /maker:plan <task> "
                 "(or `maker plan write FILE`)")
         meta = self._plan_meta()
-        records: list[StepRecord] = []
-        problems: list[str] = []
         cache = self._cache
-        for name, path, stamp in cache.listing(self.steps_dir):
-            head = name.split("-", 1)[0]
-            if not head.isdigit():
-                problems.append(f"{path}: not a step file name (NN-<title>.md) (fix: move it "
-                                f"out of {self.steps_dir})")
-                continue
-            try:
-                record = cache.read(path, read_step, stamp)
-            except PlanFileError as exc:
-                problems.append(str(exc))
-                continue
-            if int(head) != record.number:
-                rest = name.split("-", 1)[-1]
-                problems.append(
-                    f"{path}: step: the file says step {record.number} but its name says "
-                    f"{int(head)} (fix: rename it to {record.number:02d}-{rest} or set "
-                    f"`step: {int(head)}`)")
-            records.append(record)
-        seen: dict[int, Path] = {}
-        for r in records:
-            if r.number in seen:
-                problems.append(f"{r.path}: step: step {r.number} is also in {seen[r.number]} "
-                                "(fix: renumber one of them, or delete the stray file)")
-            seen[r.number] = r.path
-        for r in records:
-            bad = [d for d in r.depends_on if d not in seen]
-            if bad:
-                problems.append(f"{r.path}: depends_on: no step {', '.join(map(str, bad))} "
-                                f"in the plan (fix: remove it from depends_on)")
+        listing = cache.listing(self.steps_dir)
         created = str(meta.get("created_at") or "")
         handoffs = {name: stamp for name, _, stamp in cache.listing(self.handoffs_dir)} \
             if check_approvals else {}
-        for r in records:
-            if check_approvals and r.status == "complete" and not cache.sealed(
-                    r, created, handoffs.get(r.path.name), approval_sealed):
-                problems.append(
-                    f"{r.path}: status: complete, but maker holds no approval of it on this "
-                    "machine (its approval_seal is missing or does not match: an edit by "
-                    "hand, or a plan approved on another machine) (fix: `maker step reset "
-                    f"{r.number}` and run the step again; or, for a plan that came from "
-                    "another machine or person, review it and run `maker plan adopt` in a "
-                    "terminal)")
-        if not records and not problems:
-            problems.append(f"{self.steps_dir}: no step files (fix: write a plan again "
-                            "with /maker:plan)")
-        if problems:
-            raise PlanFileError(self.root, "the plan files have problems:\n- "
-                                + "\n- ".join(problems))
-        records.sort(key=lambda r: r.number)
+        known = self._snapshot.records(listing, handoffs, created, check_approvals)
+        if known is None:  # the full validation, every problem at once (PlanFileError)
+            known = self._snapshot.validate(self.root, listing, handoffs, created,
+                                            check_approvals)
         return StoredPlan(str(meta.get("task") or ""), str(meta.get("reasoning") or ""),
-                          str(meta.get("created_at") or ""), records)
+                          created, known)
 
     def _plan_meta(self) -> dict[str, Any]:
         if not self.overview_path.exists():
@@ -265,6 +225,9 @@ class PlanStore:
 
     def step_path(self, number: int) -> Path:
         """The file of step ``number`` (found by its numeric prefix)."""
+        known = self._snapshot.path_of(number)  # (a 1,000-step folder: not listed again)
+        if known is not None and os.path.isfile(known):
+            return known
         for name in os.listdir(self.steps_dir) if self.steps_dir.is_dir() else ():
             head = name.split("-", 1)[0]
             if head.isdigit() and int(head) == number and name.endswith(".md"):

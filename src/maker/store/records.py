@@ -40,8 +40,6 @@ class StoredPlan:
 
     _index: dict[int, int] = field(default_factory=dict, init=False, repr=False,
                                    compare=False)
-    memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
-    """What readers derived from this plan object (``executor.schedule``'s schedule)."""
 
     def get(self, number: int) -> StepRecord:
         i = self._index.get(number)

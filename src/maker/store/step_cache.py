@@ -35,14 +35,14 @@ from maker.errors import MakerError
 if TYPE_CHECKING:
     from maker.store.plan_store import StepRecord
 
-__all__ = ["SETTLED_NS", "StepCache"]
+__all__ = ["SETTLED_NS", "Stamp", "StepCache", "copy_record", "settled", "stat_stamp"]
 
 SETTLED_NS = 2_000_000_000
 T = TypeVar("T")
-_Stamp = tuple[int, int, int, int]
+Stamp = tuple[int, int, int, int]
 
 
-def _stamp(path: Path) -> _Stamp | None:
+def stat_stamp(path: Path) -> Stamp | None:
     try:
         st = os.stat(path)
     except OSError:
@@ -50,7 +50,7 @@ def _stamp(path: Path) -> _Stamp | None:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _settled(stamp: _Stamp) -> bool:
+def settled(stamp: Stamp) -> bool:
     return time.time_ns() - max(stamp[2], stamp[3]) > SETTLED_NS
 
 
@@ -78,7 +78,7 @@ def _copy(value: Any) -> Any:
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-def _copy_record(record: StepRecord) -> StepRecord:
+def copy_record(record: StepRecord) -> StepRecord:
     return type(record)(record.spec, record.status, list(record.depends_on), record.path,
                         _copy(record.meta))
 
@@ -87,11 +87,11 @@ class StepCache:
     """Parsed step records and seal checks by file (see the module's docstring)."""
 
     def __init__(self) -> None:
-        self._records: dict[Path, tuple[_Stamp, bytes, StepRecord]] = {}
-        self._seals: dict[Path, tuple[tuple[_Stamp, _Stamp | None, str, bytes | None],
+        self._records: dict[Path, tuple[Stamp, bytes, StepRecord]] = {}
+        self._seals: dict[Path, tuple[tuple[Stamp, Stamp | None, str, bytes | None],
                                       bool]] = {}
         self._paths: dict[tuple[Path, str], Path] = {}
-        self._derived: dict[tuple[Path, Callable[[Path], Any]], tuple[_Stamp, Any]] = {}
+        self._derived: dict[tuple[Path, Callable[[Path], Any]], tuple[Stamp, Any]] = {}
 
     def path(self, folder: Path, name: str) -> Path:
         """``folder / name``, built once (a thousand-step plan lists a thousand names
@@ -101,7 +101,7 @@ class StepCache:
             found = self._paths[(folder, name)] = folder / name
         return found
 
-    def listing(self, folder: Path) -> list[tuple[str, Path, _Stamp | None]]:
+    def listing(self, folder: Path) -> list[tuple[str, Path, Stamp | None]]:
         """The ``*.md`` regular files in ``folder`` (not hidden), sorted by name, with
         their stamps: one directory read and one ``stat`` per file. [] when ``folder``
         does not exist."""
@@ -113,7 +113,7 @@ class StepCache:
                     if name.endswith(".md") and not name.startswith(".") and e.is_file():
                         try:
                             st = e.stat()
-                            stamp: _Stamp | None = (st.st_ino, st.st_size, st.st_mtime_ns,
+                            stamp: Stamp | None = (st.st_ino, st.st_size, st.st_mtime_ns,
                                                     st.st_ctime_ns)
                         except OSError:
                             stamp = None
@@ -124,39 +124,43 @@ class StepCache:
         return out
 
     def read(self, path: Path, parse: Callable[[Path], StepRecord],
-             stamp: _Stamp | None = None) -> StepRecord:
+             stamp: Stamp | None = None) -> StepRecord:
         """``parse(path)``, or a copy of its earlier result when the file is unchanged
         (``stamp``: its stamp, when the caller just took it). A parse that raises is not
         kept (the file is read again next time)."""
-        stamp = stamp or _stamp(path)
+        stamp = stamp or stat_stamp(path)
         hit = self._records.get(path)
         if hit is not None and stamp is not None and hit[0] == stamp and (
-                _settled(stamp) or _bytes(path) == hit[1]):
-            return _copy_record(hit[2])
+                settled(stamp) or _bytes(path) == hit[1]):
+            return copy_record(hit[2])
         before = _bytes(path)
         record = parse(path)
-        if stamp is not None and before is not None and _stamp(path) == stamp \
+        if hit is not None and hit[2].spec == record.spec:
+            # The same step with a new status: keep its spec object, so what was derived
+            # from the specs (the schedule) is still known to be of the same steps.
+            record.spec = hit[2].spec
+        if stamp is not None and before is not None and stat_stamp(path) == stamp \
                 and _bytes(path) == before:
-            self._records[path] = (stamp, before, _copy_record(record))
+            self._records[path] = (stamp, before, copy_record(record))
         else:
             self._records.pop(path, None)
         return record
 
     def derived(self, path: Path, compute: Callable[[Path], T],
-                stamp: _Stamp | None = None) -> T:
+                stamp: Stamp | None = None) -> T:
         """``compute(path)`` (something read from the file), kept while the file is
         unchanged and settled; any other file is read again every time. ``stamp``: the
         file's, when the caller just took it (``listing``)."""
-        stamp = stamp or _stamp(path)
+        stamp = stamp or stat_stamp(path)
         hit = self._derived.get((path, compute))
         if stamp is not None and hit is not None and hit[0] == stamp:
             return hit[1]  # type: ignore[no-any-return]
         value = compute(path)
-        if stamp is not None and _settled(stamp) and _stamp(path) == stamp:
+        if stamp is not None and settled(stamp) and stat_stamp(path) == stamp:
             self._derived[(path, compute)] = (stamp, value)
         return value
 
-    def sealed(self, record: StepRecord, created_at: str, handoff: Path | _Stamp | None,
+    def sealed(self, record: StepRecord, created_at: str, handoff: Path | Stamp | None,
                check: Callable[[StepRecord, str], bool]) -> bool:
         """``check(record, created_at)`` for a ``record`` just returned by :meth:`read`,
         kept while the step file and its ``handoff`` (its path, or its stamp as just
@@ -168,12 +172,12 @@ class StepCache:
         ends, and every other process sees the new key at once."""
         hit = self._records.get(record.path)
         stamp = hit[0] if hit is not None else None  # as :meth:`read` just found it
-        if stamp is None or not _settled(stamp):
+        if stamp is None or not settled(stamp):
             return check(record, created_at)
         where = record.path.parent.parent / "handoffs" / record.path.name
-        taken = handoff if handoff is None or isinstance(handoff, tuple) else _stamp(handoff)
+        taken = handoff if handoff is None or isinstance(handoff, tuple) else stat_stamp(handoff)
         # A recent handoff is told apart by its bytes too (see the module's docstring).
-        content = _bytes(where) if taken is not None and not _settled(taken) else None
+        content = _bytes(where) if taken is not None and not settled(taken) else None
         key = (stamp, taken, created_at, content)
         found = self._seals.get(record.path)
         if found is not None and found[0] == key:

@@ -1,0 +1,162 @@
+"""Reading the plan's step files: the full validation, and the plan a long-lived reader
+validated last, checked again only where files changed.
+
+``PlanStore.load()`` validates every step file and every approval seal. A run of the
+headless engine loads a 1,000-step plan twice per step, and between two loads only a
+step or two change. :class:`Snapshot` keeps the records of the last load that found no
+problem, with the stamps of the files they came from (``StepCache.listing``). A later
+load that lists the same file names re-reads and re-checks only the files whose stamps
+moved (or that are too recent to trust a stamp: ``step_cache``), and only while each
+re-checked step keeps its number and its dependencies; anything else (a file added,
+removed or renamed, a problem, a step renumbered) goes back to the full validation,
+which reports every problem. The records handed out are copies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from maker.errors import PlanFileError
+from maker.store.approval_seal import approval_sealed
+from maker.store.step_cache import Stamp, StepCache, copy_record, settled
+from maker.store.step_file import read_step
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from maker.store.records import StepRecord
+
+__all__ = ["Snapshot"]
+
+Listing = list[tuple[str, "Path", "Stamp | None"]]
+
+
+@dataclass
+class _Last:
+    names: tuple[str, ...]
+    stamps: dict[str, Stamp | None]
+    handoffs: dict[str, Stamp | None]
+    created: str
+    check_approvals: bool
+    records: dict[str, StepRecord]  # by file name; kept, never handed out
+    order: list[str]  # file names in step order
+    paths: dict[int, Path]  # step number -> its file
+
+
+class Snapshot:
+    def __init__(self, cache: StepCache) -> None:
+        self.cache = cache
+        self._last: _Last | None = None
+
+    def remember(self, listing: Listing, handoffs: dict[str, Stamp | None], created: str,
+                 check_approvals: bool, records: list[StepRecord]) -> None:
+        """After a load that found no problem: ``records`` in step order."""
+        self._last = _Last(tuple(n for n, _, _ in listing), {n: s for n, _, s in listing},
+                           dict(handoffs), created, check_approvals,
+                           {r.path.name: copy_record(r) for r in records},
+                           [r.path.name for r in records], {r.number: r.path for r in records})
+
+    def validate(self, root: Path, listing: Listing, handoffs: dict[str, Stamp | None],
+                 created: str, check_approvals: bool) -> list[StepRecord]:
+        """Every step file of ``listing`` read and checked, alone and together (names,
+        numbers, dependencies, approval seals); the records in step order, remembered.
+        PlanFileError lists every problem."""
+        cache, steps_dir = self.cache, root / "steps"
+        records: list[StepRecord] = []
+        problems: list[str] = []
+        for name, path, stamp in listing:
+            head = name.split("-", 1)[0]
+            if not head.isdigit():
+                problems.append(f"{path}: not a step file name (NN-<title>.md) (fix: move it "
+                                f"out of {steps_dir})")
+                continue
+            try:
+                record = cache.read(path, read_step, stamp)
+            except PlanFileError as exc:
+                problems.append(str(exc))
+                continue
+            if int(head) != record.number:
+                rest = name.split("-", 1)[-1]
+                problems.append(
+                    f"{path}: step: the file says step {record.number} but its name says "
+                    f"{int(head)} (fix: rename it to {record.number:02d}-{rest} or set "
+                    f"`step: {int(head)}`)")
+            records.append(record)
+        seen: dict[int, Path] = {}
+        for r in records:
+            if r.number in seen:
+                problems.append(f"{r.path}: step: step {r.number} is also in {seen[r.number]} "
+                                "(fix: renumber one of them, or delete the stray file)")
+            seen[r.number] = r.path
+        for r in records:
+            bad = [d for d in r.depends_on if d not in seen]
+            if bad:
+                problems.append(f"{r.path}: depends_on: no step {', '.join(map(str, bad))} "
+                                f"in the plan (fix: remove it from depends_on)")
+        for r in records:
+            if check_approvals and r.status == "complete" and not cache.sealed(
+                    r, created, handoffs.get(r.path.name), approval_sealed):
+                problems.append(
+                    f"{r.path}: status: complete, but maker holds no approval of it on this "
+                    "machine (its approval_seal is missing or does not match: an edit by "
+                    "hand, or a plan approved on another machine) (fix: `maker step reset "
+                    f"{r.number}` and run the step again; or, for a plan that came from "
+                    "another machine or person, review it and run `maker plan adopt` in a "
+                    "terminal)")
+        if not records and not problems:
+            problems.append(f"{steps_dir}: no step files (fix: write a plan again "
+                            "with /maker:plan)")
+        if problems:
+            self._last = None
+            raise PlanFileError(root, "the plan files have problems:\n- "
+                                + "\n- ".join(problems))
+        records.sort(key=lambda r: r.number)
+        self.remember(listing, handoffs, created, check_approvals, records)
+        return records
+
+    def path_of(self, number: int) -> Path | None:
+        """The file of step ``number`` in the last plan loaded, if there was one."""
+        return self._last.paths.get(number) if self._last is not None else None
+
+    def records(self, listing: Listing, handoffs: dict[str, Stamp | None], created: str,
+                check_approvals: bool) -> list[StepRecord] | None:
+        """The plan's records in step order, from the last load and the files that
+        changed since; None when only the full validation can tell."""
+        last = self._last
+        if last is None or last.created != created or last.check_approvals != \
+                check_approvals or len(listing) != len(last.names):
+            return None
+        for (name, path, stamp), known in zip(listing, last.names, strict=True):
+            if name != known:
+                return None
+            hand = handoffs.get(name)
+            if stamp == last.stamps[name] and hand == last.handoffs.get(name) and \
+                    stamp is not None and settled(stamp) and (hand is None or settled(hand)):
+                continue
+            record = self._recheck(name, path, stamp, hand, created, check_approvals)
+            before = last.records[name]
+            if record is None or record.number != before.number or \
+                    record.depends_on != before.depends_on:
+                self._last = None
+                return None
+            last.records[name], last.stamps[name] = copy_record(record), stamp
+            last.handoffs[name] = hand
+        for name in set(last.handoffs) - set(handoffs):
+            del last.handoffs[name]
+        return [copy_record(last.records[n]) for n in last.order]
+
+    def _recheck(self, name: str, path: Path, stamp: Stamp | None, hand: Stamp | None,
+                 created: str, check_approvals: bool) -> StepRecord | None:
+        """What the full validation checks of one step file, or None on a problem."""
+        head = name.split("-", 1)[0]
+        try:
+            record = self.cache.read(path, read_step, stamp)
+        except PlanFileError:
+            return None
+        if not head.isdigit() or int(head) != record.number:
+            return None
+        if check_approvals and record.status == "complete" and not self.cache.sealed(
+                record, created, hand, approval_sealed):
+            return None
+        return record
