@@ -19,7 +19,7 @@ COND_SCHEMA = "{next_step: int, reason: string}"
 
 def make_step(n: int, nxt: int, *, conditional: bool = False, inputs: list[str] | None = None,
               schema: Any = "{result: string}", depends_on: list[int] | None = None,
-              title: str | None = None) -> PlanStep:
+              title: str | None = None, votes: int | None = None) -> PlanStep:
     return PlanStep(
         step=n, task_type="conditional_step" if conditional else "action_step",
         title=title or f"Step number {n}", task_description=f"Do the work of step {n}.",
@@ -27,7 +27,7 @@ def make_step(n: int, nxt: int, *, conditional: bool = False, inputs: list[str] 
         fallback_tool_instructions="", input_variables=list(inputs or []),
         output_variable=f"step_{n}_output",
         output_schema=COND_SCHEMA if conditional and schema == "{result: string}" else schema,
-        next_step_sequence_number=nxt, depends_on=depends_on)
+        next_step_sequence_number=nxt, depends_on=depends_on, votes=votes)
 
 
 def write(root: Path, steps: list[PlanStep], policy: str = "auto") -> PlanStore:

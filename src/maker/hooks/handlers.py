@@ -198,6 +198,11 @@ def _executor_stop(hook: HookInput) -> Output:
     step = int(active["step"])
     key = f"step{step}-{active.get('started_at', '')}"
     text = final_text(hook)
+    from maker.hooks.voting import ballot_stop
+
+    voted = ballot_stop(hook, store, step, text)  # a voting step: a ballot, not accepted
+    if voted is not None:
+        return voted
     try:
         result = accept_handoff(store, text)
     except HandoffRejectedError as exc:
@@ -239,7 +244,8 @@ def _stop(hook: HookInput, store: PlanStore) -> Output:
     active = active_marker(store)
     if not active:
         return allow()
-    from maker.executor.runs import relaunch_instruction, turn_runs_step
+    from maker.executor.ballots import launch_instruction
+    from maker.executor.runs import turn_runs_step
 
     step = int(active["step"])
     if not turn_runs_step(store, active, hook.session_id, hook.text("prompt_id")):
@@ -270,7 +276,7 @@ def _stop(hook: HookInput, store: PlanStore) -> Output:
                      "puts it back to try again. End your reply with the line STEP_FAILED.")
     return block(
         f"maker: step {step} ({record.title}) is in progress and has no accepted handoff. "
-        f"Next: {relaunch_instruction(step)}, and let it finish with its handoff. If the "
+        f"Next: {launch_instruction(store, step)}, and let it finish with its handoff. If the "
         f"step cannot be done, tell the user why and end with STEP_FAILED: maker records "
         f"it failed after {MAX_ATTEMPTS} reminders. (Reminder {count} of {MAX_ATTEMPTS}.)")
 
