@@ -121,18 +121,21 @@ def test_an_undecided_vote_fails_the_step_with_the_tally_within_the_bound(
         project: Path) -> None:
     store = branching(project, votes=2)
     bound = ballots.SAMPLES_PER_K * 2
-    for i in range(bound - 1):
+    for i in range(bound - 2):
         result = cast(store, 0, f"a{i}", chose(1 + i % 2))
         assert result is not None and result.outcome == "voted"
-    assert launch_limit(store, 0) == 1  # one ballot left in the bound
+    assert cast(store, 0, "flagged", "I am not sure.") is not None
+    assert launch_limit(store, 0) == 1  # a tie: 2 votes needed, but 1 ballot left in the bound
     result = cast(store, 0, "last", chose(2))
     assert result is not None and result.outcome == "failed"
     record = store.load_step(0)
     assert record.status == "failed"
     assert record.meta["reasons"][0].startswith(
-        "the vote was undecided: no answer led by 2 after 8 executors (0 flagged); votes: "
-        '4 for ["complete", 1], 4 for ["complete", 2]')
+        "the vote was undecided: no answer led by 2 after 8 executors (1 flagged); votes: "
+        '4 for ["complete", 2], 3 for ["complete", 1]')
     assert store.read_handoff(0) is None
+    late = cast(store, 0, "late", chose(2))  # the step is no longer in progress
+    assert late is None and store.load_step(0).status == "failed"
 
 
 def test_a_crash_while_accepting_leaves_the_old_state(
