@@ -207,3 +207,20 @@ def test_the_executors_stop_hook_casts_a_ballot_and_never_blocks(hooked: Path) -
     out = fire_stop(hooked, "a4", chose(2))
     assert "the vote decided step 0 (complete)" in out["systemMessage"]
     assert store.read_handoff(0)["vote"]["ballots"] == ["a1", "a2", "a4"]
+
+
+def test_the_stop_hook_and_the_outcome_say_how_many_executors_a_vote_needs(
+        hooked: Path) -> None:
+    from maker.executor.outcome import outcome
+
+    store = write(hooked, [make_step(0, -2, conditional=True, votes=3), make_step(1, -1),
+                           make_step(2, -1)])
+    start_step(store, 0, session_id="sess-1")
+    cast(store, 0, "a1", chose(2))
+    data = {"session_id": "sess-1", "transcript_path": str(hooked / "t.jsonl"),
+            "cwd": str(hooked), "hook_event_name": "Stop", "stop_hook_active": False,
+            "last_assistant_message": "Done."}
+    out = json.loads(run_hook("stop", HANDLERS["stop"], stdin=json.dumps(data)))
+    assert out["decision"] == "block"
+    assert "Next: launch 2 maker:step-executor subagents at once" in out["reason"]
+    assert "launch 2 maker:step-executor subagents at once" in outcome(store, 0)["next"]
