@@ -47,13 +47,13 @@ def tool_step(n: int, primary: list[str], fallback: list[str] | None = None) -> 
 
 def make_step(n: int, nxt: int, *, conditional: bool = False, inputs: list[str] | None = None,
               schema: Any = "{result: string}", depends_on: list[int] | None = None,
-              title: str | None = None) -> PlanStep:
+              title: str | None = None, votes: int | None = None) -> PlanStep:
     """A step of the plans below: ``conditional`` decides next at run time."""
     return step_spec(
         n, nxt, task_type="conditional_step" if conditional else "action_step",
         title=title or f"Step number {n}", input_variables=list(inputs or []),
         output_schema=COND_SCHEMA if conditional and schema == "{result: string}" else schema,
-        depends_on=depends_on)
+        depends_on=depends_on, votes=votes)
 
 
 def write(root: Path, steps: list[PlanStep], policy: str = "auto") -> PlanStore:

@@ -391,7 +391,7 @@ def test_unknown_event_is_a_message_not_a_crash(tmp_path: Path) -> None:
 
 
 def test_write_is_what_a_branching_plan_needs(project: Path) -> None:
-    store = write(project, [make_step(0, -2, conditional=True), make_step(1, -1),
+    store = write(project, [make_step(0, -2, conditional=True, votes=1), make_step(1, -1),
                             make_step(2, -1)])
     start_step(store, 0)
     out = fire("subagent-stop", subagent_input(
@@ -403,7 +403,7 @@ def test_write_is_what_a_branching_plan_needs(project: Path) -> None:
 
 
 def test_plan_md_shows_the_branch_not_taken_as_skipped(project: Path) -> None:
-    store = write(project, [make_step(0, -2, conditional=True), make_step(1, -1),
+    store = write(project, [make_step(0, -2, conditional=True, votes=1), make_step(1, -1),
                             make_step(2, -1)])
     start_step(store, 0)
     fire("subagent-stop", subagent_input(
@@ -568,7 +568,7 @@ def test_evidence_from_overridden_commands_is_refused(project: Path, running: Pl
 
 
 def test_a_conditional_step_cannot_jump_back_to_a_finished_step(project: Path) -> None:
-    store = write(project, [make_step(0, 1), make_step(1, -2, conditional=True),
+    store = write(project, [make_step(0, 1), make_step(1, -2, conditional=True, votes=1),
                             make_step(2, -1)])
     start_step(store, 0)
     fire("subagent-stop", subagent_input(project, EXECUTOR, handoff(0)))

@@ -289,3 +289,43 @@ async def test_a_lone_sample_runs_in_the_callers_task() -> None:
     assert vote.winner == "A" and vote.samples == 3
     me = asyncio.current_task()
     assert seen[0] is not me and seen[1] is not me and seen[2] is me
+
+
+# -- Tally: the same rule, one answer at a time --------------------------------------
+
+
+def test_tally_counts_one_answer_at_a_time_and_says_what_the_lead_needs() -> None:
+    from maker.voting import Tally
+
+    tally: Tally[str] = Tally(3, flagged=lambda a: "no answer" if a == "?" else None)
+    assert tally.need() == 3 and not tally.decided
+    for answer, need in [("b", 2), ("a", 3), ("?", 3), ("b", 2), ("b", 1)]:
+        tally.add(answer)
+        assert tally.need() == need and not tally.decided
+    tally.add("b")
+    assert tally.decided and tally.winner_key == "b" and tally.need() <= 0
+    vote = tally.vote(12)
+    assert (vote.winner, vote.samples, vote.flagged, vote.margin) == ("b", 6, 1, 3)
+    assert vote.flag_reasons == ("no answer",) and vote.max_samples == 12
+    with pytest.raises(ValueError, match="already decided"):
+        tally.add("a")  # no answer counts once the vote is decided
+    with pytest.raises(ValueError, match="k must be a whole number"):
+        Tally(0)
+
+
+def test_tally_decides_exactly_as_first_to_ahead_by_k() -> None:
+    from maker.voting import Tally
+
+    answers = ["x", "y", "x", "y", "y", "x", "x", "x", "y"]
+    it = iter(answers)
+
+    async def sample() -> str:
+        return next(it)
+
+    drawn = asyncio.run(first_to_ahead_by_k(sample, 2, parallel=1))
+    tally: Tally[str] = Tally(2)
+    for answer in answers:
+        if tally.decided:
+            break
+        tally.add(answer)
+    assert tally.vote(drawn.max_samples) == drawn

@@ -230,7 +230,8 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
         click.echo(f"REFUSED: {exc}\nNEXT: tell the user, and end your reply with the line "
                    "STEP_BLOCKED.")
         return
-    from maker.executor.runs import add_turn, relaunch_instruction
+    from maker.executor.ballots import launch_instruction
+    from maker.executor.runs import add_turn
 
     add_turn(store, result.step, session_id, str(saved.get("prompt_id") or ""))
     what = "resumed (it was already in progress)" if result.restarted else "started"
@@ -241,7 +242,7 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
     if notes:
         click.echo(f"Notes from the user for the executor, verbatim:\n<user-notes>\n{notes}\n"
                    "</user-notes>")
-    click.echo(f"NEXT: {relaunch_instruction(result.step)}"
+    click.echo(f"NEXT: {launch_instruction(store, result.step)}"
                + (", followed by the user's notes above, verbatim." if notes else ".")
                + f" It reads its own brief with `maker context {result.step}`.")
 

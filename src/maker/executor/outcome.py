@@ -60,9 +60,9 @@ def outcome(store: PlanStore, n: int) -> dict[str, Any]:
     elif record.status == "blocked":
         out["next"], out["sentinel"] = "report what blocks it", "STEP_BLOCKED"
     elif record.status == "in-progress":
-        from maker.executor.runs import relaunch_instruction
+        from maker.executor.ballots import launch_instruction
 
-        out["next"] = f"no accepted handoff yet: {relaunch_instruction(n)}"
+        out["next"] = f"no accepted handoff yet: {launch_instruction(store, n)}"
         out["sentinel"] = None
     else:
         out["next"], out["sentinel"] = "the step is not running", "STEP_BLOCKED"

@@ -45,6 +45,7 @@ __all__ = [
     "forget_session_launches",
     "owner_gone",
     "relaunch_instruction",
+    "running_launches",
     "start_launch",
     "take_over_instruction",
     "turn_runs_step",
@@ -177,18 +178,20 @@ def start_launch(store: PlanStore, launch_id: str, session_id: str, prompt_id: s
         run = _active_run(store)
         if run is None:
             return None  # no step in progress: the executor will say so in its handoff
-        active = store.read_active() or {}
         data = _load(store, *run)
-        owner = active.get("session_id")
-        for launch in data["launches"]:
-            if launch.get("done") or launch.get("id") == launch_id:
-                continue
-            if owner and launch.get("session_id") not in (None, owner):
-                continue  # the step was taken over from that session: its launch is void
+        running = running_launches(store, data, launch_id)
+        from maker.executor.ballots import launch_limit
+
+        limit = launch_limit(store, run[0])
+        if running and limit == 1:
             return (f"maker: an executor for step {run[0]} is already running (launched "
-                    f"{_ago(launch.get('at'))}), and one executor works on a step at a "
+                    f"{_ago(running[0].get('at'))}), and one executor works on a step at a "
                     "time. Wait for it to return and follow maker's verdict; if its "
                     f"session crashed, a new session takes over with /maker:step {run[0]}.")
+        if len(running) >= limit:
+            return (f"maker: {len(running)} executors for step {run[0]} are already "
+                    f"running, as many as its vote can still use ({limit}). Wait for them "
+                    "to return and follow maker's verdict.")
         data["launches"] = [*data["launches"][-19:],
                             {"id": launch_id, "session_id": session_id or None,
                              "prompt_id": prompt_id or None, "at": time.time(),
@@ -198,6 +201,21 @@ def start_launch(store: PlanStore, launch_id: str, session_id: str, prompt_id: s
             data["turns"] = [*data["turns"][-19:], turn]
         _save(store, data)
         return None
+
+
+def running_launches(store: PlanStore, data: dict[str, Any] | None = None,
+                     launch_id: str = "") -> list[dict[str, Any]]:
+    """The executor launches of the step in progress that have not returned (a launch
+    of a session the step was taken over from is void), ``launch_id`` left out."""
+    if data is None:
+        run = _active_run(store)
+        if run is None:
+            return []
+        data = _load(store, *run)
+    owner = (store.read_active() or {}).get("session_id")
+    return [x for x in data["launches"]
+            if not x.get("done") and x.get("id") != launch_id
+            and not (owner and x.get("session_id") not in (None, owner))]
 
 
 def end_launches(store: PlanStore, step: int | None = None, launch_id: str | None = None) -> None:

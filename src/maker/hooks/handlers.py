@@ -161,6 +161,11 @@ def _executor_stop(hook: HookInput) -> Output:
     step = int(active["step"])
     key = f"step{step}-{active.get('started_at', '')}"
     text = final_text(hook)
+    from maker.hooks.voting import ballot_stop
+
+    voted = ballot_stop(hook, store, step, text)  # a voting step: a ballot, not accepted
+    if voted is not None:
+        return voted
     try:
         result = accept_handoff(store, text)
     except HandoffRejectedError as exc:

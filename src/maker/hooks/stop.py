@@ -50,7 +50,7 @@ def _stop(hook: HookInput, state: PlanState) -> Output:
     active = _marker(state)
     if not active:
         return allow()
-    from maker.executor.runs import relaunch_instruction, turn_runs_step
+    from maker.executor.runs import turn_runs_step
 
     step = int(active["step"])
     if not turn_runs_step(state, active, hook.session_id, hook.text("prompt_id")):
@@ -83,6 +83,24 @@ def _stop(hook: HookInput, state: PlanState) -> Output:
                      "puts it back to try again. End your reply with the line STEP_FAILED.")
     return block(
         f"maker: step {step} ({title}) is in progress and has no accepted handoff. "
-        f"Next: {relaunch_instruction(step)}, and let it finish with its handoff. If the "
+        f"Next: {_launch(state, step)}, and let it finish with its handoff. If the "
         f"step cannot be done, tell the user why and end with STEP_FAILED: maker records "
         f"it failed after {MAX_ATTEMPTS} reminders. (Reminder {count} of {MAX_ATTEMPTS}.)")
+
+
+def _launch(state: PlanState, step: int) -> str:
+    """What to launch next: one executor, or, for a step decided by a vote, as many at
+    once as the vote still needs (``maker.executor.ballots``, imported only for a step
+    whose file says it may vote: a conditional step or one with ``votes:``)."""
+    from maker.executor.runs import relaunch_instruction
+
+    path = state.step_path(step)
+    try:
+        head = path.read_bytes()[:8192] if path is not None else b""
+    except OSError:
+        head = b""
+    if b"conditional_step" not in head and b"\nvotes:" not in head:
+        return relaunch_instruction(step)
+    from maker.executor.ballots import launch_instruction
+
+    return launch_instruction(state.full(), step)

@@ -174,6 +174,13 @@ def _executor_verdict(hook: HookInput, facts: dict[str, Any]) -> str:
 
     now = outcome(store, step)
     head = f"step {step} ({now['title']})"
+    if facts.get("outcome") == "ballot":
+        from maker.hooks.voting import ballot_verdict
+
+        said, whole = ballot_verdict(store, step, facts)
+        if whole:
+            return f"{head}: {said}"
+        head, now = f"{head}, {said}", outcome(store, step)  # as the vote left it
     if facts.get("outcome") == "failed":
         return (f"{head} FAILED: maker rejected its handoff {facts.get('attempts')} times. "
                 f"Reasons:\n{_problems(facts.get('reasons'))}\nTell the user that the step "

@@ -74,14 +74,14 @@ class PlanState:
         """``(status, title)`` of step ``number``; a file in an unusual form is read and
         validated in full (PlanFileError, StepNotFoundError as ``load_step``)."""
         self.settle()
-        path = self._step_path(number)
+        path = self.step_path(number)
         peeked = peek_step(path, number) if path is not None else None
         if peeked is not None:
             return peeked
         record = self.full().load_step(number)
         return record.status, record.title
 
-    def _step_path(self, number: int) -> Path | None:
+    def step_path(self, number: int) -> Path | None:
         # As PlanStore.step_path: found by its numeric prefix.
         try:
             with os.scandir(self.steps_dir) as entries:

@@ -20,11 +20,12 @@ This package is pure: it knows nothing of plans, sessions or the ledger. The cal
 
 from maker.voting.canonical import canonical
 from maker.voting.law import k_min, p_step, p_task, wilson_interval
-from maker.voting.vote import DEFAULT_SAMPLES_PER_K, Ballot, Vote, first_to_ahead_by_k
+from maker.voting.vote import DEFAULT_SAMPLES_PER_K, Ballot, Tally, Vote, first_to_ahead_by_k
 
 __all__ = [
     "DEFAULT_SAMPLES_PER_K",
     "Ballot",
+    "Tally",
     "Vote",
     "canonical",
     "first_to_ahead_by_k",

@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 
 from maker.voting.canonical import canonical
 
-__all__ = ["DEFAULT_SAMPLES_PER_K", "Ballot", "Vote", "first_to_ahead_by_k"]
+__all__ = ["DEFAULT_SAMPLES_PER_K", "Ballot", "Tally", "Vote", "first_to_ahead_by_k"]
 
 T = TypeVar("T")
 
@@ -96,12 +96,22 @@ def _check_int(name: str, value: object, what: str) -> int:
     return value
 
 
-class _Tally(Generic[T]):
-    """Counts votes; knows when one key leads every other by k."""
+class Tally(Generic[T]):
+    """The vote counted one answer at a time: the rule of ``first_to_ahead_by_k`` for a
+    caller that draws its own samples (the plugin, whose samples are subagents the main
+    agent launches, and whose ballots are replayed from maker's state).
 
-    def __init__(self, k: int, key: Callable[[T], Hashable],
-                 flagged: Callable[[T], object] | None) -> None:
-        self.k, self.key, self.flagged = k, key, flagged
+    ``add(answer)`` counts an answer (a ``flagged`` one is kept as a ballot with no vote,
+    and an answer added once the vote is decided is refused: ValueError); ``need()`` is
+    the fewest further votes that could decide; ``decided`` and ``winner_key`` say whether
+    one key leads every other by ``k``; ``vote(max_samples)`` is the Vote so far.
+    """
+
+    def __init__(self, k: int, key: Callable[[T], Hashable] | None = None,
+                 flagged: Callable[[T], object] | None = None) -> None:
+        k = _check_int("k", k, "the lead the winning answer needs")
+        self.k, self.flagged = k, flagged
+        self.key: Callable[[T], Hashable] = canonical if key is None else key
         self.counts: dict[Hashable, int] = {}
         self.first: dict[Hashable, T] = {}
         self.ballots: list[Ballot[T]] = []
@@ -113,6 +123,9 @@ class _Tally(Generic[T]):
         return self.k - _lead(self.counts)
 
     def add(self, answer: T) -> None:
+        if self.decided:
+            raise ValueError(f"the vote is already decided (a lead of {self.k}): no "
+                             "further answer is counted")
         if self.flagged is not None:
             reason = self.flagged(answer)
             if reason is not None and reason is not False:
@@ -131,7 +144,7 @@ class _Tally(Generic[T]):
             if n - other >= self.k:
                 self.decided, self.winner_key = True, key
 
-    def vote(self, max_samples: int, unused: int) -> Vote[T]:
+    def vote(self, max_samples: int, unused: int = 0) -> Vote[T]:
         key = self.winner_key
         return Vote(
             winner=self.first[key] if self.decided else None,
@@ -177,7 +190,7 @@ async def first_to_ahead_by_k(
         raise ValueError(
             f"max_samples ({max_samples}) is less than k ({k}): no answer could ever lead by "
             f"k votes; raise max_samples to at least k (the default is {DEFAULT_SAMPLES_PER_K}*k)")
-    tally: _Tally[T] = _Tally(k, canonical if key is None else key, flagged)
+    tally: Tally[T] = Tally(k, key, flagged)
     if parallel == 1:
         while not tally.decided and len(tally.ballots) < max_samples:
             tally.add(await sample())
@@ -185,7 +198,7 @@ async def first_to_ahead_by_k(
     return await _concurrent(sample, tally, parallel, max_samples)
 
 
-async def _concurrent(sample: Callable[[], Awaitable[T]], tally: _Tally[T], parallel: int,
+async def _concurrent(sample: Callable[[], Awaitable[T]], tally: Tally[T], parallel: int,
                       max_samples: int) -> Vote[T]:
     loop = asyncio.get_running_loop()
     extra = max(0, parallel - tally.k)
