@@ -66,3 +66,31 @@ def feedback(api: FakeMessagesAPI, agent: str) -> list[str]:
 
 def tool_names(run: ClaudeRun) -> list[str]:
     return [t.name for t in run.tool_uses]
+
+
+def branching_plan(votes: int | None = None) -> dict[str, Any]:
+    """Step 0 decides (conditional): step 1 writes tests, step 2 writes docs."""
+    common = {"task_type": "action_step", "fallback_tools": [], "primary_tools": ["Read"],
+              "fallback_tool_instructions": "None needed.", "input_variables": [],
+              "primary_tool_instructions": "Read what you need."}
+    decide = {**common, "step": 0, "task_type": "conditional_step", "title": "Decide",
+              "task_description": "Read the project and choose step 1 (tests) or step 2 "
+                                  "(docs) as next_step.",
+              "output_variable": "step_0_output",
+              "output_schema": "{next_step: int, reason: string}",
+              "next_step_sequence_number": -2}
+    if votes is not None:
+        decide["votes"] = votes
+    return {
+        "task": "Decide whether the project needs tests, then do that",
+        "reasoning": "Step 0 decides; step 1 writes tests, step 2 writes docs; one runs.",
+        "plan": [decide,
+                 {**common, "step": 1, "title": "Write tests", "task_description":
+                  "Write the missing tests and report them.", "output_variable":
+                  "step_1_output", "output_schema": "{tests: list}",
+                  "next_step_sequence_number": -1},
+                 {**common, "step": 2, "title": "Write docs", "task_description":
+                  "Write the missing docs and report them.", "output_variable":
+                  "step_2_output", "output_schema": "{docs: list}",
+                  "next_step_sequence_number": -1}],
+    }

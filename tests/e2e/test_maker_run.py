@@ -22,7 +22,7 @@ from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker.scripted.scenarios import handoff
 from maker.store.plan_store import PlanStore
 
-from ._maker import step, write_plan
+from ._maker import branching_plan, step, write_plan
 
 pytestmark = pytest.mark.e2e
 
@@ -306,34 +306,9 @@ def test_ask_user_question_in_a_headless_run_is_answered_no_user(
     assert "Which greeting: hello or hi?" in run.stdout + run.stderr
 
 
-def _branching_plan() -> dict[str, Any]:
-    common = {"task_type": "action_step", "fallback_tools": [], "primary_tools": ["Read"],
-              "fallback_tool_instructions": "None needed.", "input_variables": [],
-              "primary_tool_instructions": "Read what you need."}
-    return {
-        "task": "Decide whether the project needs tests, then do that",
-        "reasoning": "Step 0 decides; step 1 writes tests, step 2 writes docs; one runs.",
-        "plan": [
-            {**common, "step": 0, "task_type": "conditional_step", "title": "Decide",
-             "task_description": "Read the project and choose step 1 (tests) or step 2 "
-                                 "(docs) as next_step.",
-             "output_variable": "step_0_output", "output_schema":
-                 "{next_step: int, reason: string}", "next_step_sequence_number": -2},
-            {**common, "step": 1, "title": "Write tests", "task_description":
-                "Write the missing tests and report them.", "output_variable":
-                "step_1_output", "output_schema": "{tests: list}",
-             "next_step_sequence_number": -1},
-            {**common, "step": 2, "title": "Write docs", "task_description":
-                "Write the missing docs and report them.", "output_variable":
-                "step_2_output", "output_schema": "{docs: list}",
-             "next_step_sequence_number": -1},
-        ],
-    }
-
-
 def test_a_branch_a_flagged_answer_and_a_refused_handoff_in_one_run(
         fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
-    write_plan(project, _branching_plan(), policy="never")
+    write_plan(project, branching_plan(), policy="never")
 
     def refused_then_corrected(request: RecordedRequest) -> Reply:
         said = request.last_user_text
@@ -362,7 +337,7 @@ def test_a_branch_a_flagged_answer_and_a_refused_handoff_in_one_run(
 
 def test_maker_run_vote_3_decides_a_branch_past_disagreement_and_a_flagged_answer(
         fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
-    write_plan(project, _branching_plan(), policy="never")
+    write_plan(project, branching_plan(), policy="never")
 
     def chose(n: int, reason: str) -> Reply:
         return Reply.text(handoff(0, {"next_step": n, "reason": reason}))
@@ -401,7 +376,7 @@ def test_maker_calibrate_samples_a_step_and_asks_the_law(
         fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
     from maker.voting import k_min
 
-    write_plan(project, _branching_plan(), policy="never")
+    write_plan(project, branching_plan(), policy="never")
     fake_api.script(EXECUTOR, *[Reply.text(handoff(0, {"next_step": n, "reason": "seen"}))
                                 for n in (2, 2, 1, 2)])
     run = subprocess.run([*MAKER, "calibrate", "0", "--samples", "4", "--steps", "50"],

@@ -23,40 +23,12 @@ from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker.scripted.replies import ToolUseBlock
 from maker.store.plan_store import PlanStore
 
-from ._maker import Run, run_maker, step, write_plan
+from ._maker import Run, branching_plan, run_maker, step, write_plan
 
 pytestmark = pytest.mark.e2e
 
 _LAUNCH = re.compile(r"launch (\d+) maker:step-executor subagents? at once")
 _VERDICT = re.compile(r"maker's verdict: (.*?)(?=maker's verdict: |\Z)", re.S)
-
-
-def branching_plan(votes: int | None) -> dict[str, Any]:
-    """Step 0 decides (conditional): step 1 writes tests, step 2 writes docs."""
-    common = {"task_type": "action_step", "fallback_tools": [], "primary_tools": ["Read"],
-              "fallback_tool_instructions": "None needed.", "input_variables": [],
-              "primary_tool_instructions": "Read what you need."}
-    decide = {**common, "step": 0, "task_type": "conditional_step", "title": "Decide",
-              "task_description": "Read the project and choose step 1 (tests) or step 2 "
-                                  "(docs) as next_step.",
-              "output_variable": "step_0_output",
-              "output_schema": "{next_step: int, reason: string}",
-              "next_step_sequence_number": -2}
-    if votes is not None:
-        decide["votes"] = votes
-    return {
-        "task": "Decide whether the project needs tests, then do that",
-        "reasoning": "Step 0 decides; step 1 writes tests, step 2 writes docs; one runs.",
-        "plan": [decide,
-                 {**common, "step": 1, "title": "Write tests", "task_description":
-                  "Write the missing tests and report them.", "output_variable":
-                  "step_1_output", "output_schema": "{tests: list}",
-                  "next_step_sequence_number": -1},
-                 {**common, "step": 2, "title": "Write docs", "task_description":
-                  "Write the missing docs and report them.", "output_variable":
-                  "step_2_output", "output_schema": "{docs: list}",
-                  "next_step_sequence_number": -1}],
-    }
 
 
 def verdicts(request: RecordedRequest) -> list[str]:

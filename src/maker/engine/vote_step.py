@@ -24,28 +24,22 @@ from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 from maker.core.models import AgentResult, PlanStep
-from maker.handoff.gate import inspect_handoff
+from maker.executor.vote_rules import (
+    SAMPLES_PER_K,
+    answer_form,
+    flag,
+    label,
+    side_effect_free,
+)
 from maker.planner.parser import MAX_VOTES
 from maker.red_flag.red_flagger import RedFlagger
 from maker.store.plan_store import PlanStore, StoredPlan
-from maker.tools.registry import READ_ONLY_TOOLS
 from maker.voting import Vote, canonical, first_to_ahead_by_k, k_min
 
 __all__ = ["SAMPLES_PER_K", "answer_key", "law_votes", "side_effect_free", "vote_on",
            "vote_record", "votes_for"]
 
-SAMPLES_PER_K = 4
-"""At most ``SAMPLES_PER_K * k`` samples are drawn for one vote (flagged ones count):
-each is a whole SDK session, and the budget counts every one."""
-
 _TALLY_SHOWN = 5  # distinct answers named in a record or a failure
-
-
-def side_effect_free(spec: PlanStep) -> bool:
-    """Whether the step's answer can be sampled more than once without side effects: a
-    conditional step, or a step whose tools (primary and fallback) all only read."""
-    tools = [*spec.primary_tools, *spec.fallback_tools]
-    return spec.is_conditional or all(t in READ_ONLY_TOOLS for t in tools)
 
 
 def votes_for(spec: PlanStep, run_votes: int) -> int:
@@ -75,22 +69,8 @@ def law_votes(plan: StoredPlan, p: float, target: float) -> tuple[int, str]:
 
 
 def answer_key(spec: PlanStep, result: AgentResult) -> Hashable:
-    """What two samples must share to be the same answer (see the module docstring)."""
-    data = result.output if isinstance(result.output, dict) else {}
-    output = data.get("output")
-    if spec.is_conditional and isinstance(output, dict):
-        return canonical((data.get("status"), output.get("next_step")))
-    return canonical((data.get("status"), output))
-
-
-def sample_flag(store: PlanStore, flagger: RedFlagger, result: AgentResult) -> str | None:
-    """Why a sample does not vote, or None: a red flag, or what the gate would refuse."""
-    bad, why = flagger.check_with_reason(result)
-    if bad:
-        return why
-    problems = [p for p in inspect_handoff(store, result.raw_response).problems
-                if p.field != "evidence"]
-    return "; ".join(str(p) for p in problems[:3]) if problems else None
+    """What two samples must share to be the same answer (``vote_rules.answer_form``)."""
+    return canonical(answer_form(spec, result.output))
 
 
 async def vote_on(store: PlanStore, spec: PlanStep, flagger: RedFlagger, k: int,
@@ -99,13 +79,8 @@ async def vote_on(store: PlanStore, spec: PlanStep, flagger: RedFlagger, k: int,
     ``SAMPLES_PER_K * k`` in all."""
     return await first_to_ahead_by_k(
         sample, k, key=lambda r: answer_key(spec, r),
-        flagged=lambda r: sample_flag(store, flagger, r), parallel=k,
+        flagged=lambda r: flag(store, flagger, r), parallel=k,
         max_samples=SAMPLES_PER_K * k)
-
-
-def _label(key: Hashable) -> str:
-    text = repr(key)
-    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def vote_record(vote: Vote[AgentResult]) -> dict[str, Any]:
@@ -115,14 +90,14 @@ def vote_record(vote: Vote[AgentResult]) -> dict[str, Any]:
         "k": vote.k, "decided": vote.decided, "samples": vote.samples,
         "flagged": vote.flagged, "margin": vote.margin,
         "cost_usd": round(sum(b.answer.cost_usd for b in vote.ballots), 6),
-        "tally": [{"answer": _label(key), "votes": n} for key, n in tally[:_TALLY_SHOWN]],
+        "tally": [{"answer": label(key), "votes": n} for key, n in tally[:_TALLY_SHOWN]],
         "flag_reasons": [r[:200] for r in vote.flag_reasons[:_TALLY_SHOWN]],
     }
 
 
 def undecided_reason(vote: Vote[AgentResult]) -> str:
     """Why an undecided vote failed its step, with the tally."""
-    tally = ", ".join(f"{n} for {_label(key)}" for key, n in
+    tally = ", ".join(f"{n} for {label(key)}" for key, n in
                       sorted(vote.votes.items(), key=lambda kv: -kv[1])[:_TALLY_SHOWN])
     return (f"the vote was undecided: no answer led by {vote.k} after {vote.samples} "
             f"samples ({vote.flagged} flagged); votes: {tally or 'none'}")

@@ -26,13 +26,13 @@ accepted on its own, it is recorded as a ballot in ``plans/.maker/votes/step-NN.
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maker.core.models import AgentResult, PlanStep
 from maker.executor.runs import EXECUTOR_AGENT, relaunch_instruction
+from maker.executor.vote_rules import SAMPLES_PER_K, answer_form, flag, label
 from maker.store.atomic import atomic_write
 from maker.voting import Tally, Vote, canonical
 
@@ -47,8 +47,6 @@ DEFAULT_CONDITIONAL_VOTES = 2
 """The lead a conditional step without ``votes`` needs: one wrong branch is outvoted at
 the cost of two executors when they agree (``votes: 1`` turns voting off)."""
 
-SAMPLES_PER_K = 4
-"""At most ``SAMPLES_PER_K * K`` ballots (flagged ones count) before the step fails."""
 
 _SHOWN = 5  # distinct answers named in a record or a message
 
@@ -196,43 +194,24 @@ def launch_instruction(store: PlanStore, step: int, running: int = 0) -> str:
 # -- one ballot ----------------------------------------------------------------------
 
 
-def _answer(spec: PlanStep, data: dict[str, Any]) -> Any:
-    """The JSON form of what two answers must share (see the module docstring)."""
-    output = data.get("output")
-    if spec.is_conditional and isinstance(output, dict):
-        return [data.get("status"), output.get("next_step")]
-    return [data.get("status"), output]
-
-
 def _flag(store: PlanStore, text: str) -> tuple[str | None, dict[str, Any]]:
-    """Why the answer does not vote (or None), and its fields."""
-    from maker.handoff.gate import inspect_handoff
+    """Why the answer does not vote (or None), and its fields (``vote_rules.flag``)."""
     from maker.red_flag.red_flagger import RedFlagger
     from maker.yaml_cleaner.cleaner import YAMLCleaner
 
     try:
         data, _ = YAMLCleaner().clean_mapping(text)
-    except Exception:  # noqa: BLE001 - no mapping: the flagger says so below
+    except Exception:  # noqa: BLE001 - no mapping: the flagger says so
         data = None
-    bad, why = RedFlagger().check_with_reason(AgentResult(output=data, raw_response=text))
-    if bad:
-        return why, {}
-    problems = [p for p in inspect_handoff(store, text).problems if p.field != "evidence"]
-    if problems:
-        return "; ".join(str(p) for p in problems[:3]), {}
-    return None, data if isinstance(data, dict) else {}
-
-
-def _label(key: Hashable) -> str:
-    text = json.dumps(key, ensure_ascii=False, default=str)
-    return text if len(text) <= 120 else text[:117] + "..."
+    why = flag(store, RedFlagger(), AgentResult(output=data, raw_response=text))
+    return why, ({} if why or not isinstance(data, dict) else data)
 
 
 def _counts(tally: Tally[dict[str, Any]]) -> list[tuple[str, int]]:
     firsts = {canonical(b.answer.get("answer")): b.answer.get("answer")
               for b in reversed(tally.ballots) if b.flag is None}
     ranked = sorted(tally.counts.items(), key=lambda kv: -kv[1])
-    return [(_label(firsts.get(key)), n) for key, n in ranked[:_SHOWN]]
+    return [(label(firsts.get(key)), n) for key, n in ranked[:_SHOWN]]
 
 
 def current_votes(store: PlanStore, step: int) -> tuple[list[tuple[str, int]], int, int]:
@@ -284,14 +263,14 @@ def cast(store: PlanStore, step: int, agent_id: str, text: str) -> BallotResult 
         if not agent_id or any(b["agent"] == agent_id for b in ballots) \
                 or tally.decided or len(ballots) >= bound:
             return result("duplicate")  # not counted: one ballot per executor, in bounds
-        flag, fields = _flag(store, text)
-        answer = None if flag else _answer(spec, fields)
-        ballot = {"agent": agent_id, "answer": answer, "flag": flag, "text": text,
+        why, fields = _flag(store, text)
+        answer = None if why else answer_form(spec, fields)
+        ballot = {"agent": agent_id, "answer": answer, "flag": why, "text": text,
                   "seen": False}
         data["ballots"] = [*ballots, ballot]
         atomic_write(_path(store, step), json.dumps(data, ensure_ascii=False, indent=1))
         tally.add(ballot)
-        label = "" if flag else _label(answer)
+        shown = "" if why else label(answer)
         if tally.decided:
             vote = tally.vote(bound)
             winner = vote.winner or ballot
@@ -299,17 +278,17 @@ def cast(store: PlanStore, step: int, agent_id: str, text: str) -> BallotResult 
                 accepted = accept_handoff(store, winner["text"],
                                           vote=vote_record(vote, _counts(tally)))
             except HandoffRejectedError as exc:
-                reasons = [f"the vote chose an answer ({_label(winner.get('answer'))}) that "
+                reasons = [f"the vote chose an answer ({label(winner.get('answer'))}) that "
                            "maker's gate refuses", *(str(p) for p in exc.problems)]
                 fail_step(store, step, reasons)
-                return result("failed", flag=flag, answer=label, status="failed",
+                return result("failed", flag=why, answer=shown, status="failed",
                               reasons=reasons)
-            return result("accepted", flag=flag, answer=label, status=accepted.status)
+            return result("accepted", flag=why, answer=shown, status=accepted.status)
         if len(tally.ballots) >= bound:
-            shown = ", ".join(f"{n} for {a}" for a, n in _counts(tally)) or "none"
+            votes = ", ".join(f"{n} for {a}" for a, n in _counts(tally)) or "none"
             reasons = [f"the vote was undecided: no answer led by {k} after "
                        f"{len(tally.ballots)} executors ({sum(1 for b in tally.ballots if b.flag)} "
-                       f"flagged); votes: {shown}"]
+                       f"flagged); votes: {votes}"]
             fail_step(store, step, reasons)
-            return result("failed", flag=flag, answer=label, status="failed", reasons=reasons)
-        return result("flagged" if flag else "voted", flag=flag, answer=label)
+            return result("failed", flag=why, answer=shown, status="failed", reasons=reasons)
+        return result("flagged" if why else "voted", flag=why, answer=shown)
