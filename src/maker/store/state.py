@@ -82,13 +82,18 @@ class PlanState:
         return record.status, record.title
 
     def _step_path(self, number: int) -> Path | None:
-        # As PlanStore.step_path: found by its numeric prefix.
+        # As PlanStore.step_path: found by its numeric prefix, the first in the
+        # folder's order. Only names holding the number's digits can match: the
+        # others (nearly all of a long plan's) are passed over without a split.
+        digits = str(number)
         try:
-            with os.scandir(self.steps_dir) as entries:
-                for entry in entries:
-                    head = entry.name.split("-", 1)[0]
-                    if head.isdigit() and int(head) == number and entry.name.endswith(".md"):
-                        return Path(entry.path)
+            names = os.listdir(self.steps_dir)
         except OSError:
             return None
+        for name in names:
+            if digits not in name:
+                continue
+            head = name.split("-", 1)[0]
+            if head.isdigit() and int(head) == number and name.endswith(".md"):
+                return self.steps_dir / name
         return None
