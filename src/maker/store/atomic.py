@@ -13,10 +13,11 @@ import contextlib
 import os
 import time
 from _thread import allocate_lock
-from typing import TYPE_CHECKING
 
 from maker.errors import LockTimeoutError
 from maker.store.journal import active_journal, close_journal, open_journal, recover
+
+TYPE_CHECKING = False  # typing's, without importing typing on every hook
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

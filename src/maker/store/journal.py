@@ -28,7 +28,10 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing on every hook
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Journal", "TXN_DIR", "active_journal", "journaled_move", "journaled_remove",
            "recover"]
