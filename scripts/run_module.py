@@ -72,6 +72,47 @@ def _fail(hook, text):
     sys.exit(0)
 
 
+def _run_main(name):
+    """``runpy.run_module(name, run_name="__main__", alter_sys=True)`` for a package
+    (its ``__main__`` submodule), as ``python -m`` runs it, without ``runpy``: its
+    imports (``importlib.util``, ``contextlib``) cost every hook a millisecond or
+    two. Anything else (a plain module, a namespace package, a loader without code)
+    goes through ``runpy`` itself."""
+    spec = _find(name, None)
+    if spec is not None and spec.submodule_search_locations and spec.origin:
+        __import__(name)  # a package is imported first, as runpy does
+        spec = _find(name + ".__main__", sys.modules[name].__path__)
+    else:
+        spec = None
+    main_name = name + ".__main__"
+    code = spec.loader.get_code(main_name) if spec and hasattr(spec.loader, "get_code") \
+        else None
+    if code is None:
+        import runpy
+
+        runpy.run_module(name, run_name="__main__", alter_sys=True)
+        return
+    main = type(sys)("__main__")
+    main.__dict__.update(__name__="__main__", __file__=spec.origin, __cached__=spec.cached,
+                         __loader__=spec.loader, __package__=name, __spec__=spec)
+    sys.argv[0] = spec.origin
+    sys.modules["__main__"] = main
+    exec(code, main.__dict__)
+
+
+def _find(name, path):
+    if "." in name and path is None:
+        parent = name.rpartition(".")[0]
+        __import__(parent)
+        path = sys.modules[parent].__path__
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        spec = find(name, path) if find else None
+        if spec is not None:
+            return spec
+    return None
+
+
 def main(args):
     deps = hook = None
     while len(args) >= 2 and args[0] in ("--deps", "--hook"):
@@ -103,9 +144,7 @@ def main(args):
             exec(compile(target, "<string>", "exec"), {"__name__": "__main__"})
         else:
             sys.argv = [target, *rest]
-            import runpy
-
-            runpy.run_module(target, run_name="__main__", alter_sys=True)
+            _run_main(target)
     except Exception as exc:
         if not hook:
             raise

@@ -38,7 +38,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
+
+TYPE_CHECKING = False  # typing's, without importing typing on every hook
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+
+    class _ProblemFields(NamedTuple):
+        field: str
+        message: str
+        step: int | None = None
+        fix: str | None = None
+else:  # the same named tuple, made without typing (whose import costs every hook)
+    from collections import namedtuple
+
+    _ProblemFields = namedtuple("Problem", ["field", "message", "step", "fix"],
+                                defaults=(None, None))
 
 __all__ = [
     "AgentProcessError",
@@ -72,16 +86,14 @@ __all__ = [
 ]
 
 
-class Problem(NamedTuple):
-    """One thing wrong with a plan or handoff, where it is, and how to fix it.
+class Problem(_ProblemFields):
+    """One thing wrong with a plan or handoff, where it is, and how to fix it: ``field``,
+    ``message``, ``step`` (None) and ``fix`` (None).
 
     (A named tuple, immutable and compared by value: a frozen dataclass would import
     ``dataclasses`` on every hook that can raise an error, the Stop hook's included.)"""
 
-    field: str
-    message: str
-    step: int | None = None
-    fix: str | None = None
+    __slots__ = ()
 
     def __str__(self) -> str:
         where = f"step {self.step}: " if self.step is not None else ""

@@ -96,5 +96,19 @@ def test_the_busy_stop_hook_imports_neither_pyyaml_nor_the_plan_model(
     imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines()
                 if line.startswith("import time:")}
     heavy = {"yaml", "click", "dataclasses", "maker.core.models", "maker.store.plan_store",
-             "maker.hooks.handlers", "maker.executor.lifecycle"}
+             "maker.hooks.handlers", "maker.executor.lifecycle",
+             # nor what a plain write, the lock and a committed journal do without
+             "tempfile", "shutil", "threading", "runpy", "importlib.util",
+             # nor typing: the type checker's names are the type checker's
+             "typing"}
     assert imported and not imported & heavy, sorted(imported & heavy)
+
+
+def test_the_state_view_finds_each_step_file_as_the_store_does(tmp_path: Path) -> None:
+    store = linear(tmp_path, 12)  # steps 1 to 12: "1" is in many of their names
+    state = PlanState(store.root)
+    for n in range(1, 13):
+        assert state.step_path(n) == store.step_path(n), n
+    assert state.step_path(13) is None
+    (store.steps_dir / "0013-padded-more.md").write_text("x")  # any zero padding
+    assert state.step_path(13) == store.step_path(13) == store.steps_dir / "0013-padded-more.md"

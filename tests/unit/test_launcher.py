@@ -221,3 +221,29 @@ def test_a_module_only_site_can_find_is_still_found(tmp_path: Path) -> None:
                         "import claude_agent_sdk; print(claude_agent_sdk.VALUE)")
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["False", "42"]
+
+
+def test_a_package_runs_as_python_m_runs_it_and_a_plain_module_too(tmp_path: Path) -> None:
+    # run_module.py runs a package's __main__ without runpy: the same names, argv and
+    # sys.modules["__main__"] as `python -m`; anything else goes through runpy itself.
+    probe = ("import sys\n"
+             "main = sys.modules['__main__']\n"
+             "print(repr((__name__, __package__, __spec__.name, sys.argv[0] == __file__,\n"
+             "      main.__dict__ is globals(), sys.argv[1:], 'runpy' in sys.modules)))\n")
+    pkg = tmp_path / "probe_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "__main__.py").write_text(probe)
+    (tmp_path / "probe_mod.py").write_text(probe)
+    runner = str(ROOT / "scripts" / "run_module.py")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    outs = [subprocess.run([sys.executable, runner, "-m", name, "a", "b"], env=env,
+                           capture_output=True, text=True, check=True, cwd=tmp_path).stdout
+            for name in ("probe_pkg", "probe_mod")]
+    assert outs[0].strip() == repr(("__main__", "probe_pkg", "probe_pkg.__main__", True,
+                                    True, ["a", "b"], False))
+    assert outs[1].strip() == repr(("__main__", "", "probe_mod", True, True, ["a", "b"],
+                                    True))
+    native = subprocess.run([sys.executable, "-m", "probe_pkg", "a", "b"], env=env,
+                            capture_output=True, text=True, check=True, cwd=tmp_path).stdout
+    assert native.rsplit(",", 1)[0] == outs[0].rsplit(",", 1)[0]  # but for runpy

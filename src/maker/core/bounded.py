@@ -13,9 +13,12 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import BinaryIO
 
 from maker.errors import InputError
+
+TYPE_CHECKING = False  # typing's, without importing typing on every hook
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 __all__ = ["HOOK_INPUT_LIMIT", "INPUT_LIMIT", "TRANSCRIPT_LIMIT", "open_regular",
            "read_regular_file",

@@ -29,9 +29,12 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from maker.store.atomic import atomic_write
+
+TYPE_CHECKING = False  # typing's, without importing typing on every hook
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore

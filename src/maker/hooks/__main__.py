@@ -6,7 +6,6 @@ stop, never loads the others (nor, through them, PyYAML and the plan model)."""
 from __future__ import annotations
 
 import sys
-from importlib import import_module
 
 # Event -> (module, function). maker.hooks.handlers.HANDLERS is the same table, loaded.
 EVENTS = {
@@ -29,7 +28,8 @@ def main(argv: list[str]) -> int:
     if where is None:
         sys.stdout.write('{"systemMessage": "maker: unknown hook event"}\n')
         return 0
-    out = run_hook(event, getattr(import_module(where[0]), where[1]))
+    __import__(where[0])  # not importlib.import_module: importlib costs each hook its import
+    out = run_hook(event, getattr(sys.modules[where[0]], where[1]))
     if out:
         sys.stdout.write(out + "\n")
     return 0

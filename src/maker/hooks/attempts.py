@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing's, without importing typing on every hook
 
 __all__ = ["MAX_ATTEMPTS", "bump", "clear"]
 

@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing on every hook
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["HookInput", "allow", "block", "context", "deny_tool", "message", "run_hook"]
 
-Output = dict[str, Any] | None
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    Output: TypeAlias = dict[str, Any] | None
+else:
+    Output = dict | None  # the same, at run time
 
 
 class HookInput:

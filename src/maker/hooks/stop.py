@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from maker.hooks.attempts import MAX_ATTEMPTS, bump, clear
 from maker.hooks.protocol import HookInput, Output, allow, block, message
 from maker.store.state import PlanState
+
+TYPE_CHECKING = False  # typing's, without importing typing on every hook
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["on_stop"]
 

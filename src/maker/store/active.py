@@ -9,29 +9,33 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
 
 from maker.core.bounded import read_text_file
 from maker.errors import MakerError
 from maker.store.atomic import atomic_write
 from maker.store.journal import journaled_remove
 
-if TYPE_CHECKING:  # the plan model is for rebuilding the marker only: not on every stop
+TYPE_CHECKING = False  # typing's, without importing typing on every hook
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+
+    # The plan model is for rebuilding the marker only: not on every stop.
     from maker.store.records import StoredPlan
 
 __all__ = ["read_active", "rebuild_active", "write_active"]
 
 
-class PlanFiles(Protocol):
-    """What the marker needs of a plans directory (``maker.store.plan_store.PlanStore``)."""
+if TYPE_CHECKING:  # for the type checker only: a Protocol needs typing at run time
+    class PlanFiles(Protocol):
+        """What the marker needs of a plans directory (``maker.store.plan_store.PlanStore``)."""
 
-    active_path: Path
+        active_path: Path
 
-    def lock(self, timeout: float = ...) -> contextlib.AbstractContextManager[None]: ...
+        def lock(self, timeout: float = ...) -> contextlib.AbstractContextManager[None]: ...
 
-    def settle(self) -> None: ...
+        def settle(self) -> None: ...
 
-    def load(self, check_approvals: bool = ...) -> StoredPlan: ...
+        def load(self, check_approvals: bool = ...) -> StoredPlan: ...
 
 
 def read_active(store: PlanFiles) -> dict[str, Any] | None:

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
-import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
+from _thread import allocate_lock
 
 from maker.errors import LockTimeoutError
 from maker.store.journal import active_journal, close_journal, open_journal, recover
+
+TYPE_CHECKING = False  # typing's, without importing typing on every hook
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 __all__ = ["atomic_write", "plan_lock"]
 
@@ -34,15 +37,8 @@ def atomic_write(path: Path, text: str, durable: bool = True) -> None:
     if journal is not None:  # first, so that recovery also finds our scratch file
         journal.before_write(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _create_scratch(path)
     try:
-        # mkstemp makes the file private (0600): give it the mode the file had, or the
-        # one a plain open() would have given it, so plan files stay readable.
-        try:
-            mode = path.stat().st_mode & 0o777
-        except FileNotFoundError:
-            mode = 0o666 & ~_umask()
-        os.chmod(tmp, mode)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
             if durable:
@@ -55,14 +51,38 @@ def atomic_write(path: Path, text: str, durable: bool = True) -> None:
         raise
 
 
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
+def _create_scratch(path: Path) -> tuple[int, str]:
+    """A new file ``.NAME.XXXXXXXX.tmp`` beside ``path`` (never one that exists: O_EXCL,
+    as ``tempfile.mkstemp``, whose imports would cost every hook more than the write),
+    with the mode ``path`` has, or the one a plain open() would give a new file, so
+    that plan files stay readable."""
+    try:
+        mode = os.stat(path).st_mode & 0o777
+    except FileNotFoundError:
+        mode = None
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = os.path.join(os.path.dirname(path),
+                           f".{os.path.basename(path)}.{os.urandom(4).hex()}.tmp")
+        try:
+            # Private (0600) until it has its final mode, as mkstemp's file was.
+            fd = os.open(tmp, flags, 0o600 if mode is not None else 0o666)
+        except FileExistsError:
+            continue
+        if mode is not None:
+            try:
+                os.fchmod(fd, mode)
+            except BaseException:
+                os.close(fd)
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+        return fd, tmp
+    raise FileExistsError(f"no unused scratch file name beside {path}")
 
 
 _held: dict[str, int] = {}
-_held_guard = threading.Lock()
+_held_guard = allocate_lock()
 
 
 @contextlib.contextmanager

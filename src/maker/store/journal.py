@@ -27,9 +27,11 @@ import contextlib
 import json
 import os
 import re
-import shutil
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing on every hook
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Journal", "TXN_DIR", "active_journal", "journaled_move", "journaled_remove",
            "recover"]
@@ -89,6 +91,8 @@ class Journal:
             try:
                 os.link(path, self.dir / backup, follow_symlinks=False)
             except OSError:  # a file system without hard links: a copy does as well
+                import shutil
+
                 shutil.copy2(path, self.dir / backup, follow_symlinks=False)
         self.entries.append({"kind": "file", "path": rel, "backup": backup})
         self._save()
@@ -108,11 +112,35 @@ class Journal:
         if self.entries or self.dir.exists():
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.dir / _JOURNAL)  # the commit point
-            shutil.rmtree(self.dir, ignore_errors=True)
+            _discard(self.dir)
 
     def rollback(self) -> None:
         _undo(self.root, self.entries)
-        shutil.rmtree(self.dir, ignore_errors=True)
+        _discard(self.dir)
+
+
+def _discard(folder: Path) -> None:
+    """Delete the transaction's folder, errors ignored (``shutil.rmtree(ignore_errors=
+    True)``). It usually holds only files (the kept links): those are unlinked here, and
+    ``shutil`` (whose imports cost every hook more than this) is loaded only for a
+    folder inside it, a staged plan. A symlink is left alone, as rmtree leaves it."""
+    if os.path.islink(folder):
+        return
+    try:
+        with os.scandir(folder) as entries:
+            names = [(entry.path, entry.is_dir(follow_symlinks=False)) for entry in entries]
+    except OSError:
+        return
+    if any(is_dir for _, is_dir in names):
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+        return
+    for path, _ in names:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    with contextlib.suppress(OSError):
+        os.rmdir(folder)
 
 
 def _undo(root: Path, entries: list[dict[str, Any]]) -> None:
@@ -150,6 +178,8 @@ def _undo(root: Path, entries: list[dict[str, Any]]) -> None:
 
 def _remove(path: Path) -> None:
     if os.path.isdir(path) and not os.path.islink(path):
+        import shutil
+
         shutil.rmtree(path)
     else:
         with contextlib.suppress(FileNotFoundError):
@@ -186,7 +216,7 @@ def recover(root: Path) -> bool:
             f"then delete {txn}") from None
     _undo(root, entries)
     _remove_temp_files(root)  # before txn/ goes: while it is there, a crash repeats this
-    shutil.rmtree(txn, ignore_errors=True)
+    _discard(txn)
     return True
 
 

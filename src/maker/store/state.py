@@ -13,25 +13,28 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
 
 from maker.store.active import read_active, write_active
 from maker.store.atomic import plan_lock
 from maker.store.journal import TXN_DIR
 from maker.store.step_peek import peek_step
 
+TYPE_CHECKING = False  # typing's, without importing typing on every hook
 if TYPE_CHECKING:
+    from typing import Any, Protocol
+
     from maker.store.plan_store import PlanStore
     from maker.store.records import StoredPlan
 
-__all__ = ["PlanState", "StateDir"]
+__all__ = ["PlanState"]  # and StateDir, for the type checker
 
 
-class StateDir(Protocol):
-    """Where a plan keeps maker's own state (a ``PlanStore`` or a ``PlanState``)."""
+if TYPE_CHECKING:  # for the type checker only: a Protocol needs typing at run time
+    class StateDir(Protocol):
+        """Where a plan keeps maker's own state (a ``PlanStore`` or a ``PlanState``)."""
 
-    @property
-    def state_dir(self) -> Path: ...
+        @property
+        def state_dir(self) -> Path: ...
 
 
 class PlanState:
@@ -82,13 +85,18 @@ class PlanState:
         return record.status, record.title
 
     def step_path(self, number: int) -> Path | None:
-        # As PlanStore.step_path: found by its numeric prefix.
+        # As PlanStore.step_path: found by its numeric prefix, the first in the
+        # folder's order. Only names holding the number's digits can match: the
+        # others (nearly all of a long plan's) are passed over without a split.
+        digits = str(number)
         try:
-            with os.scandir(self.steps_dir) as entries:
-                for entry in entries:
-                    head = entry.name.split("-", 1)[0]
-                    if head.isdigit() and int(head) == number and entry.name.endswith(".md"):
-                        return Path(entry.path)
+            names = os.listdir(self.steps_dir)
         except OSError:
             return None
+        for name in names:
+            if digits not in name:
+                continue
+            head = name.split("-", 1)[0]
+            if head.isdigit() and int(head) == number and name.endswith(".md"):
+                return self.steps_dir / name
         return None
