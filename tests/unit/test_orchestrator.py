@@ -418,6 +418,31 @@ def test_a_run_cancelled_mid_call_leaves_the_step_resumable_and_the_call_in_the_
     assert [r.status for r in store.load().steps] == ["complete", "complete"]
 
 
+def test_a_stop_the_sdk_absorbed_still_stops_the_run(project: Path) -> None:
+    """Ctrl-C reaches the SDK's CLI too: the session ends in error and the SDK's task
+    group may swallow the cancellation. The stop flag still ends the run there."""
+    store = linear(project, 2)
+    ledger = FakeLedger()
+    engine = parts(ScriptedModel([]), ledger)
+
+    class Interrupted(ScriptedModel):
+        def factory(self, **options: Any) -> Any:
+            class Session:
+                async def run(self, step: PlanStep, context: str,
+                              config: TaskConfig) -> AgentResult:
+                    engine.stopping = True  # the signal handler ran meanwhile
+                    return AgentResult(None, "", cost_usd=0.02,
+                                       error="the agent's session ended in error")
+            return Session()
+
+    engine.runner_factory = Interrupted([]).factory
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(Orchestrator(store, engine).run())
+    assert store.load().get(1).status == "in-progress"
+    (call,) = ledger.calls  # one call: no resample, no refusal loop after the stop
+    assert "interrupted" in (call.error or "") and call.cost_usd == 0.02
+
+
 def test_continuing_without_a_plan_is_a_usage_error(project: Path) -> None:
     result = run(Orchestrator(PlanStore(project / "plans"), parts(ScriptedModel([]))))
     assert result.exit_code == 2 and "no plan" in result.message

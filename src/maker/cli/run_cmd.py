@@ -123,8 +123,15 @@ def _run_until_stopped(orch: Orchestrator, task: str | None) -> RunResult:
     async def main() -> RunResult:
         current = asyncio.current_task()
         loop = asyncio.get_running_loop()
-        with contextlib.suppress(NotImplementedError, RuntimeError, AttributeError):
-            loop.add_signal_handler(signal.SIGTERM, current.cancel)  # type: ignore[union-attr]
+
+        def stop() -> None:
+            orch.parts.stopping = True  # (checked before and after every SDK call)
+            if current is not None:
+                current.cancel()
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, stop)
         return await orch.run(task)
 
     try:

@@ -74,14 +74,24 @@ class EngineParts:
     max_fix_attempts: int = DEFAULT_MAX_FIX_ATTEMPTS
     max_review_attempts: int = 1  # reviewer rejections of one step before the run stops
     votes: int = 1  # --vote K: the lead a side-effect-free step's answer needs (1: none)
+    stopping: bool = False  # set by the signal handler of `maker run`
 
     def model_for(self, record: StepRecord) -> str | None:
         """The step's own ``model``, else the run's ``--model``, else the config's."""
         return record.spec.model or self.model or self.config.model
 
+    def check_stop(self) -> None:
+        """Raise CancelledError once the run was asked to stop (Ctrl-C, SIGTERM). The
+        task is cancelled too; this catches a cancellation the SDK's own task groups
+        absorbed (the CLI, interrupted with it, ends its session in error)."""
+        if self.stopping:
+            raise asyncio.CancelledError("maker run was asked to stop")
+
     def call_budget(self) -> float | None:
-        """Before every SDK call: raise BudgetExceededError when the run's budget is
-        spent, else the remaining budget (the call's own ``max_budget_usd``)."""
+        """Before every SDK call: stop if asked (``check_stop``); raise
+        BudgetExceededError when the run's budget is spent, else the remaining budget
+        (the call's own ``max_budget_usd``)."""
+        self.check_stop()
         if self.budget is None:
             return None
         self.budget.check()
@@ -235,14 +245,21 @@ class StepRun:
             limits["resume"] = resume
         session = parts.runner_factory(max_budget_usd=budget, model=model, **limits)
         began = time.monotonic()
+        result: AgentResult | None = None
         try:
-            return await session.run(record.spec, prompt, parts.config)
+            result = await session.run(record.spec, prompt, parts.config)
+            parts.check_stop()  # (what the session said after the stop is not an answer)
+            return result
         except asyncio.CancelledError:
-            # Ctrl-C (or SIGTERM): the session is cut; what it cost is unknown to maker.
+            # Ctrl-C (or SIGTERM): the session is cut; unless it ended on its own, what
+            # it cost is unknown to maker.
+            self.cost_usd += result.cost_usd if result is not None else 0.0
             parts.record(kind, self.n, self._attempt, model=model,
+                         cost_usd=result.cost_usd if result is not None else 0.0,
                          duration_ms=int((time.monotonic() - began) * 1000),
-                         error="interrupted (the run was stopped during this call; its "
-                               "cost is not known to maker)")
+                         error="interrupted (the run was stopped during this call"
+                               + ("" if result is not None else "; its cost is not known "
+                                  "to maker") + ")")
             raise  # the step stays in progress: `maker run` again resumes it
         except AgentSDKError as exc:
             self.cost_usd += exc.cost_usd
