@@ -79,10 +79,13 @@ def test_a_conditional_step_with_votes_3_is_decided_by_parallel_executors(
         said = verdicts(request)
         seen["first"] = said
         assert len(said) == 3
-        # Each verdict says to launch the 3 the leader still lacks, or (one computed while
-        # another executor still ran) to wait for the verdict on the last of them.
+        # The verdict computed once all three had answered says to launch the 3 the
+        # leader still lacks. One computed before: to wait for those still running, or,
+        # when the client had not yet started the others (it may start the calls of one
+        # message one by one), what the votes in so far ask for, never more than 3.
         told = [_LAUNCH.search(v) for v in said]
-        assert {m.group(1) for m in told if m} == {"3"}, said
+        numbers = {m.group(1) for m in told if m}
+        assert "3" in numbers and numbers <= {"1", "2", "3"}, said
         assert all("Next: wait: " in v for v, m in zip(said, told, strict=True) if not m)
         assert step(project, 0).status == "in-progress"
         return launches(3)
