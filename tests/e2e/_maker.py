@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from harness.queries import tool_uses
 from harness.scenarios import (
     FEEDBACK,
     find_plugin_root,
@@ -65,7 +66,7 @@ def feedback(api: FakeMessagesAPI, agent: str) -> list[str]:
 
 
 def tool_names(run: ClaudeRun) -> list[str]:
-    return [t.name for t in run.tool_uses]
+    return [t.name for t in tool_uses(run)]
 
 
 def branching_plan(votes: int | None = None) -> dict[str, Any]:

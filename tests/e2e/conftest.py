@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import pytest
 
+from harness.queries import RecordingAPI
 from maker.scripted import ClaudeRun, FakeMessagesAPI, find_claude
 from maker.scripted import run_claude as _run_claude
 
@@ -35,7 +36,7 @@ def claude_binary() -> Path:
 
 @pytest.fixture
 def fake_api() -> Iterator[FakeMessagesAPI]:
-    with FakeMessagesAPI() as api:
+    with RecordingAPI() as api:
         yield api
 
 

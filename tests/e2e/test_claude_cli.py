@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.queries import tool_uses
 from maker.scripted import (
     ClaudeNotFoundError,
     ClaudeTimeoutError,
@@ -64,7 +65,7 @@ def test_run_parses_the_stream_and_takes_the_last_result(tmp_path: Path) -> None
     assert run.returncode == 0 and not run.is_error
     assert run.session_id == "s1"
     assert run.result == "second"
-    assert [t.name for t in run.tool_uses] == ["Bash"]
+    assert [t.name for t in tool_uses(run)] == ["Bash"]
     assert run.stray_stdout == ["not json"]
     assert run.stderr == "oops\n"
     assert run.args[1:3] == ["-p", "hi"]

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from harness.queries import RecordingAPI
 from harness.scenarios import subagent_report
 from maker.scripted import (
     ApiError,
@@ -73,7 +74,7 @@ def _reassemble(events: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]
 
 @pytest.fixture
 def api() -> Iterator[FakeMessagesAPI]:
-    with FakeMessagesAPI() as server:
+    with RecordingAPI() as server:
         yield server
 
 
@@ -131,7 +132,7 @@ def test_queues_are_per_agent_and_callables_see_the_request(api: FakeMessagesAPI
 
 
 def test_agent_markers_override_the_default_convention() -> None:
-    with FakeMessagesAPI(agent_markers={"rev": "You review."}) as api:
+    with RecordingAPI(agent_markers={"rev": "You review."}) as api:
         api.script("rev", "reviewed")
         _, raw = _post(api, _body(system="You review.", stream=False))
     assert json.loads(raw)["content"][0]["text"] == "reviewed"
@@ -217,7 +218,7 @@ def test_other_endpoints_answer_at_once_and_are_recorded(api: FakeMessagesAPI) -
 
 
 def test_start_twice_is_refused_and_stop_twice_is_harmless() -> None:
-    api = FakeMessagesAPI().start()
+    api = RecordingAPI().start()
     try:
         with pytest.raises(RuntimeError, match="already started"):
             api.start()
@@ -261,7 +262,7 @@ def test_on_request_sees_each_answer_as_it_is_sent() -> None:
         assert isinstance(request.reply, Reply)
         narrated.append((request.agent, request.reply.text_content))
 
-    with FakeMessagesAPI(on_request=narrate) as api:
+    with RecordingAPI(on_request=narrate) as api:
         api.script("main", "first")
         _post(api, _body(stream=False))
         _post(api, _body(stream=False))

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from harness.queries import hook_events, tool_uses
 from harness.scenarios import subagent_report
 from maker.scripted import (
     ClaudeRun,
@@ -232,8 +233,8 @@ def test_agent_tool_runs_the_plugin_subagent_and_returns_its_report(
     assert first.last_user_text.endswith("BRIEF: count the files")
     assert second.tool_results[0].text == "from-helper"
     # The stream marks the subagent's tool calls with the Agent call's id.
-    agent_call = next(t for t in run.tool_uses if t.name == "Agent")
-    helper_bash = next(t for t in run.tool_uses if t.name == "Bash")
+    agent_call = next(t for t in tool_uses(run) if t.name == "Agent")
+    helper_bash = next(t for t in tool_uses(run) if t.name == "Bash")
     assert helper_bash.parent_tool_use_id == agent_call.id
 
 
@@ -306,7 +307,7 @@ def test_stop_hooks_get_json_on_stdin_and_block_with_feedback(
     assert "agent_type" not in stop_first
     assert stop_first["session_id"] == run.session_id
     # --include-hook-events puts every hook run in the stream.
-    seen = [e["hook_event"] for e in run.hook_events]
+    seen = [e["hook_event"] for e in hook_events(run)]
     assert seen.count("SubagentStop") == 2 and seen.count("Stop") == 2
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.queries import tool_uses
 from harness.scenarios import (
     EXECUTOR,
     MAIN,
@@ -52,7 +53,7 @@ def test_plan_text_reaches_the_model_and_the_planner_verbatim_and_nothing_runs(
     _nothing_ran(tmp_path)
     first = fake_api.requests_for(MAIN)[0].last_user_text
     assert f"<user-text>\n{PLAN_TEXT}\n</user-text>" in first
-    launch = next(t for t in run.tool_uses if t.name == "Agent")
+    launch = next(t for t in tool_uses(run) if t.name == "Agent")
     assert launch.input["prompt"] == f"Plan this task: {PLAN_TEXT}"
     assert f"Plan this task: {PLAN_TEXT}" in fake_api.requests_for(PLANNER)[0].last_user_text
     assert PlanStore(project / "plans").load().task == PLAN_TEXT
@@ -72,7 +73,7 @@ def test_step_notes_reach_the_executor_verbatim_and_nothing_runs(
     first = fake_api.requests_for(MAIN)[0].last_user_text
     assert "STARTED: step 1 (Check hello.txt) started." in first
     assert f"<user-notes>\n{STEP_NOTES}\n</user-notes>" in first
-    launch = next(t for t in run.tool_uses if t.name == "Agent")
+    launch = next(t for t in tool_uses(run) if t.name == "Agent")
     assert launch.input["prompt"] == f"Execute maker step 1.\n\nNotes from the user:\n{STEP_NOTES}"
     assert fake_api.requests_for(EXECUTOR)[0].last_user_text.endswith(STEP_NOTES)
     assert step(project, 1).status == "complete"

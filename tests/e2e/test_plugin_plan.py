@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.queries import hook_events
 from harness.scenarios import (
     BROKEN_PLAN_PROBLEM,
     GREETING_TASK,
@@ -48,7 +49,7 @@ def test_the_plan_is_written_by_the_subagent_stop_hook_and_shown_by_status(
     # Written by code: the planner made no tool call, the main agent only launched it
     # and ran `maker status`; the SubagentStop hook says it wrote the plan.
     assert tool_names(run) == ["Agent", "Bash"]
-    hooks = [e for e in run.hook_events if e["hook_event"] == "SubagentStop"]
+    hooks = [e for e in hook_events(run) if e["hook_event"] == "SubagentStop"]
     assert len(hooks) == 1 and "maker: plan written to" in hooks[0]["stdout"]
     (planner,) = fake_api.requests_for(PLANNER)
     assert "maker-agent: planner" in planner.system_text

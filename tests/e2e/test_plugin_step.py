@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.queries import hook_events, tool_uses
 from harness.scenarios import (
     BROKEN_HANDOFF_PROBLEMS,
     EXECUTOR,
@@ -54,7 +55,7 @@ def test_a_step_runs_in_the_executor_and_completes_through_its_handoff(
     assert step(project, 0).status == "complete"
     assert not (project / "plans/.maker/active.json").exists()
     # The main agent launched the executor in the foreground with maker's prompt.
-    launch = next(t for t in run.tool_uses if t.name == "Agent")
+    launch = next(t for t in tool_uses(run) if t.name == "Agent")
     assert launch.input["subagent_type"] == "maker:step-executor"
     assert launch.input["prompt"] == "Execute maker step 0."
     assert launch.input["run_in_background"] is False
@@ -67,9 +68,9 @@ def test_a_step_runs_in_the_executor_and_completes_through_its_handoff(
     assert "Primary: Write, Read" in brief and "## Your final message: the handoff" in brief
     assert not answer_request.tool_results[0].is_error
     # The executor's calls belong to the Agent call; the gate accepted its answer.
-    assert [(t.name, t.parent_tool_use_id) for t in run.tool_uses] == [
+    assert [(t.name, t.parent_tool_use_id) for t in tool_uses(run)] == [
         ("Agent", None), ("Bash", launch.id), ("Write", launch.id), ("Bash", None)]
-    stops = [e["stdout"] for e in run.hook_events if e["hook_event"] == "SubagentStop"]
+    stops = [e["stdout"] for e in hook_events(run) if e["hook_event"] == "SubagentStop"]
     assert stops == ['{"systemMessage": "maker: handoff for step 0 accepted (complete)."}\n']
     outcome = fake_api.requests_for(MAIN)[2].tool_results[0].text
     assert "status: complete\nsummary: Wrote hello.txt; it says hello." in outcome
@@ -137,7 +138,7 @@ def test_repeated_bad_handoffs_end_with_the_step_failed_within_the_bound(
     kept = record.meta["reasons"][0].split("kept in ", 1)[1].rstrip(")")
     assert Path(kept).is_file()  # nothing the executor wrote is lost
     assert not (project / HANDOFF_0).exists()
-    stops = [e["stdout"] for e in run.hook_events if e["hook_event"] == "SubagentStop"]
+    stops = [e["stdout"] for e in hook_events(run) if e["hook_event"] == "SubagentStop"]
     assert "maker: step 0 FAILED: its handoff was rejected 3 times" in stops[-1]
     outcome = fake_api.requests_for(MAIN)[2].tool_results[0].text
     assert "status: failed" in outcome and "sentinel: STEP_FAILED" in outcome

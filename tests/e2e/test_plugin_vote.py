@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from harness.queries import tool_uses
 from harness.scenarios import EXECUTOR, MAIN, handoff, tool
 from maker.executor.schedule import next_steps
 from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
@@ -110,7 +111,7 @@ def test_a_conditional_step_with_votes_3_is_decided_by_parallel_executors(
 
     fake_api.assert_done()
     assert run.result is not None and run.result.endswith("\nSTEP_COMPLETE")
-    agents = [t for t in run.tool_uses if t.name == "Agent"]
+    agents = [t for t in tool_uses(run) if t.name == "Agent"]
     assert len(agents) == 6 and all(t.input["run_in_background"] is False for t in agents)
     # The first batch: no verdict accepted anything; one answer was flagged.
     first = "\n".join(seen["first"])

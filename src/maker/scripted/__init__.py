@@ -11,7 +11,6 @@ with what only they need in ``tests/harness``.
 from maker.errors import ClaudeNotFoundError, ClaudeTimeoutError
 from maker.scripted.claude_cli import (
     ClaudeRun,
-    ToolUse,
     find_claude,
     isolated_env,
     run_claude,
@@ -52,7 +51,6 @@ __all__ = [
     "SideRequest",
     "TextBlock",
     "ToolResult",
-    "ToolUse",
     "ToolUseBlock",
     "content_text",
     "find_claude",

@@ -29,7 +29,6 @@ from maker.scripted.fake_api import FakeMessagesAPI
 
 __all__ = [
     "ClaudeRun",
-    "ToolUse",
     "find_claude",
     "isolated_env",
     "run_claude",
@@ -106,16 +105,6 @@ def isolated_env(
     return env
 
 
-@dataclass(frozen=True)
-class ToolUse:
-    """A tool call the model made, as the CLI reported it in the stream."""
-
-    name: str
-    input: dict[str, Any]
-    id: str
-    parent_tool_use_id: str | None  # set when a subagent made the call
-
-
 @dataclass
 class ClaudeRun:
     """One finished CLI run: exit code, the parsed stream, stderr."""
@@ -160,17 +149,6 @@ class ClaudeRun:
         return self.returncode != 0 or message is None or bool(message.get("is_error"))
 
     @property
-    def tool_uses(self) -> list[ToolUse]:
-        """Every tool call in the stream's assistant messages, subagents' included."""
-        return [
-            ToolUse(str(block.get("name")), dict(block.get("input") or {}),
-                    str(block.get("id")), message.get("parent_tool_use_id"))
-            for message in self.messages if message.get("type") == "assistant"
-            for block in message.get("message", {}).get("content", [])
-            if isinstance(block, dict) and block.get("type") == "tool_use"
-        ]
-
-    @property
     def tool_results(self) -> dict[str, dict[str, Any]]:
         """Tool result blocks the client produced, by ``tool_use_id``."""
         results: dict[str, dict[str, Any]] = {}
@@ -187,14 +165,6 @@ class ClaudeRun:
         """``type: system`` messages, optionally only those of ``subtype``."""
         return [m for m in self.messages if m.get("type") == "system"
                 and (subtype is None or m.get("subtype") == subtype)]
-
-    @property
-    def hook_events(self) -> list[dict[str, Any]]:
-        """The hooks that ran, as ``hook_response`` messages (``hook_event``,
-        ``exit_code``, ``stdout``, ``outcome``…). Complete only when the run
-        used ``--include-hook-events`` (the default of :func:`run_claude`);
-        without it the CLI reports ``SessionStart`` hooks alone."""
-        return self.system_messages("hook_response")
 
 
 def run_claude(

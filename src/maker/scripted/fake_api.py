@@ -116,15 +116,6 @@ class FakeMessagesAPI:
         with self._lock:
             return list(self._requests)
 
-    def requests_for(self, agent: str) -> list[RecordedRequest]:
-        """The Messages requests of ``agent`` (side requests excluded), in order."""
-        return [r for r in self.requests
-                if r.agent == agent and r.outcome in ("scripted", "default", "error")]
-
-    @property
-    def side_requests_seen(self) -> list[RecordedRequest]:
-        return [r for r in self.requests if r.outcome == "side"]
-
     @property
     def unscripted(self) -> list[RecordedRequest]:
         """Requests that found their agent's queue empty and got ``default_text``."""
