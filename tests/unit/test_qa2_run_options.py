@@ -96,3 +96,20 @@ def test_a_ledger_that_is_a_symbolic_link_is_never_written_through(
     assert victim.read_text() == "precious\n"
     assert out.exit_code == 1, (out.output, out.exception)
     assert "ledger.jsonl is not a regular file" in out.output and "move it away" in out.output
+
+
+def test_an_events_sink_that_fails_stops_the_run_with_a_message_and_it_continues(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--events` on a full disk (or a pipe whose reader has gone) used to end the run
+    with an OSError traceback."""
+    linear(project, 2)
+    _real_ledger(monkeypatch, ScriptedModel([handoff(1), handoff(2)]))
+    out = CliRunner().invoke(cli, ["run", "--events", "/dev/full", "--approve", "auto"])
+    assert out.exit_code == 1, (out.output, out.exception)
+    assert "the events could not be written to /dev/full (No space left on device)" \
+        in out.output and "`maker run` continues the plan" in out.output
+    store = PlanStore(project / "plans")
+    assert [r.status for r in store.load().steps] == ["in-progress", "pending"]
+    out = CliRunner().invoke(cli, ["run", "--approve", "auto"])
+    assert out.exit_code == 0, out.output
+    assert [r.status for r in store.load().steps] == ["complete", "complete"]

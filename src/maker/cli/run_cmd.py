@@ -99,18 +99,30 @@ def event_json(event: Event) -> str:
                       ensure_ascii=False)
 
 
+class _EventsLost(BaseException):  # noqa: N818
+    """The ``--events`` sink failed (a full disk, a closed pipe): the run stops there.
+    Not an Exception, so that no handler in the engine takes it for a step's failure."""
+
+
 class _Progress:
     """A line per step state on stderr (number, title, state, elapsed, cost)."""
 
-    def __init__(self, orch: Orchestrator, events: IO[str] | None) -> None:
-        self.orch, self.events = orch, events
+    def __init__(self, orch: Orchestrator, events: IO[str] | None, where: str = "") -> None:
+        self.orch, self.events, self.where = orch, events, where
         self.titles: dict[int, str] = {}
         self.started: dict[int, float] = {}
 
     def __call__(self, event: Event) -> None:
         if self.events is not None:
-            self.events.write(event_json(event) + "\n")
-            self.events.flush()
+            try:
+                self.events.write(event_json(event) + "\n")
+                self.events.flush()
+            except (OSError, ValueError) as exc:  # ValueError: the stream was closed
+                self.events = None
+                why = getattr(exc, "strerror", None) or str(exc)
+                raise _EventsLost(f"stopped: the events could not be written to "
+                                  f"{self.where} ({why}); `maker run` continues the plan "
+                                  "(the step in progress stays resumable)") from None
         if isinstance(event, StepStarted):
             self.titles[event.step] = event.title
             self.started[event.step] = time.monotonic()
@@ -218,11 +230,15 @@ def run(task: str | None, approve: str | None, max_budget_usd: float | None,
                 "folder that exists and you can write, or - for stdout",
                 param_hint="'--events'") from None
     try:
-        orch.on_event = _Progress(orch, out)
-        result = _run_until_stopped(orch, task)
+        orch.on_event = _Progress(orch, out, "stdout" if events_to == "-" else str(events_to))
+        try:
+            result = _run_until_stopped(orch, task)
+        except _EventsLost as lost:
+            result = RunResult(1, str(lost))
     finally:
         if out is not None and out is not sys.stdout:
-            out.close()
+            with contextlib.suppress(OSError):  # a full disk: said above
+                out.close()
     # With --events -, stdout is the JSON lines: the table goes to stderr.
     if orch.vote_note:
         click.echo(orch.vote_note, err=events_to == "-")
