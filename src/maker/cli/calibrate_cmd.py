@@ -10,6 +10,7 @@ import click
 
 from maker.cli._common import plans_dir_option, reports_errors, resolve_plans_dir
 from maker.cli.main import cli
+from maker.cli.run_cmd import BUDGET, MODEL
 
 __all__ = ["calibrate"]
 
@@ -23,9 +24,8 @@ __all__ = ["calibrate"]
 @click.option("--steps", type=click.IntRange(min=1), default=None,
               help="The number of voted steps the law plans for (default: the plan's "
                    "steps that can vote).")
-@click.option("--model", default=None, help="The executor's model (default: the step's).")
-@click.option("--max-budget-usd", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Stop drawing once the samples cost this much.")
+@MODEL("The executor's model (default: the step's).")
+@BUDGET("Stop drawing once the samples cost this much.")
 @plans_dir_option
 @reports_errors
 def calibrate(step: int, samples: int, target: float, steps: int | None, model: str | None,

@@ -12,13 +12,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import signal
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import click
 
@@ -32,10 +34,39 @@ from maker.cli.main import cli
 from maker.core.events import Event, StepCompleted, StepFailed, StepFlagged, StepStarted
 from maker.engine.orchestrator import Orchestrator, RunResult
 from maker.engine.step_run import EngineParts
-from maker.planner.parser import MAX_VOTES
+from maker.planner.parser import MAX_VOTES, MODEL_CHARS, MODEL_PATTERN
 from maker.store.plan_store import PlanStore
 
-__all__ = ["build_parts", "event_json", "run"]
+__all__ = ["BUDGET", "MODEL", "build_parts", "event_json", "run"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _model(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--model``: one model name or id, as a plan step's ``model`` is linted."""
+    if value is not None and (len(value) > MODEL_CHARS or not MODEL_PATTERN.fullmatch(value)):
+        raise click.BadParameter(f"{value[:MODEL_CHARS]!r} is not a model name: give an "
+                                 "alias or id such as `sonnet`, `opus`, `haiku` or "
+                                 "`claude-sonnet-4-5`", ctx, param)
+    return value
+
+
+def _budget(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """``--max-budget-usd``: a finite amount (``nan`` and ``inf`` pass click's range)."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not an amount of US dollars: give one such "
+                                 "as 5 or 0.50 (leave the option out for no limit)",
+                                 ctx, param)
+    return value
+
+
+def MODEL(help: str) -> Callable[[F], F]:  # noqa: N802, A002 - an option, as click's are; shared with calibrate
+    return click.option("--model", default=None, callback=_model, help=help)
+
+
+def BUDGET(help: str) -> Callable[[F], F]:  # noqa: N802, A002
+    return click.option("--max-budget-usd", type=click.FloatRange(min=0, min_open=True),
+                        default=None, callback=_budget, help=help)
 
 
 def build_parts(store: PlanStore, max_budget_usd: float | None,
@@ -68,18 +99,30 @@ def event_json(event: Event) -> str:
                       ensure_ascii=False)
 
 
+class _EventsLost(BaseException):  # noqa: N818
+    """The ``--events`` sink failed (a full disk, a closed pipe): the run stops there.
+    Not an Exception, so that no handler in the engine takes it for a step's failure."""
+
+
 class _Progress:
     """A line per step state on stderr (number, title, state, elapsed, cost)."""
 
-    def __init__(self, orch: Orchestrator, events: IO[str] | None) -> None:
-        self.orch, self.events = orch, events
+    def __init__(self, orch: Orchestrator, events: IO[str] | None, where: str = "") -> None:
+        self.orch, self.events, self.where = orch, events, where
         self.titles: dict[int, str] = {}
         self.started: dict[int, float] = {}
 
     def __call__(self, event: Event) -> None:
         if self.events is not None:
-            self.events.write(event_json(event) + "\n")
-            self.events.flush()
+            try:
+                self.events.write(event_json(event) + "\n")
+                self.events.flush()
+            except (OSError, ValueError) as exc:  # ValueError: the stream was closed
+                self.events = None
+                why = getattr(exc, "strerror", None) or str(exc)
+                raise _EventsLost(f"stopped: the events could not be written to "
+                                  f"{self.where} ({why}); `maker run` continues the plan "
+                                  "(the step in progress stays resumable)") from None
         if isinstance(event, StepStarted):
             self.titles[event.step] = event.title
             self.started[event.step] = time.monotonic()
@@ -147,9 +190,8 @@ def _run_until_stopped(orch: Orchestrator, task: str | None) -> RunResult:
 @click.argument("task", required=False)
 @click.option("--approve", type=click.Choice(["auto", "reviewer", "never"]), default=None,
               help="The approval policy you give this run (default: the stored policy).")
-@click.option("--max-budget-usd", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Stop the run (exit 3) once its SDK calls cost this much.")
-@click.option("--model", default=None, help="The executors' default model.")
+@BUDGET("Stop the run (exit 3) once its SDK calls cost this much.")
+@MODEL("The executors' default model.")
 @click.option("--events", "events_to", default=None, metavar="FILE|-",
               help="Write one JSON object per event to FILE (or stdout with -).")
 @click.option("--vote", "vote", type=click.IntRange(1, MAX_VOTES), default=None, metavar="K",
@@ -187,13 +229,23 @@ def run(task: str | None, approve: str | None, max_budget_usd: float | None,
     if events_to == "-":
         out = sys.stdout
     elif events_to:
-        out = open(events_to, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+        try:
+            out = open(events_to, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            raise click.BadParameter(
+                f"cannot write {events_to}: {exc.strerror or exc}; give a file in a "
+                "folder that exists and you can write, or - for stdout",
+                param_hint="'--events'") from None
     try:
-        orch.on_event = _Progress(orch, out)
-        result = _run_until_stopped(orch, task)
+        orch.on_event = _Progress(orch, out, "stdout" if events_to == "-" else str(events_to))
+        try:
+            result = _run_until_stopped(orch, task)
+        except _EventsLost as lost:
+            result = RunResult(1, str(lost))
     finally:
         if out is not None and out is not sys.stdout:
-            out.close()
+            with contextlib.suppress(OSError):  # a full disk: said above
+                out.close()
     # With --events -, stdout is the JSON lines: the table goes to stderr.
     if orch.vote_note:
         click.echo(orch.vote_note, err=events_to == "-")

@@ -10,6 +10,7 @@ new task's planner call is recorded once the new plan is written.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -170,7 +171,8 @@ class Ledger:
 
     @property
     def _not_a_file(self) -> str:
-        return f"{self.path} is not a regular file; move it away and maker starts a new ledger"
+        return (f"{self.path} is not a regular file (a folder, a FIFO or a symbolic link); "
+                "move it away and maker starts a new ledger")
 
     def exists(self) -> bool:
         return self.path.is_file()
@@ -185,14 +187,22 @@ class Ledger:
         if call.error is not None and len(call.error) > _TEXT_LIMIT:
             data["error"] = call.error[:_TEXT_LIMIT] + "…"
         line = (json.dumps(data, ensure_ascii=False, allow_nan=False) + "\n").encode()
+        # O_NOFOLLOW: an append goes where the name points, so a symbolic link planted
+        # at plans/ledger.jsonl would have maker write into any file it can.
         flags = (os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)
-                 | getattr(os, "O_CLOEXEC", 0))
+                 | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
         with self.store.lock():
             created = not os.path.lexists(self.path)
+            if os.path.islink(self.path):
+                raise InputError(self._not_a_file)
             try:
                 fd = os.open(self.path, flags, 0o666)
             except IsADirectoryError:
                 raise InputError(self._not_a_file) from None
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:  # a link put there since the check above
+                    raise InputError(self._not_a_file) from None
+                raise
             try:
                 info = os.fstat(fd)
                 if not stat.S_ISREG(info.st_mode):

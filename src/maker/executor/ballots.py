@@ -49,6 +49,9 @@ the cost of two executors when they agree (``votes: 1`` turns voting off)."""
 
 
 _SHOWN = 5  # distinct answers named in a record or a message
+# A votes file holds at most SAMPLES_PER_K × MAX_VOTES ballots, each an executor's final
+# message (within the hook input's limit): a bigger one is not maker's and starts afresh.
+_VOTES_LIMIT = 16 * 2**20
 
 
 def step_votes(spec: PlanStep) -> int:
@@ -98,10 +101,18 @@ def _valid(ballot: Any) -> bool:
 
 def _load(store: PlanStore, step: int, started_at: str) -> dict[str, Any]:
     """This run's ballots (a fresh record when the file is missing, broken or older)."""
+    from maker.core.bounded import read_regular_file
+    from maker.errors import InputError, PlanFileError
+
     fresh: dict[str, Any] = {"step": step, "started_at": started_at, "ballots": []}
-    try:
-        data = json.loads(_path(store, step).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    path = _path(store, step)
+    if path.is_dir():  # an atomic write cannot replace a folder: say how to fix it
+        raise PlanFileError(path, "is a folder, but maker keeps the step's ballots in a "
+                            "file there", fix=f"remove it (`rm -r {path}`): the vote on "
+                            f"step {step} starts again")
+    try:  # bounded, and never blocked on a FIFO; a file too deep to parse is broken
+        data = json.loads(read_regular_file(path, _VOTES_LIMIT).decode("utf-8"))
+    except (OSError, ValueError, InputError, RecursionError):
         return fresh
     if not isinstance(data, dict) or data.get("started_at") != started_at \
             or not isinstance(data.get("ballots"), list):
@@ -260,20 +271,25 @@ def cast(store: PlanStore, step: int, agent_id: str, text: str) -> BallotResult 
                                 0 if tally.decided else tally.need(), agent_id,
                                 tally=_counts(tally), **more)
 
-        if not agent_id or any(b["agent"] == agent_id for b in ballots) \
-                or tally.decided or len(ballots) >= bound:
-            return result("duplicate")  # not counted: one ballot per executor, in bounds
-        why, fields = _flag(store, text)
-        answer = None if why else answer_form(spec, fields)
-        ballot = {"agent": agent_id, "answer": answer, "flag": why, "text": text,
-                  "seen": False}
-        data["ballots"] = [*ballots, ballot]
-        atomic_write(_path(store, step), json.dumps(data, ensure_ascii=False, indent=1))
-        tally.add(ballot)
-        shown = "" if why else label(answer)
+        if not agent_id or any(b["agent"] == agent_id for b in ballots):
+            return result("duplicate")  # not counted: one ballot per executor
+        why: str | None = None
+        shown = ""
+        ballot: dict[str, Any] | None = None
+        # A vote decided (or spent) by the ballots on file but not yet applied (a file
+        # restored by hand, say) is applied now; this answer is not counted.
+        if not (tally.decided or len(tally.ballots) >= bound):
+            why, fields = _flag(store, text)
+            answer = None if why else answer_form(spec, fields)
+            ballot = {"agent": agent_id, "answer": answer, "flag": why, "text": text,
+                      "seen": False}
+            data["ballots"] = [*ballots, ballot]
+            atomic_write(_path(store, step), json.dumps(data, ensure_ascii=False, indent=1))
+            tally.add(ballot)
+            shown = "" if why else label(answer)
         if tally.decided:
             vote = tally.vote(bound)
-            winner = vote.winner or ballot
+            winner = vote.winner or ballot or {"text": "", "answer": None}
             try:
                 accepted = accept_handoff(store, winner["text"],
                                           vote=vote_record(vote, _counts(tally)))

@@ -131,8 +131,11 @@ class Snapshot:
             if name != known:
                 return None
             hand = handoffs.get(name)
+            # A stamp alone is trusted only once the cache has seen the file's bytes
+            # unchanged with the stamp settled (a same-size edit in the tick of a
+            # load keeps the stamps); a recent handoff is checked again too.
             if stamp == last.stamps[name] and hand == last.handoffs.get(name) and \
-                    stamp is not None and settled(stamp) and (hand is None or settled(hand)):
+                    self.cache.trusted(path, stamp) and (hand is None or settled(hand)):
                 continue
             record = self._recheck(name, path, stamp, hand, created, check_approvals)
             before = last.records[name]

@@ -10,11 +10,14 @@ When an entry is trusted (git's index has the same problem, "racily clean" files
 
 - the file's identity and stamps are unchanged: inode, size, modification and change
   times in nanoseconds (an atomic replace makes a new inode and a new ctime);
-- and, for a file changed in the last :data:`SETTLED_NS`, its bytes are the bytes
-  that were parsed. A file could be rewritten in place within one clock tick of the
-  file system and keep its stamps; once it is older than the coarsest tick (2 s, FAT)
-  that cannot happen unseen. (The bytes are read before and after the parse, and the
-  result is kept only when they agree.)
+- and its bytes were found to be the bytes parsed at a time when the stamp was
+  already older than :data:`SETTLED_NS`. A file can be rewritten in place within one
+  clock tick of the file system and keep its stamps; once it is older than the
+  coarsest tick (2 s, FAT) that cannot happen unseen. An entry made while the stamp
+  was recent is compared by its bytes on every use until that is so: a same-size edit
+  in the tick of the parse, made after it, keeps the stamp, and a stamp that merely
+  grew old would hide it for ever. (The bytes are read before and after the parse,
+  and the result is kept only when they agree.)
 
 A seal check's result also depends on the accepted handoff's bytes and the plan's
 ``created_at``, so it is keyed by the handoff file's stamps and ``created_at`` too.
@@ -87,7 +90,9 @@ class StepCache:
     """Parsed step records and seal checks by file (see the module's docstring)."""
 
     def __init__(self) -> None:
-        self._records: dict[Path, tuple[Stamp, bytes, StepRecord]] = {}
+        # path -> (stamp, the bytes parsed, the record, whether the bytes were found
+        # unchanged while the stamp was settled: only then is the stamp enough)
+        self._records: dict[Path, tuple[Stamp, bytes, StepRecord, bool]] = {}
         self._seals: dict[Path, tuple[tuple[Stamp, Stamp | None, str, bytes | None],
                                       bool]] = {}
         self._paths: dict[tuple[Path, str], Path] = {}
@@ -130,9 +135,15 @@ class StepCache:
         kept (the file is read again next time)."""
         stamp = stamp or stat_stamp(path)
         hit = self._records.get(path)
-        if hit is not None and stamp is not None and hit[0] == stamp and (
-                settled(stamp) or _bytes(path) == hit[1]):
-            return copy_record(hit[2])
+        if hit is not None and stamp is not None and hit[0] == stamp:
+            if hit[3]:
+                return copy_record(hit[2])
+            now_settled = settled(stamp)  # taken before the bytes are compared
+            if _bytes(path) == hit[1]:
+                if now_settled:
+                    self._records[path] = (*hit[:3], True)
+                return copy_record(hit[2])
+        was_settled = stamp is not None and settled(stamp)  # before the bytes are read
         before = _bytes(path)
         record = parse(path)
         if hit is not None and hit[2].spec == record.spec:
@@ -141,10 +152,16 @@ class StepCache:
             record.spec = hit[2].spec
         if stamp is not None and before is not None and stat_stamp(path) == stamp \
                 and _bytes(path) == before:
-            self._records[path] = (stamp, before, copy_record(record))
+            self._records[path] = (stamp, before, copy_record(record), was_settled)
         else:
             self._records.pop(path, None)
         return record
+
+    def trusted(self, path: Path, stamp: Stamp | None) -> bool:
+        """Whether ``path``'s kept record may be used on its ``stamp`` alone (see the
+        module's docstring); False: read it again (:meth:`read` compares its bytes)."""
+        hit = self._records.get(path)
+        return stamp is not None and hit is not None and hit[0] == stamp and hit[3]
 
     def derived(self, path: Path, compute: Callable[[Path], T],
                 stamp: Stamp | None = None) -> T:

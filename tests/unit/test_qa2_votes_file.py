@@ -1,0 +1,107 @@
+"""QA pass 2 on the plugin's ballots file (plans/.maker/votes/step-NN.json) in odd
+states: a FIFO, a file nested too deep to parse, a folder, and a vote decided by the
+ballots on file but never applied. None may hang a hook, raise a traceback or leave the
+step stuck in progress."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from maker.executor.ballots import cast, current_votes, launch_limit
+from maker.store.plan_store import PlanStore
+
+from ._step_plans import isolated_project  # noqa: F401 - `project`
+from .test_ballots import branching, chose, fire_stop
+
+
+@pytest.fixture(name="hooked")
+def hooked_project(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(project / "plugin-data"))
+    return project
+
+
+def _votes_file(store: PlanStore) -> Path:
+    folder = store.state_dir / "votes"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / "step-00.json"
+
+
+def _within(seconds: float, call: Any, fifo: Path) -> Any:
+    """``call()``'s result, or fail when it is still blocked after ``seconds`` (then the
+    FIFO is opened for writing and closed, so the blocked reader gets its end)."""
+    box: dict[str, Any] = {}
+    worker = threading.Thread(target=lambda: box.update(value=call()), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+        worker.join(5)
+        raise AssertionError(f"blocked for {seconds}s on the FIFO {fifo}")
+    return box["value"]
+
+
+def test_a_fifo_for_the_votes_file_never_blocks(hooked: Path) -> None:
+    store = branching(hooked, votes=2)
+    fifo = _votes_file(store)
+    os.mkfifo(fifo)
+    assert _within(5, lambda: launch_limit(store, 0), fifo) == 2
+    out = _within(5, lambda: fire_stop(hooked, "a1", chose(2)), fifo)
+    assert "recorded as a vote" in out["systemMessage"]
+    assert current_votes(store, 0) == ([('["complete", 2]', 1)], 1, 1)
+
+
+def test_a_votes_file_nested_too_deep_starts_the_vote_afresh(hooked: Path) -> None:
+    store = branching(hooked, votes=2)
+    started = store.read_active()["started_at"]
+    _votes_file(store).write_text('{"started_at": %s, "ballots": %s}' % (
+        json.dumps(started), "[" * 100_000 + "]" * 100_000))
+    assert launch_limit(store, 0) == 2
+    assert current_votes(store, 0) == ([], 0, 2)
+    out = fire_stop(hooked, "a1", chose(2))
+    assert "recorded as a vote" in out["systemMessage"]
+
+
+def test_a_folder_for_the_votes_file_is_named_with_its_fix(hooked: Path) -> None:
+    store = branching(hooked, votes=2)
+    _votes_file(store).mkdir()
+    out = fire_stop(hooked, "a1", chose(2))
+    text = out["systemMessage"]
+    assert "step-00.json: is a folder" in text and "rm -r" in text
+    assert "IsADirectoryError" not in text
+
+
+def test_a_vote_decided_on_file_but_not_applied_is_applied_by_the_next_return(
+        project: Path) -> None:
+    """Ballots restored by hand (or a vote decided by ballots a crash kept) used to
+    leave the step in progress for ever: every later ballot was "not counted", and the
+    main agent was told to launch one more executor, again and again."""
+    store = branching(project, votes=2)
+    started = store.read_active()["started_at"]
+    _votes_file(store).write_text(json.dumps({"step": 0, "started_at": started, "ballots": [
+        {"agent": a, "answer": ["complete", 1], "flag": None, "text": chose(1)}
+        for a in ("x1", "x2")]}))
+    result = cast(store, 0, "a1", chose(2))
+    assert result is not None and result.outcome == "accepted", result
+    assert store.load_step(0).status == "complete"
+    assert store.read_handoff(0)["output"]["next_step"] == 1
+    assert store.read_handoff(0)["vote"]["ballots"] == ["x1", "x2"]  # a1 not counted
+
+
+def test_a_vote_spent_on_file_but_not_applied_fails_the_step(project: Path) -> None:
+    store = branching(project, votes=1 + 1)
+    started = store.read_active()["started_at"]
+    _votes_file(store).write_text(json.dumps({"step": 0, "started_at": started, "ballots": [
+        {"agent": f"x{i}", "answer": None, "flag": "not a mapping", "text": "?"}
+        for i in range(8)]}))
+    result = cast(store, 0, "a1", chose(2))
+    assert result is not None and result.outcome == "failed", result
+    assert store.load_step(0).status == "failed"
+    assert "the vote was undecided" in result.reasons[0]
