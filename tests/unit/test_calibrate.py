@@ -33,7 +33,8 @@ def test_calibration_counts_agreement_and_asks_the_law(project: Path) -> None:
     engine = parts(model)
     result = asyncio.run(calibrate(store, engine, 1, 10, target=0.95))
     assert (result.samples, len(result.flagged), result.voted) == (10, 1, 9)
-    assert [n for _, n in result.tally] == [7, 2] and result.agreement == pytest.approx(7 / 9)
+    assert result.tally == [('["complete", 3]', 7), ('["complete", 2]', 2)]  # readable
+    assert result.agreement == pytest.approx(7 / 9)
     assert result.steps == 3  # all three steps of the plan read only: all can vote
     assert result.k == k_min(3, 7 / 9, 0.95)
     assert result.interval[0] < 7 / 9 < result.interval[1]

@@ -44,8 +44,7 @@ def calibrate(step: int, samples: int, target: float, steps: int | None, model: 
                f"{len(result.flagged)} flagged, {result.voted} voted; cost "
                f"${result.cost_usd:.4f}")
     for answer, count in result.tally[:8]:
-        shown = repr(answer)
-        click.echo(f"  {count:>3}  {shown if len(shown) <= 100 else shown[:97] + '...'}")
+        click.echo(f"  {count:>3}  {answer}")
     for why in result.flagged[:3]:
         click.echo(f"  flagged: {why[:150]}")
     if result.voted:

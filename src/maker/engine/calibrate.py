@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from maker.core.models import AgentResult, PlanStep
@@ -23,6 +22,7 @@ from maker.engine.step_run import EngineParts
 from maker.engine.vote_step import answer_key, side_effect_free
 from maker.errors import InputError, Problem
 from maker.executor.lifecycle import step_brief
+from maker.executor.vote_rules import answer_form, label
 from maker.handoff.against_plan import check_output
 from maker.handoff.fields import parse_handoff
 from maker.store.plan_store import PlanStore, StoredPlan
@@ -39,7 +39,7 @@ class Calibration:
     title: str
     samples: int
     flagged: list[str]
-    tally: list[tuple[Hashable, int]]  # most common first
+    tally: list[tuple[str, int]]  # each answer as readable JSON, most common first
     steps: int  # the plan length the law is asked about
     target: float
     cost_usd: float
@@ -103,11 +103,13 @@ async def calibrate(store: PlanStore, parts: EngineParts, n: int, samples: int, 
 
     results = await asyncio.gather(*(one(i) for i in range(1, samples + 1)))
     flags = [_flag(plan, spec, r, parts) for r in results]
-    counts = Counter(answer_key(spec, r) for r, why in zip(results, flags, strict=True)
-                     if not why)
+    voted = [r for r, why in zip(results, flags, strict=True) if not why]
+    counts = Counter(answer_key(spec, r) for r in voted)
+    shown = {answer_key(spec, r): label(answer_form(spec, r.output)) for r in reversed(voted)}
     voting = sum(1 for r in plan.steps if side_effect_free(r.spec)) or 1
     out = Calibration(n, spec.title, samples, [w for w in flags if w],
-                      counts.most_common(), steps or voting, target,
+                      [(shown[key], n) for key, n in counts.most_common()], steps or voting,
+                      target,
                       sum(r.cost_usd for r in results))
     if not out.voted:
         out.notes.append("every sample was flagged: fix the step (or its brief) first")

@@ -211,11 +211,11 @@ class StepRun:
         vote = await vote_on(self.store, record.spec, parts.flagger, k, sample)
         for reason in vote.flag_reasons:
             yield StepFlagged(timestamp=time.time(), step=self.n, reason=reason)
-        detail = vote_record(vote)
+        detail = vote_record(record.spec, vote)
         parts.record("vote", self.n, 0, detail=detail, model=parts.model_for(record),
                      error=None if vote.decided else "undecided")
         if not vote.decided or vote.winner is None:
-            yield self._fail(undecided_reason(vote))
+            yield self._fail(undecided_reason(record.spec, vote))
             return
         self._winner = (vote.winner, detail)
 

@@ -83,21 +83,28 @@ async def vote_on(store: PlanStore, spec: PlanStep, flagger: RedFlagger, k: int,
         max_samples=SAMPLES_PER_K * k)
 
 
-def vote_record(vote: Vote[AgentResult]) -> dict[str, Any]:
+def _shown(spec: PlanStep, vote: Vote[AgentResult]) -> list[tuple[str, int]]:
+    """The tally, most votes first, each answer as readable JSON (the first sample
+    that gave it), not the canonical key it was counted by."""
+    first = {b.key: answer_form(spec, b.answer.output) for b in reversed(vote.ballots)
+             if b.key is not None}
+    ranked = sorted(vote.votes.items(), key=lambda kv: -kv[1])[:_TALLY_SHOWN]
+    return [(label(first.get(key, key)), n) for key, n in ranked]
+
+
+def vote_record(spec: PlanStep, vote: Vote[AgentResult]) -> dict[str, Any]:
     """The vote as it goes into the handoff and the ledger."""
-    tally = sorted(vote.votes.items(), key=lambda kv: -kv[1])
     return {
         "k": vote.k, "decided": vote.decided, "samples": vote.samples,
         "flagged": vote.flagged, "margin": vote.margin,
         "cost_usd": round(sum(b.answer.cost_usd for b in vote.ballots), 6),
-        "tally": [{"answer": label(key), "votes": n} for key, n in tally[:_TALLY_SHOWN]],
+        "tally": [{"answer": a, "votes": n} for a, n in _shown(spec, vote)],
         "flag_reasons": [r[:200] for r in vote.flag_reasons[:_TALLY_SHOWN]],
     }
 
 
-def undecided_reason(vote: Vote[AgentResult]) -> str:
+def undecided_reason(spec: PlanStep, vote: Vote[AgentResult]) -> str:
     """Why an undecided vote failed its step, with the tally."""
-    tally = ", ".join(f"{n} for {label(key)}" for key, n in
-                      sorted(vote.votes.items(), key=lambda kv: -kv[1])[:_TALLY_SHOWN])
+    tally = ", ".join(f"{n} for {a}" for a, n in _shown(spec, vote))
     return (f"the vote was undecided: no answer led by {vote.k} after {vote.samples} "
             f"samples ({vote.flagged} flagged); votes: {tally or 'none'}")
