@@ -75,3 +75,23 @@ def test_the_command_prints_the_tally_and_what_to_run(
     assert f"maker run --vote {k}" in out.output
     bad = CliRunner().invoke(cli, ["calibrate", "1", "--samples", "1"])
     assert bad.exit_code == 2
+
+
+def test_calibrate_budget_counts_only_its_own_samples(project: Path) -> None:
+    """The plan's earlier runs spent $5; `--max-budget-usd 0.03` still buys three
+    samples of $0.01, then stops with a message about this command."""
+    from maker.engine.budget import Budget
+    from maker.engine.ledger import Call, Ledger
+    from maker.errors import BudgetExceededError
+
+    store = write(project, branch_plan().steps)
+    ledger = Ledger(store)
+    ledger.record(Call(kind="executor", step=1, attempt=1, cost_usd=5.0, duration_ms=1,
+                       input_tokens=0, output_tokens=0, model=None, error=None, at="t",
+                       session_id=None))
+    engine = parts(ScriptedModel([chose(3)] * 10))
+    engine.ledger, engine.call_type = ledger, Call
+    engine.budget = Budget(0.03, ledger, own_calls=True)
+    with pytest.raises(BudgetExceededError, match="on this command's calls"):
+        asyncio.run(calibrate(store, engine, 1, 10))
+    assert [c.kind for c in ledger.calls()].count("calibrate") == 3

@@ -37,7 +37,11 @@ def calibrate(step: int, samples: int, target: float, steps: int | None, model: 
     from maker.store.plan_store import PlanStore
 
     store = PlanStore(resolve_plans_dir(plans_dir))
-    parts = build_parts(store, max_budget_usd, model)
+    parts = build_parts(store, None, model)
+    if max_budget_usd is not None:  # this command's samples, not the plan's earlier runs
+        from maker.engine.budget import Budget
+
+        parts.budget = Budget(max_budget_usd, parts.ledger, own_calls=True)
     result = asyncio.run(run_calibration(store, parts, step, samples, target=target,
                                          steps=steps))
     click.echo(f"step {result.step} ({result.title}): {result.samples} samples, "
