@@ -94,15 +94,11 @@ def _stop(hook: HookInput, state: PlanState) -> Output:
 def _launch(state: PlanState, step: int) -> str:
     """What to launch next: one executor, or, for a step decided by a vote, as many at
     once as the vote still needs (``maker.executor.ballots``, imported only for a step
-    whose file says it may vote: a conditional step or one with ``votes:``)."""
+    that may vote, as ``step_status`` read it: a conditional step or one with
+    ``votes:``)."""
     from maker.executor.runs import relaunch_instruction
 
-    path = state.step_path(step)
-    try:
-        head = path.read_bytes()[:8192] if path is not None else b""
-    except OSError:
-        head = b""
-    if b"conditional_step" not in head and b"\nvotes:" not in head:
+    if not state.may_vote(step):
         return relaunch_instruction(step)
     from maker.executor.ballots import launch_instruction
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from maker.store.active import read_active, write_active
 from maker.store.atomic import plan_lock
 from maker.store.journal import TXN_DIR
-from maker.store.step_peek import peek_step
+from maker.store.step_peek import peek
 
 TYPE_CHECKING = False  # typing's, without importing typing on every hook
 if TYPE_CHECKING:
@@ -46,6 +46,7 @@ class PlanState:
         self.state_dir = self.root / ".maker"
         self.active_path = self.state_dir / "active.json"
         self._full: PlanStore | None = None
+        self._may_vote: dict[int, bool] = {}  # what step_status read of each step
 
     def full(self) -> PlanStore:
         """The plan store of this directory, for everything beyond the marker."""
@@ -78,11 +79,21 @@ class PlanState:
         validated in full (PlanFileError, StepNotFoundError as ``load_step``)."""
         self.settle()
         path = self.step_path(number)
-        peeked = peek_step(path, number) if path is not None else None
+        peeked = peek(path, number) if path is not None else None
         if peeked is not None:
-            return peeked
+            status, title, fields = peeked
+            self._may_vote[number] = fields.get("task_type") == "conditional_step" or \
+                "votes" in fields
+            return status, title
         record = self.full().load_step(number)
+        self._may_vote[number] = record.spec.is_conditional or bool(record.spec.votes)
         return record.status, record.title
+
+    def may_vote(self, number: int) -> bool:
+        """Whether step ``number`` may be decided by a vote (conditional, or ``votes:``),
+        as ``step_status`` just read it; True when it has not (the caller then asks the
+        ballots, which know)."""
+        return self._may_vote.get(number, True)
 
     def step_path(self, number: int) -> Path | None:
         # As PlanStore.step_path: found by its numeric prefix, the first in the

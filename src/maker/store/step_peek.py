@@ -18,7 +18,7 @@ from pathlib import Path
 from maker.core.bounded import read_regular_file
 from maker.core.statuses import STEP_STATUSES
 
-__all__ = ["peek_step"]
+__all__ = ["peek", "peek_step"]
 
 _LIMIT = 256 * 1024
 # What a plain scalar may not start with in YAML (an indicator, a quote, a number).
@@ -29,6 +29,13 @@ _NOT_TEXT = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
 
 def peek_step(path: Path, number: int) -> tuple[str, str] | None:
     """``(status, title)`` of step ``number``'s file, or None: read it in full."""
+    found = peek(path, number)
+    return None if found is None else (found[0], found[1])
+
+
+def peek(path: Path, number: int) -> tuple[str, str, dict[str, str]] | None:
+    """``peek_step``'s answer, with every one-line field of the front matter (as text:
+    what the hook asks besides, e.g. whether the step may vote)."""
     try:
         text = read_regular_file(path, _LIMIT).decode("utf-8")
     except Exception:  # noqa: BLE001 - any trouble: the full read names it
@@ -54,7 +61,7 @@ def peek_step(path: Path, number: int) -> tuple[str, str] | None:
     if status not in STEP_STATUSES or title is None:
         return None
     title = _one_line_text(title)
-    return (status, title) if title else None
+    return (status, title, fields) if title else None
 
 
 def _one_line_text(value: str) -> str | None:
