@@ -52,7 +52,7 @@ from maker.core.models import TaskConfig
 from maker.core.module import Module
 from maker.engine.step_run import EngineParts, StepRun, review_prompt
 from maker.engine.vote_step import law_votes
-from maker.errors import AgentSDKError, BudgetExceededError, PlanRefusedError
+from maker.errors import AgentSDKError, BudgetExceededError, PlanRefusedError, StepError
 from maker.executor.approval import (
     AWAITING,
     apply_review,
@@ -61,9 +61,9 @@ from maker.executor.approval import (
     review_required,
     set_policy,
 )
-from maker.executor.lifecycle import in_progress
+from maker.executor.lifecycle import default_step
 from maker.executor.review import record_review
-from maker.executor.schedule import SKIPPED, nothing_ready_reason, plan_schedule
+from maker.executor.schedule import SKIPPED, plan_schedule
 from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
 
 __all__ = ["EXIT_APPROVAL", "EXIT_BUDGET", "EXIT_COMPLETE", "EXIT_FAILED", "EXIT_USAGE",
@@ -231,15 +231,13 @@ class Orchestrator(Module):
         """The step to run next: the one in progress, else the first ready one; None
         when every reachable step is done. Raises _Stop when nothing can run."""
         sched = plan_schedule(self.store, plan)
-        running = in_progress(plan)
-        if running:
-            return running[0].number
-        if sched.ready:
-            return sched.ready[0]
-        if all(s in ("complete", SKIPPED) for s in sched.statuses.values()):
-            return None
-        reason = nothing_ready_reason(sched, plan)
-        raise _Stop(EXIT_FAILED, reason, TaskFailed(timestamp=time.time(), reason=reason))
+        try:
+            return default_step(plan, sched)  # (the plugin's rule: `maker step start`)
+        except StepError as exc:
+            if all(s in ("complete", SKIPPED) for s in sched.statuses.values()):
+                return None
+            raise _Stop(EXIT_FAILED, str(exc), TaskFailed(timestamp=time.time(),
+                                                          reason=str(exc))) from None
 
     async def _decide(self, record: StepRecord) -> AsyncIterator[Event]:
         """A step awaiting approval: approve it by policy, ask the reviewer, or stop."""
