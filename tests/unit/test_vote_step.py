@@ -11,7 +11,8 @@ import pytest
 from maker.core.events import StepFlagged
 from maker.engine.ledger import Call, Ledger
 from maker.engine.orchestrator import EXIT_COMPLETE, EXIT_FAILED, Orchestrator
-from maker.engine.vote_step import SAMPLES_PER_K, side_effect_free, votes_for
+from maker.engine.vote_step import votes_for
+from maker.executor.vote_rules import SAMPLES_PER_K, side_effect_free
 from maker.planner.parser import structure_problems
 
 from ._step_plans import handoff, isolated_project, make_step, write  # noqa: F401

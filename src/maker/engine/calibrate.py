@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 
 from maker.core.models import AgentResult, PlanStep
 from maker.engine.step_run import EngineParts
-from maker.engine.vote_step import answer_key, side_effect_free
+from maker.engine.vote_step import answer_key
 from maker.errors import InputError, Problem
 from maker.executor.lifecycle import step_brief
-from maker.executor.vote_rules import answer_form, label
+from maker.executor.vote_rules import answer_form, label, side_effect_free
 from maker.handoff.against_plan import check_output
 from maker.handoff.fields import parse_handoff
 from maker.store.plan_store import PlanStore, StoredPlan

@@ -36,8 +36,8 @@ from maker.red_flag.red_flagger import RedFlagger
 from maker.store.plan_store import PlanStore, StoredPlan
 from maker.voting import Vote, canonical, first_to_ahead_by_k, k_min
 
-__all__ = ["SAMPLES_PER_K", "answer_key", "law_votes", "side_effect_free", "vote_on",
-           "vote_record", "votes_for"]
+__all__ = ["answer_key", "law_votes", "undecided_reason", "vote_on", "vote_record",
+           "votes_for"]
 
 _TALLY_SHOWN = 5  # distinct answers named in a record or a failure
 
