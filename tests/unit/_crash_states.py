@@ -26,8 +26,8 @@ def snapshot(root: Path) -> dict[str, str]:
             out[_STAMP.sub("<T>", os.path.join(rel_dir, name)) + "/"] = ""
         for name in filenames:
             rel = os.path.join(rel_dir, name)
-            if rel == os.path.join(".maker", "lock"):
-                continue
+            if rel in (os.path.join(".maker", "lock"), os.path.join(".maker", "generation")):
+                continue  # the lock, and a hint for readers' caches: neither is state
             text = Path(dirpath, name).read_text(encoding="utf-8", errors="replace")
             out[_STAMP.sub("<T>", rel)] = _HEX.sub("<H>", _STAMP.sub("<T>", text))
     return out

@@ -35,6 +35,7 @@ Exit codes (:attr:`RunResult.exit_code`):
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -52,7 +53,13 @@ from maker.core.models import TaskConfig
 from maker.core.module import Module
 from maker.engine.step_run import EngineParts, StepRun, review_prompt
 from maker.engine.vote_step import law_votes
-from maker.errors import AgentSDKError, BudgetExceededError, PlanRefusedError, StepError
+from maker.errors import (
+    AgentSDKError,
+    BudgetExceededError,
+    MakerError,
+    PlanRefusedError,
+    StepError,
+)
 from maker.executor.approval import (
     AWAITING,
     apply_review,
@@ -61,15 +68,17 @@ from maker.executor.approval import (
     review_required,
     set_policy,
 )
-from maker.executor.lifecycle import default_step
+from maker.executor.lifecycle import default_step, flush_overview
 from maker.executor.review import record_review
 from maker.executor.schedule import SKIPPED, plan_schedule
+from maker.store import changes
 from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
 
 __all__ = ["EXIT_APPROVAL", "EXIT_BUDGET", "EXIT_COMPLETE", "EXIT_FAILED", "EXIT_USAGE",
            "Orchestrator", "RunResult"]
 
 EXIT_COMPLETE, EXIT_FAILED, EXIT_USAGE, EXIT_BUDGET, EXIT_APPROVAL = 0, 1, 2, 3, 4
+OVERVIEW_EVERY = 1.0  # seconds between two rewrites of PLAN.md during a run
 
 
 @dataclass
@@ -100,6 +109,12 @@ class Orchestrator(Module):
                  approve: str | None = None, vote_law: tuple[float, float] | None = None,
                  on_event: Callable[[Event], None] | None = None) -> None:
         self.store = store
+        # A run loads the plan several times per step: each load reads what maker
+        # changed, and all of plans/ at least once a second (hand edits). PLAN.md is for
+        # a person to read: on a fast plan, at most once a second, and always at the
+        # end of the run (``run``).
+        store.full_read_every = changes.FULL_EVERY
+        store.overview_every = OVERVIEW_EVERY
         self.parts = parts
         self.planner = planner
         self.approve = approve
@@ -119,18 +134,30 @@ class Orchestrator(Module):
         """Plan ``task`` (or continue the stored plan) and run it; never raises for
         what the exit code can say."""
         result = RunResult(EXIT_FAILED, "")
-        async for event in self._events(task, None, result):
-            result.events.append(event)
-            if self.on_event is not None:
-                self.on_event(event)
+        try:
+            async for event in self._events(task, None, result):
+                result.events.append(event)
+                if self.on_event is not None:
+                    self.on_event(event)
+        finally:
+            self._flush_overview()
         return result
+
+    def _flush_overview(self) -> None:
+        """PLAN.md brought up to date if the run held a change back from it; a plan that
+        can no longer be read (a hand edit) keeps the PLAN.md it had."""
+        with contextlib.suppress(MakerError):
+            flush_overview(self.store)
 
     async def process(self, event: Event) -> AsyncIterator[Event]:
         """As a Module: a TaskSubmitted runs that task to its end (other events: none)."""
         if isinstance(event, TaskSubmitted):
-            async for out in self._events(event.instruction, event.config,
-                                          RunResult(EXIT_FAILED, ""), submitted=event):
-                yield out
+            try:
+                async for out in self._events(event.instruction, event.config,
+                                              RunResult(EXIT_FAILED, ""), submitted=event):
+                    yield out
+            finally:
+                self._flush_overview()
 
     async def _events(self, task: str | None, config: TaskConfig | None, result: RunResult,
                       submitted: TaskSubmitted | None = None) -> AsyncIterator[Event]:

@@ -208,9 +208,10 @@ def adopt_approvals(store: PlanStore, by: str) -> list[StepRecord]:
     adopted = []
     with store.lock():
         plan = store.load(check_approvals=False)
-        for record in plan.steps:
-            if record.status != "complete" or approval_sealed(record, plan.created_at):
+        for shared in plan.steps:
+            if shared.status != "complete" or approval_sealed(shared, plan.created_at):
                 continue
+            record = plan.get(shared.number)
             before = str(record.meta.get("approved_by") or "no approval recorded")
             record.meta["approved_by"] = f"{before} (adopted by {by})"
             record.meta["approved_at"] = record.meta.get("approved_at") or utc_now()

@@ -40,6 +40,7 @@ __all__ = [
     "default_step",
     "check_transition",
     "fail_step",
+    "flush_overview",
     "in_progress",
     "occupying",
     "reset_step",
@@ -326,8 +327,19 @@ def _clear_active(store: PlanStore, n: int) -> None:
         store.write_active(None)
 
 
-def refresh_overview(store: PlanStore, plan: StoredPlan) -> None:
-    """Rewrite PLAN.md with the statuses a person should read (skipped, awaiting approval)."""
+def refresh_overview(store: PlanStore, plan: StoredPlan, force: bool = False) -> None:
+    """Rewrite PLAN.md with the statuses a person should read (skipped, awaiting approval).
+
+    A store with ``overview_every`` set (the headless engine's) rewrites it at most that
+    often, unless ``force``; :func:`flush_overview` writes what was held back."""
     from maker.executor.status_view import display_statuses
 
-    store.refresh_overview(plan, display_statuses(plan, plan_schedule(store, plan)))
+    if force or store.overview_due():
+        store.refresh_overview(plan, display_statuses(plan, plan_schedule(store, plan)))
+
+
+def flush_overview(store: PlanStore) -> None:
+    """PLAN.md rewritten now if a change was held back from it (``overview_every``)."""
+    if store.overview_stale:
+        with store.lock():
+            refresh_overview(store, store.load(), force=True)

@@ -54,7 +54,7 @@ def previous_handoff(store: PlanStore, step: int) -> dict[str, Any] | None:
     best: tuple[str, int] | None = None
     # (each file's accepted_at read once while it is unchanged: a long run asks at every
     # step)
-    for name, accepted in store.handoff_heads(_accepted_at_text):
+    for name, accepted in store.handoff_heads(_accepted_at_text).items():
         head = name.split("-", 1)[0]
         if not head.isdigit() or int(head) == step:
             continue

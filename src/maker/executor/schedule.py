@@ -176,25 +176,102 @@ def decision_outputs(store: PlanStore, plan: StoredPlan) -> dict[str, Any]:
     return store.outputs(only=wanted, plan=plan) if wanted else {}
 
 
+@dataclass
+class _Kept:
+    """What ``plan_schedule`` keeps in the store between two calls."""
+
+    keys: list[Any]  # per step: its record's identity (a kept record), or its contents
+    held: list[StepRecord]  # (alive, so that the identities in ``keys`` are not reused)
+    cond: list[int]  # positions of the conditional steps
+    stamps: tuple[Any, ...]  # their accepted handoffs' stamps, of the complete ones
+    sched: Schedule
+    dependents: dict[int, list[int]]  # step number -> positions of the steps needing it
+    on_path: dict[int, int]  # step number -> its position on the main path
+
+
 def plan_schedule(store: PlanStore, plan: StoredPlan) -> Schedule:
     """``schedule`` for a loaded plan, reading only the outputs it needs from the store.
 
-    Kept by the store while nothing it depends on changed: the steps (the same parsed
-    specs, statuses and dependencies) and the handoffs of the complete conditional steps
-    whose choices it follows. A run asks for the schedule of a 1,000-step plan several
-    times per step, at milliseconds a time."""
-    specs = tuple(r.spec for r in plan.steps)  # (held: their ids cannot be reused)
-    deciding = [r for r in plan.steps if r.status == "complete" and decides_next(r.spec)]
-    key = (tuple(map(id, specs)), tuple(r.status for r in plan.steps),
-           tuple(tuple(r.depends_on) for r in plan.steps),
-           tuple(stat_stamp(store.handoffs_dir / r.path.name) for r in deciding))
-    memo = store.memo.get("schedule")
-    if memo is not None and memo[0] == key:
-        return memo[2]  # type: ignore[no-any-return]
+    Kept by the store, and brought up to date from what changed: a run asks for the
+    schedule of a 1,000-step plan several times per step, and a step changes one or two
+    statuses. A record the store keeps (unchanged on disk, ``records.kept``) is known by
+    its identity; any other by its spec, status and dependencies. When only statuses of
+    steps that decide nothing changed, reachability stands, and only those steps and
+    the steps that depend on them are looked at again; anything else (a spec, the
+    dependencies, a conditional step's status or its accepted handoff) is computed
+    afresh."""
+    steps = plan.steps
+    keys = [id(r) if r.__dict__.get("_kept") else (id(r.spec), r.status, tuple(r.depends_on))
+            for r in steps]
+    kept: _Kept | None = store.memo.get("schedule")
+    if kept is not None and len(kept.keys) == len(keys) and \
+            _stamps(store, steps, kept.cond) == kept.stamps:
+        changed = [i for i, (a, b) in enumerate(zip(kept.keys, keys, strict=True)) if a != b]
+        if not changed:
+            return kept.sched
+        updated = _update(kept, steps, changed)
+        if updated is not None:
+            kept.keys, kept.held, kept.sched = keys, list(steps), updated
+            kept.stamps = _stamps(store, steps, kept.cond)
+            return updated
     sched = schedule(plan, decision_outputs(store, plan))
-    store.memo["schedule"] = (key, specs, sched)
+    dependents: dict[int, list[int]] = {}
+    for i, r in enumerate(steps):
+        for d in r.depends_on:
+            dependents.setdefault(d, []).append(i)
+    cond = [i for i, r in enumerate(steps) if decides_next(r.spec)]
+    store.memo["schedule"] = _Kept(keys, list(steps), cond, _stamps(store, steps, cond), sched,
+                                   dependents, {n: i for i, n in enumerate(sched.main_path)})
     return sched
 
+
+def _stamps(store: PlanStore, steps: list[StepRecord], cond: list[int]) -> tuple[Any, ...]:
+    return tuple(stat_stamp(store.handoffs_dir / steps[i].path.name) for i in cond
+                 if i < len(steps) and steps[i].status == "complete")
+
+
+def _update(kept: _Kept, steps: list[StepRecord], changed: list[int]) -> Schedule | None:
+    """``kept.sched`` brought up to date for the steps at the ``changed`` positions;
+    None when reachability may have moved (then only the whole walk tells)."""
+    old = kept.sched
+    for i in changed:
+        was, now = kept.held[i], steps[i]
+        if now.spec is not was.spec and (
+                now.spec.step != was.spec.step or decides_next(now.spec) != decides_next(
+                    was.spec) or now.spec.next_step_sequence_number !=
+                was.spec.next_step_sequence_number or now.spec.input_variables !=
+                was.spec.input_variables or now.spec.output_variable !=
+                was.spec.output_variable):
+            return None
+        if now.depends_on != was.depends_on or (
+                decides_next(now.spec) and now.status != was.status and
+                "complete" in (now.status, was.status)):
+            return None
+    statuses = dict(old.statuses)
+    for i in changed:
+        r = steps[i]
+        statuses[r.number] = SKIPPED if r.status == "pending" and \
+            r.number not in old.reachable else r.status
+    look = set(changed)
+    for i in changed:
+        look.update(kept.dependents.get(steps[i].number, ()))
+    waiting = dict(old.waiting_on)
+    ready = set(old.ready)
+    for i in look:
+        r = steps[i]
+        ready.discard(r.number)
+        waiting.pop(r.number, None)
+        if statuses[r.number] == "pending":
+            missing = unmet_dependencies(r, statuses)
+            if missing:
+                waiting[r.number] = missing
+            else:
+                ready.add(r.number)
+    on_path = sorted((n for n in ready if n in kept.on_path), key=kept.on_path.__getitem__)
+    first = set(on_path)
+    ordered = on_path + sorted(n for n in ready if n not in first)
+    return Schedule(old.reachable, old.main_path, statuses, tuple(ordered),
+                    dict(sorted(waiting.items())))
 
 
 def nothing_ready_reason(sched: Schedule, plan: StoredPlan | None = None) -> str:

@@ -15,6 +15,7 @@ import time
 from _thread import allocate_lock
 
 from maker.errors import LockTimeoutError
+from maker.store import changes
 from maker.store.journal import active_journal, close_journal, open_journal, recover
 
 TYPE_CHECKING = False  # typing's, without importing typing on every hook
@@ -122,12 +123,20 @@ def plan_lock(plans_dir: Path, timeout: float = 30.0) -> Iterator[None]:
                             "no other session is running"
                         ) from None
                     time.sleep(0.05)
-        recover(plans_dir)
+        if recover(plans_dir):
+            changes.recovered(plans_dir)
         journal = open_journal(plans_dir)
         try:
             yield
+            if journal.entries:  # (before the commit: see maker.store.changes)
+                changes.committing(plans_dir, journal.entries)
         except BaseException:
-            journal.rollback()
+            undone = list(journal.entries)  # (the undo empties the journal)
+            try:
+                journal.rollback()
+            finally:
+                if undone:
+                    changes.rolled_back(plans_dir, undone)
             raise
         else:
             journal.commit()

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["Journal", "TXN_DIR", "active_journal", "journaled_move", "journaled_remove",
-           "recover"]
+           "pending", "recover"]
 
 # Relative to the plans directory.
 TXN_DIR = Path(".maker") / "txn"
@@ -269,6 +269,13 @@ def open_journal(root: Path) -> Journal:
 
 def close_journal(journal: Journal) -> None:
     _open.pop(str(journal.root), None)
+
+
+def pending(root: str) -> list[dict[str, Any]]:
+    """The entries of this process's open transaction on the plans directory ``root``
+    (absolute): what it has changed so far."""
+    journal = _open.get(root)
+    return journal.entries if journal is not None else []
 
 
 def active_journal(path: Path) -> Journal | None:

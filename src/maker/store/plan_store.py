@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import os
+import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from maker.errors import (
     StepNotFoundError,
 )
 from maker.planner.dependencies import resolve_dependencies
+from maker.store import changes
 from maker.store.active import read_active, rebuild_active, write_active
 from maker.store.approval_seal import approval_sealed, seal_approval
 from maker.store.atomic import atomic_write, plan_lock
@@ -60,7 +62,17 @@ class PlanStore:
         self.ledger_path = self.root / "ledger.jsonl"  # maker.engine.ledger: what runs cost
         self._cache = StepCache()  # parsed step files, while unchanged on disk
         self._snapshot = Snapshot(self._cache)  # the last plan loaded without a problem
-        self.memo: dict[str, Any] = {}  # what readers derived (executor.schedule's)
+        self._meta: dict[str, Any] | None = None  # PLAN.md's front matter, as last read
+        self.memo: dict[str, Any] = {}
+        # 0: every load lists and checks every file (a hand edit is seen at once). A
+        # long-lived reader (the headless engine) sets how many seconds a load may go
+        # on what maker itself changed since the last full read (maker.store.changes).
+        self.full_read_every = 0.0
+        # PLAN.md at most this often (seconds; 0: at every change). The headless engine,
+        # which changes a step's status twice a second on a fast plan, sets it.
+        self.overview_every = 0.0
+        self.overview_stale = False  # a change not yet rendered into PLAN.md
+        self._overview_at = -1e9  # what readers derived (executor.schedule's)
 
     # -- locking and presence -------------------------------------------------
 
@@ -174,6 +186,16 @@ class PlanStore:
         target = self.archive_dir / f"PLAN-edited-{file_stamp(utc_now())}.md"
         atomic_write(target, self.overview_path.read_text(encoding="utf-8"))
 
+    def overview_due(self) -> bool:
+        """Whether PLAN.md is to be rewritten now (``overview_every``); when not, the
+        change is noted (``overview_stale``)."""
+        now = time.monotonic()
+        if self.overview_every and now - self._overview_at < self.overview_every:
+            self.overview_stale = True
+            return False
+        self._overview_at, self.overview_stale = now, False
+        return True
+
     def refresh_overview(self, plan: StoredPlan | None = None,
                          shown: Mapping[int, str] | None = None) -> None:
         """Rewrite PLAN.md from the step files. ``shown`` overrides the status displayed
@@ -194,18 +216,33 @@ class PlanStore:
             raise PlanNotFoundError(
                 f"no plan in {self.root}: create one with /maker:plan <task> "
                 "(or `maker plan write FILE`)")
-        meta = self._plan_meta()
-        cache = self._cache
-        listing = cache.listing(self.steps_dir)
-        created = str(meta.get("created_at") or "")
-        handoffs = {name: stamp for name, _, stamp in cache.listing(self.handoffs_dir)} \
-            if check_approvals else {}
-        known = self._snapshot.records(listing, handoffs, created, check_approvals)
-        if known is None:  # the full validation, every problem at once (PlanFileError)
-            known = self._snapshot.validate(self.root, listing, handoffs, created,
-                                            check_approvals)
-        return StoredPlan(str(meta.get("task") or ""), str(meta.get("reasoning") or ""),
+        snap = self._snapshot
+        changed = changes.since(self.root, snap.view) if self.full_read_every else None
+        known = None
+        if changed is not None and self._meta is not None:
+            meta = self._meta = self._plan_meta() if "PLAN.md" in changed else self._meta
+            created = str(meta.get("created_at") or "")
+            if snap.current(created, check_approvals, self.full_read_every):
+                # Only what maker changed since (see maker.store.changes): no listing.
+                known = snap.quick(changed, created)
+                if known is not None and changed:
+                    snap.view = changes.view(self.root)
+        if known is None:
+            view = changes.view(self.root)  # before anything is read
+            meta = self._meta = self._plan_meta()
+            created = str(meta.get("created_at") or "")
+            cache = self._cache
+            listing = cache.listing(self.steps_dir)
+            handoffs = {name: stamp for name, _, stamp in cache.listing(self.handoffs_dir)} \
+                if check_approvals else {}
+            known = snap.records(listing, handoffs, created, check_approvals)
+            if known is None:  # the full validation, every problem at once (PlanFileError)
+                known = snap.validate(self.root, listing, handoffs, created, check_approvals)
+            snap.view, snap.full_at = view, time.monotonic()
+        plan = StoredPlan(str(meta.get("task") or ""), str(meta.get("reasoning") or ""),
                           created, known)
+        plan._index = snap.index()  # (StoredPlan.get checks it, and builds its own if wrong)
+        return plan
 
     def _plan_meta(self) -> dict[str, Any]:
         if not self.overview_path.exists():
@@ -216,12 +253,23 @@ class PlanStore:
     def _step_files(self) -> list[Path]:
         return [path for _, path, _ in self._cache.listing(self.steps_dir)]
 
-    def handoff_heads(self, compute: Callable[[Path], T]) -> list[tuple[str, T]]:
-        """``(file name, compute(path))`` for every handoff file, each computed once
-        while the file is unchanged (see ``StepCache``): a long run asks at every step."""
+    def handoff_heads(self, compute: Callable[[Path], T]) -> dict[str, T]:
+        """``{file name: compute(path)}`` for every handoff file, each computed once
+        while the file is unchanged (see ``StepCache``): a long run asks at every step.
+        A store that keeps its plan between loads (``full_read_every``) keeps these too,
+        and computes again only those of the handoffs that changed."""
+        if self.full_read_every:
+            try:
+                self.load()  # (brings the kept plan up to date)
+            except MakerError:
+                pass
+            else:
+                found = self._snapshot.handoff_heads(compute)
+                if found is not None:
+                    return found
         cache = self._cache
-        return [(name, cache.derived(path, compute, stamp))
-                for name, path, stamp in cache.listing(self.handoffs_dir)]
+        return {name: cache.derived(path, compute, stamp)
+                for name, path, stamp in cache.listing(self.handoffs_dir)}
 
     def step_path(self, number: int) -> Path:
         """The file of step ``number`` (found by its numeric prefix)."""

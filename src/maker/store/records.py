@@ -9,7 +9,7 @@ from typing import Any
 from maker.core.models import Plan, PlanStep
 from maker.errors import StepNotFoundError
 
-__all__ = ["StepRecord", "StoredPlan", "in_progress", "occupying"]
+__all__ = ["StepRecord", "StoredPlan", "copy_record", "in_progress", "kept", "occupying"]
 
 
 @dataclass
@@ -21,6 +21,13 @@ class StepRecord:
     depends_on: list[int]
     path: Path
     meta: dict[str, Any] = field(default_factory=dict)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self.__dict__.get("_kept"):
+            raise AttributeError(
+                f"step {self.number}'s record is the store's own, shared by every plan "
+                "loaded since: change the copy that StoredPlan.get() returns")
+        object.__setattr__(self, name, value)
 
     @property
     def number(self) -> int:
@@ -42,6 +49,12 @@ class StoredPlan:
                                    compare=False)
 
     def get(self, number: int) -> StepRecord:
+        """Step ``number``'s record, this plan's own to change (and ``save``).
+
+        ``steps`` may hold the store's kept records (``kept``), shared by every plan
+        loaded while their files are unchanged: read them there; the first ``get`` of
+        one puts a copy of it in their place. So a load costs no copy of a thousand
+        records, and an edit never reaches another plan."""
         i = self._index.get(number)
         if i is None or i >= len(self.steps) or self.steps[i].number != number:
             # Built on first use, again when ``steps`` changed under it: O(1) per lookup
@@ -49,7 +62,10 @@ class StoredPlan:
             self._index = {r.number: j for j, r in enumerate(self.steps)}
             i = self._index.get(number)
         if i is not None:
-            return self.steps[i]
+            record = self.steps[i]
+            if record.__dict__.get("_kept"):
+                record = self.steps[i] = copy_record(record)
+            return record
         known = ", ".join(str(r.number) for r in self.steps[:20])
         raise StepNotFoundError(f"the plan has no step {number} (steps: {known}"
                                 f"{', …' if len(self.steps) > 20 else ''})", number)
@@ -72,3 +88,33 @@ def in_progress(plan: StoredPlan) -> list[StepRecord]:
 def occupying(plan: StoredPlan) -> list[StepRecord]:
     """The steps that keep another from starting: in progress, or awaiting approval."""
     return [r for r in plan.steps if r.status in ("in-progress", "awaiting-approval")]
+
+
+def kept(record: StepRecord) -> StepRecord:
+    """``record``, marked as the store's own: an attribute set on it raises, and
+    ``StoredPlan.get`` hands out a copy of it."""
+    object.__setattr__(record, "_kept", True)
+    return record
+
+
+def copy_record(record: StepRecord) -> StepRecord:
+    """A copy of ``record`` deep enough that an edit of it never reaches ``record``
+    (the spec is shared: nothing edits a spec in place)."""
+    return StepRecord(record.spec, record.status, list(record.depends_on), record.path,
+                      _copy(record.meta))
+
+
+def _copy(value: Any) -> Any:
+    """A copy of YAML data (scalars are shared: they cannot be edited)."""
+    if type(value) is dict:
+        return {k: v if type(v) in _SCALARS else _copy(v) for k, v in value.items()}
+    if type(value) is list:
+        return [v if type(v) in _SCALARS else _copy(v) for v in value]
+    if isinstance(value, (dict, list, set)):  # (not what YAML gives: the slow way)
+        import copy
+
+        return copy.deepcopy(value)
+    return value
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})

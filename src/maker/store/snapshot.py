@@ -9,31 +9,38 @@ load that lists the same file names re-reads and re-checks only the files whose 
 moved (or that are too recent to trust a stamp: ``step_cache``), and only while each
 re-checked step keeps its number and its dependencies; anything else (a file added,
 removed or renamed, a problem, a step renumbered) goes back to the full validation,
-which reports every problem. The records handed out are copies.
+which reports every problem. The records handed out are the kept ones, read-only
+(``records.kept``): ``StoredPlan.get`` gives a caller its own copy to change.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from maker.errors import PlanFileError
 from maker.store.approval_seal import approval_sealed
-from maker.store.step_cache import Stamp, StepCache, copy_record, settled
+from maker.store.records import copy_record, kept
+from maker.store.step_cache import Stamp, StepCache, settled, stat_stamp
 from maker.store.step_file import read_step
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from maker.store.changes import View
     from maker.store.records import StepRecord
 
 __all__ = ["Snapshot"]
 
 Listing = list[tuple[str, "Path", "Stamp | None"]]
+_MOVED = 4096  # handoff changes remembered, before what was derived is derived again
 
 
 @dataclass
 class _Last:
+    root: Path
     names: tuple[str, ...]
     stamps: dict[str, Stamp | None]
     handoffs: dict[str, Stamp | None]
@@ -42,20 +49,110 @@ class _Last:
     records: dict[str, StepRecord]  # by file name; kept, never handed out
     order: list[str]  # file names in step order
     paths: dict[int, Path]  # step number -> its file
+    moved: list[str] = field(default_factory=list)  # handoffs changed since, in order
+    index: dict[int, int] = field(default_factory=dict)  # step number -> position
 
 
 class Snapshot:
     def __init__(self, cache: StepCache) -> None:
         self.cache = cache
         self._last: _Last | None = None
+        self.view: View | None = None  # maker.store.changes: when the last full read began
+        self.full_at = 0.0  # time.monotonic() of that read
+        self._heads: dict[Callable[[Path], Any], tuple[_Last, list[str], dict[str, Any],
+                                                       int]] = {}
 
-    def remember(self, listing: Listing, handoffs: dict[str, Stamp | None], created: str,
-                 check_approvals: bool, records: list[StepRecord]) -> None:
+    def current(self, created: str, check_approvals: bool, within: float) -> bool:
+        """Whether the last plan loaded is one :meth:`quick` may bring up to date: a
+        full read less than ``within`` seconds ago, of the same plan."""
+        last = self._last
+        return last is not None and last.created == created and \
+            last.check_approvals == check_approvals and \
+            time.monotonic() - self.full_at < within
+
+    def quick(self, changed: frozenset[str], created: str) -> list[StepRecord] | None:
+        """The plan's records in step order, after re-checking only the step files and
+        handoffs in ``changed`` (paths relative to the plans folder, as
+        ``changes.since`` names them); None when only the full validation can tell (a
+        file added or removed, a problem, a step renumbered)."""
+        last = self._last
+        if last is None:
+            return None
+        for rel in sorted(changed, key=lambda r: not r.startswith("handoffs/")):
+            folder, _, name = rel.partition("/")
+            if "/" in name or not name.endswith(".md") or name.startswith("."):
+                continue
+            if folder == "steps":
+                if name not in last.stamps:
+                    return None
+                path = last.records[name].path
+                stamp = stat_stamp(path)
+                if stamp is None or not self._update(name, path, stamp, created):
+                    return None
+            elif folder == "handoffs":
+                stamp = stat_stamp(last.root / "handoffs" / name)
+                if stamp is None:
+                    last.handoffs.pop(name, None)
+                else:
+                    last.handoffs[name] = stamp
+                last.moved.append(name)
+                record = last.records.get(name)
+                if record is not None and record.status == "complete" and \
+                        not self._update(name, record.path, last.stamps[name], created):
+                    return None
+        return [last.records[n] for n in last.order]  # shared: StoredPlan.get copies
+
+    def handoff_heads(self, compute: Callable[[Path], Any]) -> dict[str, Any] | None:
+        """``{file name: compute(path)}`` for the handoff files of the last plan loaded,
+        kept, and brought up to date for the handoffs that changed since (None when no
+        plan was loaded)."""
+        last = self._last
+        if last is None:
+            return None
+        if len(last.moved) > _MOVED:
+            last.moved = []  # (a new list: every kept result is computed afresh)
+        memo = self._heads.get(compute)
+        if memo is None or memo[0] is not last or memo[1] is not last.moved:
+            values = {name: self.cache.derived(last.root / "handoffs" / name, compute, stamp)
+                      for name, stamp in last.handoffs.items() if stamp is not None}
+        else:
+            values = memo[2]
+            for name in last.moved[memo[3]:]:
+                if last.handoffs.get(name) is None:
+                    values.pop(name, None)
+                else:
+                    values[name] = compute(last.root / "handoffs" / name)
+        self._heads[compute] = (last, last.moved, values, len(last.moved))
+        return values
+
+    def _update(self, name: str, path: Path, stamp: Stamp | None, created: str) -> bool:
+        """Re-check one step file (its handoff's stamp as last known); False when only
+        the full validation can tell."""
+        last = self._last
+        assert last is not None
+        hand = last.handoffs.get(name)
+        record = self._recheck(name, path, stamp, hand, created, last.check_approvals)
+        before = last.records[name]
+        if record is None or record.number != before.number or \
+                record.depends_on != before.depends_on:
+            self._last = None
+            return False
+        last.records[name], last.stamps[name] = kept(record), stamp  # (no one else has it)
+        return True
+
+    def remember(self, root: Path, listing: Listing, handoffs: dict[str, Stamp | None],
+                  created: str, check_approvals: bool, records: list[StepRecord]) -> None:
         """After a load that found no problem: ``records`` in step order."""
-        self._last = _Last(tuple(n for n, _, _ in listing), {n: s for n, _, s in listing},
+        self._last = _Last(root, tuple(n for n, _, _ in listing), {n: s for n, _, s in listing},
                            dict(handoffs), created, check_approvals,
-                           {r.path.name: copy_record(r) for r in records},
-                           [r.path.name for r in records], {r.number: r.path for r in records})
+                           {r.path.name: kept(copy_record(r)) for r in records},
+                           [r.path.name for r in records], {r.number: r.path for r in records},
+                           index={r.number: i for i, r in enumerate(records)})
+
+    def index(self) -> dict[int, int]:
+        """Step number -> position in the records last handed out (``StoredPlan.get``'s
+        index, built once per plan rather than per load); shared: never to be changed."""
+        return self._last.index if self._last is not None else {}
 
     def validate(self, root: Path, listing: Listing, handoffs: dict[str, Stamp | None],
                  created: str, check_approvals: bool) -> list[StepRecord]:
@@ -112,7 +209,7 @@ class Snapshot:
             raise PlanFileError(root, "the plan files have problems:\n- "
                                 + "\n- ".join(problems))
         records.sort(key=lambda r: r.number)
-        self.remember(listing, handoffs, created, check_approvals, records)
+        self.remember(root, listing, handoffs, created, check_approvals, records)
         return records
 
     def path_of(self, number: int) -> Path | None:
@@ -137,17 +234,15 @@ class Snapshot:
             if stamp == last.stamps[name] and hand == last.handoffs.get(name) and \
                     self.cache.trusted(path, stamp) and (hand is None or settled(hand)):
                 continue
-            record = self._recheck(name, path, stamp, hand, created, check_approvals)
-            before = last.records[name]
-            if record is None or record.number != before.number or \
-                    record.depends_on != before.depends_on:
-                self._last = None
+            if last.handoffs.get(name) != hand:
+                last.handoffs[name] = hand
+                last.moved.append(name)
+            if not self._update(name, path, stamp, created):
                 return None
-            last.records[name], last.stamps[name] = copy_record(record), stamp
-            last.handoffs[name] = hand
         for name in set(last.handoffs) - set(handoffs):
             del last.handoffs[name]
-        return [copy_record(last.records[n]) for n in last.order]
+            last.moved.append(name)
+        return [last.records[n] for n in last.order]  # shared: StoredPlan.get copies
 
     def _recheck(self, name: str, path: Path, stamp: Stamp | None, hand: Stamp | None,
                  created: str, check_approvals: bool) -> StepRecord | None:

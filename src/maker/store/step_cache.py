@@ -34,11 +34,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from maker.core.bounded import read_regular_file
 from maker.errors import MakerError
+from maker.store.records import copy_record
 
 if TYPE_CHECKING:
-    from maker.store.plan_store import StepRecord
+    from maker.store.records import StepRecord
 
-__all__ = ["SETTLED_NS", "Stamp", "StepCache", "copy_record", "settled", "stat_stamp"]
+__all__ = ["SETTLED_NS", "Stamp", "StepCache", "settled", "stat_stamp"]
 
 SETTLED_NS = 2_000_000_000
 T = TypeVar("T")
@@ -62,28 +63,6 @@ def _bytes(path: Path) -> bytes | None:
         return read_regular_file(path)
     except (OSError, MakerError):
         return None
-
-
-def _copy(value: Any) -> Any:
-    """A copy of YAML data deep enough that a caller's edit never reaches the cache
-    (scalars are shared: they cannot be edited)."""
-    if type(value) is dict:
-        return {k: v if type(v) in _SCALARS else _copy(v) for k, v in value.items()}
-    if type(value) is list:
-        return [v if type(v) in _SCALARS else _copy(v) for v in value]
-    if isinstance(value, (dict, list, set)):  # (not what YAML gives: the slow way)
-        import copy
-
-        return copy.deepcopy(value)
-    return value
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def copy_record(record: StepRecord) -> StepRecord:
-    return type(record)(record.spec, record.status, list(record.depends_on), record.path,
-                        _copy(record.meta))
 
 
 class StepCache:
