@@ -464,3 +464,38 @@ def test_the_orchestrator_is_a_module(project: Path) -> None:
     assert events[0] is submitted
     assert [type(e).__name__ for e in events][-1] == "TaskCompleted"
     assert [e.step for e in events if isinstance(e, StepCompleted)] == [1, 2]
+
+
+def _rendered_now(store: PlanStore) -> str:
+    """PLAN.md as a fresh reader renders it from the step files."""
+    from maker.executor.lifecycle import refresh_overview
+
+    fresh = PlanStore(store.root)
+    refresh_overview(fresh, fresh.load(), force=True)
+    return fresh.overview_path.read_text()
+
+
+@pytest.mark.parametrize("ends", ["complete", "budget"])
+def test_plan_md_is_brought_up_to_date_when_a_run_ends(project: Path, ends: str) -> None:
+    store = linear(project, 3)
+    model = ScriptedModel([handoff(1), handoff(2), handoff(3)])
+    orch = Orchestrator(store, parts(model, budget=0.015 if ends == "budget" else None))
+    result = run(orch)
+    assert result.exit_code == (EXIT_COMPLETE if ends == "complete" else EXIT_BUDGET)
+    shown = store.overview_path.read_text()  # as the run left it
+    assert ("| in-progress |" in shown) == (ends == "budget")
+    assert shown == _rendered_now(store)
+
+
+def test_plan_md_is_rewritten_at_most_once_a_second_during_a_run(project: Path) -> None:
+    from maker.executor import lifecycle
+
+    store = PlanStore(linear(project, 3).root)
+    store.overview_every = 3600.0
+    lifecycle.start_step(store, 1)  # the first change: written
+    assert "| in-progress |" in store.overview_path.read_text()
+    lifecycle.reset_step(store, 1)  # held back
+    assert "| in-progress |" in store.overview_path.read_text() and store.overview_stale
+    lifecycle.flush_overview(store)
+    assert "| in-progress |" not in store.overview_path.read_text()
+    assert store.overview_path.read_text() == _rendered_now(store)

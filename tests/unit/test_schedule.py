@@ -170,3 +170,46 @@ def test_schedule_stays_linear_on_big_plans_with_many_conditionals() -> None:
     sched = schedule(plan, {})  # no recursion limit hit; its speed is benchmarked, not timed
     assert len(sched.reachable) == n
     assert sched.ready == (1,)
+
+
+# -- the kept schedule (plan_schedule) against a fresh one --------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from maker.executor.schedule import decision_outputs, plan_schedule  # noqa: E402
+
+_STATUSES = st.sampled_from(["pending", "in-progress", "awaiting-approval", "complete",
+                             "blocked", "failed"])
+
+
+@settings(max_examples=60, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=st.lists(st.tuples(st.sampled_from(["status", "saved", "decide", "reload"]),
+                              st.integers(1, 6), _STATUSES, st.sampled_from([3, 4, -1])),
+                    min_size=1, max_size=15))
+def test_the_kept_schedule_is_the_schedule_of_the_plan_as_it_is(
+        tmp_path_factory: pytest.TempPathFactory,
+        ops: list[tuple[str, int, str, int]]) -> None:
+    root = tmp_path_factory.mktemp("plan")
+    store = write(root, [make_step(1, 2), make_step(2, -2, conditional=True),
+                         make_step(3, 5), make_step(4, 5, inputs=["step_1_output.result"]),
+                         make_step(5, 6, depends_on=[3]), make_step(6, -1)])
+    store.full_read_every = 1.0  # (kept records, shared between loads)
+    plan = store.load()
+    for op, n, status, choice in ops:
+        if op == "status":  # in memory, as a transition does before it saves
+            plan.get(n).status = status
+        elif op == "saved":
+            record = store.load().get(n)
+            record.status = status if status != "complete" else "blocked"
+            store.save_step(record)
+            plan = store.load()
+        elif op == "decide":  # step 2 chooses (again): its accepted output moves
+            complete(store, 2, output={"next_step": choice, "reason": "r"})
+            plan = store.load()
+        else:
+            plan = store.load()
+        kept = plan_schedule(store, plan)
+        fresh = schedule(plan, decision_outputs(store, plan))
+        assert kept == fresh, (op, n, status, choice)
