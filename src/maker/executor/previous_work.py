@@ -51,22 +51,19 @@ def previous_handoff(store: PlanStore, step: int) -> dict[str, Any] | None:
     "Most recently" is by ``accepted_at``, which the gate writes; a file without one
     (a hand-written handoff) counts as oldest. Ties go to the higher step number.
     """
-    best: tuple[str, int] | None = None
-    # (each file's accepted_at read once while it is unchanged: a long run asks at every
-    # step)
-    for name, accepted in store.handoff_heads(_accepted_at_text).items():
-        head = name.split("-", 1)[0]
-        if not head.isdigit() or int(head) == step:
-            continue
-        key = (accepted, int(head))
-        if best is None or key > best:
-            best = key
+    # (each file's key read once while it is unchanged: a long run asks at every step)
+    best = max((key for key in store.handoff_heads(_key).values()
+                if key is not None and key[1] != step), default=None)
     return store.read_handoff(best[1]) if best is not None else None
 
 
-def _accepted_at_text(path: Path) -> str:
+def _key(path: Path) -> tuple[str, int] | None:
+    """``(accepted_at, step number)`` of a handoff file; None for a name with no number."""
+    head = path.name.split("-", 1)[0]
+    if not head.isdigit():
+        return None
     m = _accepted_at(path)
-    return m.group(1).strip() if m else ""
+    return (m.group(1).strip() if m else "", int(head))
 
 
 def _accepted_at(path: Path) -> re.Match[str] | None:

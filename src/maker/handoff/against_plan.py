@@ -18,9 +18,9 @@ __all__ = ["check_output", "red_flags", "target_step"]
 def target_step(plan: StoredPlan, running: list[StepRecord], step: int | None,
             problems: list[Problem]) -> StepRecord | None:
     """The step this handoff must be for: the one in progress."""
-    numbers = {r.number for r in plan.steps}
     if not running:
-        named = f"step {step} is {plan.get(step).status}" if step in numbers else "none is"
+        found = plan.find(step) if isinstance(step, int) else None
+        named = f"step {step} is {found.status}" if found is not None else "none is"
         problems.append(Problem("step", f"no step is in progress ({named}), so no handoff "
                                 "is expected", step,
                                 fix="start the step with `maker step start N` and run it "
@@ -28,7 +28,8 @@ def target_step(plan: StoredPlan, running: list[StepRecord], step: int | None,
         return None
     record = running[0]
     if step is not None and step != record.number:
-        where = "" if step in numbers else f" (the plan has no step {step})"
+        where = "" if isinstance(step, int) and plan.find(step) is not None \
+            else f" (the plan has no step {step})"
         problems.append(Problem("step", f"this handoff says step {step}{where}, but the step "
                                 f"in progress is step {record.number} ({record.title})",
                                 fix=f"write `step: {record.number}` if this is its handoff"))

@@ -323,11 +323,10 @@ class PlanStore:
                 plan: StoredPlan | None = None) -> dict[str, Any]:
         """``output_variable → output`` of accepted, complete handoffs (of ``only`` steps)."""
         plan = plan or self.load()
-        wanted = set(only) if only is not None else None
+        records = plan.steps if only is None else \
+            [r for r in map(plan.find, sorted(set(only))) if r is not None]
         out: dict[str, Any] = {}
-        for record in plan.steps:
-            if wanted is not None and record.number not in wanted:
-                continue
+        for record in records:
             path = self.handoffs_dir / record.path.name
             data = read_front_matter(path)[0] if path.exists() else None
             if data and data.get("status") == "complete" and isinstance(data.get("output"), dict):

@@ -48,6 +48,14 @@ class StoredPlan:
     _index: dict[int, int] = field(default_factory=dict, init=False, repr=False,
                                    compare=False)
 
+    def find(self, number: int) -> StepRecord | None:
+        """Step ``number``'s record to read (perhaps the store's own: see ``get``), or
+        None when the plan has no such step."""
+        i = self._index.get(number)
+        if i is None or i >= len(self.steps) or self.steps[i].number != number:
+            return next((r for r in self.steps if r.number == number), None)
+        return self.steps[i]
+
     def get(self, number: int) -> StepRecord:
         """Step ``number``'s record, this plan's own to change (and ``save``).
 

@@ -51,6 +51,7 @@ class _Last:
     paths: dict[int, Path]  # step number -> its file
     moved: list[str] = field(default_factory=list)  # handoffs changed since, in order
     index: dict[int, int] = field(default_factory=dict)  # step number -> position
+    ordered: list[StepRecord] = field(default_factory=list)  # ``records`` in step order
 
 
 class Snapshot:
@@ -100,7 +101,7 @@ class Snapshot:
                 if record is not None and record.status == "complete" and \
                         not self._update(name, record.path, last.stamps[name], created):
                     return None
-        return [last.records[n] for n in last.order]  # shared: StoredPlan.get copies
+        return list(last.ordered)  # shared: StoredPlan.get copies
 
     def handoff_heads(self, compute: Callable[[Path], Any]) -> dict[str, Any] | None:
         """``{file name: compute(path)}`` for the handoff files of the last plan loaded,
@@ -138,16 +139,18 @@ class Snapshot:
             self._last = None
             return False
         last.records[name], last.stamps[name] = kept(record), stamp  # (no one else has it)
+        last.ordered[last.index[record.number]] = record
         return True
 
     def remember(self, root: Path, listing: Listing, handoffs: dict[str, Stamp | None],
                   created: str, check_approvals: bool, records: list[StepRecord]) -> None:
         """After a load that found no problem: ``records`` in step order."""
+        mine = [kept(copy_record(r)) for r in records]
         self._last = _Last(root, tuple(n for n, _, _ in listing), {n: s for n, _, s in listing},
                            dict(handoffs), created, check_approvals,
-                           {r.path.name: kept(copy_record(r)) for r in records},
+                           {r.path.name: r for r in mine},
                            [r.path.name for r in records], {r.number: r.path for r in records},
-                           index={r.number: i for i, r in enumerate(records)})
+                           index={r.number: i for i, r in enumerate(records)}, ordered=mine)
 
     def index(self) -> dict[int, int]:
         """Step number -> position in the records last handed out (``StoredPlan.get``'s
@@ -242,7 +245,7 @@ class Snapshot:
         for name in set(last.handoffs) - set(handoffs):
             del last.handoffs[name]
             last.moved.append(name)
-        return [last.records[n] for n in last.order]  # shared: StoredPlan.get copies
+        return list(last.ordered)  # shared: StoredPlan.get copies
 
     def _recheck(self, name: str, path: Path, stamp: Stamp | None, hand: Stamp | None,
                  created: str, check_approvals: bool) -> StepRecord | None:
