@@ -217,6 +217,9 @@ class PlanStore:
                 f"no plan in {self.root}: create one with /maker:plan <task> "
                 "(or `maker plan write FILE`)")
         snap = self._snapshot
+        # Noted before anything is read: a commit by another process from here on
+        # moves the token away from it, and the next load reads everything.
+        view = changes.view(self.root)
         changed = changes.since(self.root, snap.view) if self.full_read_every else None
         known = None
         if changed is not None and self._meta is not None:
@@ -225,10 +228,9 @@ class PlanStore:
             if snap.current(created, check_approvals, self.full_read_every):
                 # Only what maker changed since (see maker.store.changes): no listing.
                 known = snap.quick(changed, created)
-                if known is not None and changed:
-                    snap.view = changes.view(self.root)
+                if known is not None:
+                    snap.view = view
         if known is None:
-            view = changes.view(self.root)  # before anything is read
             meta = self._meta = self._plan_meta()
             created = str(meta.get("created_at") or "")
             cache = self._cache
