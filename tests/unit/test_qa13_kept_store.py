@@ -52,3 +52,26 @@ def test_a_commit_by_another_process_during_a_quick_load_is_seen_by_the_next(
     monkeypatch.setattr(snapshot, "stat_stamp", real)
     assert commits
     assert kept.load().get(3).title == "Else number 3"  # (a fresh store's)
+
+
+def test_a_hand_edit_made_during_a_full_read_is_seen_a_window_after_it(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = linear(project, 3).root
+    kept = engine_store(root)
+    now = [1000.0]
+    monkeypatch.setattr(snapshot.time, "monotonic", lambda: now[0])
+    first = PlanStore(root).load().get(1).path
+    real = snapshot.read_step
+
+    def slow(path: Path) -> Any:  # a long full read: step 1 is edited once it was read
+        record = real(path)
+        if path.name.startswith("02-") and now[0] == 1000.0:
+            now[0] += 0.1
+            first.write_text(first.read_text().replace("title: Step", "title: Hand"))
+            now[0] += 0.5  # (the read goes on)
+        return record
+
+    monkeypatch.setattr(snapshot, "read_step", slow)
+    kept.load()
+    now[0] = 1000.1 + changes.FULL_EVERY  # the window, counted from the edit
+    assert kept.load().get(1).title == "Hand number 1"
