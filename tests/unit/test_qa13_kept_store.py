@@ -75,3 +75,27 @@ def test_a_hand_edit_made_during_a_full_read_is_seen_a_window_after_it(
     kept.load()
     now[0] = 1000.1 + changes.FULL_EVERY  # the window, counted from the edit
     assert kept.load().get(1).title == "Hand number 1"
+
+
+def test_a_handoff_of_no_step_is_in_the_handoff_heads_once_the_window_has_passed(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from maker.executor.previous_work import _key, previous_handoff
+
+    from ._step_plans import complete
+
+    root = linear(project, 3).root
+    kept = engine_store(root)
+    complete(kept, 1)
+    assert kept.handoff_heads(_key) == PlanStore(root).handoff_heads(_key)
+    stray = root / "handoffs" / "03-old-title.md"  # by hand: no step file has that name
+    stray.write_text("---\nstep: 3\naccepted_at: '2999-01-01T00:00:00Z'\n---\nMine.\n")
+    real = snapshot.time.monotonic
+    monkeypatch.setattr(snapshot.time, "monotonic", lambda: real() + changes.FULL_EVERY)
+    for _ in range(2):  # (a second time: an edit of it is seen too)
+        assert kept.handoff_heads(_key) == PlanStore(root).handoff_heads(_key)
+        assert previous_handoff(kept, 2) == previous_handoff(PlanStore(root), 2)
+        stray.write_text(stray.read_text().replace("2999", "2998") + "More.\n")
+        monkeypatch.setattr(snapshot.time, "monotonic", lambda: real() + 2 * changes.FULL_EVERY)
+    stray.unlink()
+    monkeypatch.setattr(snapshot.time, "monotonic", lambda: real() + 3 * changes.FULL_EVERY)
+    assert kept.handoff_heads(_key) == PlanStore(root).handoff_heads(_key)

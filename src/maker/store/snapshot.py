@@ -242,9 +242,13 @@ class Snapshot:
                 last.moved.append(name)
             if not self._update(name, path, stamp, created):
                 return None
-        for name in set(last.handoffs) - set(handoffs):
+        for name in last.handoffs.keys() - handoffs.keys():
             del last.handoffs[name]
             last.moved.append(name)
+        for name, hand in handoffs.items():  # (those of no step file too: handoff_heads)
+            if name not in last.handoffs or last.handoffs[name] != hand:
+                last.handoffs[name] = hand
+                last.moved.append(name)
         return list(last.ordered)  # shared: StoredPlan.get copies
 
     def _recheck(self, name: str, path: Path, stamp: Stamp | None, hand: Stamp | None,
