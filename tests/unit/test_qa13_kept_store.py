@@ -99,3 +99,32 @@ def test_a_handoff_of_no_step_is_in_the_handoff_heads_once_the_window_has_passed
     stray.unlink()
     monkeypatch.setattr(snapshot.time, "monotonic", lambda: real() + 3 * changes.FULL_EVERY)
     assert kept.handoff_heads(_key) == PlanStore(root).handoff_heads(_key)
+
+
+def test_plan_md_is_brought_up_to_date_after_a_rewrite_of_it_was_undone(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = PlanStore(linear(project, 3).root)
+    store.overview_every = 3600.0  # (the engine's is shorter: the same, sooner)
+    lifecycle.start_step(store, 1)  # written
+    lifecycle.reset_step(store, 1)  # held back
+    real = snapshot.time.monotonic
+    monkeypatch.setattr(snapshot.time, "monotonic", lambda: real() + 7200)
+    with pytest.raises(RuntimeError), store.lock():
+        lifecycle.start_step(store, 2, force=True)  # due: PLAN.md rewritten...
+        raise RuntimeError("cut short")  # ...and undone with the rest (Ctrl-C, a bug)
+    lifecycle.flush_overview(store)  # as a run does when it ends
+    shown = store.overview_path.read_text()
+    fresh = PlanStore(store.root)
+    lifecycle.refresh_overview(fresh, fresh.load(), force=True)
+    assert "| in-progress |" not in shown
+    assert shown == fresh.overview_path.read_text()
+
+
+def test_a_run_with_no_plan_to_continue_leaves_no_plans_folder(project: Path) -> None:
+    from maker.engine.orchestrator import Orchestrator
+
+    from .test_orchestrator import ScriptedModel, parts, run
+
+    result = run(Orchestrator(PlanStore(project / "plans"), parts(ScriptedModel([]))))
+    assert result.exit_code == 2
+    assert not (project / "plans").exists()

@@ -339,7 +339,11 @@ def refresh_overview(store: PlanStore, plan: StoredPlan, force: bool = False) ->
 
 
 def flush_overview(store: PlanStore) -> None:
-    """PLAN.md rewritten now if a change was held back from it (``overview_every``)."""
-    if store.overview_stale:
+    """PLAN.md rewritten now if a change was held back from it (``overview_every``).
+
+    A store that holds changes back rewrites it whatever ``overview_stale`` says: a
+    rewrite made in a transaction that was then undone (an error, Ctrl-C) put back the
+    PLAN.md of before, which may show a change held back earlier as not made."""
+    if (store.overview_stale or store.overview_every) and store.exists():
         with store.lock():
             refresh_overview(store, store.load(), force=True)
