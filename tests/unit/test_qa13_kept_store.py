@@ -197,3 +197,17 @@ def test_a_hand_edit_of_a_step_just_before_maker_changes_that_step_is_kept(
     path.write_text(path.read_text().replace("Do the work of step 2.", "Do it my way."))
     lifecycle.start_step(kept, 2, force=True)  # (within the window)
     assert PlanStore(root).load().get(2).spec.task_description == "Do it my way."
+
+
+def test_plan_md_when_a_run_ends_shows_a_hand_edit_of_its_last_second(project: Path) -> None:
+    store = engine_store(linear(project, 3).root)
+    store.overview_every = 1.0  # (as the engine's)
+    lifecycle.start_step(store, 1)
+    path = store.load().get(3).path
+    path.write_text(path.read_text().replace("title: Step", "title: Renamed"))
+    lifecycle.flush_overview(store)  # as a run does when it ends (within the window)
+    shown = store.overview_path.read_text()
+    fresh = PlanStore(store.root)
+    lifecycle.refresh_overview(fresh, fresh.load(), force=True)
+    assert "Renamed number 3" in shown
+    assert shown == fresh.overview_path.read_text()
