@@ -211,3 +211,41 @@ def test_plan_md_when_a_run_ends_shows_a_hand_edit_of_its_last_second(project: P
     lifecycle.refresh_overview(fresh, fresh.load(), force=True)
     assert "Renamed number 3" in shown
     assert shown == fresh.overview_path.read_text()
+
+
+def test_a_handoff_edited_in_the_tick_of_its_write_is_in_the_heads_once_the_window_passed(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a file system whose clock ticks coarsely, a same-size edit in place made in the
+    tick of the write before it keeps every stamp (step_cache's "racily clean" files)."""
+    from maker.executor.accept import accept_handoff
+    from maker.executor.previous_work import _key
+
+    from ._step_plans import handoff
+
+    root = linear(project, 3, policy="never").root
+    kept = engine_store(root)
+    lifecycle.start_step(kept, 1)
+    accept_handoff(kept, handoff(1))  # awaiting approval: its handoff may be edited
+    path = root / "handoffs" / kept.load().get(1).path.name
+    assert kept.handoff_heads(_key) == PlanStore(root).handoff_heads(_key)
+    stamps = os.stat(path)  # kept through the edit below, as a coarse clock keeps them
+    real_stat, real_listing = os.stat, snapshot.StepCache.listing
+
+    def coarse_stat(where: Any, *args: Any, **kwargs: Any) -> Any:
+        return stamps if os.fspath(where) == os.fspath(path) else real_stat(where, *args,
+                                                                             **kwargs)
+
+    def coarse_listing(cache: Any, folder: Path) -> Any:
+        return [(name, p, (stamps.st_ino, stamps.st_size, stamps.st_mtime_ns,
+                           stamps.st_ctime_ns) if p == path else stamp)
+                for name, p, stamp in real_listing(cache, folder)]
+
+    monkeypatch.setattr(os, "stat", coarse_stat)
+    monkeypatch.setattr(snapshot.StepCache, "listing", coarse_listing)
+    text = path.read_text()
+    with open(path, "r+", encoding="utf-8") as fh:  # in place, the same size
+        fh.write(text.replace("accepted_at: '2", "accepted_at: '3", 1))
+    real = snapshot.time.monotonic
+    monkeypatch.setattr(snapshot.time, "monotonic", lambda: real() + changes.FULL_EVERY)
+    assert PlanStore(root).handoff_heads(_key)[path.name][0].startswith("3")
+    assert kept.handoff_heads(_key) == PlanStore(root).handoff_heads(_key)
