@@ -249,3 +249,17 @@ def test_a_handoff_edited_in_the_tick_of_its_write_is_in_the_heads_once_the_wind
     monkeypatch.setattr(snapshot.time, "monotonic", lambda: real() + changes.FULL_EVERY)
     assert PlanStore(root).handoff_heads(_key)[path.name][0].startswith("3")
     assert kept.handoff_heads(_key) == PlanStore(root).handoff_heads(_key)
+
+
+def test_rendering_plan_md_reads_the_kept_records_without_copying_them(project: Path) -> None:
+    from maker.store.overview import render_overview
+
+    from ._step_plans import make_step, write
+
+    store = write(project, [make_step(1, 2), make_step(2, 3), make_step(3, -1,
+                                                                        depends_on=[1, 2])])
+    store.load()
+    plan = store.load()
+    before = list(plan.steps)
+    assert "s1 -.-> s3" in render_overview(plan, store.root)
+    assert all(a is b for a, b in zip(plan.steps, before, strict=True))
