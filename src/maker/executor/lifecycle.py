@@ -339,7 +339,12 @@ def refresh_overview(store: PlanStore, plan: StoredPlan, force: bool = False) ->
 
 
 def flush_overview(store: PlanStore) -> None:
-    """PLAN.md rewritten now if a change was held back from it (``overview_every``)."""
-    if store.overview_stale:
-        with store.lock():
-            refresh_overview(store, store.load(), force=True)
+    """PLAN.md rewritten from a full read (hand edits of the last second too) if ``store``
+    holds changes back (``overview_every``), whatever ``overview_stale`` says: a rewrite
+    undone with its transaction (an error, Ctrl-C) put back the PLAN.md of before."""
+    if (store.overview_stale or store.overview_every) and store.exists():
+        from maker.store.plan_store import PlanStore
+        fresh = PlanStore(store.root)  # (not the store's kept plan: it may be a second old)
+        with fresh.lock():
+            refresh_overview(fresh, fresh.load(), force=True)
+        store.overview_stale = False

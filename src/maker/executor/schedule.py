@@ -180,7 +180,7 @@ def decision_outputs(store: PlanStore, plan: StoredPlan) -> dict[str, Any]:
 class _Kept:
     """What ``plan_schedule`` keeps in the store between two calls."""
 
-    keys: list[Any]  # per step: its record's identity (a kept record), or its contents
+    keys: list[Any]  # per step: its record's identity (a kept record), or ``_seen`` of it
     held: list[StepRecord]  # (alive, so that the identities in ``keys`` are not reused)
     cond: list[int]  # positions of the conditional steps
     stamps: tuple[Any, ...]  # their accepted handoffs' stamps, of the complete ones
@@ -201,8 +201,7 @@ def plan_schedule(store: PlanStore, plan: StoredPlan) -> Schedule:
     dependencies, a conditional step's status or its accepted handoff) is computed
     afresh."""
     steps = plan.steps
-    keys = [id(r) if r.__dict__.get("_kept") else (id(r.spec), r.status, tuple(r.depends_on))
-            for r in steps]
+    keys = [id(r) if r.__dict__.get("_kept") else _seen(r) for r in steps]
     kept: _Kept | None = store.memo.get("schedule")
     if kept is not None and len(kept.keys) == len(keys) and \
             _stamps(store, steps, kept.cond) == kept.stamps:
@@ -225,6 +224,11 @@ def plan_schedule(store: PlanStore, plan: StoredPlan) -> Schedule:
     return sched
 
 
+def _seen(r: StepRecord) -> tuple[Any, str, tuple[int, ...]]:
+    """What the schedule reads of a record: its spec (the object), status, dependencies."""
+    return r.spec, r.status, tuple(r.depends_on)
+
+
 def _stamps(store: PlanStore, steps: list[StepRecord], cond: list[int]) -> tuple[Any, ...]:
     return tuple(stat_stamp(store.handoffs_dir / steps[i].path.name) for i in cond
                  if i < len(steps) and steps[i].status == "complete")
@@ -235,17 +239,20 @@ def _update(kept: _Kept, steps: list[StepRecord], changed: list[int]) -> Schedul
     None when reachability may have moved (then only the whole walk tells)."""
     old = kept.sched
     for i in changed:
-        was, now = kept.held[i], steps[i]
-        if now.spec is not was.spec and (
-                now.spec.step != was.spec.step or decides_next(now.spec) != decides_next(
-                    was.spec) or now.spec.next_step_sequence_number !=
-                was.spec.next_step_sequence_number or now.spec.input_variables !=
-                was.spec.input_variables or now.spec.output_variable !=
-                was.spec.output_variable):
+        now = steps[i]
+        # As seen then: a kept record is as it was; a record of the caller's own may be
+        # the same object, changed in place since (its key holds what was seen).
+        key = kept.keys[i]
+        spec, status, deps = key if type(key) is tuple else _seen(kept.held[i])
+        if now.spec is not spec and (
+                now.spec.step != spec.step or decides_next(now.spec) != decides_next(spec)
+                or now.spec.next_step_sequence_number != spec.next_step_sequence_number
+                or now.spec.input_variables != spec.input_variables
+                or now.spec.output_variable != spec.output_variable):
             return None
-        if now.depends_on != was.depends_on or (
-                decides_next(now.spec) and now.status != was.status and
-                "complete" in (now.status, was.status)):
+        if tuple(now.depends_on) != deps or (
+                decides_next(now.spec) and now.status != status and
+                "complete" in (now.status, status)):
             return None
     statuses = dict(old.statuses)
     for i in changed:

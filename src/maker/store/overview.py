@@ -72,13 +72,14 @@ def render_overview(plan: StoredPlan, root: Path, shown: Mapping[int, str] | Non
     for r in plan.steps:
         lines.append(_node(r.number, r.title, r.spec.is_conditional,
                            shown.get(r.number, r.status)))
-    numbers = {r.number for r in plan.steps}
+    # Each step's next (read here, not through plan.get: no copy of a kept record).
+    nexts = {r.number: r.spec.next_step_sequence_number for r in plan.steps}
     for r in plan.steps:
         nxt = r.spec.next_step_sequence_number
-        if nxt in numbers:
+        if nxt in nexts:
             lines.append(f"  s{r.number} --> s{nxt}")
         for d in r.depends_on:
-            if d in numbers and plan.get(d).spec.next_step_sequence_number != r.number:
+            if d in nexts and nexts[d] != r.number:
                 lines.append(f"  s{d} -.-> s{r.number}")
     lines.append("```")
     return strip_controls("\n".join(lines))

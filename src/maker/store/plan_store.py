@@ -217,6 +217,7 @@ class PlanStore:
                 f"no plan in {self.root}: create one with /maker:plan <task> "
                 "(or `maker plan write FILE`)")
         snap = self._snapshot
+        view = changes.view(self.root)  # before anything is read (a commit after: seen)
         changed = changes.since(self.root, snap.view) if self.full_read_every else None
         known = None
         if changed is not None and self._meta is not None:
@@ -225,10 +226,10 @@ class PlanStore:
             if snap.current(created, check_approvals, self.full_read_every):
                 # Only what maker changed since (see maker.store.changes): no listing.
                 known = snap.quick(changed, created)
-                if known is not None and changed:
-                    snap.view = changes.view(self.root)
+                if known is not None:
+                    snap.view = view
         if known is None:
-            view = changes.view(self.root)  # before anything is read
+            began = time.monotonic()  # (a hand edit after this is seen a window after it)
             meta = self._meta = self._plan_meta()
             created = str(meta.get("created_at") or "")
             cache = self._cache
@@ -238,7 +239,7 @@ class PlanStore:
             known = snap.records(listing, handoffs, created, check_approvals)
             if known is None:  # the full validation, every problem at once (PlanFileError)
                 known = snap.validate(self.root, listing, handoffs, created, check_approvals)
-            snap.view, snap.full_at = view, time.monotonic()
+            snap.view, snap.full_at = view, began
         plan = StoredPlan(str(meta.get("task") or ""), str(meta.get("reasoning") or ""),
                           created, known)
         plan._index = snap.index()  # (StoredPlan.get checks it, and builds its own if wrong)

@@ -61,7 +61,7 @@ class Snapshot:
         self.view: View | None = None  # maker.store.changes: when the last full read began
         self.full_at = 0.0  # time.monotonic() of that read
         self._heads: dict[Callable[[Path], Any], tuple[_Last, list[str], dict[str, Any],
-                                                       int]] = {}
+                                                       int, list[str]]] = {}
 
     def current(self, created: str, check_approvals: bool, within: float) -> bool:
         """Whether the last plan loaded is one :meth:`quick` may bring up to date: a
@@ -113,17 +113,24 @@ class Snapshot:
         if len(last.moved) > _MOVED:
             last.moved = []  # (a new list: every kept result is computed afresh)
         memo = self._heads.get(compute)
+        # Computed again at every call while their stamps are recent: a same-size edit in
+        # the tick of a write keeps the stamps (step_cache's "racily clean" files).
         if memo is None or memo[0] is not last or memo[1] is not last.moved:
+            recent = [name for name, stamp in last.handoffs.items()
+                      if stamp is not None and not settled(stamp)]
             values = {name: self.cache.derived(last.root / "handoffs" / name, compute, stamp)
                       for name, stamp in last.handoffs.items() if stamp is not None}
         else:
             values = memo[2]
-            for name in last.moved[memo[3]:]:
+            again = dict.fromkeys([*last.moved[memo[3]:], *memo[4]])
+            recent = [name for name in again if (stamp := last.handoffs.get(name)) is not None
+                      and not settled(stamp)]  # (judged before the files are read)
+            for name in again:
                 if last.handoffs.get(name) is None:
                     values.pop(name, None)
                 else:
                     values[name] = compute(last.root / "handoffs" / name)
-        self._heads[compute] = (last, last.moved, values, len(last.moved))
+        self._heads[compute] = (last, last.moved, values, len(last.moved), recent)
         return values
 
     def _update(self, name: str, path: Path, stamp: Stamp | None, created: str) -> bool:
@@ -242,9 +249,13 @@ class Snapshot:
                 last.moved.append(name)
             if not self._update(name, path, stamp, created):
                 return None
-        for name in set(last.handoffs) - set(handoffs):
+        for name in last.handoffs.keys() - handoffs.keys():
             del last.handoffs[name]
             last.moved.append(name)
+        for name, hand in handoffs.items():  # (those of no step file too: handoff_heads)
+            if name not in last.handoffs or last.handoffs[name] != hand:
+                last.handoffs[name] = hand
+                last.moved.append(name)
         return list(last.ordered)  # shared: StoredPlan.get copies
 
     def _recheck(self, name: str, path: Path, stamp: Stamp | None, hand: Stamp | None,
