@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from maker.errors import PlanFileError
 from maker.executor import lifecycle
 from maker.store import changes, snapshot
 from maker.store.plan_store import PlanStore
@@ -149,10 +150,6 @@ except RuntimeError:
 """
 
 
-@pytest.mark.xfail(strict=True, reason="design: a transaction undone by an exception writes "
-                   "no new token (test_changes asserts it), so a reader that read its "
-                   "uncommitted writes (between its settle() and the other's undo) keeps them "
-                   "until its next full read, up to FULL_EVERY later; see docs/qa13.md")
 def test_a_change_another_process_undid_after_a_full_read_saw_it_is_seen_undone(
         project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import subprocess
@@ -185,10 +182,6 @@ def test_a_change_another_process_undid_after_a_full_read_saw_it_is_seen_undone(
     assert kept.load().get(3).meta.get("note") is None
 
 
-@pytest.mark.xfail(strict=True, reason="design: within the window a transaction changes the "
-                   "kept record, so maker's write of a step file puts back what the person "
-                   "changed in it by hand just before (a default store reads the edit first "
-                   "and keeps it); see docs/qa13.md")
 def test_a_hand_edit_of_a_step_just_before_maker_changes_that_step_is_kept(
         project: Path) -> None:
     root = linear(project, 3).root
@@ -263,3 +256,27 @@ def test_rendering_plan_md_reads_the_kept_records_without_copying_them(project: 
     before = list(plan.steps)
     assert "s1 -.-> s3" in render_overview(plan, store.root)
     assert all(a is b for a, b in zip(plan.steps, before, strict=True))
+
+
+def test_a_hand_edit_of_a_steps_dependencies_just_before_maker_changes_it_is_refused(
+        project: Path) -> None:
+    root = linear(project, 3).root
+    kept = engine_store(root)
+    path = kept.load().get(3).path
+    path.write_text(path.read_text().replace("depends_on:\n- 2", "depends_on:\n- 1"))
+    with pytest.raises(PlanFileError, match="run the command again"):
+        lifecycle.start_step(kept, 3, force=True)  # (within the window)
+    assert PlanStore(root).load().get(3).depends_on == [1]  # kept, not written over
+    assert kept.load().get(3).depends_on == [1]  # and read afresh next time
+
+
+def test_a_hand_edit_of_plan_md_s_task_just_before_a_rewrite_is_kept(project: Path) -> None:
+    root = linear(project, 3).root
+    kept = engine_store(root)
+    kept.load()
+    overview = root / "PLAN.md"
+    overview.write_text(overview.read_text().replace("task: Build the thing",
+                                                     "task: Build it my way"))
+    lifecycle.start_step(kept, 1)  # rewrites PLAN.md (within the window)
+    assert "task: Build it my way" in overview.read_text()
+    assert PlanStore(root).load().task == "Build it my way"

@@ -4,11 +4,13 @@ joins, branches not taken, dependencies on skipped steps, steps reading outputs.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from maker.errors import StepError
 from maker.executor.lifecycle import reset_step
 from maker.executor.schedule import decision_outputs, plan_schedule, schedule
 from maker.store import changes
@@ -69,8 +71,9 @@ def test_the_kept_schedule_is_a_fresh_one_for_any_plan(
         elif op == "decide":  # a complete step's accepted output (chooses, if it decides)
             complete(store, n, output={"next_step": choice, "reason": "r", "result": "x"})
             plan = store.load()
-        elif op == "reset":  # its handoff moves away
-            reset_step(store, n)
+        elif op == "reset":  # its handoff moves away (refused while a dependent runs)
+            with contextlib.suppress(StepError):
+                reset_step(store, n)
             plan = store.load()
         else:
             plan = store.load()

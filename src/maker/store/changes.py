@@ -10,7 +10,8 @@ What can change the plan between two loads, and how each is seen:
   every later load re-reads just those.
 - **maker, in another process** (a hook, ``maker step reset`` in a terminal, another
   run). Every transaction that changed something writes a new random token into
-  ``plans/.maker/generation`` before it commits, under the plan lock. At its own
+  ``plans/.maker/generation`` before it commits (or once it is undone), under the plan
+  lock. At its own
   commit a process checks that the token is still the one it wrote or read last;
   when it is not, someone else committed in between. A reader that finds the token it
   knows, with no such gap since its snapshot, has seen every change maker made; any
@@ -126,9 +127,11 @@ def committing(root: Path, entries: list[dict[str, Any]]) -> None:
 
 
 def rolled_back(root: Path, entries: list[dict[str, Any]]) -> None:
-    """A transaction of this process was undone: what it wrote, and a reader of this
-    process may have read, is back as it was (no other process saw it)."""
-    _log(_root(root)[1], entries)
+    """Under the plan lock: a transaction of this process that wrote ``entries`` was
+    undone. What it wrote is back as it was; a reader may have read it meanwhile (one of
+    this process, inside the transaction; or of another, which began its read before the
+    transaction did and so did not wait for it): a new token, and the log, tell both."""
+    committing(root, entries)
 
 
 def _names(entries: list[dict[str, Any]]) -> frozenset[str] | None:

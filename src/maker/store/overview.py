@@ -6,7 +6,7 @@ import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from maker.core.flow import next_label
 from maker.core.text import md_cell, mermaid_label, strip_controls, task_line
@@ -14,7 +14,7 @@ from maker.core.text import md_cell, mermaid_label, strip_controls, task_line
 if TYPE_CHECKING:
     from maker.store.records import StoredPlan
 
-__all__ = ["render_overview"]
+__all__ = ["body_sha256", "keep_hand_edited", "render_overview"]
 
 _GRAPH_LIMIT = 300  # GitHub stops rendering far before a 10,000-node diagram
 
@@ -41,6 +41,32 @@ def _node(number: int, title: str, conditional: bool, status: str) -> str:
     label = mermaid_label(f"{number}. {title} [{status}]")
     shape = f'{{"{label}"}}' if conditional else f'["{label}"]'
     return f"  s{number}{shape}"
+
+
+def body_sha256(body: str) -> str:
+    """The digest PLAN.md's front matter keeps of its body (to notice a hand edit)."""
+    import hashlib
+
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def keep_hand_edited(path: Path, archive_dir: Path) -> dict[str, Any]:
+    """PLAN.md's front matter as it is now ({} when it cannot be read). PLAN.md's body
+    is rewritten from the step files: if someone edited it, their version is kept under
+    ``archive_dir`` first."""
+    from maker.core.clock import file_stamp, utc_now
+    from maker.errors import PlanFileError
+    from maker.store.atomic import atomic_write
+    from maker.store.frontmatter import read_front_matter
+
+    try:
+        meta, body = read_front_matter(path)
+    except PlanFileError:
+        return {}
+    if meta.get("body_sha256") not in (None, body_sha256(body.strip())):
+        atomic_write(archive_dir / f"PLAN-edited-{file_stamp(utc_now())}.md",
+                     path.read_text(encoding="utf-8"))
+    return meta
 
 
 def render_overview(plan: StoredPlan, root: Path, shown: Mapping[int, str] | None = None,

@@ -10,7 +10,6 @@ plan was there before is archived under ``plans/archive/`` first: nothing is los
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import time
@@ -35,7 +34,7 @@ from maker.store.approval_seal import approval_sealed, seal_approval
 from maker.store.atomic import atomic_write, plan_lock
 from maker.store.frontmatter import read_front_matter, render_front_matter
 from maker.store.journal import TXN_DIR, journaled_move
-from maker.store.overview import render_overview
+from maker.store.overview import body_sha256, keep_hand_edited, render_overview
 from maker.store.records import StepRecord, StoredPlan
 from maker.store.slug import slugify
 from maker.store.snapshot import Snapshot
@@ -171,20 +170,8 @@ class PlanStore:
                                if policy.get("set_by") else "never (the default: a person "
                                "approves every step)")
         meta = {"task": plan.task, "reasoning": plan.reasoning, "created_at": plan.created_at,
-                "steps": len(plan.steps), "body_sha256": _sha256(body.rstrip())}
+                "steps": len(plan.steps), "body_sha256": body_sha256(body.rstrip())}
         return render_front_matter(meta, body)
-
-    def _keep_hand_edited_overview(self) -> None:
-        """PLAN.md's body is rewritten from the step files; if someone edited it, keep
-        their version under archive/ first."""
-        try:
-            meta, body = read_front_matter(self.overview_path)
-        except PlanFileError:
-            return
-        if meta.get("body_sha256") in (None, _sha256(body.strip())):
-            return
-        target = self.archive_dir / f"PLAN-edited-{file_stamp(utc_now())}.md"
-        atomic_write(target, self.overview_path.read_text(encoding="utf-8"))
 
     def overview_due(self) -> bool:
         """Whether PLAN.md is to be rewritten now (``overview_every``); when not, the
@@ -202,7 +189,12 @@ class PlanStore:
         per step (derived ones such as ``skipped``, which are never stored)."""
         with self.lock():
             plan = plan or self.load()
-            self._keep_hand_edited_overview()
+            now = keep_hand_edited(self.overview_path, self.archive_dir)
+            if now.get("created_at") == plan.created_at and (
+                    now.get("task"), now.get("reasoning")) != (plan.task, plan.reasoning):
+                # PLAN.md's task, as edited by hand since the plan was read (a kept plan)
+                plan = StoredPlan(str(now.get("task") or ""), str(now.get("reasoning") or ""),
+                                  plan.created_at, plan.steps)
             atomic_write(self.overview_path, self._render_plan_file(plan, shown))
 
     # -- reading a plan -------------------------------------------------------
@@ -243,6 +235,8 @@ class PlanStore:
         plan = StoredPlan(str(meta.get("task") or ""), str(meta.get("reasoning") or ""),
                           created, known)
         plan._index = snap.index()  # (StoredPlan.get checks it, and builds its own if wrong)
+        if self.full_read_every:
+            plan._fresh = snap.fresh
         return plan
 
     def _plan_meta(self) -> dict[str, Any]:
@@ -344,7 +338,3 @@ class PlanStore:
 
     def write_active(self, data: dict[str, Any] | None) -> None:
         write_active(self, data)
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()

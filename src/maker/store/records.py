@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,11 @@ class StoredPlan:
 
     _index: dict[int, int] = field(default_factory=dict, init=False, repr=False,
                                    compare=False)
+    # A store that keeps its plan between loads checks a kept record's file again when
+    # ``get`` hands out a copy to change (a hand edit just before must not be written
+    # over): the record as its file is now.
+    _fresh: Callable[[StepRecord], StepRecord] | None = field(default=None, init=False,
+                                                               repr=False, compare=False)
 
     def find(self, number: int) -> StepRecord | None:
         """Step ``number``'s record to read (perhaps the store's own: see ``get``), or
@@ -72,6 +78,8 @@ class StoredPlan:
         if i is not None:
             record = self.steps[i]
             if record.__dict__.get("_kept"):
+                if self._fresh is not None:
+                    record = self._fresh(record)
                 record = self.steps[i] = copy_record(record)
             return record
         known = ", ".join(str(r.number) for r in self.steps[:20])

@@ -103,6 +103,24 @@ class Snapshot:
                     return None
         return list(last.ordered)  # shared: StoredPlan.get copies
 
+    def fresh(self, record: StepRecord) -> StepRecord:
+        """The kept record of ``record``'s file as the file is now: read again if it
+        changed since (a hand edit within the window). PlanFileError when only a full
+        read can take the change (the step's number, its dependencies, a problem)."""
+        last = self._last
+        name = record.path.name
+        if last is None or name not in last.records:
+            return record
+        stamp = stat_stamp(record.path)
+        if stamp is not None and stamp == last.stamps.get(name) and \
+                self.cache.trusted(record.path, stamp):
+            return last.records[name]
+        if stamp is None or not self._update(name, record.path, stamp, last.created):
+            raise PlanFileError(record.path, "changed while maker was using the plan (a hand "
+                                "edit?) in a way only a fresh read can take",
+                                fix="run the command again: it reads the plan afresh")
+        return last.records[name]
+
     def handoff_heads(self, compute: Callable[[Path], Any]) -> dict[str, Any] | None:
         """``{file name: compute(path)}`` for the handoff files of the last plan loaded,
         kept, and brought up to date for the handoffs that changed since (None when no
