@@ -201,7 +201,12 @@ def plan_schedule(store: PlanStore, plan: StoredPlan) -> Schedule:
     dependencies, a conditional step's status or its accepted handoff) is computed
     afresh."""
     steps = plan.steps
-    keys = [id(r) if r.__dict__.get("_kept") else _seen(r) for r in steps]
+    if plan.kept_but(steps) is not None:  # every record kept but those ``get`` copied
+        keys: list[Any] = list(map(id, steps))
+        for i in plan.kept_but(steps) or ():
+            keys[i] = _seen(steps[i])
+    else:
+        keys = [id(r) if r.__dict__.get("_kept") else _seen(r) for r in steps]
     kept: _Kept | None = store.memo.get("schedule")
     if kept is not None and len(kept.keys) == len(keys) and \
             _stamps(store, steps, kept.cond) == kept.stamps:

@@ -208,7 +208,7 @@ class PlanStore:
             raise PlanNotFoundError(
                 f"no plan in {self.root}: create one with /maker:plan <task> "
                 "(or `maker plan write FILE`)")
-        snap = self._snapshot
+        snap, shared = self._snapshot, True  # (``shared``: the records are the kept ones)
         view = changes.view(self.root)  # before anything is read (a commit after: seen)
         changed = changes.since(self.root, snap.view) if self.full_read_every else None
         known = None
@@ -230,6 +230,7 @@ class PlanStore:
                 if check_approvals else {}
             known = snap.records(listing, handoffs, created, check_approvals)
             if known is None:  # the full validation, every problem at once (PlanFileError)
+                shared = False  # (records just parsed, not the kept ones)
                 known = snap.validate(self.root, listing, handoffs, created, check_approvals)
             snap.view, snap.full_at = view, began
         plan = StoredPlan(str(meta.get("task") or ""), str(meta.get("reasoning") or ""),
@@ -237,6 +238,8 @@ class PlanStore:
         plan._index = snap.index()  # (StoredPlan.get checks it, and builds its own if wrong)
         if self.full_read_every:
             plan._fresh = snap.fresh
+        if shared:
+            plan.all_kept()
         return plan
 
     def _plan_meta(self) -> dict[str, Any]:

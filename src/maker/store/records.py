@@ -53,6 +53,21 @@ class StoredPlan:
     # over): the record as its file is now.
     _fresh: Callable[[StepRecord], StepRecord] | None = field(default=None, init=False,
                                                                repr=False, compare=False)
+    # Set by the store when ``steps`` holds only kept records: then the positions where
+    # ``get`` put a copy are the only records not kept (``kept_but``).
+    _copied: set[int] | None = field(default=None, init=False, repr=False, compare=False)
+    _list: list[StepRecord] | None = field(default=None, init=False, repr=False,
+                                           compare=False)
+
+    def all_kept(self) -> None:
+        """Note that ``steps`` holds only the store's kept records (``PlanStore.load``)."""
+        self._copied, self._list = set(), self.steps
+
+    def kept_but(self, steps: list[StepRecord]) -> set[int] | None:
+        """The positions of ``steps`` (this plan's) holding a record that is not kept,
+        when only ``get`` put any there; None when that is not known (a plan not loaded
+        so, or whose list was replaced)."""
+        return self._copied if self._list is steps and steps is self.steps else None
 
     def find(self, number: int) -> StepRecord | None:
         """Step ``number``'s record to read (perhaps the store's own: see ``get``), or
@@ -81,6 +96,8 @@ class StoredPlan:
                 if self._fresh is not None:
                     record = self._fresh(record)
                 record = self.steps[i] = copy_record(record)
+                if self._copied is not None:
+                    self._copied.add(i)
             return record
         known = ", ".join(str(r.number) for r in self.steps[:20])
         raise StepNotFoundError(f"the plan has no step {number} (steps: {known}"
