@@ -61,7 +61,7 @@ class Snapshot:
         self.view: View | None = None  # maker.store.changes: when the last full read began
         self.full_at = 0.0  # time.monotonic() of that read
         self._heads: dict[Callable[[Path], Any], tuple[_Last, list[str], dict[str, Any],
-                                                       int, list[str]]] = {}
+                                                       int, list[str], float]] = {}
 
     def current(self, created: str, check_approvals: bool, within: float) -> bool:
         """Whether the last plan loaded is one :meth:`quick` may bring up to date: a
@@ -131,8 +131,10 @@ class Snapshot:
         if len(last.moved) > _MOVED:
             last.moved = []  # (a new list: every kept result is computed afresh)
         memo = self._heads.get(compute)
-        # Computed again at every call while their stamps are recent: a same-size edit in
-        # the tick of a write keeps the stamps (step_cache's "racily clean" files).
+        # Those whose stamps are recent are computed again at each full read (as long as
+        # they are recent): a same-size edit in the tick of a write keeps the stamps
+        # (step_cache's "racily clean" files), and only a full read promises to see a
+        # hand edit.
         if memo is None or memo[0] is not last or memo[1] is not last.moved:
             recent = [name for name, stamp in last.handoffs.items()
                       if stamp is not None and not settled(stamp)]
@@ -140,15 +142,19 @@ class Snapshot:
                       for name, stamp in last.handoffs.items() if stamp is not None}
         else:
             values = memo[2]
-            again = dict.fromkeys([*last.moved[memo[3]:], *memo[4]])
+            full = memo[5] != self.full_at  # a full read since: the recent ones again
+            again = dict.fromkeys([*last.moved[memo[3]:], *(memo[4] if full else ())])
             recent = [name for name in again if (stamp := last.handoffs.get(name)) is not None
                       and not settled(stamp)]  # (judged before the files are read)
+            if not full:
+                recent = [*dict.fromkeys([*memo[4], *recent])]
             for name in again:
                 if last.handoffs.get(name) is None:
                     values.pop(name, None)
                 else:
                     values[name] = compute(last.root / "handoffs" / name)
-        self._heads[compute] = (last, last.moved, values, len(last.moved), recent)
+        self._heads[compute] = (last, last.moved, values, len(last.moved), recent,
+                                self.full_at)
         return values
 
     def _update(self, name: str, path: Path, stamp: Stamp | None, created: str) -> bool:
