@@ -62,7 +62,7 @@ class PlanStore:
         self._cache = StepCache()  # parsed step files, while unchanged on disk
         self._snapshot = Snapshot(self._cache)  # the last plan loaded without a problem
         self._meta: dict[str, Any] | None = None  # PLAN.md's front matter, as last read
-        self.memo: dict[str, Any] = {}
+        self.memo: dict[str, Any] = {}  # what readers derived (executor.schedule's)
         # 0: every load lists and checks every file (a hand edit is seen at once). A
         # long-lived reader (the headless engine) sets how many seconds a load may go
         # on what maker itself changed since the last full read (maker.store.changes).
@@ -71,7 +71,7 @@ class PlanStore:
         # which changes a step's status twice a second on a fast plan, sets it.
         self.overview_every = 0.0
         self.overview_stale = False  # a change not yet rendered into PLAN.md
-        self._overview_at = -1e9  # what readers derived (executor.schedule's)
+        self._overview_at = -1e9  # (monotonic) when PLAN.md was last rewritten
 
     # -- locking and presence -------------------------------------------------
 
