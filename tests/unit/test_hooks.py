@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,9 @@ def stop_input(cwd: Path, **extra: Any) -> dict[str, Any]:
 
 
 def subagent_input(cwd: Path, agent: str, message: str, **extra: Any) -> dict[str, Any]:
-    data = stop_input(cwd, hook_event_name="SubagentStop", agent_id="a1b2c3",
+    """A SubagentStop input of a new subagent (the client's ids are unique; maker gates
+    one subagent's deliverable once): pass ``agent_id`` for the same subagent again."""
+    data = stop_input(cwd, hook_event_name="SubagentStop", agent_id=uuid.uuid4().hex[:17],
                       agent_type=agent, agent_transcript_path=str(cwd / "agent.jsonl"),
                       last_assistant_message=message)
     data.update(extra)
@@ -186,13 +189,16 @@ def test_planner_answer_is_written_with_the_users_exact_task(project: Path) -> N
 
 
 def test_planner_answer_is_blocked_with_the_linters_problems(project: Path) -> None:
-    out = fire("subagent-stop", subagent_input(project, "maker:planner", plan_yaml(dangling=True)))
+    out = fire("subagent-stop", subagent_input(project, "maker:planner", plan_yaml(dangling=True),
+                                               agent_id="planner-1"))
     assert out is not None and out["decision"] == "block"
     assert "step_7_output" in out["reason"] and "nothing was written" in out["reason"]
     assert not (project / "plans").exists()  # later hooks stay on their idle fast path
     for _ in range(MAX_ATTEMPTS - 2):
-        fire("subagent-stop", subagent_input(project, "maker:planner", plan_yaml(dangling=True)))
-    out = fire("subagent-stop", subagent_input(project, "maker:planner", plan_yaml(dangling=True)))
+        fire("subagent-stop", subagent_input(project, "maker:planner", plan_yaml(dangling=True),
+                                             agent_id="planner-1"))
+    out = fire("subagent-stop", subagent_input(project, "maker:planner", plan_yaml(dangling=True),
+                                               agent_id="planner-1"))
     assert out is not None and "decision" not in out and "no plan was written" in out[
         "systemMessage"]
 
@@ -207,6 +213,7 @@ def test_a_new_plan_archives_the_unfinished_one(project: Path, running: PlanStor
     from maker.executor.lifecycle import reset_step
 
     reset_step(running, 1)
+    # Another /maker:plan: another planner.
     out = fire("subagent-stop", subagent_input(project, "maker:planner", plan_yaml()))
     assert out is not None and "plan written" in out["systemMessage"]
     archived = running.archived()
@@ -261,30 +268,36 @@ def tool_input(project: Path, tool: str, agent: str = EXECUTOR, **tool_in: Any) 
 
 
 @pytest.mark.parametrize(
-    ("tool", "tool_in", "denied"),
+    ("tool", "tool_in", "decision"),
     [
-        ("Read", {"file_path": "x"}, False),
-        ("AskUserQuestion", {}, False),
-        ("ToolSearch", {"query": "select:WebFetch"}, False),
-        ("Write", {"file_path": "x", "content": "y"}, True),
-        ("WebFetch", {"url": "http://example.invalid"}, True),
-        ("Bash", {"command": "maker context 1"}, False),
-        ("Bash", {"command": "maker verify --step 1"}, False),
-        ("Bash", {"command": "maker verify --step 1 && rm -rf /"}, True),
-        ("Bash", {"command": "rm -rf build"}, True),
+        ("Read", {"file_path": "x"}, None),
+        ("AskUserQuestion", {}, None),
+        ("ToolSearch", {"query": "select:WebFetch"}, None),
+        ("Write", {"file_path": "x", "content": "y"}, "deny"),
+        ("WebFetch", {"url": "http://example.invalid"}, "deny"),
+        # maker's own plumbing for the step in progress: allowed outright (no prompt)
+        ("Bash", {"command": "maker context 1"}, "allow"),
+        ("Bash", {"command": "maker verify --step 1"}, "allow"),
+        ("Bash", {"command": "maker status"}, "allow"),
+        # ... but not another step's, nor anything chained on: asked as the mode says
+        ("Bash", {"command": "maker context 0"}, None),
+        ("Bash", {"command": "maker verify --step 1 && rm -rf /"}, "deny"),
+        ("Bash", {"command": "rm -rf build"}, "deny"),
     ],
 )
 def test_executor_tools_are_limited_to_the_steps(project: Path, running: PlanStore, tool: str,
-                                                 tool_in: dict[str, Any], denied: bool) -> None:
+                                                 tool_in: dict[str, Any],
+                                                 decision: str | None) -> None:
     out = fire("pre-tool-use", tool_input(project, tool, **tool_in))
-    if denied:
-        assert out is not None
-        decision = out["hookSpecificOutput"]
-        assert decision["permissionDecision"] == "deny"
-        assert f"`{tool}`" in decision["permissionDecisionReason"]
-        assert "Read" in decision["permissionDecisionReason"]
-    else:
+    if decision is None:
         assert out is None
+        return
+    assert out is not None
+    said = out["hookSpecificOutput"]
+    assert said["permissionDecision"] == decision
+    if decision == "deny":
+        assert f"`{tool}`" in said["permissionDecisionReason"]
+        assert "Read" in said["permissionDecisionReason"]
 
 
 def test_main_agent_tools_are_not_limited(project: Path, running: PlanStore) -> None:

@@ -15,12 +15,8 @@ from click.testing import CliRunner
 from maker.cli.main import cli
 from maker.executor.brief import build_brief
 from maker.executor.lifecycle import start_step
-from maker.executor.runs import (
-    OWNER_IDLE_S,
-    add_turn,
-    owner_gone,
-    relaunch_instruction,
-)
+from maker.executor.owner import OWNER_IDLE_S, owner_gone
+from maker.executor.runs import add_turn, relaunch_instruction
 from maker.hooks import verdicts
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import HookInput, run_hook
@@ -44,13 +40,12 @@ def fire(event: str, data: dict[str, Any]) -> dict[str, Any] | None:
     return json.loads(out) if out else None
 
 
-def launch(prompt_id: str = "p1", tool_use_id: str = "t1", session: str = "sess-1",
-           background: bool = False) -> dict[str, Any] | None:
+def launch(prompt_id: str = "p1", tool_use_id: str = "t1",
+           session: str = "sess-1") -> dict[str, Any] | None:
     return fire("agent-launch", {"session_id": session, "prompt_id": prompt_id,
                                  "tool_name": "Agent", "tool_use_id": tool_use_id,
                                  "tool_input": {"subagent_type": EXECUTOR,
-                                                "prompt": "Execute maker step 1.",
-                                                "run_in_background": background}})
+                                                "prompt": "Execute maker step 1."}})
 
 
 def returned(agent: str, agent_id: str, tool_use_id: str = "t1") -> dict[str, Any] | None:
@@ -162,13 +157,6 @@ def test_a_second_executor_is_refused_while_one_runs(project: Path) -> None:
     assert reason.startswith("maker: an executor for step 1 is already running")
     returned(EXECUTOR, "agent-1", tool_use_id="t1")  # it came back: the next may go
     assert launch(tool_use_id="t3") is None
-
-
-def test_a_background_executor_is_refused(project: Path) -> None:
-    store = linear(project, 2)
-    start_step(store, 1, session_id="sess-1")
-    reason = denied(launch(background=True))
-    assert relaunch_instruction(1) in reason
 
 
 def test_a_crashed_launch_is_void_once_its_session_restarts(project: Path) -> None:

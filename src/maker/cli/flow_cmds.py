@@ -231,8 +231,14 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
                    "STEP_BLOCKED.")
         return
     from maker.executor.ballots import launch_instruction
-    from maker.executor.runs import add_turn
+    from maker.executor.runs import add_turn, running_note
 
+    running = running_note(store) if result.restarted and not taking else None
+    if running:  # (its executor, in the background, while the user typed on)
+        click.echo(f"REFUSED: {running}; one /maker:step runs a step at a time.\nNEXT: tell "
+                   "the user exactly this (they may keep working; /maker:status shows the "
+                   "step), launch nothing, and end your reply with the line STEP_BLOCKED.")
+        return
     add_turn(store, result.step, session_id, str(saved.get("prompt_id") or ""))
     what = "resumed (it was already in progress)" if result.restarted else "started"
     if result.restarted and taking:
@@ -251,7 +257,7 @@ def _take_over_reason(store: PlanStore, typed: int | None, transcript_path: str,
                       session_id: str) -> str | None:
     """Why this session may take over the step another session has in progress: the
     user typed its number, or its owner is gone (``maker.executor.runs``); else None."""
-    from maker.executor.runs import OWNER_IDLE_S, owner_gone
+    from maker.executor.owner import OWNER_IDLE_S, owner_gone
 
     active = store.read_active() if store.exists() else None
     owner = active.get("session_id") if isinstance(active, dict) else None

@@ -172,6 +172,11 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
     if cost is not None:
         click.echo(cost.line())
     click.echo("")
+    from maker.executor.runs import running_note
+
+    running = running_note(store)
+    if running:
+        click.echo(f"Running: {running}.")
     if sched.ready:
         for n in sched.ready:
             click.echo(f"Next: step {n} ({plan.get(n).title}): /maker:step {n} in Claude "

@@ -178,8 +178,14 @@ def returned(store: PlanStore, step: int, agent_id: str) -> int:
                 ballot["seen"] = True
                 atomic_write(_path(store, step), json.dumps(data, ensure_ascii=False,
                                                             indent=1))
-        unseen = sum(1 for b in data["ballots"] if not b.get("seen"))
-        return max(0, len(running_launches(store)) - unseen)
+        # A background launch ended at its SubagentStop, ballot and all: only the
+        # foreground ones still count as running until their verdict is out.
+        launches = running_launches(store)
+        background = {x.get("agent") for x in launches if x.get("background")}
+        unseen = sum(1 for b in data["ballots"] if not b.get("seen")
+                     and b["agent"] not in background)
+        return max(0, len([x for x in launches if not x.get("background")]) - unseen
+                   + len(background - {None}))
 
 
 def launch_instruction(store: PlanStore, step: int, running: int = 0) -> str:
@@ -198,7 +204,7 @@ def launch_instruction(store: PlanStore, step: int, running: int = 0) -> str:
                 "when this one did; maker's verdict on the last of them says what to do")
     return (f"launch {more} {EXECUTOR_AGENT} subagent{'s' if more > 1 else ''} at once "
             f"({more} Agent tool call{'s' if more > 1 else ''} in one message, each with "
-            f"run_in_background: false and the prompt \"Execute maker step {step}.\"): "
+            f"the prompt \"Execute maker step {step}.\"): "
             f"step {step} is decided by a vote, and the winning answer needs a lead of {k}")
 
 

@@ -198,7 +198,7 @@ def _resume(store: PlanStore, plan: StoredPlan, record: StepRecord,
     owner = (active or {}).get("session_id") if (active or {}).get("step") == record.number \
         else None
     if owner and session_id and owner != session_id and not take_over:
-        from maker.executor.runs import take_over_instruction
+        from maker.executor.owner import take_over_instruction
 
         raise StepError(
             f"step {record.number} ({record.title}) is in progress in another Claude Code "

@@ -12,13 +12,17 @@ module keeps what the hooks need on top of that, per run of the step (its
   launch that a crash cut off is void once its session starts again (SessionStart
   ``resume``) or another session takes the step over.
 
-**When an owner is gone.** A step in progress belongs to its session. Another session
-takes it over only with the user's consent (``/maker:step N`` typed there, or ``maker
-step start N --take-over`` from a shell), or when the owner is gone: its transcript
-(and its subagents' transcripts) have not been written for :data:`OWNER_IDLE_S`.
-A working session writes its transcript at every tool result, and no tool runs
-longer than Claude Code's 10-minute Bash limit; a missing transcript proves nothing
-(another folder), so it never counts as gone.
+**Background launches.** In an interactive session the client runs every subagent in
+the background: the Agent call returns at once with the agent's id
+(``launched_in_background``), and the executor runs on until its SubagentStop
+(``end_agent``). Such a launch counts as running until then, or until the client
+shows it gone: a Stop whose ``background_tasks`` does not list it as running, or a
+notification that it ended otherwise (``end_agent``); no SubagentStop fires for an
+agent stopped with TaskStop. While one runs, the Stop hook lets the main agent's
+turns end (``background_running``).
+
+**When an owner is gone**, another session may take the step over:
+``maker.executor.owner``.
 
 These records are bookkeeping for the hooks, never the plan's state: a missing or
 broken one reads as empty.
@@ -41,58 +45,28 @@ if TYPE_CHECKING:
     from maker.store.state import StateDir
 
 __all__ = [
-    "OWNER_IDLE_S",
     "add_turn",
+    "background_running",
+    "end_agent",
     "end_launches",
     "executor_attempts",
     "forget_session_launches",
-    "owner_gone",
+    "running_note",
+    "launched_in_background",
     "relaunch_instruction",
     "running_launches",
     "start_launch",
-    "take_over_instruction",
     "turn_runs_step",
 ]
 
-OWNER_IDLE_S = 15 * 60
 EXECUTOR_AGENT = "maker:step-executor"
 
 
 def relaunch_instruction(n: int | str) -> str:
     """The one way every prompt and message tells the main agent to run step ``n``'s
     executor (again)."""
-    return (f"launch the {EXECUTOR_AGENT} subagent with the Agent tool, "
-            f"run_in_background: false, and the prompt \"Execute maker step {n}.\"")
-
-
-def take_over_instruction(n: int | str) -> str:
-    """How a person moves step ``n`` from its (crashed?) owner session to another."""
-    return (f"If that session is gone, or should give the step up, the user takes it over "
-            f"by typing /maker:step {n} in this session (or `maker step start {n} "
-            f"--take-over` in a shell); or puts it back with `maker step reset {n}`.")
-
-
-# -- the owner ----------------------------------------------------------------------
-
-
-def owner_gone(transcript_dir: Path | None, session_id: str, now: float | None = None,
-               idle_s: float = OWNER_IDLE_S) -> bool:
-    """True when session ``session_id``'s transcript in ``transcript_dir`` (Claude Code's
-    folder for this project) and its subagents' have not been written for ``idle_s``."""
-    if transcript_dir is None or not session_id or "/" in session_id:
-        return False
-    main = transcript_dir / f"{session_id}.jsonl"
-    files = [main, *sorted((transcript_dir / session_id / "subagents").glob("*.jsonl"))]
-    latest: float | None = None
-    for path in files:
-        try:
-            mtime = path.stat().st_mtime
-        except OSError:
-            continue
-        latest = mtime if latest is None else max(latest, mtime)
-    if latest is None:
-        return False
-    return (time.time() if now is None else now) - latest > idle_s
+    return (f"launch the {EXECUTOR_AGENT} subagent with the Agent tool and the prompt "
+            f"\"Execute maker step {n}.\"")
 
 
 # -- the run record -----------------------------------------------------------------
@@ -119,7 +93,7 @@ def _load(store: StateDir, step: int, started_at: str) -> dict[str, Any]:
     return data
 
 
-def _save(store: PlanStore, data: dict[str, Any]) -> None:
+def _save(store: StateDir, data: dict[str, Any]) -> None:
     atomic_write(_path(store, int(data["step"])), json.dumps(data, indent=1), durable=False)
 
 
@@ -236,6 +210,68 @@ def end_launches(store: PlanStore, step: int | None = None, launch_id: str | Non
             _save(store, data)
 
 
+def launched_in_background(store: PlanStore, launch_id: str, agent_id: str) -> int | None:
+    """Note that launch ``launch_id`` (the Agent call's ``tool_use_id``) runs in the
+    background as agent ``agent_id``; the step it runs, or None when it is not a launch
+    of the step in progress."""
+    with store.lock():
+        run = _active_run(store)
+        if run is None or not launch_id or not agent_id:
+            return None
+        data = _load(store, *run)
+        for launch in data["launches"]:
+            if launch.get("id") == launch_id:
+                launch["agent"], launch["background"] = agent_id, True
+                _save(store, data)
+                return run[0]
+        return None
+
+
+def end_agent(store: PlanStore, agent_id: str) -> int | None:
+    """Mark the background launch of agent ``agent_id`` as returned (its SubagentStop
+    gave its final answer, or the client shows it gone); the step, or None."""
+    if not agent_id:
+        return None
+    with store.lock():
+        run = _active_run(store)
+        if run is None:
+            return None
+        data = _load(store, *run)
+        hit = [x for x in data["launches"] if x.get("agent") == agent_id]
+        if not hit:
+            return None
+        if any(not x.get("done") for x in hit):
+            for launch in hit:
+                launch["done"] = True
+            _save(store, data)
+        return run[0]
+
+
+def background_running(store: StateDir, active: dict[str, Any],
+                       tasks: Any = None) -> list[dict[str, Any]]:
+    """The background launches of the step in progress (``active``, its marker) that
+    still run. ``tasks``: a Stop input's ``background_tasks``, when the client sent
+    one: a launch it does not list as running is gone (stopped with TaskStop, say), and
+    is marked returned here (call it under the plan lock)."""
+    step = active.get("step")
+    if not isinstance(step, int):
+        return []
+    data = _load(store, step, str(active.get("started_at") or ""))
+    owner = active.get("session_id")
+    running = [x for x in data["launches"] if x.get("background") and not x.get("done")
+               and not (owner and x.get("session_id") not in (None, owner))]
+    if isinstance(tasks, list):
+        alive = {t.get("id") for t in tasks if isinstance(t, dict)
+                 and t.get("status") == "running"}
+        gone = [x for x in running if x.get("agent") not in alive]
+        for launch in gone:
+            launch["done"] = True
+        if gone:
+            _save(store, data)
+        running = [x for x in running if not x.get("done")]
+    return running
+
+
 def forget_session_launches(store: PlanStore, session_id: str) -> None:
     """Void the launches of a session that (re)starts: its old subagents died with it."""
     if session_id:
@@ -250,6 +286,25 @@ def forget_session_launches(store: PlanStore, session_id: str) -> None:
                 launch["done"] = True
             if stale:
                 _save(store, data)
+
+
+def running_note(store: PlanStore) -> str | None:
+    """A sentence on the executors of the step in progress that have not returned
+    ("step 2 (Title) is running: …"), or None when none runs."""
+    run = _active_run(store)
+    if run is None:
+        return None
+    running = running_launches(store)
+    if not running:
+        return None
+    where = " in the background" if any(x.get("background") for x in running) else ""
+    count = "its executor was" if len(running) == 1 else f"{len(running)} executors were"
+    try:
+        title = f" ({store.load_step(run[0]).title})"
+    except Exception:  # noqa: BLE001 - a broken step file: the number alone
+        title = ""
+    return (f"step {run[0]}{title} is running: {count} launched{where} "
+            f"{_ago(running[-1].get('at'))} and maker reports its verdict when it returns")
 
 
 def executor_attempts(store: PlanStore, step: int) -> int:

@@ -94,7 +94,11 @@ def status_summary(store: PlanStore) -> str:
             lines.append(f"Awaiting approval: step {record.number} ({record.title}): "
                          f"{decide_hint(record.number)}.")
         elif record.status == "in-progress":
-            lines.append(f"In progress: step {record.number} ({record.title}); it needs a "
+            from maker.executor.runs import running_note
+
+            running = running_note(store)
+            lines.append(f"Running: {running}." if running else
+                         f"In progress: step {record.number} ({record.title}); it needs a "
                          f"handoff. To continue it, the user types /maker:step "
                          f"{record.number} (which takes it over from a crashed session).")
     for n in sched.ready[:3]:

@@ -43,8 +43,10 @@ def final_text(hook: HookInput) -> str:
 
 
 def _last_assistant_text(path: Path) -> str:
-    """The last assistant text in a JSONL transcript, read from its tail only (a
-    regular file; a FIFO, a device or a directory gives "")."""
+    """The subagent's last answer in a JSONL transcript, read from its tail only (a
+    regular file; a FIFO, a device or a directory gives ""): the ``message`` of a
+    SubagentHandback call (auto mode's delivery) or the text of a final message,
+    whichever came last."""
     from maker.core.bounded import read_tail
     from maker.errors import InputError
 
@@ -63,8 +65,14 @@ def _last_assistant_text(path: Path) -> str:
         content = msg.get("content")
         if isinstance(content, str):
             return content
-        texts = [b.get("text", "") for b in content or [] if isinstance(b, dict)
-                 and b.get("type") == "text"]
+        blocks = [b for b in content or [] if isinstance(b, dict)]
+        for block in reversed(blocks):
+            tool_input = block.get("input")
+            if block.get("type") == "tool_use" and block.get("name") == "SubagentHandback" \
+                    and isinstance(tool_input, dict) and isinstance(tool_input.get("message"),
+                                                                    str):
+                return str(tool_input["message"])
+        texts = [b.get("text", "") for b in blocks if b.get("type") == "text"]
         if texts:
             return str(texts[-1])
     return ""

@@ -14,7 +14,8 @@ TYPE_CHECKING = False  # typing's, without importing typing on every hook
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["HookInput", "allow", "block", "context", "deny_tool", "message", "run_hook"]
+__all__ = ["HookInput", "allow", "allow_tool", "block", "context", "deny_tool", "message",
+           "run_hook"]
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -84,6 +85,13 @@ def message(text: str) -> Output:
 
 def context(event: str, text: str) -> Output:
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+
+
+def allow_tool(reason: str) -> Output:
+    """Allow a tool call without the client's permission prompt (PreToolUse)."""
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                   "permissionDecision": "allow",
+                                   "permissionDecisionReason": reason}}
 
 
 def deny_tool(reason: str) -> Output:

@@ -1,6 +1,11 @@
 """The Stop hook: while a step is in progress without an accepted handoff, block
 (at most ``MAX_ATTEMPTS`` times; then the step is recorded ``failed``).
 
+Not while the step's executor runs in the background (an interactive session runs
+every subagent there): the main agent ends its turn to wait, and the executor's
+notification starts the turn that gets maker's verdict (``maker.hooks.verdicts``).
+Such a stop is neither blocked nor counted.
+
 It runs on every stop of the main agent, so it reads only what it decides on: the
 in-progress marker, the step's run, and that step's status and title
 (``maker.store.state``), without PyYAML or the plan model. They are imported only to
@@ -72,6 +77,8 @@ def _stop(hook: HookInput, state: PlanState) -> Output:
                     current.get("started_at") == active.get("started_at"):
                 state.write_active(None)
         return allow()
+    if _executor_runs(hook, state, active):
+        return allow()
     key = f"step{step}-{active.get('started_at', '')}"
     count = bump(state, "stop", key)
     if count > MAX_ATTEMPTS or (hook.stop_hook_active and count >= MAX_ATTEMPTS):
@@ -89,6 +96,19 @@ def _stop(hook: HookInput, state: PlanState) -> Output:
         f"Next: {_launch(state, step)}, and let it finish with its handoff. If the "
         f"step cannot be done, tell the user why and end with STEP_FAILED: maker records "
         f"it failed after {MAX_ATTEMPTS} reminders. (Reminder {count} of {MAX_ATTEMPTS}.)")
+
+
+def _executor_runs(hook: HookInput, state: PlanState, active: dict[str, Any]) -> bool:
+    """Whether an executor of the step runs in the background: the client lists one
+    as running, or maker recorded a background launch the client does not show gone."""
+    tasks = hook.raw.get("background_tasks")
+    if isinstance(tasks, list) and any(
+            isinstance(t, dict) and t.get("status") == "running"
+            and str(t.get("agent_type") or "").endswith(":step-executor") for t in tasks):
+        return True
+    from maker.executor.runs import background_running
+
+    return bool(background_running(state, active, tasks))
 
 
 def _launch(state: PlanState, step: int) -> str:

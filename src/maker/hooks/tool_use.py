@@ -7,6 +7,11 @@ answer to maker's approval question (PostToolUse on AskUserQuestion).
 - The planner and the reviewer: their Bash runs read-only commands only.
 - Any other agent, the main one included: no answering maker's approval question
   itself, no running a person's decisions, no writing maker's files.
+
+maker's own read-only plumbing (``maker.tools.maker_commands.plumbing``: ``maker context
+N`` and ``maker verify --step N`` for the step in progress, ``maker status``, ``maker step
+outcome N``) is allowed outright, so that it costs a person no prompt; everything else
+an agent does is asked as the person's permission mode says.
 """
 
 from __future__ import annotations
@@ -23,12 +28,31 @@ from maker.hooks.common import (
     bash_command,
     store_for,
 )
-from maker.hooks.protocol import HookInput, Output, allow, context, deny_tool
+from maker.hooks.deliver import is_maker_agent, on_handback
+from maker.hooks.protocol import HookInput, Output, allow, allow_tool, context, deny_tool
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
 
-__all__ = ["on_post_tool_use", "on_pre_tool_use"]
+__all__ = ["HANDBACK", "on_post_tool_use", "on_pre_tool_use"]
+
+HANDBACK = "SubagentHandback"
+"""Auto mode's tool through which a subagent delivers its report (DESIGN.md)."""
+_PLUMBING = "maker's own read-only plumbing (it changes nothing)"
+
+
+def _plumbing(command: str, step: int | None = None) -> bool:
+    """Whether ``command`` is exactly maker's plumbing; ``step``: the executor's, which
+    reads and verifies only the step in progress."""
+    from maker.tools.maker_commands import plumbing
+
+    found = plumbing(command)
+    if found is None:
+        return False
+    what, number = found
+    if step is None:
+        return what in ("status", "step outcome")
+    return what == "status" or (what in ("context", "verify --step") and number == step)
 
 
 # -- PreToolUse -------------------------------------------------------------------
@@ -37,8 +61,10 @@ def on_pre_tool_use(hook: HookInput) -> Output:
     """Any agent's tool call. For maker's own subagents a check that cannot be made
     refuses the call (their limits hold); for the others it lets it through, visibly
     (``run_hook``): a hook never wedges the user's own work."""
-    if not hook.agent_type.endswith((PLANNER_SUFFIX, REVIEWER_SUFFIX, EXECUTOR_SUFFIX)):
+    if not is_maker_agent(hook.agent_type):
         return _any_agent_tool(hook)
+    if hook.text("tool_name") == HANDBACK:  # its deliverable: gated, never tool-limited
+        return on_handback(hook)
     try:
         if hook.agent_type.endswith(EXECUTOR_SUFFIX):
             return _executor_tool(hook)
@@ -64,7 +90,13 @@ def _executor_check(hook: HookInput, store: PlanStore) -> Output:
 
     active = active_marker(store)
     if not active:
-        return allow()
+        if not store.exists():
+            return allow()
+        # A step that failed, was reset or was finished while this executor ran: any
+        # more work is dead work (and would cost the person a prompt for nothing).
+        return deny_tool("maker: no step is in progress any more (it ended while you "
+                         "worked: `maker status` in a shell shows why), so nothing more is "
+                         "done for it. Stop now and hand off what you have.")
     try:
         record = store.load_step(int(active["step"]))
     except MakerError as exc:
@@ -76,7 +108,11 @@ def _executor_check(hook: HookInput, store: PlanStore) -> Output:
     reason = executor_decision(record.spec, hook.text("tool_name"),
                                tool_input if isinstance(tool_input, dict) else {},
                                cwd=Path(hook.cwd or "."), plans_root=store.root)
-    return deny_tool(reason) if reason else allow()
+    if reason:
+        return deny_tool(reason)
+    if hook.text("tool_name") == "Bash" and _plumbing(bash_command(hook), record.number):
+        return allow_tool(_PLUMBING)
+    return allow()
 
 
 def _any_agent_tool(hook: HookInput) -> Output:
@@ -94,7 +130,9 @@ def _any_agent_tool(hook: HookInput) -> Output:
 
         refusal = decision_refusal(bash_command(hook), cwd=Path(hook.cwd or "."),
                                    plans_root=store_for(hook).root)
-        return deny_tool(refusal) if refusal else allow()
+        if refusal:
+            return deny_tool(refusal)
+        return allow_tool(_PLUMBING) if _plumbing(bash_command(hook)) else allow()
     from maker.tools.guard import WRITERS
 
     tool_input = hook.raw.get("tool_input")
@@ -120,6 +158,8 @@ def _read_only_tool(hook: HookInput) -> Output:
     from maker.tools.readonly import why_not_read_only
 
     command = bash_command(hook)
+    if _plumbing(command):
+        return allow_tool(_PLUMBING)
     if hook.agent_type.endswith(REVIEWER_SUFFIX) and MAKER_COMMAND.match(command):
         return allow()
     reason = why_not_read_only(command)

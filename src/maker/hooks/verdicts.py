@@ -2,17 +2,28 @@
 
 A SubagentStop hook's ``reason`` reaches only the subagent, and its ``systemMessage``
 only the user. So each SubagentStop handler records its outcome here (``record``),
-keyed by the subagent's ``agent_id``, and when the Agent tool returns to the main
-agent a PostToolUse hook (``on_agent_return``) reads it back (the tool response's
-``agentId`` is that same id) and adds maker's verdict as ``additionalContext``: what
-happened and why, what to tell the user, and the sentinel to end with.
+keyed by the subagent's ``agent_id``, and the main agent is told maker's verdict
+(``additionalContext``: what happened and why, what to tell the user, the sentinel to
+end with) when the subagent's work reaches it:
+
+- in the foreground (``claude -p``, the SDK, fork mode off), when the Agent tool
+  returns: PostToolUse on it (``on_agent_return``; the response's ``agentId`` is the
+  same id);
+- in the background (an interactive session: every subagent), when the client starts
+  the main agent's next turn with the subagent's notification (``<task-notification>``
+  or ``<agent-message from=…>``): UserPromptSubmit (``maker.hooks.notifications``). The Agent call
+  itself returned at launch; its PostToolUse says only that the subagent runs
+  (``status: async_launched``), never a verdict on unfinished work.
+
+A subagent's deliverable is gated once: a record that is ``final`` (anything but a
+refusal the subagent is asked to correct) makes a second stop of the same subagent,
+or a SubagentHandback after a final answer, change nothing (``delivered``).
 
 The records live in the plugin's data dir, not under plans/: a rejected plan must
 not create plans/ (whose presence wakes every later hook). Agent ids are unique.
 
-PreToolUse on the Agent tool (``on_agent_launch``) refuses a background executor
-(its SubagentStop, the gate, may never fire) and a second executor for a step whose
-executor has not returned (``maker.executor.runs``).
+PreToolUse on the Agent tool (``on_agent_launch``) refuses a second executor for a
+step whose executor has not returned (``maker.executor.runs``).
 """
 
 from __future__ import annotations
@@ -24,7 +35,8 @@ from typing import Any
 
 from maker.hooks.protocol import HookInput, Output, allow, context, deny_tool
 
-__all__ = ["on_agent_launch", "on_agent_return", "record"]
+__all__ = ["delivered", "on_agent_launch", "on_agent_return", "read_record", "record",
+           "take_record", "verdict_text"]
 
 _MAX_AGE_S = 24 * 3600
 _SENTINELS = {"complete": "STEP_COMPLETE", "failed": "STEP_FAILED", "blocked": "STEP_BLOCKED"}
@@ -47,14 +59,23 @@ def _verdict_path(agent_id: str) -> Path:
     return data_dir() / "verdicts" / f"{safe}.json"
 
 
-def record(hook: HookInput, outcome: str, **facts: Any) -> None:
-    """Record what maker did with this subagent's final message (SubagentStop)."""
-    if not hook.agent_id:
-        return
+def read_record(agent_id: str) -> dict[str, Any]:
+    if not agent_id:
+        return {}
+    from maker.core.bounded import read_regular_file
+    from maker.errors import InputError
+
+    try:
+        data = json.loads(read_regular_file(_verdict_path(agent_id), 1 << 20))
+    except (OSError, ValueError, InputError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write(agent_id: str, data: dict[str, Any]) -> None:
     from maker.store.atomic import atomic_write
 
-    path = _verdict_path(hook.agent_id)
-    data = {"agent_type": hook.agent_type, "outcome": outcome, "at": time.time(), **facts}
+    path = _verdict_path(agent_id)
     atomic_write(path, json.dumps(data, ensure_ascii=False, default=str), durable=False)
     for old in path.parent.glob("*.json"):
         try:
@@ -64,16 +85,29 @@ def record(hook: HookInput, outcome: str, **facts: Any) -> None:
             pass
 
 
-def _take(agent_id: str) -> dict[str, Any]:
-    if not agent_id:
-        return {}
-    path = _verdict_path(agent_id)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        path.unlink()
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+def record(hook: HookInput, outcome: str, *, final: bool = True, **facts: Any) -> None:
+    """Record what maker did with this subagent's answer (SubagentStop, or its
+    SubagentHandback call). ``final``: False for a refusal the subagent is asked to
+    correct; anything else is its one gated deliverable."""
+    if not hook.agent_id:
+        return
+    kept = {k: v for k, v in read_record(hook.agent_id).items() if k in ("launch_id",)}
+    _write(hook.agent_id, {**kept, "agent_type": hook.agent_type, "outcome": outcome,
+                           "final": final, "at": time.time(), **facts})
+
+
+def delivered(agent_id: str) -> bool:
+    """Whether this subagent's deliverable was already gated (a final record)."""
+    return bool(agent_id) and read_record(agent_id).get("final") is True
+
+
+def take_record(agent_id: str) -> dict[str, Any]:
+    """The record, noted as told to the main agent (kept: a later stop of the same
+    subagent must still see that its deliverable was gated)."""
+    data = read_record(agent_id)
+    if data and not data.get("told"):
+        _write(agent_id, {**data, "told": True})
+    return data
 
 
 def _store(hook: HookInput) -> Any:
@@ -87,44 +121,78 @@ def _store(hook: HookInput) -> Any:
 
 
 def on_agent_launch(hook: HookInput) -> Output:
-    """Refuse a background executor, and a second executor while one runs the step."""
+    """Refuse a second executor while one runs the step (in the foreground or not)."""
     if not _subagent(hook).endswith(":step-executor") or hook.agent_type:
         return allow()
-    from maker.executor.runs import relaunch_instruction, start_launch
+    from maker.executor.runs import start_launch
 
     store = _store(hook)
     active = store.read_active()
     step = active.get("step") if isinstance(active, dict) else None
     if not isinstance(step, int):
         return allow()
-    if _tool_input(hook).get("run_in_background") is True:
-        return deny_tool(f"maker: a step executor runs in the foreground, so that maker's "
-                         f"gate sees its handoff: {relaunch_instruction(step)}.")
     refusal = start_launch(store, hook.text("tool_use_id"), hook.session_id,
                            hook.text("prompt_id"))
     return deny_tool(refusal) if refusal else allow()
 
 
-# -- PostToolUse on the Agent tool: the verdict ------------------------------------------
+# -- PostToolUse on the Agent tool: the verdict, or that it runs ---------------------------
 
 
 def on_agent_return(hook: HookInput) -> Output:
-    """Tell the main agent maker's verdict on the maker subagent that just returned."""
+    """Tell the main agent maker's verdict on the maker subagent that just returned; or,
+    for one launched in the background, that it runs and the verdict comes later."""
     agent = _subagent(hook)
     if not agent.startswith("maker:") or hook.agent_type:
         return allow()
     response = hook.raw.get("tool_response")
     response = response if isinstance(response, dict) else {}
-    facts = _take(str(response.get("agentId") or ""))
+    agent_id = str(response.get("agentId") or "")
+    if response.get("status") == "async_launched" or response.get("isAsync") is True:
+        return context("PostToolUse", _launched(hook, agent, agent_id))
+    text = verdict_text(hook, agent, take_record(agent_id), hook.text("tool_use_id"))
+    return context("PostToolUse", f"maker's verdict: {text}") if text else allow()
+
+
+def verdict_text(hook: HookInput, agent: str, facts: dict[str, Any], launch_id: str) -> str:
+    """maker's verdict on maker subagent ``agent`` from its record's ``facts`` (launch
+    ``launch_id``: its Agent call, ended by this verdict in the foreground)."""
     if agent.endswith(":planner"):
-        text = _planner_verdict(facts)
-    elif agent.endswith(":step-executor"):
-        text = _executor_verdict(hook, facts)
-    elif agent.endswith(":reviewer"):
-        text = _reviewer_verdict(hook, facts)
-    else:
-        return allow()
-    return context("PostToolUse", f"maker's verdict: {text}")
+        return _planner_verdict(facts)
+    if agent.endswith(":step-executor"):
+        return _executor_verdict(_store(hook), facts, launch_id or None)
+    if agent.endswith(":reviewer"):
+        return _reviewer_verdict(_store(hook), facts)
+    return ""
+
+
+def _launched(hook: HookInput, agent: str, agent_id: str) -> str:
+    """A launch the client runs in the background: what is true now."""
+    launch_id = hook.text("tool_use_id")
+    if agent_id:
+        data = read_record(agent_id)
+        if not data:  # (its deliverable may be recorded already: a fast subagent)
+            data = {"agent_type": agent, "outcome": "running", "final": False,
+                    "at": time.time()}
+        _write(agent_id, {**data, "launch_id": launch_id})
+    what = {"maker:planner": "The planner", "maker:reviewer": "The reviewer"}.get(
+        agent, "The step executor")
+    if agent.endswith(":step-executor"):
+        store = _store(hook)
+        if store.exists():
+            from maker.executor.runs import end_agent, launched_in_background
+
+            step = launched_in_background(store, launch_id, agent_id)
+            if step is not None:
+                what = f"The step executor for step {step}"
+            if delivered(agent_id):
+                end_agent(store, agent_id)
+    return (f"maker: {what} was launched and runs in the background (agent {agent_id or '?'}). "
+            "Nothing is decided yet: maker has not seen its answer, so do not report, "
+            "guess or act on a result. End your turn now, telling the user it runs in the "
+            "background and that they can keep working (or do other work that does not "
+            "touch this step); maker's verdict arrives with the notification when it "
+            "returns, and says what to do next.")
 
 
 def _problems(items: Any) -> str:
@@ -155,17 +223,16 @@ def _planner_verdict(facts: dict[str, Any]) -> str:
             "user, and run `maker status` to show what plans/ holds now.")
 
 
-def _executor_verdict(hook: HookInput, facts: dict[str, Any]) -> str:
+def _executor_verdict(store: Any, facts: dict[str, Any], launch_id: str | None) -> str:
     from maker.executor.runs import end_launches, relaunch_instruction
 
-    store = _store(hook)
     step = facts.get("step")
     if not isinstance(step, int):
         active = store.read_active()
         step = active.get("step") if isinstance(active, dict) else None
     if store.exists():
-        end_launches(store, step if isinstance(step, int) else None,
-                     hook.text("tool_use_id") or None)
+        if launch_id:
+            end_launches(store, step if isinstance(step, int) else None, launch_id)
     if facts.get("outcome") == "no-step" or not isinstance(step, int):
         return ("the step executor returned, but no step was in progress, so its answer was "
                 "not recorded. Tell the user; `maker status` shows the plan. End your reply "
@@ -189,6 +256,9 @@ def _executor_verdict(hook: HookInput, facts: dict[str, Any]) -> str:
     if now["status"] == "in-progress":
         why = (f" maker's problems with its last answer:\n{_problems(facts.get('problems'))}\n"
                if facts.get("outcome") == "rejected" else " ")
+        if facts.get("outcome") == "gone":
+            why = (f" The client reports it {facts.get('status')}: it handed nothing off, and "
+                   "the working tree may hold part of its work. ")
         return (f"{head}: the executor returned without an accepted handoff, so the step is "
                 f"still in progress.{why}Next: {relaunch_instruction(step)}.")
     said = f"handoff accepted; status: {now['status']}."
@@ -209,14 +279,14 @@ def _executor_verdict(hook: HookInput, facts: dict[str, Any]) -> str:
     return f"{head}: {said}\n{tell} End your reply with the line {sentinel or 'STEP_BLOCKED'}."
 
 
-def _reviewer_verdict(hook: HookInput, facts: dict[str, Any]) -> str:
+def _reviewer_verdict(store: Any, facts: dict[str, Any]) -> str:
     if facts.get("outcome") != "recorded" or not isinstance(facts.get("step"), int):
         return ("the reviewer returned, but its review was not recorded (no single step "
                 "awaits approval). Tell the user; `maker status` shows the plan.")
     from maker.executor.outcome import outcome
 
     step = int(facts["step"])
-    now = outcome(_store(hook), step)
+    now = outcome(store, step)
     if facts.get("decided"):
         sentinel = "STEP_REJECTED" if str(facts["decided"]).startswith("rejected") \
             else now.get("sentinel") or _SENTINELS.get(now["status"]) or "STEP_BLOCKED"

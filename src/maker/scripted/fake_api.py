@@ -294,7 +294,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
         self.end_headers()
-        for event, data in reply.sse_events(model, tokens):
+        safeguards = isinstance(request.body.get("safeguards"), list)
+        for event, data in reply.sse_events(model, tokens, safeguards=safeguards):
             self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
         self.wfile.flush()
 

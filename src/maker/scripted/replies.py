@@ -121,8 +121,14 @@ class Reply:
             "usage": _usage(input_tokens, self._output_tokens()),
         }
 
-    def sse_events(self, model: str, input_tokens: int = 1) -> Iterator[tuple[str, JSON]]:
-        """The message as a sequence of ``(event name, data)`` server-sent events."""
+    def sse_events(self, model: str, input_tokens: int = 1, *,
+                   safeguards: bool = False) -> Iterator[tuple[str, JSON]]:
+        """The message as a sequence of ``(event name, data)`` server-sent events.
+
+        ``safeguards``: the request asked auto mode's server-side check of its tool
+        calls (a top-level ``safeguards`` field): ``message_delta`` carries a verdict
+        for each tool call, ``not_flagged`` (DESIGN.md, "Permission modes"). Without
+        one the client shows a Yes/No dialog for every checked call."""
         yield "message_start", {
             "type": "message_start",
             "message": {**_message_head(model), "content": [],
@@ -144,9 +150,15 @@ class Reply:
                     "type": "content_block_delta", "index": index, "delta": delta,
                 }
             yield "content_block_stop", {"type": "content_block_stop", "index": index}
+        end: JSON = {"stop_reason": self.final_stop_reason, "stop_sequence": None}
+        if safeguards:
+            end["safeguard_results"] = [{
+                "type": "dangerous_tool_use",
+                "status": {"type": "available", "tool_uses": {
+                    call.id: {"type": "evaluated", "outcome": "not_flagged"}
+                    for call in self.tool_calls}}}]
         yield "message_delta", {
-            "type": "message_delta",
-            "delta": {"stop_reason": self.final_stop_reason, "stop_sequence": None},
+            "type": "message_delta", "delta": end,
             "usage": {"output_tokens": self._output_tokens()},
         }
         yield "message_stop", {"type": "message_stop"}

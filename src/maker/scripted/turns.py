@@ -5,9 +5,9 @@ expands ``/maker:plan`` and ``/maker:step``, runs their ``!`…``` lines, launch
 maker's subagents and runs maker's hooks. Only the model's turns are scripted:
 
 - the main agent follows ``commands/plan.md`` and ``commands/step.md``: it launches
-  ``maker:planner`` or ``maker:step-executor`` with the Agent tool
-  (``run_in_background: false``), runs ``maker status`` or ``maker step outcome N``
-  and ends a step with the sentinel line ``maker step outcome`` printed;
+  ``maker:planner`` or ``maker:step-executor`` with the Agent tool, runs ``maker
+  status`` or ``maker step outcome N`` and ends a step with the sentinel line
+  ``maker step outcome`` printed;
 - the planner answers plan YAML, the step executor reads its brief with
   ``maker context N``, does some work and answers handoff YAML;
 - a corrected answer is sent only after reading the hook's ``Stop hook feedback``.
@@ -133,7 +133,7 @@ def main_launches_planner() -> Turn:
     def turn(request: RecordedRequest) -> Reply:
         task = search(request, _USER_TEXT, "the task between <user-text> markers").group(1)
         return tool("Agent", subagent_type="maker:planner", description="Plan the task",
-                    prompt=f"Plan this task: {task}", run_in_background=False)
+                    prompt=f"Plan this task: {task}")
 
     return turn
 
@@ -191,8 +191,7 @@ def main_launches_executor(*, after_feedback_naming: str | None = None) -> Turn:
         if notes is not None:
             prompt += f"\n\nNotes from the user:\n{notes.group(1)}"
         return tool("Agent", subagent_type="maker:step-executor",
-                    description=f"Execute maker step {n}", prompt=prompt,
-                    run_in_background=False)
+                    description=f"Execute maker step {n}", prompt=prompt)
 
     return turn
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["EXECUTOR_COMMANDS", "READ_COMMANDS", "is_allowed", "listed", "plain_command"]
+__all__ = ["EXECUTOR_COMMANDS", "READ_COMMANDS", "is_allowed", "listed", "plain_command",
+           "plumbing"]
 
 READ_COMMANDS: tuple[tuple[str, ...], ...] = (
     ("status",), ("context",), ("next",), ("plan", "show"), ("plan", "lint"),
@@ -51,3 +52,19 @@ def plain_command(commands: Sequence[tuple[str, ...]]) -> re.Pattern[str]:
     ``./=:-``): nothing can be chained onto it."""
     names = "|".join(re.escape(" ".join(c)) for c in commands)
     return re.compile(rf"\A\s*maker (?:{names})(?: [\w./=:-]+)*\s*\Z")
+
+
+# maker's own plumbing in a step, exactly as its prompts word it: nothing before, after
+# or between (no options, no quoting, no second command).
+_PLUMBING = re.compile(r"maker (context|status|step outcome|verify --step)(?: (\d{1,6}))?")
+_NEEDS_STEP = {"context": True, "status": False, "step outcome": True, "verify --step": True}
+
+
+def plumbing(command: str) -> tuple[str, int | None] | None:
+    """``(what, step)`` when ``command`` is exactly one of maker's read-only plumbing
+    commands (``maker context N``, ``maker status``, ``maker step outcome N``, ``maker
+    verify --step N``); None for anything else, ``maker context 0; rm …`` included."""
+    m = _PLUMBING.fullmatch(command)
+    if m is None or (m.group(2) is not None) != _NEEDS_STEP[m.group(1)]:
+        return None
+    return m.group(1), int(m.group(2)) if m.group(2) is not None else None

@@ -1,0 +1,210 @@
+"""A subagent's deliverable, gated: the planner's plan, the step executor's handoff, the
+reviewer's review, however the client carried it.
+
+- SubagentStop (``on_subagent_stop``): the subagent's final message (from the input, or
+  its transcript: ``maker.hooks.common.final_text``). A refusal blocks the subagent
+  with every problem, so it corrects itself, at most ``MAX_ATTEMPTS`` times.
+- PreToolUse of SubagentHandback (``on_handback``): auto mode gives every subagent
+  that tool and tells it that only what it sends there is delivered. Its ``message``
+  is gated before it is delivered, and a refusal denies the call with every problem:
+  after the call the subagent has ended, and a SubagentStop block would reach no one.
+
+One deliverable is gated once (``verdicts.delivered``): a later stop of the same
+subagent (auto mode nudges one that answered in text to hand back too) changes nothing.
+Each outcome is recorded for the main agent's verdict (``maker.hooks.verdicts``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from maker.hooks import verdicts
+from maker.hooks.attempts import MAX_ATTEMPTS, bump, clear
+from maker.hooks.common import (
+    EXECUTOR_SUFFIX,
+    PLANNER_SUFFIX,
+    REVIEWER_SUFFIX,
+    final_text,
+    running_step,
+    store_for,
+)
+from maker.hooks.protocol import HookInput, Output, allow, block, deny_tool, message
+
+if TYPE_CHECKING:
+    from maker.store.plan_store import PlanStore
+
+__all__ = ["MAX_ATTEMPTS", "is_maker_agent", "on_handback", "on_subagent_stop"]
+
+# A planner's exploration can take a while; an older /maker:plan is another request.
+_PLANNING_S = 4 * 3600
+_AGAIN = ("deliver it again, whole and corrected, nothing else: as your final message, or "
+          "as SubagentHandback's `message` if you have that tool")
+
+
+def is_maker_agent(agent_type: str) -> bool:
+    return agent_type.endswith((PLANNER_SUFFIX, EXECUTOR_SUFFIX, REVIEWER_SUFFIX))
+
+
+def _problem_list(problems: list[Any]) -> str:
+    return "\n".join(f"- {p}" for p in problems)
+
+
+def on_subagent_stop(hook: HookInput) -> Output:
+    if not is_maker_agent(hook.agent_type):
+        return allow()
+    if verdicts.delivered(hook.agent_id):
+        # Its deliverable was gated already: through SubagentHandback, or at an earlier
+        # stop (auto mode nudges a subagent that answered in text to hand back too).
+        return allow()
+    return _deliver(hook, final_text(hook))
+
+
+def on_handback(hook: HookInput) -> Output:
+    """One of maker's subagents delivers through SubagentHandback: gate its message now."""
+    if verdicts.delivered(hook.agent_id):
+        return allow()
+    tool_input = hook.raw.get("tool_input")
+    text = tool_input.get("message") if isinstance(tool_input, dict) else None
+    out = _deliver(hook, text if isinstance(text, str) else "")
+    if out and out.get("decision") == "block":
+        return deny_tool(str(out.get("reason")))
+    return out
+
+
+def _deliver(hook: HookInput, text: str) -> Output:
+    agent = hook.agent_type
+    if agent.endswith(PLANNER_SUFFIX):
+        return _planner_stop(hook, text)
+    if agent.endswith(REVIEWER_SUFFIX):
+        return _reviewer_stop(hook, text)
+    out = _executor_stop(hook, text)
+    if verdicts.delivered(hook.agent_id):  # its final answer: a background launch ends
+        from maker.executor.runs import end_agent
+
+        store = store_for(hook)
+        if store.exists():
+            end_agent(store, hook.agent_id)
+    return out
+
+
+def _reviewer_stop(hook: HookInput, text: str) -> Output:
+    """Record the independent review for the step that awaits approval."""
+    from maker.executor.approval import is_awaiting
+    from maker.executor.review import record_review
+
+    store = store_for(hook)
+    if not store.exists():
+        return allow()
+    waiting = [r for r in store.load().steps if is_awaiting(r)]
+    if len(waiting) != 1:
+        verdicts.record(hook, "not-recorded")
+        return message("maker: the reviewer finished, but no single step awaits approval, "
+                       "so its review was not recorded.")
+    review = record_review(store, waiting[0], text)
+    from maker.errors import MakerError
+    from maker.executor.approval import apply_review
+
+    try:
+        decided = apply_review(store, waiting[0], review.approves)
+    except MakerError as exc:
+        decided = f"not decided by the policy: {exc}"
+    verdicts.record(hook, "recorded", step=review.step, verdict=review.verdict,
+                    decided=decided)
+    return message(f"maker: review of step {review.step} recorded (verdict: {review.verdict})"
+                   + (f"; step {review.step} {decided}." if decided else "."))
+
+
+def _planner_stop(hook: HookInput, text: str) -> Output:
+    from maker.planner.linter import lint_text
+    from maker.store.requests import load_request
+
+    store = store_for(hook)
+    key = hook.agent_id or hook.session_id
+    plan, problems = lint_text(text)
+    if plan is not None and not problems:
+        # The user's exact words, as saved before the command expanded; the
+        # planner's echo of them is only the fallback.
+        task = load_request(hook.session_id, "plan", max_age_s=_PLANNING_S) or plan.task
+        from maker.errors import PlanExistsError
+
+        before = set(store.archived()) if store.exists() else set()
+        try:
+            stored = store.write_plan(plan, task)
+        except PlanExistsError as exc:
+            verdicts.record(hook, "refused", reason=str(exc))
+            return message(f"maker: the plan is valid but was not written: {exc}")
+        clear(store, "planner", key)
+        archived = sorted(set(store.archived()) - before)
+        verdicts.record(hook, "written", root=str(store.root), steps=len(stored.steps),
+                        archived=str(archived[-1]) if archived else None)
+        kept = f"; the previous plan is archived in {archived[-1]}/" if archived else ""
+        return message(f"maker: plan written to {store.root} ({len(stored.steps)} steps"
+                       f"{kept}). Run /maker:status to see it, /maker:step to run the first "
+                       "step.")
+    count = bump(store, "planner", key)
+    verdicts.record(hook, "rejected", final=count >= MAX_ATTEMPTS, attempts=count,
+                    problems=[str(p) for p in problems])
+    if count >= MAX_ATTEMPTS:
+        clear(store, "planner", key)
+        return message(f"maker: the planner's answer was rejected {count} times; no plan "
+                       f"was written. Last problems:\n{_problem_list(problems)}")
+    return block(
+        f"maker rejected the plan (attempt {count} of {MAX_ATTEMPTS}); nothing was "
+        f"written. Fix every problem below in the plan YAML, then {_AGAIN}:\n"
+        f"{_problem_list(problems)}")
+
+
+def _keep_answer(store: PlanStore, step: int, text: str) -> Path:
+    """Keep a refused final message, so that nothing the executor wrote is lost."""
+    from maker.core.clock import file_stamp
+    from maker.store.atomic import atomic_write
+
+    stamp = file_stamp()
+    path = store.state_dir / "refused" / f"step-{step:02d}-{stamp}.txt"
+    atomic_write(path, text, durable=False)
+    return path
+
+
+def _executor_stop(hook: HookInput, text: str) -> Output:
+    from maker.errors import HandoffRejectedError
+    from maker.executor.accept import accept_handoff
+    from maker.executor.lifecycle import fail_step
+
+    store = store_for(hook)
+    active = running_step(store)
+    if not active:
+        verdicts.record(hook, "no-step")
+        return message("maker: the step executor stopped, but no step is in progress, so "
+                       "its answer was not recorded. Start a step with `maker step start`.")
+    step = int(active["step"])
+    key = f"step{step}-{active.get('started_at', '')}"
+    from maker.hooks.voting import ballot_stop
+
+    voted = ballot_stop(hook, store, step, text)  # a voting step: a ballot, not accepted
+    if voted is not None:
+        return voted
+    try:
+        result = accept_handoff(store, text)
+    except HandoffRejectedError as exc:
+        kept = _keep_answer(store, step, text)
+        count = bump(store, "handoff", key)
+        if count >= MAX_ATTEMPTS:
+            reasons = [str(p) for p in exc.problems]
+            fail_step(store, step, [f"handoff rejected {count} times (the last answer is "
+                                    f"kept in {kept})", *reasons])
+            clear(store, "handoff", key)
+            verdicts.record(hook, "failed", step=step, attempts=count, reasons=reasons)
+            return message(f"maker: step {step} FAILED: its handoff was rejected {count} "
+                           f"times. Reasons:\n{_problem_list(reasons)}")
+        verdicts.record(hook, "rejected", final=False, step=step, attempts=count,
+                        problems=[str(p) for p in exc.problems])
+        return block(
+            f"maker rejected your handoff for step {step} (attempt {count} of "
+            f"{MAX_ATTEMPTS}). Fix every problem below in the handoff YAML, then {_AGAIN}:\n"
+            f"{_problem_list(exc.problems)}")
+    clear(store, "handoff", key)
+    verdicts.record(hook, "accepted", step=step, status=result.status)
+    return message(f"maker: handoff for step {step} accepted ({result.status}).")
+
+

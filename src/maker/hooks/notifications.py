@@ -1,0 +1,83 @@
+"""A background subagent's notification: maker's verdict in the turn it starts.
+
+In an interactive session the client runs every subagent in the background. When one
+ends, the main agent gets a new turn whose text is a notification (DESIGN.md, "Subagents
+in an interactive session"), and the UserPromptSubmit hooks see that text as the prompt:
+
+- ``<task-notification><task-id>AGENT_ID</task-id>…<status>completed</status>…
+  <result>its last answer</result>…``, or
+- ``<agent-message from="AGENT_ID">[Subagent hand-back] …`` (auto mode's hand-back).
+
+maker adds its verdict on that subagent (``maker.hooks.verdicts``) as the turn's
+``additionalContext``, as PostToolUse does when a subagent returns in the foreground.
+A notification is never a person's decision: whatever its text says, nothing is
+approved, rejected or set here.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from maker.hooks.protocol import HookInput, Output, allow, context
+from maker.hooks.verdicts import read_record, take_record, verdict_text
+
+__all__ = ["on_notification", "parse_notification"]
+
+# A notification can reach UserPromptSubmit a moment before the subagent's own
+# SubagentStop hook has recorded its deliverable: wait that long for it.
+_SETTLE_S = 8.0
+
+_TASK_ID = re.compile(r"\A\s*<task-notification>\s*<task-id>([A-Za-z0-9_-]{1,100})</task-id>")
+_AGENT_MESSAGE = re.compile(r'\A\s*<agent-message from="([A-Za-z0-9_-]{1,100})">')
+_STATUS = re.compile(r"<status>([a-z_]{1,40})</status>")
+
+
+def parse_notification(prompt: str) -> tuple[str, str] | None:
+    """``(agent id, status)`` of a background subagent's notification, as the client
+    puts it in the main agent's new turn; None for anything else. Only the head of
+    the notification is read: its ``<result>`` is the subagent's text, never maker's
+    facts (nor a person's words)."""
+    head = prompt[:4000]
+    m = _TASK_ID.match(head)
+    if m:
+        before = head.split("<result>", 1)[0]
+        status = _STATUS.search(before)
+        return m.group(1), status.group(1) if status else "completed"
+    m = _AGENT_MESSAGE.match(head)
+    if m:
+        return m.group(1), "completed"
+    return None
+
+
+def on_notification(hook: HookInput, agent_id: str, status: str) -> Output:
+    """maker's verdict on the background maker subagent this notification is about,
+    in the turn it starts. It decides nothing: a notification is not a person."""
+    data = read_record(agent_id)
+    agent = str(data.get("agent_type") or "")
+    if not agent.startswith("maker:"):
+        return allow()
+    deadline = time.monotonic() + _SETTLE_S
+    while not data.get("final") and status == "completed" and time.monotonic() < deadline:
+        time.sleep(0.1)
+        data = read_record(agent_id)
+    from maker.hooks.common import store_for
+
+    store = store_for(hook)
+    step = None
+    if agent.endswith(":step-executor") and store.exists():
+        from maker.executor.runs import add_turn, end_agent
+
+        step = end_agent(store, agent_id) if not data.get("final") else None
+        active = store.read_active()
+        if isinstance(active, dict) and isinstance(active.get("step"), int):
+            # This turn now works on the step: the Stop hook holds it as it holds the
+            # turn that launched the executor in the foreground.
+            add_turn(store, int(active["step"]), hook.session_id, hook.text("prompt_id"))
+    facts = take_record(agent_id) if data.get("final") else {}
+    if not facts and status != "completed":
+        facts = {"outcome": "gone", "status": status, **({"step": step} if step is not None
+                                                         else {})}
+    text = verdict_text(hook, agent, facts, "")
+    return context("UserPromptSubmit", f"maker's verdict on the {agent} subagent that just "
+                   f"ended (agent {agent_id}): {text}") if text else allow()
