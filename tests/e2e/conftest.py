@@ -10,13 +10,14 @@ produced and on what the model was sent.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
 
 from harness.queries import RecordingAPI
+from harness.terminal import Terminal
 from maker.scripted import ClaudeRun, FakeMessagesAPI, find_claude
 from maker.scripted import run_claude as _run_claude
 
@@ -66,3 +67,35 @@ def run_claude(claude_binary: Path, fake_api: FakeMessagesAPI, project: Path,
         return _run_claude(prompt, api=fake_api, **options)
 
     return run
+
+
+# -- the interactive client ------------------------------------------------------------
+
+
+class StartInteractive(Protocol):
+    def __call__(self, *, args: Sequence[str] = (),
+                 env: Mapping[str, str] | None = None) -> Terminal: ...
+
+
+@pytest.fixture
+def interactive(claude_binary: Path, fake_api: FakeMessagesAPI, project: Path,
+                claude_home: Path) -> Iterator[StartInteractive]:
+    """``interactive()`` starts the real CLI in a pseudo-terminal with the maker plugin,
+    as a person starts it (no flags: auto mode, subagents in the background), against
+    the test's fake API; ``args`` and ``env`` add flags and variables. Closed after the
+    test, with everything it started."""
+    from harness.scenarios import find_plugin_root, plugin_env
+    from harness.terminal import start_claude
+
+    started: list[Terminal] = []
+
+    def start(*, args: Sequence[str] = (), env: Mapping[str, str] | None = None) -> Terminal:
+        terminal = start_claude(fake_api, project=project, home=claude_home,
+                                plugin_dirs=[find_plugin_root()], args=args,
+                                env={**plugin_env(), **(env or {})}, claude=claude_binary)
+        started.append(terminal)
+        return terminal
+
+    yield start
+    for terminal in started:
+        terminal.close()

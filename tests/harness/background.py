@@ -1,0 +1,82 @@
+"""The scripted model's turns for an interactive session, where the client runs every
+subagent in the background (and, in auto mode, subagents hand back through
+SubagentHandback). Each turn reads what maker told it, as the model would:
+
+- after an Agent call: maker's note that the subagent runs in the background (PostToolUse
+  at launch); the main agent ends its turn to wait (``main_waits``);
+- in the turn a subagent's notification starts: maker's verdict on it (UserPromptSubmit),
+  which it follows (``main_follows_notification``, ``main_asks_after_notification``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from maker.scripted import RecordedRequest, Reply
+from maker.scripted.turns import Turn, off_script, tool
+
+__all__ = ["handback", "main_asks_after_notification", "main_follows_notification",
+           "main_waits", "notified_verdict"]
+
+_RUNS = re.compile(r"maker: The (.*?) was launched and runs in the background")
+_NOTIFIED = re.compile(r"maker's verdict on the (maker:[\w-]+) subagent that just ended "
+                       r"\(agent ([\w-]+)\): (.*)", re.S)
+_END_WITH = re.compile(r"End your reply with the line (STEP_[A-Z_]+)\.")
+_STEP = re.compile(r"^step (\d+) ")
+
+
+def handback(message: str) -> Reply:
+    """A subagent's delivery in auto mode: ``SubagentHandback({message})``."""
+    return Reply.tool("SubagentHandback", {"message": message})
+
+
+def main_waits() -> Turn:
+    """After launching a subagent the client ran in the background: maker says it runs
+    and nothing is decided; say so to the user and end the turn (no sentinel)."""
+
+    def turn(request: RecordedRequest) -> Reply:
+        match = _RUNS.search(request.latest_text)
+        if not match:
+            raise off_script(request, "expected maker's note that the subagent runs in the "
+                                      "background")
+        return Reply.text(f"{match.group(1)} runs in the background; you can keep working. "
+                          "maker will report when it returns.")
+
+    return turn
+
+
+def notified_verdict(request: RecordedRequest) -> tuple[str, str, str]:
+    """``(agent type, agent id, verdict)``: maker's verdict in the turn a background
+    subagent's notification started."""
+    match = _NOTIFIED.search(request.latest_text)
+    if not match:
+        raise off_script(request, "expected maker's verdict on the subagent whose "
+                                  "notification started this turn")
+    return match.group(1), match.group(2), match.group(3).strip()
+
+
+def main_follows_notification() -> Turn:
+    """The notification's turn: tell the user maker's verdict and end with the line it
+    names (if it names one)."""
+
+    def turn(request: RecordedRequest) -> Reply:
+        _, _, verdict = notified_verdict(request)
+        end = _END_WITH.search(verdict)
+        return Reply.text(f"maker says: {verdict}" + (f"\n\n{end.group(1)}" if end else ""))
+
+    return turn
+
+
+def main_asks_after_notification() -> Turn:
+    """The notification's turn when the step awaits approval: run ``maker step outcome
+    N`` (whose ``ask:`` line the next turn puts to the user)."""
+
+    def turn(request: RecordedRequest) -> Reply:
+        _, _, verdict = notified_verdict(request)
+        step = _STEP.match(verdict)
+        if "status: awaiting-approval" not in verdict or not step:
+            raise off_script(request, f"expected a step awaiting approval, got {verdict!r}")
+        return tool("Bash", command=f"maker step outcome {step.group(1)}",
+                    description="Where the step ended up")
+
+    return turn
