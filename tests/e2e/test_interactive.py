@@ -21,12 +21,13 @@ from harness.background import (
     main_waits,
     notified_verdict,
 )
+from harness.queries import RecordingAPI
 from harness.scenarios import (
     APPROVE,
+    BROKEN_PLAN_PROBLEM,
     EXECUTOR,
     MAIN,
     PLANNER,
-    BROKEN_PLAN_PROBLEM,
     broken_handoff,
     broken_plan,
     executor_reads_brief,
@@ -42,7 +43,6 @@ from harness.scenarios import (
     to_yaml,
     tool,
 )
-from harness.queries import RecordingAPI
 from harness.terminal import Terminal
 from maker.scripted import RecordedRequest, Reply
 
