@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.background import main_follows_notification, main_waits
+from harness.queries import hook_events
 from harness.scenarios import (
     EXECUTOR,
     MAIN,
@@ -135,8 +137,10 @@ def test_a_later_unrelated_turn_of_the_owner_session_is_not_blocked(
     assert step(project, 0).status == "in-progress"  # not recorded FAILED
 
 
-def test_a_background_executor_is_refused_and_one_runs_in_the_foreground(
+def test_a_background_executor_in_print_mode_gets_its_verdict_from_the_notification(
         fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
+    """`run_in_background: true` in `-p`: the launch is told as running (never a verdict),
+    the turn ends unblocked, and the notification's turn gets maker's verdict."""
     write_plan(project)
 
     def launches_in_background(request: RecordedRequest) -> Reply:
@@ -145,17 +149,19 @@ def test_a_background_executor_is_refused_and_one_runs_in_the_foreground(
                                     "prompt": "Execute maker step 0.",
                                     "run_in_background": True})
 
-    fake_api.script(MAIN, launches_in_background, main_launches_executor(),
-                    main_follows_verdict())
+    fake_api.script(MAIN, launches_in_background, main_waits(), main_follows_notification())
     executor_flow(fake_api, [executor_writes("hello.txt", "hello\n")], GOOD_0)
 
     run = run_maker(run_claude, "/maker:step 0")
 
     fake_api.assert_done()
-    refused = fake_api.requests_for(MAIN)[1].tool_results[0]
-    assert refused.is_error and "a step executor runs in the foreground" in refused.text
+    launched = fake_api.requests_for(MAIN)[1].latest_text
+    assert "runs in the background" in launched and "maker's verdict:" not in launched
+    stops = [e["stdout"] for e in hook_events(run) if e["hook_event"] == "Stop"]
+    assert stops and not any("block" in out for out in stops)
     assert len(fake_api.requests_for(EXECUTOR)) == 3  # one executor ran, once
     assert run.result is not None and run.result.endswith("\nSTEP_COMPLETE")
+    assert step(project, 0).status == "complete"
 
 
 def test_a_second_executor_launched_at_once_is_refused(

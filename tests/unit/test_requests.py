@@ -93,7 +93,7 @@ def test_begin_starts_the_named_step_with_the_users_notes(tmp_path: Path) -> Non
     out = begin("s")
     assert out.startswith("STARTED: step 2")
     assert "<user-notes>\nuse the 'fast' path; $(rm -rf /)\n</user-notes>" in out
-    assert 'prompt "Execute maker step 2."' in out and "run_in_background" not in out
+    assert 'prompt "Execute maker step 2."' in out and "run_in_background: false" in out
     assert store.load().get(2).status == "in-progress"
 
 

@@ -204,7 +204,7 @@ def launch_instruction(store: PlanStore, step: int, running: int = 0) -> str:
                 "when this one did; maker's verdict on the last of them says what to do")
     return (f"launch {more} {EXECUTOR_AGENT} subagent{'s' if more > 1 else ''} at once "
             f"({more} Agent tool call{'s' if more > 1 else ''} in one message, each with "
-            f"the prompt \"Execute maker step {step}.\"): "
+            f"run_in_background: false and the prompt \"Execute maker step {step}.\"): "
             f"step {step} is decided by a vote, and the winning answer needs a lead of {k}")
 
 

@@ -64,9 +64,10 @@ EXECUTOR_AGENT = "maker:step-executor"
 
 def relaunch_instruction(n: int | str) -> str:
     """The one way every prompt and message tells the main agent to run step ``n``'s
-    executor (again)."""
-    return (f"launch the {EXECUTOR_AGENT} subagent with the Agent tool and the prompt "
-            f"\"Execute maker step {n}.\"")
+    executor (again). In the foreground where the client lets it (``claude -p``, the
+    SDK); an interactive session drops the flag and runs it in the background."""
+    return (f"launch the {EXECUTOR_AGENT} subagent with the Agent tool, "
+            f"run_in_background: false, and the prompt \"Execute maker step {n}.\"")
 
 
 # -- the run record -----------------------------------------------------------------

@@ -5,7 +5,8 @@ expands ``/maker:plan`` and ``/maker:step``, runs their ``!`…``` lines, launch
 maker's subagents and runs maker's hooks. Only the model's turns are scripted:
 
 - the main agent follows ``commands/plan.md`` and ``commands/step.md``: it launches
-  ``maker:planner`` or ``maker:step-executor`` with the Agent tool, runs ``maker
+  ``maker:planner`` or ``maker:step-executor`` with the Agent tool
+  (``run_in_background: false``, which an interactive session drops), runs ``maker
   status`` or ``maker step outcome N`` and ends a step with the sentinel line
   ``maker step outcome`` printed;
 - the planner answers plan YAML, the step executor reads its brief with
@@ -133,7 +134,7 @@ def main_launches_planner() -> Turn:
     def turn(request: RecordedRequest) -> Reply:
         task = search(request, _USER_TEXT, "the task between <user-text> markers").group(1)
         return tool("Agent", subagent_type="maker:planner", description="Plan the task",
-                    prompt=f"Plan this task: {task}")
+                    prompt=f"Plan this task: {task}", run_in_background=False)
 
     return turn
 
@@ -191,7 +192,8 @@ def main_launches_executor(*, after_feedback_naming: str | None = None) -> Turn:
         if notes is not None:
             prompt += f"\n\nNotes from the user:\n{notes.group(1)}"
         return tool("Agent", subagent_type="maker:step-executor",
-                    description=f"Execute maker step {n}", prompt=prompt)
+                    description=f"Execute maker step {n}", prompt=prompt,
+                    run_in_background=False)
 
     return turn
 
