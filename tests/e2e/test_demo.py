@@ -24,8 +24,44 @@ def kept_demo(*args: str) -> tuple[str, Path]:
     return result.output, Path(kept.group(1))
 
 
-def test_demo_narrates_plan_a_refused_then_accepted_handoff_and_status() -> None:
+def test_demo_shows_an_interactive_session_with_background_subagents() -> None:
+    """`maker demo` as people run the client: the real CLI in a terminal, auto mode,
+    subagents in the background, the approval question answered by a key."""
     out, project = kept_demo("--keep")
+    try:
+        for line in [
+            "maker demo (SCRIPTED)",
+            "runs in a terminal, as you start it",
+            "  you type  /maker:plan Add a hello.txt greeting to the project, and check it",
+            "            | ● maker:planner(Plan the task)",
+            "Backgrounded agent (",  # the client draws "⎿\xa0 Backgrounded agent"
+            "  maker     told the main agent at launch: it runs in the background, nothing",
+            "maker's verdict on the maker:planner subagent that just ended",
+            "  you type  /maker:step 0",
+            "  maker     REFUSED the hand-back (PreToolUse hook): the subagent was told",
+            "              - summary: missing (fix: add `summary:` with what you did, in a",
+            "            | maker: approve step 0 (Write hello.txt)?",
+            "            | ❯ 1. Approve step 0",
+            "  you press Enter: Approve step 0",
+            "            |   STEP_COMPLETE",
+            "  maker     recorded YOUR answer to the question (PostToolUse hook): step 0 is",
+            "  you type  /maker:status",
+            "            |   0     Write hello.txt  complete  -",
+            "== What you just saw ==",
+            "`maker demo --print` shows the same commands in print mode (claude -p,",
+            "  claude --plugin-dir ",
+        ]:
+            assert line in out, line
+        assert out.index("== 1/3") < out.index("== 2/3") < out.index("== 3/3")
+        assert out.index("REFUSED the hand-back") < out.index("handoff accepted; status:")
+        assert (project / "hello.txt").read_text() == "hello\n"
+        assert (project / "plans/handoffs/00-write-hello-txt.md").is_file()
+    finally:
+        shutil.rmtree(project.parent)
+
+
+def test_print_demo_narrates_plan_a_refused_then_accepted_handoff_and_status() -> None:
+    out, project = kept_demo("--print", "--keep")
     try:
         for line in [
             "maker demo (SCRIPTED)",

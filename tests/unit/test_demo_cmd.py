@@ -43,6 +43,7 @@ def test_help_names_the_headless_demo() -> None:
     assert result.exit_code == 0
     assert "--headless" in result.output
     assert "Show `maker run` instead" in result.output
+    assert "--print" in result.output and "print mode (claude -p" in result.output
 
 
 def test_the_plugin_is_found_above_the_package_or_not_at_all(tmp_path: Path) -> None:

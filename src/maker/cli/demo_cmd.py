@@ -1,5 +1,6 @@
 """``maker demo``: watch the whole flow with the real Claude Code CLI and a scripted model:
-the plugin's slash commands, or (``--headless``) ``maker run`` over claude-agent-sdk."""
+the plugin's slash commands in an interactive session as people run it (``--print``: in
+``claude -p``), or (``--headless``) ``maker run`` over claude-agent-sdk."""
 
 from __future__ import annotations
 
@@ -16,12 +17,17 @@ __all__ = ["demo"]
 @click.option("--headless", is_flag=True,
               help="Show `maker run` instead: planning, live step lines, a flagged answer "
                    "resampled, the ledger (needs no plugin files).")
+@click.option("--print", "print_mode", is_flag=True,
+              help="Run the slash commands in print mode (claude -p, subagents in the "
+                   "foreground), with every model turn narrated.")
 @click.option("--keep", is_flag=True, help="Keep the temporary project and print its path.")
 @click.option("--plugin-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="The maker plugin to load (default: the checkout this maker runs from).")
 @click.option("--quiet", is_flag=True, help="Print only the prompts, outcomes and files.")
-def demo(headless: bool, keep: bool, plugin_dir: Path | None, quiet: bool) -> None:
-    """Watch plan, step and status (or `maker run`) for real, with a SCRIPTED model."""
+def demo(headless: bool, print_mode: bool, keep: bool, plugin_dir: Path | None,
+         quiet: bool) -> None:
+    """Watch plan, step and status in a Claude Code session (or `maker run`), for real,
+    with a SCRIPTED model."""
     from maker.errors import ClaudeNotFoundError, MakerError, PluginNotFoundError
     from maker.scripted.claude_cli import find_claude
     from maker.scripted.demo import run_demo
@@ -30,6 +36,8 @@ def demo(headless: bool, keep: bool, plugin_dir: Path | None, quiet: bool) -> No
     if headless and plugin_dir is not None:
         raise click.UsageError("--plugin-dir is for the plugin demo: --headless runs "
                                "`maker run`, which loads no plugin")
+    if headless and print_mode:
+        raise click.UsageError("--print is for the plugin demo: --headless runs `maker run`")
     try:
         find_claude()
         if headless:
@@ -38,7 +46,16 @@ def demo(headless: bool, keep: bool, plugin_dir: Path | None, quiet: bool) -> No
             run_headless_demo(click.echo, keep=keep, quiet=quiet)
             return
         root = _plugin_root(plugin_dir) if plugin_dir else find_plugin_root()
-        run_demo(click.echo, plugin_root=root, keep=keep, quiet=quiet)
+        if print_mode:
+            run_demo(click.echo, plugin_root=root, keep=keep, quiet=quiet)
+            return
+        try:
+            from maker.scripted.session_demo import run_session_demo
+        except ImportError as exc:  # pexpect, pyte: the development install brings them
+            raise click.ClickException(
+                f"the interactive demo needs {exc.name}: pip install -e '.[dev]' (or run "
+                "`maker demo --print`, which needs only the Claude Code CLI)") from None
+        run_session_demo(click.echo, plugin_root=root, keep=keep, quiet=quiet)
     except ClaudeNotFoundError as exc:
         raise click.ClickException(
             f"{exc}\nThe demo drives the real Claude Code CLI, which comes with the "
