@@ -9,6 +9,7 @@ produced and on what the model was sent.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -23,6 +24,8 @@ from maker.scripted import run_claude as _run_claude
 
 # One CLI run takes about a second; a hang must fail the test, not block CI.
 RUN_TIMEOUT = 30.0
+# Read before the isolation fixture clears the environment (see ``interactive``).
+_OTHER_PLUGIN = os.environ.get("E2E_PLUGIN_ROOT", "")
 
 
 class RunClaude(Protocol):
@@ -83,15 +86,19 @@ def interactive(claude_binary: Path, fake_api: FakeMessagesAPI, project: Path,
     """``interactive()`` starts the real CLI in a pseudo-terminal with the maker plugin,
     as a person starts it (no flags: auto mode, subagents in the background), against
     the test's fake API; ``args`` and ``env`` add flags and variables. Closed after the
-    test, with everything it started."""
+    test, with everything it started.
+
+    ``E2E_PLUGIN_ROOT`` (read when the session starts) runs the scenarios against
+    another checkout of the plugin: an older commit, to see what they catch there."""
     from harness.scenarios import find_plugin_root, plugin_env
     from harness.terminal import start_claude
 
+    plugin = Path(_OTHER_PLUGIN) if _OTHER_PLUGIN else find_plugin_root()
     started: list[Terminal] = []
 
     def start(*, args: Sequence[str] = (), env: Mapping[str, str] | None = None) -> Terminal:
         terminal = start_claude(fake_api, project=project, home=claude_home,
-                                plugin_dirs=[find_plugin_root()], args=args,
+                                plugin_dirs=[plugin], args=args,
                                 env={**plugin_env(), **(env or {})}, claude=claude_binary)
         started.append(terminal)
         return terminal
