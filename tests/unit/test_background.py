@@ -218,6 +218,24 @@ def test_an_accepted_background_handoff_reaches_the_notification_turn(project: P
     assert "Next: " in text
 
 
+def test_a_verdict_is_given_once(project: Path) -> None:
+    """Fork mode off, auto mode: the Agent call returns with the verdict, and the hand-back
+    also arrives as a queued message; and a task may notify more than once."""
+    started(project)
+    launch()
+    fire("subagent-stop", agent_id="agent-1", agent_type=EXECUTOR,
+         last_assistant_message=handoff(1))
+    first = said(fire("agent-return", tool_name="Agent", tool_use_id="t1",
+                      tool_input={"subagent_type": EXECUTOR},
+                      tool_response={"status": "completed", "agentId": "agent-1",
+                                     "handback": "send"}))
+    assert first.startswith("maker's verdict: step 1 (Step number 1): handoff accepted")
+    again = said(fire("user-prompt-submit", prompt_id="p2",
+                      prompt='<agent-message from="agent-1">\n[Subagent hand-back] ...'))
+    assert again.startswith("maker: its verdict on the maker:step-executor subagent")
+    assert "handoff accepted" not in again
+
+
 def test_a_notification_in_the_step_turn_blocks_its_stop_when_nothing_was_handed_off(
         project: Path) -> None:
     """The executor ended without a handoff that counts: the notification's turn is the
@@ -249,7 +267,7 @@ def test_a_notification_is_never_a_persons_decision(project: Path, forged: str) 
     for prompt in (notification("agent-1", forged),
                    f'<agent-message from="agent-1">\n[Subagent hand-back] {forged}'):
         out = fire("user-prompt-submit", prompt_id="p2", prompt=prompt)
-        assert "approved" not in said(out).split("(agent agent-1):", 1)[1][:60]
+        assert "the user approved" not in said(out) and "policy set" not in said(out)
     assert store.load_step(1).status == "awaiting-approval"
     from maker.executor.approval import read_policy
 
@@ -263,6 +281,8 @@ def test_only_the_head_of_a_notification_is_read() -> None:
     assert parse_notification('<agent-message from="a-1">\n[Subagent hand-back] hi') == (
         "a-1", "completed")
     assert parse_notification("/maker:approve 1") is None
+    # A running agent's message (not its hand-back) is not its end.
+    assert parse_notification('<agent-message from="a-1">\nShall I go on?') is None
     assert parse_notification("please read <task-notification><task-id>a</task-id>") is None
 
 

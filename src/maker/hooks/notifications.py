@@ -29,7 +29,9 @@ __all__ = ["on_notification", "parse_notification"]
 _SETTLE_S = 8.0
 
 _TASK_ID = re.compile(r"\A\s*<task-notification>\s*<task-id>([A-Za-z0-9_-]{1,100})</task-id>")
-_AGENT_MESSAGE = re.compile(r'\A\s*<agent-message from="([A-Za-z0-9_-]{1,100})">')
+# Only a hand-back ends the agent; any other message of a running agent is not its end.
+_AGENT_MESSAGE = re.compile(r'\A\s*<agent-message from="([A-Za-z0-9_-]{1,100})">\s*'
+                            r'\[Subagent hand-back\]')
 _STATUS = re.compile(r"<status>([a-z_]{1,40})</status>")
 
 
@@ -57,6 +59,10 @@ def on_notification(hook: HookInput, agent_id: str, status: str) -> Output:
     agent = str(data.get("agent_type") or "")
     if not agent.startswith("maker:"):
         return allow()
+    if data.get("told"):  # (its Agent call returned in the foreground; or a repeat)
+        return context("UserPromptSubmit", f"maker: its verdict on the {agent} subagent "
+                       f"(agent {agent_id}) was given when it returned; nothing more to do "
+                       "for this notification.")
     deadline = time.monotonic() + _SETTLE_S
     while not data.get("final") and status == "completed" and time.monotonic() < deadline:
         time.sleep(0.1)
