@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from harness.background import (
+    TIMEOUT,
+    finished,
     handback,
     main_asks_after_notification,
     main_follows_notification,
@@ -43,7 +45,6 @@ from harness.scenarios import (
     to_yaml,
     tool,
 )
-from harness.terminal import Terminal
 from maker.scripted import RecordedRequest, Reply
 
 from ._maker import step, write_plan
@@ -53,16 +54,6 @@ pytestmark = pytest.mark.e2e
 
 GOOD_0 = handoff(0, {"files": ["hello.txt"]}, summary="Wrote hello.txt; it says hello.",
                  files=["hello.txt"])
-TIMEOUT = 60.0
-
-
-def finished(terminal: Terminal, api: RecordingAPI, text: str) -> str:
-    """Wait until the script is consumed and the screen shows ``text``; the screen."""
-    terminal.wait(lambda: not api.remaining() and text in terminal.text(),
-                  f"the script consumed and {text!r} on the screen", TIMEOUT)
-    return terminal.text()
-
-
 def tool_errors(api: RecordingAPI, agent: str) -> list[str]:
     """The failed tool results ``agent`` was sent (a hook's deny among them)."""
     return [r.text for req in api.requests_for(agent) for r in req.tool_results[-1:]
@@ -130,7 +121,7 @@ def test_step_in_the_background_with_verification_and_the_gates_feedback(
     handoff_file = (project / "plans/handoffs/00-write-hello-txt.md").read_text()
     assert "test -f hello.txt" in handoff_file  # the evidence is what maker ran
     # The turn that launched the executor ended without a block, a count or a failure.
-    assert "Stop hook" not in screen and "FAILED" not in screen
+    assert "Stop hook reported" not in screen and "FAILED" not in screen
     assert not list((project / "plans/.maker/attempts").glob("stop-*"))
     _, _, verdict = notified_verdict(fake_api.requests_for(MAIN)[2])
     assert verdict.startswith("step 0 (Write hello.txt): handoff accepted; status: complete.")

@@ -12,11 +12,18 @@ from __future__ import annotations
 
 import re
 
+from harness.queries import RecordingAPI
 from maker.scripted import RecordedRequest, Reply
+from maker.scripted.terminal import Terminal
 from maker.scripted.turns import Turn, off_script, tool
 
-__all__ = ["handback", "main_asks_after_notification", "main_follows_notification",
-           "main_waits", "notified_verdict"]
+__all__ = ["IDLE", "TIMEOUT", "finished", "handback", "main_asks_after_notification",
+           "main_follows_notification", "main_waits", "notified_verdict", "settled",
+           "verdicts_in"]
+
+TIMEOUT = 60.0
+IDLE = "esc to interrupt"
+"""On the status line while the client works (a turn, a hook); gone once it is idle."""
 
 _RUNS = re.compile(r"maker: The (.*?) was launched and runs in the background")
 _NOTIFIED = re.compile(r"maker's verdict on the (maker:[\w-]+) subagent that just ended "
@@ -80,3 +87,38 @@ def main_asks_after_notification() -> Turn:
                     description="Where the step ended up")
 
     return turn
+
+
+_VERDICTS = re.compile(r"maker's verdict on the (maker:[\w-]+) subagent that just ended "
+                       r"\(agent ([\w-]+)\): (.*?)(?=maker's verdict on the maker:|\Z)", re.S)
+
+
+def verdicts_in(request: RecordedRequest) -> list[tuple[str, str, str]]:
+    """``(agent type, agent id, verdict)`` of every maker verdict on a background
+    subagent in the request's newest text, in order (notifications may come batched,
+    or queued behind a tool result: one verdict each)."""
+    return [(m.group(1), m.group(2), m.group(3).strip())
+            for m in _VERDICTS.finditer(request.latest_text)]
+
+
+# -- waiting on the client ------------------------------------------------------------
+
+
+def settled(terminal: Terminal, api: RecordingAPI, text: str) -> bool:
+    """Whether the script is consumed, the screen shows ``text`` and the client is idle
+    (its last Stop hook has run). A scripted turn that raised fails at once."""
+    failed = [r for r in api.requests if r.outcome == "error"]
+    if failed:
+        raise AssertionError(f"a scripted turn of {failed[0].agent!r} raised: "
+                             f"{failed[0].error!r}") from failed[0].error
+    screen = terminal.text()
+    return not api.remaining() and text in screen and IDLE not in screen
+
+
+def finished(terminal: Terminal, api: RecordingAPI, text: str,
+             timeout: float = TIMEOUT) -> str:
+    """Wait until the script is consumed, the screen shows ``text`` and the client is
+    idle; the screen."""
+    terminal.wait(lambda: settled(terminal, api, text),
+                  f"the script consumed, {text!r} on the screen and the client idle", timeout)
+    return terminal.text()

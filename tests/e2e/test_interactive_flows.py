@@ -1,0 +1,433 @@
+"""maker's other flows as people run them: the real Claude Code CLI, interactive, in a
+pseudo-terminal, with its defaults (auto permission mode; every subagent in the
+background, delivering through SubagentHandback). Keys are typed and the screen is
+read; only the model is scripted (tests/harness/background.py).
+
+- a large step: maker's verdict asks for the independent review, the reviewer runs in
+  the background too, and its verdict decides the step by the `auto` policy;
+- the person's `/maker:approve N` and `/maker:reject N <notes>`, typed;
+- a step decided by a vote: several executors at once, each in the background;
+- `/maker:reset N`;
+- a step whose session crashed, taken over with `/maker:step N`.
+
+Each scenario awaits events (the script consumed, files written, text on the screen);
+none sleeps for a fixed time.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import deque
+from pathlib import Path
+
+import pytest
+
+from harness.background import (
+    finished,
+    handback,
+    main_follows_notification,
+    main_waits,
+    notified_verdict,
+    verdicts_in,
+)
+from harness.queries import RecordingAPI
+from harness.scenarios import (
+    EXECUTOR,
+    MAIN,
+    broken_handoff,
+    executor_reads_brief,
+    executor_writes,
+    handoff,
+    main_launches_executor,
+    main_reports_decision,
+    tool,
+)
+from maker.executor.lifecycle import start_step
+from maker.executor.runs import launched_in_background, start_launch
+from maker.executor.schedule import next_steps
+from maker.scripted import RecordedRequest, Reply
+from maker.scripted.replies import ToolUseBlock
+from maker.scripted.terminal import Terminal
+from maker.scripted.turns import Turn, search
+from maker.store.plan_store import PlanStore
+
+from ._maker import branching_plan, finish_step_0, step, write_plan
+from .conftest import StartInteractive
+
+pytestmark = pytest.mark.e2e
+
+REVIEWER = "reviewer"
+# -- a large step: the independent review ------------------------------------------------
+
+FILES = ["hello.txt", *(f"f{i}.txt" for i in range(1, 6))]  # six: the reviewer's due
+LARGE_0 = handoff(0, {"files": FILES}, summary="Wrote hello.txt and five more files.",
+                  files=FILES)
+
+
+def main_launches_reviewer(request: RecordedRequest) -> Reply:
+    """The executor's notification turn: maker's verdict asks for the review."""
+    agent, _, verdict = notified_verdict(request)
+    assert agent == "maker:step-executor", verdict
+    assert verdict.startswith("step 0 (Write hello.txt): handoff accepted; status: "
+                              "awaiting-approval."), verdict
+    assert "A review is required (6 files changed): launch maker:reviewer" in verdict
+    return tool("Agent", subagent_type="maker:reviewer", description="Review step 0",
+                prompt="Review maker step 0: read `maker context 0` and the handoff. "
+                       "Summary: Wrote hello.txt and five more files.")
+
+
+@pytest.mark.parametrize(("review", "sentinel", "status"), [
+    ("GREEN: the six files are as described.\nVERDICT: approve", "STEP_COMPLETE",
+     "complete"),
+    ("RED: f5.txt is empty.\nVERDICT: changes-needed", "STEP_REJECTED", "pending"),
+], ids=["approve", "changes-needed"])
+def test_a_large_step_gets_the_review_in_the_background_which_decides_it(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path, review: str,
+        sentinel: str, status: str) -> None:
+    write_plan(project)  # policy auto: a large step is the reviewer's to decide
+    fake_api.script(MAIN, main_launches_executor(), main_waits(), main_launches_reviewer,
+                    main_waits(), main_follows_notification())
+    fake_api.script(EXECUTOR, executor_reads_brief(), executor_writes("hello.txt", "hello\n"),
+                    handback(LARGE_0))
+    fake_api.script(REVIEWER, handback(review))
+    terminal = interactive()
+    terminal.submit("/maker:step 0")
+
+    screen = finished(terminal, fake_api, sentinel)
+    fake_api.assert_done()
+    mains = fake_api.requests_for(MAIN)
+    # The reviewer's launch was told it runs; nothing decided then.
+    assert "The reviewer was launched and runs in the background" in mains[3].latest_text
+    # The reviewer's notification turn got maker's verdict: the policy decided the step.
+    agent, _, verdict = notified_verdict(mains[4])
+    assert agent == "maker:reviewer"
+    verb = "approved" if status == "complete" else "rejected"
+    kind = review.rsplit("VERDICT: ", 1)[1]
+    assert verdict.startswith(f"the review of step 0 is recorded (verdict: {kind}), and "
+                              f"step 0 was {verb} by the reviewer under the `auto` policy")
+    assert verdict.endswith(f"end your reply with the line {sentinel}.")
+    assert sentinel in screen
+    # The reviewer worked as maker's reviewer, with its read-only tools.
+    (reviewed,) = fake_api.requests_for(REVIEWER)
+    assert "maker-agent: reviewer" in reviewed.system_text
+    assert "Write" not in reviewed.tool_names and "SubagentHandback" in reviewed.tool_names
+    record = step(project, 0)
+    assert record.status == status
+    if status == "complete":
+        assert record.meta["approved_by"] == "policy:auto (reviewer approved)"
+    else:
+        assert record.meta["revision_notes"] == ["RED: f5.txt is empty."]
+        assert list((project / "plans/handoffs/reset").glob("00-*"))  # kept aside
+    assert (project / "plans/.maker/reviews/step-00.json").is_file()
+
+
+# -- the person's /maker:approve and /maker:reject ---------------------------------------
+
+GOOD_0 = handoff(0, {"files": ["hello.txt"]}, summary="Wrote hello.txt; it says hello.",
+                 files=["hello.txt"])
+NOTES = "Say hello in French: \"salut\", not `rm -rf` $(anything) 'here'"
+
+
+def main_tells_how_to_decide(request: RecordedRequest) -> Reply:
+    """The notification's turn when the step awaits approval: the person decides by
+    typing (the question is not asked here)."""
+    _, _, verdict = notified_verdict(request)
+    assert verdict.startswith("step 0 (Write hello.txt): handoff accepted; status: "
+                              "awaiting-approval."), verdict
+    return Reply.text("Step 0 is done and waits for your approval: type `/maker:approve 0`, "
+                      "or `/maker:reject 0 <what to change>`.\n\nSTEP_AWAITING_APPROVAL")
+
+
+def awaiting(terminal: Terminal, api: RecordingAPI) -> None:
+    """Wait until the main agent has said the step awaits approval, and is idle."""
+    finished(terminal, api, "STEP_AWAITING_APPROVAL")
+
+
+def test_the_person_approves_a_step_by_typing_the_command(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    write_plan(project, policy="never")
+    fake_api.script(MAIN, main_launches_executor(), main_waits(), main_tells_how_to_decide)
+    fake_api.script(EXECUTOR, executor_reads_brief(), executor_writes("hello.txt", "hello\n"),
+                    handback(GOOD_0))
+    terminal = interactive()
+    terminal.submit("/maker:step 0")
+    awaiting(terminal, fake_api)
+    assert step(project, 0).status == "awaiting-approval"
+
+    fake_api.script(MAIN, main_reports_decision())
+    terminal.submit("/maker:approve 0")
+
+    screen = finished(terminal, fake_api, "STEP_COMPLETE")
+    fake_api.assert_done()
+    record = step(project, 0)
+    assert record.status == "complete"
+    assert record.meta["approved_by"] == "user (typed /maker:approve)"
+    told = fake_api.requests_for(MAIN)[-1].latest_text
+    assert "maker: the user approved step 0 (Write hello.txt); it is complete." in told
+    assert "Approved step 0 (Write hello.txt); it is complete." in screen
+
+
+def test_the_person_sends_a_step_back_with_notes_by_typing_the_command(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    write_plan(project, policy="never")
+    fake_api.script(MAIN, main_launches_executor(), main_waits(), main_tells_how_to_decide)
+    fake_api.script(EXECUTOR, executor_reads_brief(), executor_writes("hello.txt", "hello\n"),
+                    handback(GOOD_0))
+    terminal = interactive()
+    terminal.submit("/maker:step 0")
+    awaiting(terminal, fake_api)
+
+    fake_api.script(MAIN, main_reports_decision())
+    terminal.submit(f"/maker:reject 0 {NOTES}")
+
+    screen = finished(terminal, fake_api, "STEP_REJECTED")
+    fake_api.assert_done()
+    record = step(project, 0)
+    assert record.status == "pending"
+    assert record.meta["revision_notes"] == [NOTES]  # the person's words, verbatim
+    assert record.meta["rejected_by"] == "user (typed /maker:reject)"
+    assert list((project / "plans/handoffs/reset").glob("00-*"))  # kept aside
+    told = fake_api.requests_for(MAIN)[-1].latest_text
+    assert f"maker: the user rejected step 0; it is back to pending with their revision " \
+           f"notes: {NOTES!r}." in told
+    assert "Rejected step 0; it is back to pending" in screen
+
+    # The step runs again, and the person's notes reach the new executor's brief.
+    def reads_the_notes_then_writes(request: RecordedRequest) -> Reply:
+        brief = request.tool_results[-1].text
+        assert "## The user sent an earlier attempt back" in brief
+        assert f"- {NOTES}" in brief
+        return executor_writes("hello.txt", "salut\n")(request)
+
+    fake_api.script(MAIN, main_launches_executor(), main_waits(), main_tells_how_to_decide)
+    fake_api.script(EXECUTOR, executor_reads_brief(), reads_the_notes_then_writes,
+                    handback(GOOD_0))
+    terminal.submit("/maker:step 0")
+    awaiting(terminal, fake_api)
+    fake_api.assert_done()
+    assert (project / "hello.txt").read_text() == "salut\n"
+    assert step(project, 0).meta["revision_notes"] == [NOTES]
+
+
+# -- a step decided by a vote --------------------------------------------------------------
+
+_LAUNCH = re.compile(r"launch (\d+) maker:step-executor subagents? at once")
+_LAUNCHED = re.compile(r"maker: The step executor for step 0 was launched and runs in the "
+                       r"background \(agent ([\w-]+)\)")
+_END_WITH = re.compile(r"End your reply with the line (STEP_[A-Z_]+)\.")
+
+
+def launches(n: int) -> Reply:
+    """n executors for step 0 at once: n Agent calls in one message."""
+    return Reply.of(*[ToolUseBlock("Agent", {
+        "subagent_type": "maker:step-executor", "description": "Execute maker step 0",
+        "prompt": "Execute maker step 0."}) for _ in range(n)])
+
+
+def chose(n: int, reason: str) -> str:
+    return handoff(0, {"next_step": n, "reason": reason}, summary=f"Step {n} is next.")
+
+
+class VotingMain:
+    """The main agent on a voting step in the background. It launches as many executors
+    at once as maker says; after launching, it ends its turn to wait; in a turn that
+    notifications start (one, or a batch; or queued behind a launch), it follows the
+    newest of maker's verdicts: launch what it says to, wait, or end with the line it
+    names. It queues its own next turn while an executor it launched has had no
+    verdict."""
+
+    def __init__(self, api: RecordingAPI) -> None:
+        self.api = api
+        self.launched: list[str] = []
+        self.reported: list[tuple[str, str]] = []  # (agent id, maker's verdict)
+        self.batches: list[int] = []  # executors launched per message
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        text = request.latest_text
+        just_launched = _LAUNCHED.findall(text)
+        self.launched += just_launched
+        said = [(agent_id, verdict) for agent, agent_id, verdict in verdicts_in(request)
+                if agent == "maker:step-executor"]
+        self.reported += said
+        reply = self._turn(text, bool(just_launched), said[-1][1] if said else "")
+        if reply.tool_calls:
+            self.batches.append(len(reply.tool_calls))
+        if reply.tool_calls or set(self.launched) - {a for a, _ in self.reported}:
+            self.api.script(MAIN, self)
+        return reply
+
+    @staticmethod
+    def _turn(text: str, just_launched: bool, newest: str) -> Reply:
+        if "STARTED: step 0" in text and not just_launched:
+            match = _LAUNCH.search(text)
+            assert match, text[-800:]
+            return launches(int(match.group(1)))
+        if just_launched or not newest:
+            return Reply.text("The executors run in the background; maker reports.")
+        more = _LAUNCH.search(newest.split("Next: ", 1)[-1])
+        if "still in progress" in newest and more:
+            return launches(int(more.group(1)))
+        end = _END_WITH.search(newest)
+        if end:
+            return Reply.text(f"maker says: {newest}\n\n{end.group(1)}")
+        return Reply.text("maker waits for the other executors.")
+
+
+def voting_executors(answers: list[str]) -> list[Turn]:
+    """Each executor reads its brief, then hands back the next of ``answers``: they run
+    at once, so their requests interleave; each is answered by what it asks."""
+    queue, lock = deque(answers), threading.Lock()
+
+    def turn(request: RecordedRequest) -> Reply:
+        if not request.tool_results:
+            assert "Execute maker step 0." in request.last_user_text
+            return tool("Bash", command="maker context 0", description="Read my brief")
+        assert "# Step 0: Decide" in request.tool_results[-1].text
+        with lock:
+            return handback(queue.popleft())
+
+    return [turn] * (2 * len(answers))
+
+
+def test_a_step_decided_by_a_vote_of_executors_in_the_background(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    write_plan(project, branching_plan(votes=2))
+    main = VotingMain(fake_api)
+    fake_api.script(MAIN, main)
+    fake_api.script(EXECUTOR, *voting_executors([
+        # Two at once: they disagree (1 to 1); two more, both for docs: 3 to 1.
+        chose(2, "docs are missing"), chose(1, "tests are missing"),
+        chose(2, "no README"), chose(2, "docs/ is empty")]))
+    terminal = interactive()
+    terminal.submit("/maker:step 0")
+
+    screen = finished(terminal, fake_api, "STEP_COMPLETE")
+    fake_api.assert_done()
+    assert main.batches == [2, 2]
+    assert sorted(a for a, _ in main.reported) == sorted(main.launched)
+    assert len(set(main.launched)) == 4
+    decided = [v for _, v in main.reported if ", decided by a vote (the answer " in v]
+    assert decided and all("handoff accepted; status: complete" in v for v in decided)
+    assert all("led by 2; votes: 3 for" in v and "4 executors, 0 flagged" in v
+               for v in decided)
+    assert "STEP_COMPLETE" in screen
+    store = PlanStore(project / "plans")
+    vote = store.read_handoff(0)["vote"]
+    assert (vote["k"], vote["samples"], vote["flagged"], vote["margin"]) == (2, 4, 0, 2)
+    assert [t["votes"] for t in vote["tally"]] == [3, 1]
+    assert step(project, 0).status == "complete"
+    assert [r.number for r in next_steps(store.load(), store)] == [2]
+
+
+# -- /maker:reset ---------------------------------------------------------------------------
+
+_RESET = re.compile(r"^(RESET|REFUSED): (.*)$", re.M)
+
+
+def main_reports_reset(request: RecordedRequest) -> Reply:
+    """/maker:reset's only turn: what its `maker step reset-request` line printed."""
+    match = search(request, _RESET, "maker's RESET or REFUSED line")
+    said = f"maker: {match.group(2)}"
+    if match.group(1) == "RESET":
+        said += " /maker:step 0 runs it again."
+    return Reply.text(said)
+
+
+def refused_handback(attempt: int) -> Turn:
+    """A broken handoff again, after reading the gate's refusal of the last one."""
+
+    def turn(request: RecordedRequest) -> Reply:
+        refused = request.tool_results[-1]
+        assert refused.is_error and f"(attempt {attempt} of 3)" in refused.text
+        return handback(broken_handoff(0))
+
+    return turn
+
+
+def test_a_step_that_failed_in_the_background_is_reset_by_the_person(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    write_plan(project)
+    fake_api.script(MAIN, main_launches_executor(), main_waits(), main_follows_notification())
+    fake_api.script(EXECUTOR, executor_reads_brief(), handback(broken_handoff(0)),
+                    refused_handback(1), refused_handback(2))
+    terminal = interactive()
+    terminal.submit("/maker:step 0")
+    finished(terminal, fake_api, "STEP_FAILED")
+    _, _, verdict = notified_verdict(fake_api.requests_for(MAIN)[2])
+    assert verdict.startswith("step 0 (Write hello.txt) FAILED: maker rejected its handoff "
+                              "3 times.")
+    assert step(project, 0).status == "failed"
+
+    fake_api.script(MAIN, main_reports_reset)
+    terminal.submit("/maker:reset 0")
+
+    screen = finished(terminal, fake_api, "/maker:step 0 runs it again.")
+    fake_api.assert_done()
+    assert "maker: step 0 was failed, now pending." in screen
+    record = step(project, 0)
+    assert record.status == "pending" and record.meta["resets"] == 1
+    assert "reasons" not in record.meta
+    assert not (project / "plans/.maker/active.json").exists()
+    refused = list((project / "plans/.maker/refused").glob("step-00-*"))
+    assert len(refused) == 3  # every refused answer is kept
+
+
+def test_a_finished_step_is_reset_by_the_person_and_its_handoff_kept(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    store = write_plan(project)
+    finish_step_0(store)
+    assert step(project, 0).status == "complete"
+    fake_api.script(MAIN, main_reports_reset)
+    terminal = interactive()
+
+    terminal.submit("/maker:reset 0")
+
+    screen = finished(terminal, fake_api, "/maker:step 0 runs it again.")
+    fake_api.assert_done()
+    said = fake_api.requests_for(MAIN)[0].last_user_text
+    kept = re.search(r"RESET: step 0 was complete, now pending; its handoff was kept at "
+                     r"(\S+)\.$", said, re.M)
+    assert kept, said
+    assert Path(kept.group(1)).is_file()
+    assert not store.handoff_path(0).exists()
+    assert "maker: step 0 was complete, now pending; its handoff was kept at" in screen
+    assert step(project, 0).status == "pending"
+
+
+# -- a step whose session crashed, taken over --------------------------------------------------
+
+
+def test_a_step_whose_session_crashed_is_taken_over_with_maker_step(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    store = write_plan(project)
+    start_step(store, 0, session_id="dead-session")
+    # The crashed session had launched an executor in the background; it never returned.
+    assert start_launch(store, "toolu_dead", "dead-session", "dead-prompt") is None
+    assert launched_in_background(store, "toolu_dead", "agent-dead") == 0
+    fake_api.script(MAIN, main_launches_executor(), main_waits(), main_follows_notification())
+    fake_api.script(EXECUTOR, executor_reads_brief(), executor_writes("hello.txt", "hello\n"),
+                    handback(GOOD_0))
+    terminal = interactive()
+
+    terminal.submit("/maker:step 0")
+
+    screen = finished(terminal, fake_api, "STEP_COMPLETE")
+    fake_api.assert_done()
+    mains = fake_api.requests_for(MAIN)
+    started = search(mains[0], re.compile(r"^STARTED: .*$", re.M), "the STARTED line")
+    assert started.group(0) == ("STARTED: step 0 (Write hello.txt) taken over (the user "
+                                "asked for step 0 here; session dead-session had it).")
+    # Its launch was not refused for the dead session's executor; it ran in the background.
+    launch = mains[1].tool_results[-1]
+    assert not launch.is_error, launch.text
+    assert "The step executor for step 0 was launched and runs in the background" \
+        in mains[1].latest_text
+    _, _, verdict = notified_verdict(mains[2])
+    assert verdict.startswith("step 0 (Write hello.txt): handoff accepted; status: complete.")
+    assert "Stop hook reported a problem" not in screen  # no turn was held
+    assert not list((project / "plans/.maker/attempts").glob("stop-*"))
+    record = step(project, 0)
+    assert record.status == "complete" and record.meta["approved_by"] == "policy:auto"
+    assert (project / "hello.txt").read_text() == "hello\n"
+    assert not (project / "plans/.maker/active.json").exists()
