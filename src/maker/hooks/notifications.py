@@ -35,6 +35,10 @@ _AGENT_MESSAGE = re.compile(r'\A\s*<agent-message from="([A-Za-z0-9_-]{1,100})">
 _STATUS = re.compile(r"<status>([a-z_]{1,40})</status>")
 
 
+HANDED_BACK = "handed-back"
+"""The status of an ``<agent-message>`` hand-back (a task-notification names its own)."""
+
+
 def parse_notification(prompt: str) -> tuple[str, str] | None:
     """``(agent id, status)`` of a background subagent's notification, as the client
     puts it in the main agent's new turn; None for anything else. Only the head of
@@ -48,7 +52,7 @@ def parse_notification(prompt: str) -> tuple[str, str] | None:
         return m.group(1), status.group(1) if status else "completed"
     m = _AGENT_MESSAGE.match(head)
     if m:
-        return m.group(1), "completed"
+        return m.group(1), HANDED_BACK
     return None
 
 
@@ -63,6 +67,10 @@ def on_notification(hook: HookInput, agent_id: str, status: str) -> Output:
         return context("UserPromptSubmit", f"maker: its verdict on the {agent} subagent "
                        f"(agent {agent_id}) was given when it returned; nothing more to do "
                        "for this notification.")
+    if status == HANDED_BACK and not data.get("final"):
+        # maker gates a hand-back before it is delivered: one it has not gated is not
+        # the agent's end (a running agent's message can say anything).
+        return allow()
     deadline = time.monotonic() + _SETTLE_S
     while not data.get("final") and status == "completed" and time.monotonic() < deadline:
         time.sleep(0.1)
