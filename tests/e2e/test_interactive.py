@@ -17,10 +17,8 @@ import pytest
 from harness.background import (
     TIMEOUT,
     finished,
-    handback,
     main_asks_after_notification,
     main_follows_notification,
-    main_waits,
     notified_verdict,
 )
 from harness.queries import RecordingAPI
@@ -35,6 +33,7 @@ from harness.scenarios import (
     executor_reads_brief,
     executor_writes,
     greeting_plan,
+    handback,
     handoff,
     main_asks_approval,
     main_ends_after_approval,
@@ -42,6 +41,7 @@ from harness.scenarios import (
     main_launches_planner,
     main_reports_status,
     main_runs,
+    main_waits,
     to_yaml,
     tool,
 )

@@ -23,14 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.background import (
-    finished,
-    handback,
-    main_follows_notification,
-    main_waits,
-    notified_verdict,
-    verdicts_in,
-)
+from harness.background import finished, main_follows_notification, notified_verdict, verdicts_in
 from harness.queries import RecordingAPI
 from harness.scenarios import (
     EXECUTOR,
@@ -38,9 +31,11 @@ from harness.scenarios import (
     broken_handoff,
     executor_reads_brief,
     executor_writes,
+    handback,
     handoff,
     main_launches_executor,
     main_reports_decision,
+    main_waits,
     tool,
 )
 from maker.executor.lifecycle import start_step
@@ -139,21 +134,24 @@ def main_tells_how_to_decide(request: RecordedRequest) -> Reply:
                       "or `/maker:reject 0 <what to change>`.\n\nSTEP_AWAITING_APPROVAL")
 
 
-def awaiting(terminal: Terminal, api: RecordingAPI) -> None:
-    """Wait until the main agent has said the step awaits approval, and is idle."""
+def step_0_awaiting_approval(interactive: StartInteractive, api: RecordingAPI,
+                             project: Path) -> Terminal:
+    """/maker:step 0 under the `never` policy, run in the background to its accepted
+    handoff; returned once the main agent has said it awaits approval, and is idle."""
+    write_plan(project, policy="never")
+    api.script(MAIN, main_launches_executor(), main_waits(), main_tells_how_to_decide)
+    api.script(EXECUTOR, executor_reads_brief(), executor_writes("hello.txt", "hello\n"),
+               handback(GOOD_0))
+    terminal = interactive()
+    terminal.submit("/maker:step 0")
     finished(terminal, api, "STEP_AWAITING_APPROVAL")
+    assert step(project, 0).status == "awaiting-approval"
+    return terminal
 
 
 def test_the_person_approves_a_step_by_typing_the_command(
         interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
-    write_plan(project, policy="never")
-    fake_api.script(MAIN, main_launches_executor(), main_waits(), main_tells_how_to_decide)
-    fake_api.script(EXECUTOR, executor_reads_brief(), executor_writes("hello.txt", "hello\n"),
-                    handback(GOOD_0))
-    terminal = interactive()
-    terminal.submit("/maker:step 0")
-    awaiting(terminal, fake_api)
-    assert step(project, 0).status == "awaiting-approval"
+    terminal = step_0_awaiting_approval(interactive, fake_api, project)
 
     fake_api.script(MAIN, main_reports_decision())
     terminal.submit("/maker:approve 0")
@@ -170,13 +168,7 @@ def test_the_person_approves_a_step_by_typing_the_command(
 
 def test_the_person_sends_a_step_back_with_notes_by_typing_the_command(
         interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
-    write_plan(project, policy="never")
-    fake_api.script(MAIN, main_launches_executor(), main_waits(), main_tells_how_to_decide)
-    fake_api.script(EXECUTOR, executor_reads_brief(), executor_writes("hello.txt", "hello\n"),
-                    handback(GOOD_0))
-    terminal = interactive()
-    terminal.submit("/maker:step 0")
-    awaiting(terminal, fake_api)
+    terminal = step_0_awaiting_approval(interactive, fake_api, project)
 
     fake_api.script(MAIN, main_reports_decision())
     terminal.submit(f"/maker:reject 0 {NOTES}")
@@ -204,7 +196,7 @@ def test_the_person_sends_a_step_back_with_notes_by_typing_the_command(
     fake_api.script(EXECUTOR, executor_reads_brief(), reads_the_notes_then_writes,
                     handback(GOOD_0))
     terminal.submit("/maker:step 0")
-    awaiting(terminal, fake_api)
+    finished(terminal, fake_api, "STEP_AWAITING_APPROVAL")
     fake_api.assert_done()
     assert (project / "hello.txt").read_text() == "salut\n"
     assert step(project, 0).meta["revision_notes"] == [NOTES]

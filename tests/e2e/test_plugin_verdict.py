@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.background import main_follows_notification, main_waits
+from harness.background import main_follows_notification
 from harness.queries import hook_events
 from harness.scenarios import (
     EXECUTOR,
@@ -29,6 +29,7 @@ from harness.scenarios import (
     main_follows_verdict,
     main_launches_executor,
     main_launches_planner,
+    main_waits,
     maker_verdict,
     plan_flow,
     to_yaml,

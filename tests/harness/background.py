@@ -3,7 +3,8 @@ subagent in the background (and, in auto mode, subagents hand back through
 SubagentHandback). Each turn reads what maker told it, as the model would:
 
 - after an Agent call: maker's note that the subagent runs in the background (PostToolUse
-  at launch); the main agent ends its turn to wait (``main_waits``);
+  at launch); the main agent ends its turn to wait (``main_waits``, with ``handback``
+  in :mod:`maker.scripted.turns`: the demo uses them too);
 - in the turn a subagent's notification starts: maker's verdict on it (UserPromptSubmit),
   which it follows (``main_follows_notification``, ``main_asks_after_notification``).
 """
@@ -17,39 +18,17 @@ from maker.scripted import RecordedRequest, Reply
 from maker.scripted.terminal import Terminal
 from maker.scripted.turns import Turn, off_script, tool
 
-__all__ = ["IDLE", "TIMEOUT", "finished", "handback", "main_asks_after_notification",
-           "main_follows_notification", "main_waits", "notified_verdict", "settled",
-           "verdicts_in"]
+__all__ = ["IDLE", "TIMEOUT", "finished", "main_asks_after_notification",
+           "main_follows_notification", "notified_verdict", "settled", "verdicts_in"]
 
 TIMEOUT = 60.0
 IDLE = "esc to interrupt"
 """On the status line while the client works (a turn, a hook); gone once it is idle."""
 
-_RUNS = re.compile(r"maker: The (.*?) was launched and runs in the background")
 _NOTIFIED = re.compile(r"maker's verdict on the (maker:[\w-]+) subagent that just ended "
                        r"\(agent ([\w-]+)\): (.*)", re.S)
 _END_WITH = re.compile(r"End your reply with the line (STEP_[A-Z_]+)\.")
 _STEP = re.compile(r"^step (\d+) ")
-
-
-def handback(message: str) -> Reply:
-    """A subagent's delivery in auto mode: ``SubagentHandback({message})``."""
-    return Reply.tool("SubagentHandback", {"message": message})
-
-
-def main_waits() -> Turn:
-    """After launching a subagent the client ran in the background: maker says it runs
-    and nothing is decided; say so to the user and end the turn (no sentinel)."""
-
-    def turn(request: RecordedRequest) -> Reply:
-        match = _RUNS.search(request.latest_text)
-        if not match:
-            raise off_script(request, "expected maker's note that the subagent runs in the "
-                                      "background")
-        return Reply.text(f"{match.group(1)} runs in the background; you can keep working. "
-                          "maker will report when it returns.")
-
-    return turn
 
 
 def notified_verdict(request: RecordedRequest) -> tuple[str, str, str]:

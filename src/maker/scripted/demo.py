@@ -34,8 +34,8 @@ from maker.scripted.scenarios import (
     BROKEN_HANDOFF_PROBLEMS,
     GREETING_TASK,
     broken_handoff,
+    greeting_handoff,
     greeting_plan,
-    handoff,
     plan_flow,
     plugin_env,
     step_flow,
@@ -67,13 +67,6 @@ class Stage:
     script: Callable[[FakeMessagesAPI], None]
 
 
-def _good_handoff() -> str:
-    return handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"],
-                   summary="Wrote hello.txt with the line 'hello' and read it back.",
-                   discoveries=["hello.txt lives at the project root."],
-                   for_next_agent="hello.txt is in place; check that it says hello.")
-
-
 def _status_turns(api: FakeMessagesAPI) -> None:
     api.script(MAIN, main_shows_status())
 
@@ -92,7 +85,7 @@ STAGES = (
           "is incomplete on purpose: watch maker's gate send it back.",
           lambda api: step_flow(api, [executor_writes("hello.txt", "hello\n")],
                                 broken_handoff(0),
-                                after_feedback(_good_handoff(), *BROKEN_HANDOFF_PROBLEMS))),
+                                after_feedback(greeting_handoff(), *BROKEN_HANDOFF_PROBLEMS))),
     Stage("Approve step 0", "/maker:approve 0",
           "Only you approve a step (or an approval policy you set): maker's "
           "UserPromptSubmit hook records what you typed, and the model is only told.",

@@ -41,6 +41,7 @@ __all__ = [
     "broken_handoff",
     "executor_flow",
     "find_plugin_root",
+    "greeting_handoff",
     "greeting_plan",
     "handoff",
     "is_plugin_root",
@@ -148,6 +149,14 @@ def greeting_plan(task: str = GREETING_TASK) -> dict[str, Any]:
 def to_yaml(data: Any) -> str:
     """``data`` as block YAML in its own key order, as a model would write it."""
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=88)
+
+
+def greeting_handoff() -> str:
+    """Step 0 of the greeting plan, done well: the handoff the demos' executor answers."""
+    return handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"],
+                   summary="Wrote hello.txt with the line 'hello' and read it back.",
+                   discoveries=["hello.txt lives at the project root."],
+                   for_next_agent="hello.txt is in place; check that it says hello.")
 
 
 def handoff(step: int, output: Mapping[str, Any], *, status: str = "complete",

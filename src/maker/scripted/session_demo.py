@@ -29,8 +29,8 @@ from maker.scripted.scenarios import (
     BROKEN_HANDOFF_PROBLEMS,
     GREETING_TASK,
     broken_handoff,
+    greeting_handoff,
     greeting_plan,
-    handoff,
     plugin_env,
     to_yaml,
 )
@@ -42,11 +42,13 @@ from maker.scripted.turns import (
     PLANNER,
     executor_reads_brief,
     executor_writes,
+    handback,
     main_launches_executor,
     main_launches_planner,
     main_reports_status,
     main_runs,
     main_shows_status,
+    main_waits,
     off_script,
     tool,
 )
@@ -67,17 +69,6 @@ class _Stage:
     intro: str
     script: Callable[[FakeMessagesAPI], None]
     done: str  # on the screen when the stage is over
-
-
-def _handback(message: str) -> Reply:
-    return Reply.tool("SubagentHandback", {"message": message})
-
-
-def _waits(request: RecordedRequest) -> Reply:
-    if "runs in the background" not in request.latest_text:
-        raise off_script(request, "expected maker's note that the subagent runs")
-    return Reply.text("It runs in the background: you can keep working, and maker will "
-                      "report when it returns.")
 
 
 def _verdict(request: RecordedRequest) -> str:
@@ -109,27 +100,20 @@ def _ends(request: RecordedRequest) -> Reply:
     return Reply.text("You approved step 0: it is complete.\n\nSTEP_COMPLETE")
 
 
-def _good_handoff() -> str:
-    return handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"],
-                   summary="Wrote hello.txt with the line 'hello' and read it back.",
-                   discoveries=["hello.txt lives at the project root."],
-                   for_next_agent="hello.txt is in place; check that it says hello.")
-
-
 def _status(api: FakeMessagesAPI) -> None:
     api.script(MAIN, main_shows_status())
 
 
 def _plan(api: FakeMessagesAPI) -> None:
-    api.script(MAIN, main_launches_planner(), _waits, main_runs("maker status"),
+    api.script(MAIN, main_launches_planner(), main_waits(), main_runs("maker status"),
                main_reports_status())
-    api.script(PLANNER, _handback(to_yaml(greeting_plan())))
+    api.script(PLANNER, handback(to_yaml(greeting_plan())))
 
 
 def _step(api: FakeMessagesAPI) -> None:
-    api.script(MAIN, main_launches_executor(), _waits, _asks, _question, _ends)
+    api.script(MAIN, main_launches_executor(), main_waits(), _asks, _question, _ends)
     api.script(EXECUTOR, executor_reads_brief(), executor_writes("hello.txt", "hello\n"),
-               _handback(broken_handoff(0)), _handback(_good_handoff()))
+               handback(broken_handoff(0)), handback(greeting_handoff()))
 
 
 STAGES = (

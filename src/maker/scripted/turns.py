@@ -41,6 +41,7 @@ __all__ = [
     "executor_reads_brief",
     "executor_writes",
     "expect_feedback",
+    "handback",
     "last_result",
     "main_launches_executor",
     "main_launches_planner",
@@ -49,6 +50,7 @@ __all__ = [
     "main_reports_status",
     "main_runs",
     "main_runs_outcome",
+    "main_waits",
     "main_shows_status",
     "off_script",
     "search",
@@ -200,6 +202,25 @@ def main_launches_executor(*, after_feedback_naming: str | None = None) -> Turn:
 
 
 
+_RUNS = re.compile(r"maker: The (.*?) was launched and runs in the background")
+
+
+def main_waits() -> Turn:
+    """After launching a subagent the client ran in the background (an interactive
+    session): maker says it runs and nothing is decided; say so to the user and end
+    the turn (no sentinel). Its notification starts the next turn, with the verdict."""
+
+    def turn(request: RecordedRequest) -> Reply:
+        match = _RUNS.search(request.latest_text)
+        if not match:
+            raise off_script(request, "expected maker's note that the subagent runs in the "
+                                      "background")
+        return Reply.text(f"{match.group(1)} runs in the background; you can keep working. "
+                          "maker will report when it returns.")
+
+    return turn
+
+
 def main_runs_outcome() -> Turn:
     """After the executor returned: ``maker step outcome N`` for the step maker started."""
 
@@ -273,6 +294,11 @@ def after_feedback(answer: str, *expected: str) -> Turn:
         return Reply.text(answer)
 
     return turn
+
+
+def handback(message: str) -> Reply:
+    """A subagent's delivery in auto mode: ``SubagentHandback({message})``."""
+    return Reply.tool("SubagentHandback", {"message": message})
 
 
 def executor_reads_brief() -> Turn:
