@@ -9,6 +9,7 @@ PreToolUse hook keeps the executor to the step's tools.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -26,13 +27,23 @@ from harness.scenarios import (
     handoff,
     main_ends_turn_early,
     main_refuses_step,
+    plugin_env,
     step_flow,
     tool,
 )
 from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker.store.plan_store import PlanStore
 
-from ._maker import Run, feedback, finish_step_0, run_maker, step, tool_names, write_plan
+from ._maker import (
+    PLUGIN_ROOT,
+    Run,
+    feedback,
+    finish_step_0,
+    run_maker,
+    step,
+    tool_names,
+    write_plan,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -228,3 +239,23 @@ def test_a_step_request_that_names_no_step_number_starts_nothing(
     assert fake_api.requests_for(EXECUTOR) == []
     assert [step(project, n).status for n in (0, 1)] == ["pending", "pending"]
     assert not (project / "plans/.maker/active.json").exists()
+
+
+def test_makers_plumbing_runs_the_plugins_own_maker_whatever_is_on_path(
+        fake_api: FakeMessagesAPI, run_claude: Run, project: Path, tmp_path: Path) -> None:
+    """maker allows its plumbing without a prompt, so it must be maker's own that runs:
+    a `maker` planted first on PATH (an activated project venv, say) never does."""
+    planted = tmp_path / "planted-bin"
+    planted.mkdir()
+    ran = tmp_path / "planted-ran"
+    (planted / "maker").write_text(f"#!/bin/sh\ntouch {ran}\necho PLANTED\n")
+    (planted / "maker").chmod(0o755)
+    write_plan(project)
+    step_flow(fake_api, [executor_writes("hello.txt", "hello\n")], GOOD_0)
+
+    run = run_claude("/maker:step 0", plugin_dirs=[PLUGIN_ROOT], permission_mode="default",
+                     env={**plugin_env(), "PATH": f"{planted}:{os.environ['PATH']}"})
+
+    fake_api.assert_done()  # the executor got its real brief (executor_writes checks it)
+    assert not ran.exists()
+    assert run.result is not None and run.result.endswith("\nSTEP_COMPLETE")

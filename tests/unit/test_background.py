@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from maker.store.plan_store import PlanStore
 
 from ._step_plans import handoff, linear
 
+REPO = Path(__file__).resolve().parents[2]
 EXECUTOR = "maker:step-executor"
 PLANNER = "maker:planner"
 
@@ -379,26 +381,37 @@ def test_the_deliverable_is_read_from_a_handback_in_the_transcript(tmp_path: Pat
 # -- prompts: maker's own plumbing costs none --------------------------------------------
 
 
-@pytest.mark.parametrize(("agent", "command", "expected"), [
-    ("", "maker status", "allow"),
-    ("", "maker step outcome 1", "allow"),
-    ("", "maker status; rm -rf x", None),
-    ("", "maker context 1; rm -rf x", None),
-    ("", "maker  status", None),
-    (EXECUTOR, "maker context 1", "allow"),
-    (EXECUTOR, "maker verify --step 1", "allow"),
-    (EXECUTOR, "maker context 2", None),  # not its step: asked as the mode says
-    (EXECUTOR, "maker verify --step 1 --json", None),
-    (EXECUTOR, "maker context 1 && curl x", "deny"),
-    (PLANNER, "maker status", "allow"),
+@pytest.mark.parametrize(("agent", "command", "mode", "expected"), [
+    ("", "maker status", "auto", "allow"),
+    ("", "maker step outcome 1", "default", "allow"),
+    ("", "maker status; rm -rf x", "default", None),
+    ("", "maker context 1; rm -rf x", "default", None),
+    ("", "maker  status", "default", None),
+    (EXECUTOR, "maker context 1", "auto", "allow"),
+    (EXECUTOR, "maker verify --step 1", "default", "allow"),
+    # verify runs what the project's files name, which the step may have written: only
+    # where every write was the person's to approve
+    (EXECUTOR, "maker verify --step 1", "acceptEdits", None),
+    (EXECUTOR, "maker verify --step 1", "auto", None),
+    (EXECUTOR, "maker context 2", "default", None),  # not its step: asked as usual
+    (EXECUTOR, "maker verify --step 1 --json", "default", None),
+    (EXECUTOR, "maker context 1 && curl x", "default", "deny"),
+    (PLANNER, "maker status", "default", "allow"),
 ])
 def test_plumbing_is_allowed_only_as_the_whole_command(project: Path, agent: str,
-                                                       command: str,
+                                                       command: str, mode: str,
                                                        expected: str | None) -> None:
     started(project)
     extra = {"agent_id": "a-1", "agent_type": agent} if agent else {}
-    out = fire("pre-tool-use", tool_name="Bash", tool_input={"command": command}, **extra)
+    out = fire("pre-tool-use", tool_name="Bash", permission_mode=mode,
+               tool_input={"command": command, "description": "d"}, **extra)
     assert decision(out) == expected
+    if expected == "allow":
+        assert out is not None
+        updated = out["hookSpecificOutput"]["updatedInput"]
+        bash, program, *args = shlex.split(updated["command"])
+        assert bash == "/bin/bash" and program == str(REPO / "bin" / "maker")
+        assert args == command.split()[1:] and updated["description"] == "d"
 
 
 def test_an_executor_working_on_a_step_that_ended_is_refused(project: Path) -> None:

@@ -87,11 +87,14 @@ def context(event: str, text: str) -> Output:
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
 
-def allow_tool(reason: str) -> Output:
-    """Allow a tool call without the client's permission prompt (PreToolUse)."""
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
-                                   "permissionDecision": "allow",
-                                   "permissionDecisionReason": reason}}
+def allow_tool(reason: str, updated_input: dict[str, Any] | None = None) -> Output:
+    """Allow a tool call without the client's permission prompt (PreToolUse), with its
+    input replaced by ``updated_input`` if given."""
+    decided: dict[str, Any] = {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+                               "permissionDecisionReason": reason}
+    if updated_input is not None:
+        decided["updatedInput"] = updated_input
+    return {"hookSpecificOutput": decided}
 
 
 def deny_tool(reason: str) -> Output:

@@ -8,10 +8,9 @@ answer to maker's approval question (PostToolUse on AskUserQuestion).
 - Any other agent, the main one included: no answering maker's approval question
   itself, no running a person's decisions, no writing maker's files.
 
-maker's own read-only plumbing (``maker.tools.maker_commands.plumbing``: ``maker context
-N`` and ``maker verify --step N`` for the step in progress, ``maker status``, ``maker step
-outcome N``) is allowed outright, so that it costs a person no prompt; everything else
-an agent does is asked as the person's permission mode says.
+maker's own plumbing is allowed outright (``maker.hooks.plumbing``), so that it costs a
+person no prompt; everything else an agent does is asked as the person's permission
+mode says.
 """
 
 from __future__ import annotations
@@ -29,7 +28,8 @@ from maker.hooks.common import (
     store_for,
 )
 from maker.hooks.deliver import is_maker_agent, on_handback
-from maker.hooks.protocol import HookInput, Output, allow, allow_tool, context, deny_tool
+from maker.hooks.plumbing import plumbing_allow
+from maker.hooks.protocol import HookInput, Output, allow, context, deny_tool
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -38,23 +38,6 @@ __all__ = ["HANDBACK", "on_post_tool_use", "on_pre_tool_use"]
 
 HANDBACK = "SubagentHandback"
 """Auto mode's tool through which a subagent delivers its report (DESIGN.md)."""
-_PLUMBING = "maker's own read-only plumbing (it changes nothing)"
-
-
-def _plumbing(command: str, step: int | None = None) -> bool:
-    """Whether ``command`` is exactly maker's plumbing; ``step``: the executor's, which
-    reads and verifies only the step in progress."""
-    from maker.tools.maker_commands import plumbing
-
-    found = plumbing(command)
-    if found is None:
-        return False
-    what, number = found
-    if step is None:
-        return what in ("status", "step outcome")
-    return what == "status" or (what in ("context", "verify --step") and number == step)
-
-
 # -- PreToolUse -------------------------------------------------------------------
 
 def on_pre_tool_use(hook: HookInput) -> Output:
@@ -110,8 +93,8 @@ def _executor_check(hook: HookInput, store: PlanStore) -> Output:
                                cwd=Path(hook.cwd or "."), plans_root=store.root)
     if reason:
         return deny_tool(reason)
-    if hook.text("tool_name") == "Bash" and _plumbing(bash_command(hook), record.number):
-        return allow_tool(_PLUMBING)
+    if hook.text("tool_name") == "Bash":
+        return plumbing_allow(hook, bash_command(hook), record.number)
     return allow()
 
 
@@ -132,7 +115,7 @@ def _any_agent_tool(hook: HookInput) -> Output:
                                    plans_root=store_for(hook).root)
         if refusal:
             return deny_tool(refusal)
-        return allow_tool(_PLUMBING) if _plumbing(bash_command(hook)) else allow()
+        return plumbing_allow(hook, bash_command(hook))
     from maker.tools.guard import WRITERS
 
     tool_input = hook.raw.get("tool_input")
@@ -158,8 +141,9 @@ def _read_only_tool(hook: HookInput) -> Output:
     from maker.tools.readonly import why_not_read_only
 
     command = bash_command(hook)
-    if _plumbing(command):
-        return allow_tool(_PLUMBING)
+    pinned = plumbing_allow(hook, command)
+    if pinned:
+        return pinned
     if hook.agent_type.endswith(REVIEWER_SUFFIX) and MAKER_COMMAND.match(command):
         return allow()
     reason = why_not_read_only(command)

@@ -1,0 +1,65 @@
+"""maker's own plumbing, allowed without a permission prompt.
+
+A step costs the person no prompt for the commands maker's prompts tell its agents to
+run: ``maker context N`` (the executor's brief), ``maker status``, ``maker step outcome
+N`` (they only read), and ``maker verify --step N``, which runs the project's checks.
+Only the exact whole command (``maker.tools.maker_commands.plumbing``) is allowed, and:
+
+- the call runs the plugin's own ``bin/maker``, by absolute path under ``/bin/bash``
+  (``updatedInput``): the Bash tool resolves a bare ``maker`` (and ``env bash``)
+  through the user's PATH, where the plugin's ``bin/`` comes last, and through the
+  session's shell snapshot, either of which a model could have planted a ``maker`` in;
+- ``maker verify`` runs commands the project's files name (a Makefile, a package.json
+  script, the tests), which the step itself may have written. It is allowed outright
+  only in ``default`` mode, where every write of the step was the person's to approve;
+  in any other mode it is asked (or checked) as that mode says;
+- the executor's ``context`` and ``verify`` name the step in progress.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+from maker.hooks.protocol import HookInput, Output, allow_tool
+
+__all__ = ["plumbing_allow"]
+
+_BASH = Path("/bin/bash")
+
+
+def _maker_bin() -> Path | None:
+    """The plugin's own ``bin/maker``: under ``CLAUDE_PLUGIN_ROOT`` (set for hooks), or
+    the checkout this maker runs from; None when neither has one."""
+    roots = [os.environ.get("CLAUDE_PLUGIN_ROOT", ""), str(Path(__file__).parents[3])]
+    for root in roots:
+        candidate = Path(root) / "bin" / "maker" if root else None
+        if candidate is not None and candidate.is_file():
+            return candidate.resolve()
+    return None
+
+
+def plumbing_allow(hook: HookInput, command: str, step: int | None = None) -> Output:
+    """The allow for a Bash call that is exactly maker's plumbing (``step``: the
+    executor's step in progress), its command pinned to the plugin's ``bin/maker``;
+    None when this call is not, or cannot be pinned (it is then asked as usual)."""
+    from maker.tools.maker_commands import plumbing
+
+    found = plumbing(command)
+    if found is None:
+        return None
+    what, number = found
+    if what in ("context", "verify --step") and (step is None or number != step):
+        return None
+    if what == "verify --step" and hook.text("permission_mode") != "default":
+        return None
+    program = _maker_bin()
+    if program is None or not _BASH.is_file():
+        return None
+    pinned = " ".join([shlex.quote(str(_BASH)), shlex.quote(str(program)),
+                       *command.split()[1:]])
+    tool_input = hook.raw.get("tool_input")
+    updated = {**(tool_input if isinstance(tool_input, dict) else {}), "command": pinned}
+    return allow_tool("maker's own plumbing, run by the plugin's own bin/maker",
+                      updated_input=updated)
