@@ -277,7 +277,8 @@ def tool_input(project: Path, tool: str, agent: str = EXECUTOR, **tool_in: Any) 
         ("WebFetch", {"url": "http://example.invalid"}, "deny"),
         # maker's own plumbing for the step in progress: allowed outright (no prompt)
         ("Bash", {"command": "maker context 1"}, "allow"),
-        ("Bash", {"command": "maker verify --step 1"}, "allow"),
+        # (verify: outright only in default mode, see test_background.py; else asked)
+        ("Bash", {"command": "maker verify --step 1"}, None),
         ("Bash", {"command": "maker status"}, "allow"),
         # ... but not another step's, nor anything chained on: asked as the mode says
         ("Bash", {"command": "maker context 0"}, None),

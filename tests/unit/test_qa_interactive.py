@@ -129,10 +129,6 @@ def _stale_executor_of_step_1(project: Path) -> PlanStore:
     return store
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "QA-3: the gate accepts a handoff from whatever executor stops while a step is in "
-    "progress: agent-A, launched for step 1, hands off step 2 (whose own executor "
-    "agent-B is at work) and it is accepted; agent-B's handoff is then 'no step'."))
 def test_an_executor_launched_for_one_step_cannot_hand_off_another(project: Path) -> None:
     store = _stale_executor_of_step_1(project)
     fire("subagent-stop", agent_id="agent-A", agent_type=EXECUTOR,
@@ -140,20 +136,12 @@ def test_an_executor_launched_for_one_step_cannot_hand_off_another(project: Path
     assert store.load_step(2).status == "in-progress"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "QA-3b: an executor whose step ended works on as the executor of whatever step is "
-    "in progress now: agent-A (step 1) gets `maker context 2` without a prompt and "
-    "step 2's tools."))
 def test_an_executor_whose_step_ended_is_refused_though_another_step_runs(
         project: Path) -> None:
     _stale_executor_of_step_1(project)
     assert decision(_executor_bash("maker context 2")) == "deny"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "QA-3c: the Stop hook lets every turn end while the client lists ANY running "
-    "`…:step-executor`, even one of an earlier run of the step that maker ended (reset "
-    "and begun again): the new run's turn ends with nothing launched for it."))
 def test_an_executor_of_an_earlier_run_does_not_hold_the_new_runs_stop(
         project: Path) -> None:
     store = started(project)

@@ -178,6 +178,11 @@ def _executor_stop(hook: HookInput, text: str) -> Output:
         return message("maker: the step executor stopped, but no step is in progress, so "
                        "its answer was not recorded. Start a step with `maker step start`.")
     step = int(active["step"])
+    bound = verdicts.bind_run(hook.agent_id, hook.agent_type, verdicts.run_of(active))
+    if bound is not None and bound != verdicts.run_of(active):
+        verdicts.record(hook, "stale", step=bound[0])
+        return message(f"maker: this step executor was launched for an earlier run of step "
+                       f"{bound[0]}, which is over; its answer was not recorded.")
     key = f"step{step}-{active.get('started_at', '')}"
     from maker.hooks.voting import ballot_stop
 

@@ -102,10 +102,16 @@ def _executor_runs(hook: HookInput, state: PlanState, active: dict[str, Any]) ->
     """Whether an executor of the step runs in the background: the client lists one
     as running, or maker recorded a background launch the client does not show gone."""
     tasks = hook.raw.get("background_tasks")
-    if isinstance(tasks, list) and any(
-            isinstance(t, dict) and t.get("status") == "running"
-            and str(t.get("agent_type") or "").endswith(":step-executor") for t in tasks):
-        return True
+    listed = [t for t in tasks if isinstance(t, dict) and t.get("status") == "running"
+              and t.get("agent_type") == "maker:step-executor"] \
+        if isinstance(tasks, list) else []
+    if listed:
+        from maker.hooks.verdicts import read_record, run_of
+
+        for task in listed:  # one maker bound to an earlier run does not count
+            bound = read_record(str(task.get("id") or "")).get("run")
+            if not isinstance(bound, list) or bound == run_of(active):
+                return True
     from maker.executor.runs import background_running
 
     return bool(background_running(state, active, tasks))

@@ -80,6 +80,13 @@ def _executor_check(hook: HookInput, store: PlanStore) -> Output:
         return deny_tool("maker: no step is in progress any more (it ended while you "
                          "worked: `maker status` in a shell shows why), so nothing more is "
                          "done for it. Stop now and hand off what you have.")
+    from maker.hooks import verdicts
+
+    bound = verdicts.bind_run(hook.agent_id, hook.agent_type, verdicts.run_of(active))
+    if bound is not None and bound != verdicts.run_of(active):
+        return deny_tool(f"maker: you were launched for step {bound[0]}, whose run is over "
+                         "(it ended, was begun again or taken over): nothing more is done "
+                         "for it. Stop now.")
     try:
         record = store.load_step(int(active["step"]))
     except MakerError as exc:

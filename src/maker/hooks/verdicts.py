@@ -35,8 +35,8 @@ from typing import Any
 
 from maker.hooks.protocol import HookInput, Output, allow, context, deny_tool
 
-__all__ = ["delivered", "on_agent_launch", "on_agent_return", "read_record", "record",
-           "take_record", "verdict_text"]
+__all__ = ["bind_run", "delivered", "on_agent_launch", "on_agent_return", "read_record",
+           "record", "run_of", "take_record", "verdict_text"]
 
 _MAX_AGE_S = 24 * 3600
 _SENTINELS = {"complete": "STEP_COMPLETE", "failed": "STEP_FAILED", "blocked": "STEP_BLOCKED"}
@@ -91,9 +91,32 @@ def record(hook: HookInput, outcome: str, *, final: bool = True, **facts: Any) -
     correct; anything else is its one gated deliverable."""
     if not hook.agent_id:
         return
-    kept = {k: v for k, v in read_record(hook.agent_id).items() if k in ("launch_id",)}
+    kept = {k: v for k, v in read_record(hook.agent_id).items() if k in ("launch_id", "run")}
     _write(hook.agent_id, {**kept, "agent_type": hook.agent_type, "outcome": outcome,
                            "final": final, "at": time.time(), **facts})
+
+
+def run_of(active: dict[str, Any]) -> list[Any]:
+    """The run of the step in progress an executor works for: its step, when it began,
+    and the session that owns it (a takeover is another run for the executors)."""
+    return [active.get("step"), str(active.get("started_at") or ""),
+            str(active.get("session_id") or "")]
+
+
+def bind_run(agent_id: str, agent_type: str, run: list[Any]) -> list[Any] | None:
+    """The run this executor works for: ``run`` the first time maker sees the agent
+    (its background launch, else its first tool call or answer), the same ever after.
+    None without an agent id (nothing to bind)."""
+    if not agent_id:
+        return None
+    data = read_record(agent_id)
+    bound = data.get("run")
+    if isinstance(bound, list):
+        return bound
+    fresh = {"agent_type": agent_type, "outcome": "running", "final": False,
+             "at": time.time()}
+    _write(agent_id, {**(data or fresh), "run": run})
+    return run
 
 
 def delivered(agent_id: str) -> bool:
@@ -185,6 +208,9 @@ def _launched(hook: HookInput, agent: str, agent_id: str) -> str:
             step = launched_in_background(store, launch_id, agent_id)
             if step is not None:
                 what = f"The step executor for step {step}"
+                active = store.read_active()
+                if isinstance(active, dict):
+                    bind_run(agent_id, agent, run_of(active))
             if delivered(agent_id):
                 end_agent(store, agent_id)
     return (f"maker: {what} was launched and runs in the background (agent {agent_id or '?'}). "
@@ -233,6 +259,11 @@ def _executor_verdict(store: Any, facts: dict[str, Any], launch_id: str | None) 
     if store.exists():
         if launch_id:
             end_launches(store, step if isinstance(step, int) else None, launch_id)
+    if facts.get("outcome") == "stale":
+        return (f"the step executor returned, but it was launched for an earlier run of "
+                f"step {step} (it ended, was begun again or taken over), so its answer was "
+                "not recorded. Tell the user; `maker status` shows the plan. End your reply "
+                "with the line STEP_BLOCKED.")
     if facts.get("outcome") == "no-step" or not isinstance(step, int):
         return ("the step executor returned, but no step was in progress, so its answer was "
                 "not recorded. Tell the user; `maker status` shows the plan. End your reply "
