@@ -159,10 +159,6 @@ def test_an_executor_of_an_earlier_run_does_not_hold_the_new_runs_stop(
 # -- 4. the executor's guard: writes into plans/ and maker's data without naming them ----
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "QA-4: maker.tools.spill misses extractors and patchers: `unzip -o` (its -o is "
-    "'overwrite', read as an output dir) and `patch` write into plans/ from the "
-    "project root; an edit of a pending step's primary_tools there is not detected."))
 @pytest.mark.parametrize("command", ["unzip -o stage.zip", "unzip -oq stage.zip",
                                      "patch -p1 < widen-step-2.patch",
                                      "patch -p1 -i widen-step-2.patch"])
@@ -172,10 +168,6 @@ def test_the_executor_cannot_extract_or_patch_into_plans(project: Path,
     assert bash_refusal(command, cwd=project, plans_root=store.root) is not None
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "QA-4b: the 'a folder that holds it' rule guards plans/ only: a copy or an archive "
-    "into a folder that holds maker's data dir (verdict records, saved /maker: "
-    "requests) is not refused."))
 @pytest.mark.parametrize("command", ["cp -r data ~/.claude/plugins/",
                                      "tar -C ~/.claude/plugins -xf stage.tar",
                                      "rsync -a stage/ ~/.claude/plugins/"])

@@ -174,7 +174,7 @@ class BashGuard(Protected):
         elif name == "git" and "clean" in args:
             raise Refused(self.plans_text() + " `git clean` would delete it (it is not "
                            "tracked); remove the files you mean by name.")
-        spilled = spill_reason(name, args, cwd, self.plans_root)
+        spilled = spill_reason(name, args, cwd, self.plans_root, data_dirs=self.data_dirs)
         if spilled:
             raise Refused(f"maker: {spilled}.")
         if name in _COPIERS and any(_maker_name([a]) for a in args):

@@ -1,7 +1,8 @@
 """Commands that write into ``plans/`` without naming it: a copy, a move or a link into
-a folder that holds it, an archive extracted over it, ``find -exec`` from above it,
-``git stash``. Both guards ask ``spill_reason`` of every simple command they read (the
-step executor's, ``maker.tools.guard``; everyone else's, ``maker.tools.decision_guard``).
+a folder that holds it, an archive extracted or a patch applied over it, ``find -exec``
+from above it, ``git stash``. Both guards ask ``spill_reason`` of every simple command
+they read (the step executor's, ``maker.tools.guard``, which guards maker's data
+directories the same way; everyone else's, ``maker.tools.decision_guard``).
 
 The words are the lexer's (``maker.tools.shell``), quotes removed; a path is resolved
 against the directory the command runs in.
@@ -21,11 +22,18 @@ _GIT_OVER = frozenset({"stash", "checkout", "restore", "reset", "switch", "clean
                        "am", "merge", "rebase", "pull", "worktree"})
 
 
-def _covers(path: str, cwd: Path, plans: str) -> bool:
-    """Whether ``path`` is plans/, inside it, or a folder that holds it."""
+# Where each extractor writes: the option that names its output folder (else the
+# folder it runs in). unzip's -o is "overwrite", 7z's is the output folder.
+_EXTRACT_INTO = {"tar": ("-C", "--directory"), "bsdtar": ("-C", "--directory"),
+                 "unzip": ("-d",), "7z": ("-o",), "cpio": ("-D", "--directory"),
+                 "pax": (), "patch": ("-d", "--directory")}
+
+
+def _covers(path: str, cwd: Path, guarded: str) -> bool:
+    """Whether ``path`` is the ``guarded`` folder, inside it, or a folder that holds it."""
     full = os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
-    return full == plans or plans.startswith(full.rstrip(os.sep) + os.sep) \
-        or full.startswith(plans + os.sep)
+    return full == guarded or guarded.startswith(full.rstrip(os.sep) + os.sep) \
+        or full.startswith(guarded + os.sep)
 
 
 def _operands(args: list[str]) -> list[str]:
@@ -50,15 +58,26 @@ def _option_value(args: list[str], names: tuple[str, ...]) -> str | None:
 
 
 def spill_reason(name: str, args: list[str], cwd: Path, plans_root: Path,
-                 strict: bool = True) -> str | None:
-    """Why the simple command ``name args…`` could write into ``plans_root``, or None.
+                 strict: bool = True, data_dirs: tuple[Path, ...] = ()) -> str | None:
+    """Why the simple command ``name args…`` could write into ``plans_root`` (or one of
+    ``data_dirs``, maker's data, which the step executor's guard passes), or None.
 
     ``strict`` (the step executor): every git command that rewrites the working tree is
-    refused; otherwise (the main agent, who works with git) only those that would reach
-    plans/: ``git stash``, ``git clean``, and a checkout, restore or reset of a folder
-    that holds it, or ``--hard``."""
-    plans = os.path.realpath(plans_root)
-    where = f"{plans_root} (maker's own record of the plan)"
+    refused, and ``patch``; otherwise (the main agent, who works with git) only those
+    that would reach plans/: ``git stash``, ``git clean``, and a checkout, restore or
+    reset of a folder that holds it, or ``--hard``."""
+    guarded = [(os.path.realpath(plans_root), f"{plans_root} (maker's own record of the plan)")]
+    guarded += [(os.path.realpath(d), f"{d} (maker's own data)") for d in data_dirs]
+    return _spill(name, args, cwd, guarded, strict)
+
+
+def _spill(name: str, args: list[str], cwd: Path, guarded: list[tuple[str, str]],
+           strict: bool) -> str | None:
+    def covered(*paths: str) -> str | None:
+        return next((where for root, where in guarded for p in paths
+                     if _covers(p, cwd, root)), None)
+
+    plans, where = guarded[0]
     if name in _INTO:
         operands = _operands(args)
         dests = [d for d in (_option_value(args, _TARGET_DIR),) if d]
@@ -68,19 +87,21 @@ def spill_reason(name: str, args: list[str], cwd: Path, plans_root: Path,
             if _covers(target, base, plans):
                 return f"`{name}` would make a link into {where}"
         dests += operands[-1:] if len(operands) >= 2 else []
-        if any(_covers(d, cwd, plans) for d in dests):
-            return (f"`{name}` would write into a folder that holds {where}; copy or move "
+        into = covered(*dests)
+        if into:
+            return (f"`{name}` would write into a folder that holds {into}; copy or move "
                     "the files you mean by their own names")
-    elif name in ("tar", "bsdtar", "unzip", "7z", "cpio", "pax"):
+    elif name in _EXTRACT_INTO:
         flags = "".join(a for a in args if a.startswith("-") and not a.startswith("--"))
         first = args[0] if args and not args[0].startswith("-") else ""
         extracts = (name in ("unzip", "cpio") or "x" in flags or "x" in first
                     or "--extract" in args or "--get" in args or (name == "7z" and "x" in args)
-                    or (name == "pax" and "-r" in args))
-        dest = _option_value(args, ("-C", "--directory", "-d", "-o")) or "."
-        if extracts and _covers(dest, cwd, plans):
-            return (f"`{name}` would extract over a folder that holds {where}; extract "
-                    "into a folder of its own")
+                    or (name == "pax" and "-r" in args) or (name == "patch" and strict))
+        into = covered(_option_value(args, _EXTRACT_INTO[name]) or ".") if extracts else None
+        if into:
+            what = "apply a patch" if name == "patch" else "extract"
+            return (f"`{name}` would {what} over a folder that holds {into}; "
+                    f"{what} in a folder of its own")
     elif name == "find":
         roots = []
         for a in args:
