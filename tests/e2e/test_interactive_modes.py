@@ -3,9 +3,11 @@ in a pseudo-terminal, keys typed and the screen read as a person would; only the
 is scripted (tests/harness/background.py).
 
 - ``default`` permission mode: the person answers every prompt the client shows. maker's
-  own read-only plumbing (``maker context N``, ``maker verify --step N``, ``maker
-  status``, ``maker step outcome N``) costs no prompt; the step's own work does. A
-  denied Write leaves the step blocked, with the reason, never half-done.
+  own plumbing (``maker context N``, ``maker verify --step N``, ``maker status``,
+  ``maker step outcome N``) costs no prompt; the step's own work does. A denied Write
+  leaves the step blocked, with the reason, never half-done.
+- ``acceptEdits``: edits go through; ``maker verify`` (it runs the project's commands)
+  is asked, maker's read-only plumbing is not.
 - fork mode off (``CLAUDE_CODE_FORK_SUBAGENT=0``): subagents in the foreground again;
   the verdict rides on PostToolUse of the Agent call.
 - a subagent that ends with text in auto mode, then is made to hand back the same
@@ -314,6 +316,30 @@ def test_default_mode_asks_for_the_steps_work_and_never_for_makers_plumbing(
     assert "test -f hello.txt" in (project / "plans/handoffs/00-write-hello-txt.md").read_text()
     _, _, verdict = notified_verdict(fake_api.requests_for(MAIN)[2])
     assert verdict.startswith("step 0 (Write hello.txt): handoff accepted; status: complete.")
+    assert not stop_hook_feedback(fake_api)
+
+
+def test_accept_edits_mode_asks_only_for_verification_which_runs_the_projects_commands(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    """acceptEdits: the person lets edits through and is asked for commands. The step's
+    Write goes through; `maker verify` runs the project's checks (which the step may
+    have written), so it is asked; maker's read-only plumbing is not."""
+    write_plan(project)
+    fake_api.script(MAIN, main_launches_executor(), main_waits(),
+                    main_checks_outcome_after_notification(0), main_reports_outcome())
+    fake_api.script(EXECUTOR, executor_reads_brief(), executor_writes("hello.txt", "hello\n"),
+                    VERIFY_0, Reply.text(GOOD_0))
+    terminal = interactive(args=["--permission-mode", "acceptEdits"],
+                           env={"TEST_CMD": "test -f hello.txt"})
+    terminal.submit("/maker:step 0")
+
+    prompts = answer_prompts(terminal, lambda: settled(terminal, fake_api, "STEP_COMPLETE"))
+    fake_api.assert_done()
+    asked = [(p.what, p.agent, p.subject) for p in prompts]
+    assert asked == [("Bash command", "maker:step-executor", "maker verify --step 0")], asked
+    record = step(project, 0)
+    assert record.status == "complete" and (project / "hello.txt").read_text() == "hello\n"
+    assert "test -f hello.txt" in (project / "plans/handoffs/00-write-hello-txt.md").read_text()
     assert not stop_hook_feedback(fake_api)
 
 
