@@ -1,7 +1,15 @@
-"""QA reproductions for maker in an interactive session (background subagents, auto
-mode's SubagentHandback, the plumbing allowance). Each test is a finding, marked
-``xfail(strict=True)``: it fails today, and passes (then XPASS fails the suite, so the
-mark comes off) once the finding is fixed.
+"""Trust in an interactive session: what a model that takes shortcuts might try against
+maker's background flow, auto mode's SubagentHandback and the plumbing allowance, each
+shown to be refused (found in a hostile review; every finding here failed first):
+
+- the plumbing allowance runs the plugin's own ``bin/maker``, never a planted one, and
+  ``maker verify`` (which runs the project's commands) is allowed outright only in
+  ``default`` mode;
+- an executor is bound to the run it was launched for: it cannot hand off, or work on,
+  another step or a later run of its own, nor hold the Stop hook of a new run;
+- the executor's guard refuses extractors and patches over ``plans/``, and copies into a
+  folder that holds maker's data;
+- what held: exact-command matching of the plumbing, and hand-backs that decide nothing.
 
 Facts observed with the real client (Claude Code 2.1.330, ``claude -p`` with a toy
 plugin, recorded while writing these):
@@ -180,7 +188,7 @@ def test_the_executor_cannot_copy_into_a_folder_holding_makers_data(
                         data_dirs=(data,), home=home) is not None
 
 
-# -- what held (kept as plain tests: they pass today) --------------------------------------
+# -- what held -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("command", [
