@@ -336,6 +336,39 @@ def test_a_plan_handed_back_is_gated_at_the_call_and_its_stop_writes_nothing_mor
     assert PlanStore(project / "plans").archived() == []
 
 
+def test_two_hand_backs_at_once_are_gated_one_after_the_other(project: Path) -> None:
+    """Two SubagentHandback calls in one message: the client runs their PreToolUse hooks
+    at once, in two processes. One plan is written, nothing archived."""
+    import subprocess
+    import sys
+
+    data = json.dumps({"session_id": "sess-1", "cwd": str(project), "prompt_id": "p1",
+                       "hook_event_name": "PreToolUse", "agent_id": "planner-9",
+                       "agent_type": PLANNER, "tool_name": "SubagentHandback",
+                       "tool_input": {"message": plan_yaml()}})
+    # Each hook's gate takes half a second (a slow lint), so that all four are in it at
+    # once, as the client's hooks may be.
+    slow = ("import sys, time\nimport maker.planner.linter as linter\n"
+            "lint = linter.lint_text\n"
+            "linter.lint_text = lambda text: (time.sleep(0.5), lint(text))[1]\n"
+            "from maker.hooks.__main__ import main\nmain(['hook', 'pre-tool-use'])\n")
+    hooks = [subprocess.Popen([sys.executable, "-c", slow], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True) for _ in range(4)]
+    for hook in hooks:  # every input given before any output is read: all run at once
+        assert hook.stdin is not None
+        hook.stdin.write(data)
+        hook.stdin.close()
+    outs = []
+    for hook in hooks:
+        assert hook.stdout is not None
+        outs.append(hook.stdout.read())
+        hook.stdout.close()
+        assert hook.wait(timeout=60) == 0
+    written = [o for o in outs if "plan written" in o]
+    assert len(written) == 1, outs
+    assert PlanStore(project / "plans").archived() == []
+
+
 def test_an_executor_that_answers_in_text_then_hands_back_is_gated_once(
         project: Path) -> None:
     store = started(project)

@@ -9,7 +9,7 @@ reviewer's review, however the client carried it.
   is gated before it is delivered, and a refusal denies the call with every problem:
   after the call the subagent has ended, and a SubagentStop block would reach no one.
 
-One deliverable is gated once (``verdicts.delivered``): a later stop of the same
+One deliverable is gated once (``records.delivered``): a later stop of the same
 subagent (auto mode nudges one that answered in text to hand back too) changes nothing.
 Each outcome is recorded for the main agent's verdict (``maker.hooks.verdicts``).
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from maker.hooks import verdicts
+from maker.hooks import records
 from maker.hooks.attempts import MAX_ATTEMPTS, bump, clear
 from maker.hooks.common import (
     EXECUTOR_SUFFIX,
@@ -53,17 +53,11 @@ def _problem_list(problems: list[Any]) -> str:
 def on_subagent_stop(hook: HookInput) -> Output:
     if not is_maker_agent(hook.agent_type):
         return allow()
-    if verdicts.delivered(hook.agent_id):
-        # Its deliverable was gated already: through SubagentHandback, or at an earlier
-        # stop (auto mode nudges a subagent that answered in text to hand back too).
-        return allow()
     return _deliver(hook, final_text(hook))
 
 
 def on_handback(hook: HookInput) -> Output:
     """One of maker's subagents delivers through SubagentHandback: gate its message now."""
-    if verdicts.delivered(hook.agent_id):
-        return allow()
     tool_input = hook.raw.get("tool_input")
     text = tool_input.get("message") if isinstance(tool_input, dict) else None
     out = _deliver(hook, text if isinstance(text, str) else "")
@@ -73,13 +67,22 @@ def on_handback(hook: HookInput) -> Output:
 
 
 def _deliver(hook: HookInput, text: str) -> Output:
+    with records.delivering():
+        if records.delivered(hook.agent_id):
+            # Its deliverable was gated already: through SubagentHandback, or at an
+            # earlier stop (auto mode nudges one that answered in text to hand back too).
+            return allow()
+        return _gate(hook, text)
+
+
+def _gate(hook: HookInput, text: str) -> Output:
     agent = hook.agent_type
     if agent.endswith(PLANNER_SUFFIX):
         return _planner_stop(hook, text)
     if agent.endswith(REVIEWER_SUFFIX):
         return _reviewer_stop(hook, text)
     out = _executor_stop(hook, text)
-    if verdicts.delivered(hook.agent_id):  # its final answer: a background launch ends
+    if records.delivered(hook.agent_id):  # its final answer: a background launch ends
         from maker.executor.runs import end_agent
 
         store = store_for(hook)
@@ -98,7 +101,7 @@ def _reviewer_stop(hook: HookInput, text: str) -> Output:
         return allow()
     waiting = [r for r in store.load().steps if is_awaiting(r)]
     if len(waiting) != 1:
-        verdicts.record(hook, "not-recorded")
+        records.record(hook, "not-recorded")
         return message("maker: the reviewer finished, but no single step awaits approval, "
                        "so its review was not recorded.")
     review = record_review(store, waiting[0], text)
@@ -109,7 +112,7 @@ def _reviewer_stop(hook: HookInput, text: str) -> Output:
         decided = apply_review(store, waiting[0], review.approves)
     except MakerError as exc:
         decided = f"not decided by the policy: {exc}"
-    verdicts.record(hook, "recorded", step=review.step, verdict=review.verdict,
+    records.record(hook, "recorded", step=review.step, verdict=review.verdict,
                     decided=decided)
     return message(f"maker: review of step {review.step} recorded (verdict: {review.verdict})"
                    + (f"; step {review.step} {decided}." if decided else "."))
@@ -132,18 +135,18 @@ def _planner_stop(hook: HookInput, text: str) -> Output:
         try:
             stored = store.write_plan(plan, task)
         except PlanExistsError as exc:
-            verdicts.record(hook, "refused", reason=str(exc))
+            records.record(hook, "refused", reason=str(exc))
             return message(f"maker: the plan is valid but was not written: {exc}")
         clear(store, "planner", key)
         archived = sorted(set(store.archived()) - before)
-        verdicts.record(hook, "written", root=str(store.root), steps=len(stored.steps),
+        records.record(hook, "written", root=str(store.root), steps=len(stored.steps),
                         archived=str(archived[-1]) if archived else None)
         kept = f"; the previous plan is archived in {archived[-1]}/" if archived else ""
         return message(f"maker: plan written to {store.root} ({len(stored.steps)} steps"
                        f"{kept}). Run /maker:status to see it, /maker:step to run the first "
                        "step.")
     count = bump(store, "planner", key)
-    verdicts.record(hook, "rejected", final=count >= MAX_ATTEMPTS, attempts=count,
+    records.record(hook, "rejected", final=count >= MAX_ATTEMPTS, attempts=count,
                     problems=[str(p) for p in problems])
     if count >= MAX_ATTEMPTS:
         clear(store, "planner", key)
@@ -174,13 +177,13 @@ def _executor_stop(hook: HookInput, text: str) -> Output:
     store = store_for(hook)
     active = running_step(store)
     if not active:
-        verdicts.record(hook, "no-step")
+        records.record(hook, "no-step")
         return message("maker: the step executor stopped, but no step is in progress, so "
                        "its answer was not recorded. Start a step with `maker step start`.")
     step = int(active["step"])
-    bound = verdicts.bind_run(hook.agent_id, hook.agent_type, verdicts.run_of(active))
-    if bound is not None and bound != verdicts.run_of(active):
-        verdicts.record(hook, "stale", step=bound[0])
+    bound = records.bind_run(hook.agent_id, hook.agent_type, records.run_of(active))
+    if bound is not None and bound != records.run_of(active):
+        records.record(hook, "stale", step=bound[0])
         return message(f"maker: this step executor was launched for an earlier run of step "
                        f"{bound[0]}, which is over; its answer was not recorded.")
     key = f"step{step}-{active.get('started_at', '')}"
@@ -199,17 +202,17 @@ def _executor_stop(hook: HookInput, text: str) -> Output:
             fail_step(store, step, [f"handoff rejected {count} times (the last answer is "
                                     f"kept in {kept})", *reasons])
             clear(store, "handoff", key)
-            verdicts.record(hook, "failed", step=step, attempts=count, reasons=reasons)
+            records.record(hook, "failed", step=step, attempts=count, reasons=reasons)
             return message(f"maker: step {step} FAILED: its handoff was rejected {count} "
                            f"times. Reasons:\n{_problem_list(reasons)}")
-        verdicts.record(hook, "rejected", final=False, step=step, attempts=count,
+        records.record(hook, "rejected", final=False, step=step, attempts=count,
                         problems=[str(p) for p in exc.problems])
         return block(
             f"maker rejected your handoff for step {step} (attempt {count} of "
             f"{MAX_ATTEMPTS}). Fix every problem below in the handoff YAML, then {_AGAIN}:\n"
             f"{_problem_list(exc.problems)}")
     clear(store, "handoff", key)
-    verdicts.record(hook, "accepted", step=step, status=result.status)
+    records.record(hook, "accepted", step=step, status=result.status)
     return message(f"maker: handoff for step {step} accepted ({result.status}).")
 
 

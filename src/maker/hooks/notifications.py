@@ -20,7 +20,8 @@ import re
 import time
 
 from maker.hooks.protocol import HookInput, Output, allow, context
-from maker.hooks.verdicts import read_record, take_record, verdict_text
+from maker.hooks.records import read_record, take_record
+from maker.hooks.verdicts import verdict_text
 
 __all__ = ["on_notification", "parse_notification"]
 

@@ -106,7 +106,7 @@ def _executor_runs(hook: HookInput, state: PlanState, active: dict[str, Any]) ->
               and t.get("agent_type") == "maker:step-executor"] \
         if isinstance(tasks, list) else []
     if listed:
-        from maker.hooks.verdicts import read_record, run_of
+        from maker.hooks.records import read_record, run_of
 
         for task in listed:  # one maker bound to an earlier run does not count
             bound = read_record(str(task.get("id") or "")).get("run")

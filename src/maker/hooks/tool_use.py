@@ -80,10 +80,10 @@ def _executor_check(hook: HookInput, store: PlanStore) -> Output:
         return deny_tool("maker: no step is in progress any more (it ended while you "
                          "worked: `maker status` in a shell shows why), so nothing more is "
                          "done for it. Stop now and hand off what you have.")
-    from maker.hooks import verdicts
+    from maker.hooks import records
 
-    bound = verdicts.bind_run(hook.agent_id, hook.agent_type, verdicts.run_of(active))
-    if bound is not None and bound != verdicts.run_of(active):
+    bound = records.bind_run(hook.agent_id, hook.agent_type, records.run_of(active))
+    if bound is not None and bound != records.run_of(active):
         return deny_tool(f"maker: you were launched for step {bound[0]}, whose run is over "
                          "(it ended, was begun again or taken over): nothing more is done "
                          "for it. Stop now.")

@@ -15,12 +15,7 @@ end with) when the subagent's work reaches it:
   itself returned at launch; its PostToolUse says only that the subagent runs
   (``status: async_launched``), never a verdict on unfinished work.
 
-A subagent's deliverable is gated once: a record that is ``final`` (anything but a
-refusal the subagent is asked to correct) makes a second stop of the same subagent,
-or a SubagentHandback after a final answer, change nothing (``delivered``).
-
-The records live in the plugin's data dir, not under plans/: a rejected plan must
-not create plans/ (whose presence wakes every later hook). Agent ids are unique.
+The records themselves (and "gated once") are ``maker.hooks.records``.
 
 PreToolUse on the Agent tool (``on_agent_launch``) refuses a second executor for a
 step whose executor has not returned (``maker.executor.runs``).
@@ -28,17 +23,15 @@ step whose executor has not returned (``maker.executor.runs``).
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
 
 from maker.hooks.protocol import HookInput, Output, allow, context, deny_tool
+from maker.hooks.records import bind_run, delivered, read_record, run_of, take_record, write
 
-__all__ = ["bind_run", "delivered", "on_agent_launch", "on_agent_return", "read_record",
-           "record", "run_of", "take_record", "verdict_text"]
+__all__ = ["on_agent_launch", "on_agent_return", "verdict_text"]
 
-_MAX_AGE_S = 24 * 3600
 _SENTINELS = {"complete": "STEP_COMPLETE", "failed": "STEP_FAILED", "blocked": "STEP_BLOCKED"}
 
 
@@ -50,87 +43,6 @@ def _tool_input(hook: HookInput) -> dict[str, Any]:
 def _subagent(hook: HookInput) -> str:
     value = _tool_input(hook).get("subagent_type")
     return value if isinstance(value, str) else ""
-
-
-def _verdict_path(agent_id: str) -> Path:
-    from maker.core.paths import data_dir
-
-    safe = "".join(c for c in agent_id if c.isalnum() or c in "-_")[:100] or "no-agent"
-    return data_dir() / "verdicts" / f"{safe}.json"
-
-
-def read_record(agent_id: str) -> dict[str, Any]:
-    if not agent_id:
-        return {}
-    from maker.core.bounded import read_regular_file
-    from maker.errors import InputError
-
-    try:
-        data = json.loads(read_regular_file(_verdict_path(agent_id), 1 << 20))
-    except (OSError, ValueError, InputError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _write(agent_id: str, data: dict[str, Any]) -> None:
-    from maker.store.atomic import atomic_write
-
-    path = _verdict_path(agent_id)
-    atomic_write(path, json.dumps(data, ensure_ascii=False, default=str), durable=False)
-    for old in path.parent.glob("*.json"):
-        try:
-            if old.stat().st_mtime < time.time() - _MAX_AGE_S:
-                old.unlink()
-        except OSError:
-            pass
-
-
-def record(hook: HookInput, outcome: str, *, final: bool = True, **facts: Any) -> None:
-    """Record what maker did with this subagent's answer (SubagentStop, or its
-    SubagentHandback call). ``final``: False for a refusal the subagent is asked to
-    correct; anything else is its one gated deliverable."""
-    if not hook.agent_id:
-        return
-    kept = {k: v for k, v in read_record(hook.agent_id).items() if k in ("launch_id", "run")}
-    _write(hook.agent_id, {**kept, "agent_type": hook.agent_type, "outcome": outcome,
-                           "final": final, "at": time.time(), **facts})
-
-
-def run_of(active: dict[str, Any]) -> list[Any]:
-    """The run of the step in progress an executor works for: its step, when it began,
-    and the session that owns it (a takeover is another run for the executors)."""
-    return [active.get("step"), str(active.get("started_at") or ""),
-            str(active.get("session_id") or "")]
-
-
-def bind_run(agent_id: str, agent_type: str, run: list[Any]) -> list[Any] | None:
-    """The run this executor works for: ``run`` the first time maker sees the agent
-    (its background launch, else its first tool call or answer), the same ever after.
-    None without an agent id (nothing to bind)."""
-    if not agent_id:
-        return None
-    data = read_record(agent_id)
-    bound = data.get("run")
-    if isinstance(bound, list):
-        return bound
-    fresh = {"agent_type": agent_type, "outcome": "running", "final": False,
-             "at": time.time()}
-    _write(agent_id, {**(data or fresh), "run": run})
-    return run
-
-
-def delivered(agent_id: str) -> bool:
-    """Whether this subagent's deliverable was already gated (a final record)."""
-    return bool(agent_id) and read_record(agent_id).get("final") is True
-
-
-def take_record(agent_id: str) -> dict[str, Any]:
-    """The record, noted as told to the main agent (kept: a later stop of the same
-    subagent must still see that its deliverable was gated)."""
-    data = read_record(agent_id)
-    if data and not data.get("told"):
-        _write(agent_id, {**data, "told": True})
-    return data
 
 
 def _store(hook: HookInput) -> Any:
@@ -197,7 +109,7 @@ def _launched(hook: HookInput, agent: str, agent_id: str) -> str:
         if not data:  # (its deliverable may be recorded already: a fast subagent)
             data = {"agent_type": agent, "outcome": "running", "final": False,
                     "at": time.time()}
-        _write(agent_id, {**data, "launch_id": launch_id})
+        write(agent_id, {**data, "launch_id": launch_id})
     what = {"maker:planner": "The planner", "maker:reviewer": "The reviewer"}.get(
         agent, "The step executor")
     if agent.endswith(":step-executor"):

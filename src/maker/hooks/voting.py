@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from maker.hooks import verdicts
+from maker.hooks import records
 from maker.hooks.protocol import HookInput, Output, message
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def ballot_stop(hook: HookInput, store: PlanStore, step: int, text: str) -> Outp
     if result is None:
         return None
     facts = result.facts()
-    verdicts.record(hook, "ballot", **facts)
+    records.record(hook, "ballot", **facts)
     said = {"accepted": f"the vote decided step {step} ({result.status})",
             "failed": f"step {step} FAILED: " + "; ".join(result.reasons)}.get(
         result.outcome, f"{_what(facts)}; votes so far: {_votes(facts['tally'])}")
