@@ -107,26 +107,14 @@ def delivering(timeout: float = 30.0) -> Iterator[None]:
     """Held while a deliverable is gated, so that two at once (two SubagentHandback
     calls in one message, a stop racing a hand-back) are gated one after the other and
     the second sees the first (``delivered``). One lock for every agent: a gate takes a
-    fraction of a second."""
-    try:
-        import fcntl
-    except ImportError:  # (no fcntl: not a POSIX system) nothing to hold
-        yield
-        return
+    fraction of a second; after ``timeout`` it gates without it (a hook never wedges)."""
     from maker.core.paths import data_dir
+    from maker.store.atomic import exclusive_lock
 
     folder = data_dir() / "verdicts"
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / ".lock", "a+") as fh:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    break  # a hook never wedges: gate without it
-                time.sleep(0.02)
+        exclusive_lock(fh, timeout, poll=0.02)
         yield
 
 

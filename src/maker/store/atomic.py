@@ -23,8 +23,9 @@ TYPE_CHECKING = False  # typing's, without importing typing on every hook
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
+    from typing import IO
 
-__all__ = ["atomic_write", "plan_lock"]
+__all__ = ["atomic_write", "exclusive_lock", "plan_lock"]
 
 try:
     import fcntl
@@ -86,6 +87,23 @@ _held: dict[str, int] = {}
 _held_guard = allocate_lock()
 
 
+def exclusive_lock(fh: IO[str], timeout: float, poll: float = 0.05) -> bool:
+    """Take an exclusive ``flock`` on the open file ``fh`` (released when it is closed),
+    waiting at most ``timeout`` seconds; whether it was taken. True at once where there
+    is no ``fcntl`` (not a POSIX system): there is nothing to wait for."""
+    if fcntl is None:
+        return True
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(poll)
+
+
 @contextlib.contextmanager
 def plan_lock(plans_dir: Path, timeout: float = 30.0) -> Iterator[None]:
     """Hold the plan's inter-process lock; LockTimeoutError after ``timeout`` seconds.
@@ -109,20 +127,10 @@ def plan_lock(plans_dir: Path, timeout: float = 30.0) -> Iterator[None]:
         return
     fh = open(lock_path, "a+")  # noqa: SIM115 - held for the lock's lifetime
     try:
-        if fcntl is not None:
-            deadline = time.monotonic() + timeout
-            while True:
-                try:
-                    fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise LockTimeoutError(
-                            f"another maker session has held {lock_path} for over "
-                            f"{timeout:.0f}s; wait for it to finish, or remove the file if "
-                            "no other session is running"
-                        ) from None
-                    time.sleep(0.05)
+        if not exclusive_lock(fh, timeout):
+            raise LockTimeoutError(
+                f"another maker session has held {lock_path} for over {timeout:.0f}s; wait "
+                "for it to finish, or remove the file if no other session is running")
         if recover(plans_dir):
             changes.recovered(plans_dir)
         journal = open_journal(plans_dir)
