@@ -456,3 +456,23 @@ def test_an_executor_working_on_a_step_that_ended_is_refused(project: Path) -> N
                tool_input={"file_path": str(project / "x.txt"), "content": "x"})
     assert decision(out) == "deny"
     assert "no step is in progress any more" in said(out)
+
+
+def test_a_fifo_for_the_run_record_hangs_no_hook(project: Path) -> None:
+    """`plans/.maker/runs/step-NN.json` is bookkeeping a person (or a crash) may leave
+    in any shape: a FIFO there reads as an empty record, at once (the Stop hook reads
+    it on every stop while a step runs)."""
+    import subprocess
+    import sys
+
+    started(project)
+    runs = project / "plans/.maker/runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    fifo = runs / "step-01.json"
+    fifo.unlink(missing_ok=True)
+    os.mkfifo(fifo)
+    data = json.dumps({"session_id": "sess-1", "cwd": str(project), "prompt_id": "p1",
+                       "hook_event_name": "Stop", "stop_hook_active": False})
+    done = subprocess.run([sys.executable, "-m", "maker.hooks", "stop"], input=data,
+                          capture_output=True, text=True, timeout=20)
+    assert json.loads(done.stdout)["decision"] == "block"  # the step's rule, unhung

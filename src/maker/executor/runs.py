@@ -81,9 +81,12 @@ def _load(store: StateDir, step: int, started_at: str) -> dict[str, Any]:
     """This run's record (a fresh one when the file is missing, broken or older)."""
     fresh: dict[str, Any] = {"step": step, "started_at": started_at, "turns": [],
                              "launches": []}
-    try:
-        data = json.loads(_path(store, step).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    from maker.core.bounded import read_regular_file
+    from maker.errors import InputError
+
+    try:  # bounded, a regular file only: a FIFO or a huge file must not hang a hook
+        data = json.loads(read_regular_file(_path(store, step), 1 << 20))
+    except (OSError, ValueError, InputError):
         return fresh
     if not isinstance(data, dict) or data.get("started_at") != started_at:
         return fresh
