@@ -9,6 +9,9 @@ shown to be refused (found in a hostile review; every finding here failed first)
   another step or a later run of its own, nor hold the Stop hook of a new run;
 - the executor's guard refuses extractors and patches over ``plans/``, and copies into a
   folder that holds maker's data;
+- the executor cannot change the repository's config, hooks or attributes, which name
+  the programs that "read-only" `git status` and `git diff` run (for the planner, the
+  reviewer and the person alike);
 - what held: exact-command matching of the plumbing, and hand-backs that decide nothing.
 
 Facts observed with the real client (Claude Code 2.1.330, ``claude -p`` with a toy
@@ -216,3 +219,59 @@ def test_a_forged_hand_back_of_another_agent_decides_nothing(project: Path) -> N
     assert store.load_step(1).status == "in-progress"
     assert json.loads(json.dumps(store.read_active()))["step"] == 1
 
+
+
+# -- 5. the repository's config: what "read-only" git commands run -----------------------
+# `git status` runs `core.fsmonitor`, `git diff` runs `diff.external` and textconv drivers,
+# and the clean filters of `.gitattributes`: all named in the repository's config. The
+# planner's and reviewer's read-only git (and the person's own) must not run a program
+# the step executor planted there.
+
+
+@pytest.mark.parametrize("command", [
+    "echo '[core] fsmonitor = ./evil.sh' >> .git/config",
+    "git config core.fsmonitor ./evil.sh",
+    "git config --local diff.external ./evil.sh",
+    "git -C . config --add filter.x.clean ./evil.sh",
+    "cp evil.sh .git/hooks/pre-commit",
+    "tee .git/info/attributes < attrs",
+    "sed -i 's/a/b/' .git/config",
+])
+def test_the_executor_cannot_change_the_repositorys_config(project: Path,
+                                                            command: str) -> None:
+    subprocess_git_init(project)
+    store = write(project, [make_step(1, -1)])
+    assert bash_refusal(command, cwd=project, plans_root=store.root) is not None
+
+
+@pytest.mark.parametrize("command", [
+    "git status", "git diff", "git config --get user.name", "git config -l",
+    "git log --oneline -3", "cat README.md",
+])
+def test_the_executor_still_reads_the_repository(project: Path, command: str) -> None:
+    subprocess_git_init(project)
+    store = write(project, [make_step(1, -1)])
+    assert bash_refusal(command, cwd=project, plans_root=store.root) is None
+
+
+def test_the_executors_write_tools_cannot_change_the_repositorys_config(
+        project: Path) -> None:
+    from maker.tools.guard import executor_refusal
+
+    subprocess_git_init(project)
+    store = write(project, [make_step(1, -1)])
+    for path in (".git/config", ".git/hooks/post-checkout", ".git/info/attributes"):
+        said = executor_refusal("Write", {"file_path": str(project / path), "content": "x"},
+                                cwd=project, plans_root=store.root)
+        assert said is not None and ".git" in said, path
+    assert executor_refusal("Read", {"file_path": str(project / ".git/config")},
+                            cwd=project, plans_root=store.root) is None
+    assert executor_refusal("Write", {"file_path": str(project / "src.py"), "content": "x"},
+                            cwd=project, plans_root=store.root) is None
+
+
+def subprocess_git_init(project: Path) -> None:
+    import subprocess
+
+    if not (project / ".git").is_dir():
+        subprocess.run(["git", "init", "-q", str(project)], check=True)

@@ -56,6 +56,8 @@ def executor_refusal(tool: str, tool_input: Mapping[str, Any], *, cwd: Path,
         return guard.key_text()
     if tool in WRITERS and guard.inside(path, guard.plan_dirs):
         return guard.plans_text()
+    if tool in WRITERS and guard.inside(path, guard.git_places):
+        return guard.git_text()
     return None
 
 

@@ -171,6 +171,8 @@ class BashGuard(Protected):
             if suffixes:
                 for i in range(len(args)):
                     self._program(args[i:], bodies, cwd, depth, suffixes=False)
+        elif name == "git" and _sets_git_config(args):
+            raise Refused(self.git_text())
         elif name == "git" and "clean" in args:
             raise Refused(self.plans_text() + " `git clean` would delete it (it is not "
                            "tracked); remove the files you mean by name.")
@@ -248,6 +250,24 @@ class BashGuard(Protected):
                 raise Refused(_STATE + " (Inline code may not use maker either.)")
             if "/" in token or token in ("plans", self.plans_root.name):
                 self.check_path(token, cwd, glob=any(c in token for c in "*?["))
+
+
+# `git config` forms that only read.
+_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l",
+                           "--list", "get", "list"})
+# git's own options that take a value before the subcommand.
+_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
+                         "--config-env", "--exec-path"})
+
+
+def _sets_git_config(args: list[str]) -> bool:
+    """Whether ``git args…`` is a `git config` that may write (any form but a read)."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in _GIT_VALUED else 1
+    if i >= len(args) or args[i] != "config":
+        return False
+    return not _CONFIG_READS & set(args[i + 1:])
 
 
 def _maker_name(words: list[str]) -> bool:

@@ -14,7 +14,8 @@ from pathlib import Path, PurePosixPath
 
 from maker.tools.shell import Refused
 
-__all__ = ["Protected", "expansion", "maker_data_dirs", "resolve", "unclear"]
+__all__ = ["Protected", "expansion", "git_config_places", "maker_data_dirs", "resolve",
+           "unclear"]
 
 
 def maker_data_dirs() -> tuple[Path, ...]:
@@ -23,6 +24,14 @@ def maker_data_dirs() -> tuple[Path, ...]:
     from maker.core.paths import data_dir, seal_key_path
 
     return tuple(dict.fromkeys((data_dir(), seal_key_path().parent)))
+
+
+def git_config_places(project: Path) -> tuple[Path, ...]:
+    """Where a repository names the programs git runs (``core.fsmonitor``,
+    ``diff.external``, filter and textconv drivers, hooks): its config, hooks and
+    ``info/`` (attributes), for a project whose ``.git`` is a folder."""
+    git = project / ".git"
+    return (git / "config", git / "hooks", git / "info") if git.is_dir() else ()
 
 
 def resolve(cwd: Path, text: str) -> Path:
@@ -42,12 +51,20 @@ class Protected:
         self.home = Path.home() if home is None else home
         self.plan_dirs = _both(plans_root)
         self.key_dirs = tuple(p for d in self.data_dirs for p in _both(d))
+        self.git_places = tuple(p for d in git_config_places(plans_root.parent)
+                                for p in _both(d))
 
     def plans_text(self, named: str = "") -> str:
         via = f" (`{named}` names it)" if named else ""
         return (f"maker: {self.plans_root} is maker's own record of the plan; no step reads "
                 f"or writes it directly{via}. Your brief (`maker context N`) has what you "
                 "need from it, and your handoff (your final message) records your results.")
+
+    def git_text(self) -> str:
+        return ("maker: the repository's config, hooks and attributes (.git/config, "
+                ".git/hooks/, .git/info/) name programs that git runs for everyone, even "
+                "for a `git status` or `git diff`; no step changes them. If the step needs "
+                "a git setting, report it in your handoff for a person to make.")
 
     def key_text(self) -> str:
         dirs = " and ".join(str(d) for d in self.data_dirs)
@@ -69,6 +86,8 @@ class Protected:
             raise Refused(self.key_text())
         if self.inside(path, self.plan_dirs):
             raise Refused(self.plans_text(text))
+        if self.inside(path, self.git_places):
+            raise Refused(self.git_text())
         if destroys and any(path == r or path in r.parents for r in self.plan_dirs):
             raise Refused(self.plans_text(text) + " Deleting or moving a directory that "
                            "holds it would take it too.")
@@ -77,7 +96,7 @@ class Protected:
         """Refuse a glob that could name (or, for ``destroys``, hold) a protected dir."""
         full = PurePosixPath(os.path.normpath(pattern if pattern.startswith("/")
                                               else f"{cwd}/{pattern}")).parts
-        for root in (*self.plan_dirs, *self.key_dirs):
+        for root in (*self.plan_dirs, *self.key_dirs, *self.git_places):
             parts = root.parts
             n = min(len(full), len(parts))
             if not all(_component_matches(parts[i], full[i]) for i in range(n)):
