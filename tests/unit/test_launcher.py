@@ -247,3 +247,32 @@ def test_a_package_runs_as_python_m_runs_it_and_a_plain_module_too(tmp_path: Pat
     native = subprocess.run([sys.executable, "-m", "probe_pkg", "a", "b"], env=env,
                             capture_output=True, text=True, check=True, cwd=tmp_path).stdout
     assert native.rsplit(",", 1)[0] == outs[0].rsplit(",", 1)[0]  # but for runpy
+
+
+def test_a_hook_without_home_says_so_and_never_fails(tmp_path: Path) -> None:
+    """Claude Code sets HOME; a hook started without it (and without XDG_DATA_HOME or
+    CLAUDE_PLUGIN_DATA) has nowhere for maker's interpreter cache. It says so, exit 0,
+    rather than dying in bash on an unbound variable."""
+    hook = ROOT / "scripts" / "hook"
+    project = tmp_path / "project"
+    (project / "plans").mkdir(parents=True)
+    event = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "s",
+                        "prompt": "/maker:status", "cwd": str(project)})
+    env = {"PATH": f"{_path_with(tmp_path, sys.executable)}:/usr/bin:/bin",
+           "CLAUDE_PROJECT_DIR": str(project)}
+    done = subprocess.run([str(hook), "user-prompt-submit"], input=event, env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0 and "unbound variable" not in done.stderr, done.stderr
+    said = json.loads(done.stdout)["systemMessage"]
+    assert "HOME is not set" in said and "MAKER_PYTHON" in said
+    # With the interpreter named, HOME is not needed: the hook does its work.
+    done = subprocess.run([str(hook), "user-prompt-submit"], input=event,
+                          env=dict(env, MAKER_PYTHON=sys.executable), capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == "", done
+    start = json.dumps({"hook_event_name": "SessionStart", "session_id": "s",
+                        "source": "startup", "cwd": str(tmp_path)})
+    done = subprocess.run([str(hook), "session-start"], input=start,
+                          env=dict(env, CLAUDE_PROJECT_DIR=str(tmp_path)),
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
