@@ -65,7 +65,7 @@ from harness.scenarios import (
     to_yaml,
     tool,
 )
-from maker.scripted import RecordedRequest, Reply
+from maker.scripted import RecordedRequest, Reply, ScriptItem
 from maker.scripted.terminal import Terminal
 from maker.store.plan_store import PlanStore
 
@@ -283,20 +283,28 @@ def agent_id_launched(request: RecordedRequest) -> str:
 # -- 1. default permission mode ---------------------------------------------------------
 
 
-def test_default_mode_asks_for_the_steps_work_and_never_for_makers_plumbing(
-        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
-    write_plan(project)  # policy auto: an accepted, verified step completes
-    fake_api.script(MAIN, main_launches_executor(), main_waits(),
-                    main_checks_outcome_after_notification(0), main_reports_outcome())
-    # No SubagentHandback in default mode: the executor ends with the handoff as text.
-    fake_api.script(EXECUTOR, executor_reads_brief(), executor_writes("hello.txt", "hello\n"),
-                    tool("Bash", command="maker status", description="Where the plan is"),
-                    VERIFY_0, Reply.text(GOOD_0))
-    terminal = interactive(args=["--permission-mode", "default"],
+def step_0_answering_prompts(interactive: StartInteractive, api: RecordingAPI,
+                             project: Path, mode: str, *more: ScriptItem) -> list[Prompt]:
+    """/maker:step 0 in permission ``mode`` (policy auto, verification on), the person
+    answering every prompt with Yes; the executor reads its brief, writes hello.txt, does
+    ``more``, verifies and ends with its handoff as text. The prompts, in order."""
+    write_plan(project)
+    api.script(MAIN, main_launches_executor(), main_waits(),
+               main_checks_outcome_after_notification(0), main_reports_outcome())
+    api.script(EXECUTOR, executor_reads_brief(), executor_writes("hello.txt", "hello\n"),
+               *more, VERIFY_0, Reply.text(GOOD_0))
+    terminal = interactive(args=["--permission-mode", mode],
                            env={"TEST_CMD": "test -f hello.txt"})
     terminal.submit("/maker:step 0")
+    return answer_prompts(terminal, lambda: settled(terminal, api, "STEP_COMPLETE"))
 
-    prompts = answer_prompts(terminal, lambda: settled(terminal, fake_api, "STEP_COMPLETE"))
+
+def test_default_mode_asks_for_the_steps_work_and_never_for_makers_plumbing(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    # No SubagentHandback in default mode: the executor ends with the handoff as text.
+    prompts = step_0_answering_prompts(
+        interactive, fake_api, project, "default",
+        tool("Bash", command="maker status", description="Where the plan is"))
     fake_api.assert_done()
     assert "SubagentHandback" not in fake_api.requests_for(EXECUTOR)[0].tool_names
     # One prompt per step: its own work (the Write of hello.txt), asked of the person
@@ -324,16 +332,7 @@ def test_accept_edits_mode_asks_only_for_verification_which_runs_the_projects_co
     """acceptEdits: the person lets edits through and is asked for commands. The step's
     Write goes through; `maker verify` runs the project's checks (which the step may
     have written), so it is asked; maker's read-only plumbing is not."""
-    write_plan(project)
-    fake_api.script(MAIN, main_launches_executor(), main_waits(),
-                    main_checks_outcome_after_notification(0), main_reports_outcome())
-    fake_api.script(EXECUTOR, executor_reads_brief(), executor_writes("hello.txt", "hello\n"),
-                    VERIFY_0, Reply.text(GOOD_0))
-    terminal = interactive(args=["--permission-mode", "acceptEdits"],
-                           env={"TEST_CMD": "test -f hello.txt"})
-    terminal.submit("/maker:step 0")
-
-    prompts = answer_prompts(terminal, lambda: settled(terminal, fake_api, "STEP_COMPLETE"))
+    prompts = step_0_answering_prompts(interactive, fake_api, project, "acceptEdits")
     fake_api.assert_done()
     asked = [(p.what, p.agent, p.subject) for p in prompts]
     assert asked == [("Bash command", "maker:step-executor", "maker verify --step 0")], asked

@@ -236,6 +236,9 @@ def test_a_forged_hand_back_of_another_agent_decides_nothing(project: Path) -> N
     "cp evil.sh .git/hooks/pre-commit",
     "tee .git/info/attributes < attrs",
     "sed -i 's/a/b/' .git/config",
+    "git config core.fsmonitor list",  # a value that looks like a read form
+    "git config diff.external get",
+    "git config core.fsmonitor ./x --get",
 ])
 def test_the_executor_cannot_change_the_repositorys_config(project: Path,
                                                             command: str) -> None:
@@ -246,6 +249,7 @@ def test_the_executor_cannot_change_the_repositorys_config(project: Path,
 
 @pytest.mark.parametrize("command", [
     "git status", "git diff", "git config --get user.name", "git config -l",
+    "git config get user.name", "git config --global --get user.name",
     "git log --oneline -3", "cat README.md",
 ])
 def test_the_executor_still_reads_the_repository(project: Path, command: str) -> None:

@@ -19,11 +19,14 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Iterator
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # typing's, without importing typing: the Stop hook reads records
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+    from typing import Any
+
     from maker.hooks.protocol import HookInput
 
 __all__ = ["bind_run", "delivered", "delivering", "read_record", "record", "run_of",

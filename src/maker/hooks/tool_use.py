@@ -38,6 +38,8 @@ __all__ = ["HANDBACK", "on_post_tool_use", "on_pre_tool_use"]
 
 HANDBACK = "SubagentHandback"
 """Auto mode's tool through which a subagent delivers its report (DESIGN.md)."""
+
+
 # -- PreToolUse -------------------------------------------------------------------
 
 def on_pre_tool_use(hook: HookInput) -> Output:

@@ -24,11 +24,14 @@ step whose executor has not returned (``maker.executor.runs``).
 from __future__ import annotations
 
 import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from maker.hooks.common import store_for
 from maker.hooks.protocol import HookInput, Output, allow, context, deny_tool
 from maker.hooks.records import bind_run, delivered, read_record, run_of, take_record, write
+
+if TYPE_CHECKING:
+    from maker.store.plan_store import PlanStore
 
 __all__ = ["on_agent_launch", "on_agent_return", "verdict_text"]
 
@@ -45,13 +48,6 @@ def _subagent(hook: HookInput) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _store(hook: HookInput) -> Any:
-    from maker.core.paths import find_plans_dir
-    from maker.store.plan_store import PlanStore
-
-    return PlanStore(find_plans_dir(cwd=Path(hook.cwd) if hook.cwd else None))
-
-
 # -- PreToolUse on the Agent tool --------------------------------------------------------
 
 
@@ -61,7 +57,7 @@ def on_agent_launch(hook: HookInput) -> Output:
         return allow()
     from maker.executor.runs import start_launch
 
-    store = _store(hook)
+    store = store_for(hook)
     active = store.read_active()
     step = active.get("step") if isinstance(active, dict) else None
     if not isinstance(step, int):
@@ -95,9 +91,9 @@ def verdict_text(hook: HookInput, agent: str, facts: dict[str, Any], launch_id: 
     if agent.endswith(":planner"):
         return _planner_verdict(facts)
     if agent.endswith(":step-executor"):
-        return _executor_verdict(_store(hook), facts, launch_id or None)
+        return _executor_verdict(store_for(hook), facts, launch_id or None)
     if agent.endswith(":reviewer"):
-        return _reviewer_verdict(_store(hook), facts)
+        return _reviewer_verdict(store_for(hook), facts)
     return ""
 
 
@@ -113,7 +109,7 @@ def _launched(hook: HookInput, agent: str, agent_id: str) -> str:
     what = {"maker:planner": "The planner", "maker:reviewer": "The reviewer"}.get(
         agent, "The step executor")
     if agent.endswith(":step-executor"):
-        store = _store(hook)
+        store = store_for(hook)
         if store.exists():
             from maker.executor.runs import end_agent, launched_in_background
 
@@ -161,7 +157,7 @@ def _planner_verdict(facts: dict[str, Any]) -> str:
             "user, and run `maker status` to show what plans/ holds now.")
 
 
-def _executor_verdict(store: Any, facts: dict[str, Any], launch_id: str | None) -> str:
+def _executor_verdict(store: PlanStore, facts: dict[str, Any], launch_id: str | None) -> str:
     from maker.executor.runs import end_launches, relaunch_instruction
 
     step = facts.get("step")
@@ -222,7 +218,7 @@ def _executor_verdict(store: Any, facts: dict[str, Any], launch_id: str | None) 
     return f"{head}: {said}\n{tell} End your reply with the line {sentinel or 'STEP_BLOCKED'}."
 
 
-def _reviewer_verdict(store: Any, facts: dict[str, Any]) -> str:
+def _reviewer_verdict(store: PlanStore, facts: dict[str, Any]) -> str:
     if facts.get("outcome") != "recorded" or not isinstance(facts.get("step"), int):
         return ("the reviewer returned, but its review was not recorded (no single step "
                 "awaits approval). Tell the user; `maker status` shows the plan.")

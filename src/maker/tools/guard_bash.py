@@ -12,6 +12,7 @@ maker's own commands only ``maker.tools.maker_commands.EXECUTOR_COMMANDS`` may r
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from pathlib import Path, PurePosixPath
@@ -252,9 +253,11 @@ class BashGuard(Protected):
                 self.check_path(token, cwd, glob=any(c in token for c in "*?["))
 
 
-# `git config` forms that only read.
-_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l",
-                           "--list", "get", "list"})
+# `git config` forms that only read: an option among those that lead, or a subcommand
+# that comes first (later, the same words are values: `git config core.fsmonitor list`).
+_CONFIG_READ_OPTIONS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch",
+                                  "-l", "--list"})
+_CONFIG_READ_COMMANDS = frozenset({"get", "list"})
 # git's own options that take a value before the subcommand.
 _GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
                          "--config-env", "--exec-path"})
@@ -267,7 +270,11 @@ def _sets_git_config(args: list[str]) -> bool:
         i += 2 if args[i] in _GIT_VALUED else 1
     if i >= len(args) or args[i] != "config":
         return False
-    return not _CONFIG_READS & set(args[i + 1:])
+    rest = args[i + 1:]
+    leading = set(itertools.takewhile(lambda a: a.startswith("-"), rest))
+    reads = bool(leading & _CONFIG_READ_OPTIONS) or (
+        bool(rest) and rest[0] in _CONFIG_READ_COMMANDS)
+    return not reads
 
 
 def _maker_name(words: list[str]) -> bool:
