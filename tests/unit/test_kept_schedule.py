@@ -1,4 +1,4 @@
-"""QA pass 13: the schedule ``plan_schedule`` keeps and updates between calls equals a fresh
+"""The schedule ``plan_schedule`` keeps and updates between calls equals a fresh
 ``schedule(plan, decision_outputs(store, plan))``, for any plan: conditional steps,
 joins, branches not taken, dependencies on skipped steps, steps reading outputs."""
 

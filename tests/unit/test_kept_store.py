@@ -1,4 +1,4 @@
-"""QA pass 13: a store that keeps its plan between loads (the engine's, ``full_read_every``)
+"""A store that keeps its plan between loads (the engine's, ``full_read_every``)
 loads what a fresh ``PlanStore(root).load()`` loads: after a change by maker (any
 process) at once, after a hand edit once the window has passed (maker.store.changes)."""
 

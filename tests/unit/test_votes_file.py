@@ -1,4 +1,4 @@
-"""QA pass 2 on the plugin's ballots file (plans/.maker/votes/step-NN.json) in odd
+"""The plugin's ballots file (plans/.maker/votes/step-NN.json) in odd
 states: a FIFO, a file nested too deep to parse, a folder, and a vote decided by the
 ballots on file but never applied. None may hang a hook, raise a traceback or leave the
 step stuck in progress."""

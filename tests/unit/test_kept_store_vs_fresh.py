@@ -1,4 +1,4 @@
-"""QA pass 13: whatever maker does to a plan, and however, a store that keeps its plan
+"""Whatever maker does to a plan, and however, a store that keeps its plan
 between loads (the engine's) loads what a fresh store loads, derives the same handoff
 heads, previous handoff and schedule: changes through this store, another store, a
 forked process, a nested transaction, one undone by an exception, one killed and

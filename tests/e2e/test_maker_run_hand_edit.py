@@ -1,4 +1,4 @@
-"""QA pass 13, end to end: `maker run` (the real CLI, SDK and bundled Claude Code against the
+"""`maker run` end to end (the real CLI, SDK and bundled Claude Code against the
 scripted API) keeps its plan between loads and reads all of plans/ at least once a
 second; a person's edit of a later step made mid-run reaches that step and is kept, and
 PLAN.md after the run is what a fresh read renders."""

@@ -1,4 +1,4 @@
-"""QA pass 2 on the long-lived store's cache (store/step_cache.py, store/snapshot.py):
+"""The long-lived store's cache (store/step_cache.py, store/snapshot.py):
 a kept PlanStore must load what a fresh PlanStore(root).load() loads, whatever edits
 happen and however the file system's clock ticks."""
 
