@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from maker.store import atomic
+from maker.store import replace as replace_module
 from maker.store.atomic import atomic_write
 
 
@@ -42,7 +42,7 @@ def test_the_scratch_file_is_hidden_private_and_never_one_that_exists(
     taken = tmp_path / ".step.md.00000000.tmp"
     taken.write_text("someone else's")
     names = iter([bytes(4), b"\x01\x02\x03\x04"])
-    monkeypatch.setattr(atomic.os, "urandom", lambda n: next(names))
+    monkeypatch.setattr(replace_module.os, "urandom", lambda n: next(names))
     seen: list[tuple[str, int]] = []
     real_replace = os.replace
 
@@ -50,7 +50,7 @@ def test_the_scratch_file_is_hidden_private_and_never_one_that_exists(
         seen.append((os.path.basename(src), stat.S_IMODE(os.stat(src).st_mode)))
         real_replace(src, dst)
 
-    monkeypatch.setattr(atomic.os, "replace", replace)
+    monkeypatch.setattr(replace_module.os, "replace", replace)
     path.chmod(0o600)
     atomic_write(path, "new")
     assert seen == [(".step.md.01020304.tmp", 0o600)]
@@ -66,7 +66,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_scratch(
     def fail(fd: int) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(atomic.os, "fsync", fail)
+    monkeypatch.setattr(replace_module.os, "fsync", fail)
     with pytest.raises(OSError, match="disk full"):
         atomic_write(path, "new")
     assert path.read_text() == "old"

@@ -1,7 +1,8 @@
 """Atomic file writes and the plan lock.
 
 A write goes to a temporary file in the same directory and is renamed over the
-target, so a crash leaves the old file or the new one, never half of either. The
+target (:mod:`maker.store.replace`), so a crash leaves the old file or the new one,
+never half of either. The
 lock (``flock`` on ``plans/.maker/lock``) serializes sessions that touch the same
 plan; it is re-entrant within a process, and its outermost hold is a transaction
 (``maker.store.journal``): several writes under it happen all together or not at all.
@@ -10,13 +11,13 @@ plan; it is re-entrant within a process, and its outermost hold is a transaction
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from _thread import allocate_lock
 
 from maker.errors import LockTimeoutError
 from maker.store import changes
 from maker.store.journal import active_journal, close_journal, open_journal, recover
+from maker.store.replace import replace_file
 
 TYPE_CHECKING = False  # typing's, without importing typing on every hook
 
@@ -34,53 +35,12 @@ except ImportError:  # pragma: no cover - Windows: the lock degrades to in-proce
 
 
 def atomic_write(path: Path, text: str, durable: bool = True) -> None:
-    """Write ``text`` to ``path`` atomically (temp file + rename), creating parents."""
+    """Write ``text`` to ``path`` atomically (temp file + rename), creating parents; under
+    the plan lock, the write is journaled first (:mod:`maker.store.journal`)."""
     journal = active_journal(path)
     if journal is not None:  # first, so that recovery also finds our scratch file
         journal.before_write(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _create_scratch(path)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _create_scratch(path: Path) -> tuple[int, str]:
-    """A new file ``.NAME.XXXXXXXX.tmp`` beside ``path`` (never one that exists: O_EXCL,
-    as ``tempfile.mkstemp``, whose imports would cost every hook more than the write),
-    with the mode ``path`` has, or the one a plain open() would give a new file, so
-    that plan files stay readable."""
-    try:
-        mode = os.stat(path).st_mode & 0o777
-    except FileNotFoundError:
-        mode = None
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    for _ in range(100):
-        tmp = os.path.join(os.path.dirname(path),
-                           f".{os.path.basename(path)}.{os.urandom(4).hex()}.tmp")
-        try:
-            # Private (0600) until it has its final mode, as mkstemp's file was.
-            fd = os.open(tmp, flags, 0o600 if mode is not None else 0o666)
-        except FileExistsError:
-            continue
-        if mode is not None:
-            try:
-                os.fchmod(fd, mode)
-            except BaseException:
-                os.close(fd)
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
-        return fd, tmp
-    raise FileExistsError(f"no unused scratch file name beside {path}")
+    replace_file(path, text, durable)
 
 
 _held: dict[str, int] = {}

@@ -29,6 +29,8 @@ import os
 import re
 from pathlib import Path
 
+from maker.store.replace import replace_file
+
 TYPE_CHECKING = False  # typing's, without importing typing on every hook
 if TYPE_CHECKING:
     from typing import Any
@@ -59,11 +61,9 @@ class Journal:
         return os.path.relpath(os.path.abspath(path), self.root)
 
     def _save(self) -> None:
-        from maker.store.atomic import atomic_write
-
         if not self.dir.is_dir():
             self.dir.mkdir(parents=True)
-        atomic_write(self.dir / _JOURNAL, json.dumps(self.entries), durable=True)
+        replace_file(self.dir / _JOURNAL, json.dumps(self.entries), durable=True)
 
     def _note_new_dirs(self, parent: Path) -> None:
         """Record the outermost missing directory above a new path, so undo removes it."""
@@ -145,8 +145,6 @@ def _discard(folder: Path) -> None:
 
 def _undo(root: Path, entries: list[dict[str, Any]]) -> None:
     """Undo ``entries`` newest first, dropping each from the journal once undone."""
-    from maker.store.atomic import atomic_write
-
     txn = root / TXN_DIR
     while entries:
         entry = entries[-1]
@@ -170,7 +168,7 @@ def _undo(root: Path, entries: list[dict[str, Any]]) -> None:
             _remove(root / str(entry["path"]))
         entries.pop()
         if entries:
-            atomic_write(txn / _JOURNAL, json.dumps(entries), durable=True)
+            replace_file(txn / _JOURNAL, json.dumps(entries), durable=True)
         else:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(txn / _JOURNAL)
