@@ -87,7 +87,7 @@ def test_a_transaction_that_changes_something_writes_a_new_token(project: Path) 
 
 
 def test_a_transaction_undone_by_an_error_writes_a_new_token(project: Path) -> None:
-    """A reader elsewhere may have read its writes before the undo (test_qa13_kept_store)."""
+    """A reader elsewhere may have read its writes before the undo (test_kept_store)."""
     store = linear(project, 2)
     before = (store.root / TOKEN).read_text()
     with pytest.raises(RuntimeError), store.lock():

@@ -1,6 +1,10 @@
-"""QA (issue 7): promises of the trust model that do not hold yet, each a strict xfail.
+"""Promises of the trust model that once did not hold (issue 7), each now kept:
 
-When one starts passing, its hole is closed: drop the marker.
+1. a journal left in ``plans/.maker/txn/`` acts only inside ``plans/``;
+2. a policy file written by hand does not open the approval gate;
+3. neither the main agent nor the executor writes ``plans/`` (or decides a step) with a
+   command that does not name it: a copy, an archive, a glob, ``find -exec``, git;
+4. a verification run of another project, copied in, is not evidence for this one.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from maker.errors import HandoffRejectedError
 from maker.executor.accept import accept_handoff
 from maker.executor.approval import read_policy
 from maker.executor.lifecycle import start_step
@@ -62,26 +67,27 @@ def test_a_policy_file_written_by_hand_does_not_open_the_gate(store: PlanStore) 
     assert read_policy(store).name == "never"
 
 
-# -- 2/3. the guards: commands that write plans/ without naming it -----------------------
+# -- 3. the guards: commands that write plans/ without naming it, each refused -----------
 
-MAIN_AGENT_ALLOWED = [
-    "cp -r /tmp/stage/. .",                        # a staged plans/.maker/policy.json
-    "cp /tmp/x/p.json pl*/.mak*/",                  # a glob not checked against plans/
+# Each command once got through; the comment says how it hides what it writes.
+MAIN_AGENT_REFUSED = [
+    "cp -r /tmp/stage/. .",                         # a staged plans/.maker/policy.json
+    "cp /tmp/x/p.json pl*/.mak*/",                  # plans/ named only by a glob
     "sed -i -f /tmp/edit.sed */steps/00-*.md",      # edits step files through a glob
     "cd pl*ns && sed -i s/a/b/ steps/00-a.md",      # cd through a glob
     "tar -xf /tmp/p.tar",                           # an archive holding plans/...
-    "a=appr; maker step ${a}ove 0",                 # the verb hidden: `$` then not refused
+    "a=appr; maker step ${a}ove 0",                 # the verb hidden in a variable
 ]
 
 
-@pytest.mark.parametrize("command", MAIN_AGENT_ALLOWED)
+@pytest.mark.parametrize("command", MAIN_AGENT_REFUSED)
 def test_the_main_agent_cannot_write_plans_or_decide_without_naming_them(
         command: str, tmp_path: Path) -> None:
     (tmp_path / "plans/steps").mkdir(parents=True)
     assert decision_refusal(command, cwd=tmp_path, plans_root=tmp_path / "plans") is not None
 
 
-EXECUTOR_ALLOWED = [
+EXECUTOR_REFUSED = [
     "cp -r /tmp/stage/. .",
     "cp -r /tmp/stage/plans .",
     "tar -xf /tmp/p.tar",
@@ -92,7 +98,7 @@ EXECUTOR_ALLOWED = [
 ]
 
 
-@pytest.mark.parametrize("command", EXECUTOR_ALLOWED)
+@pytest.mark.parametrize("command", EXECUTOR_REFUSED)
 def test_the_executor_cannot_write_plans_without_naming_them(command: str,
                                                               tmp_path: Path) -> None:
     project = tmp_path / "project"
@@ -101,7 +107,7 @@ def test_the_executor_cannot_write_plans_without_naming_them(command: str,
                         data_dirs=(tmp_path / "data",), home=tmp_path) is not None
 
 
-# -- 4. sealed records replayed ---------------------------------------------------------
+# -- 4. a verification run replayed ------------------------------------------------------
 
 def test_a_verification_run_of_another_project_is_not_evidence(
         store: PlanStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,19 +120,18 @@ def test_a_verification_run_of_another_project_is_not_evidence(
     target = evidence_path(store, 1)
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(evidence_path(elsewhere, 1), target)
-    from maker.errors import HandoffRejectedError
-
+    
     with pytest.raises(HandoffRejectedError):
         accept_handoff(store, handoff(1))
 
 
-def test_qa_sanity_the_copied_run_is_what_made_the_difference(
+def test_without_the_copied_run_the_same_handoff_is_refused_for_want_of_a_run(
         store: PlanStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without any run, the same handoff is refused: the xfail above is about the copy."""
+    """The check on the test above: with no run at all the handoff is refused too, so
+    what that test shows is that the copied run does not count."""
     monkeypatch.setenv("TEST_CMD", "true")
     start_step(store, 1)
-    from maker.errors import HandoffRejectedError
-
+    
     with pytest.raises(HandoffRejectedError, match="no verification run"):
         accept_handoff(store, handoff(1))
     assert not os.path.exists(evidence_path(store, 1))
