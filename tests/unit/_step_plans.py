@@ -1,14 +1,12 @@
 """The tests' builders of plan data: one step as YAML holds it (``step_data``) or parsed
 (``step_spec``, ``make_step``), and plans on disk for the step-execution tests (schedule,
-lifecycle, gate, CLI). A test file that needs other defaults passes them as changes."""
+lifecycle, gate, CLI, the engine). A test file that needs other defaults passes them as changes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from maker.core.models import Plan, PlanStep
@@ -84,6 +82,15 @@ def branching(root: Path, join_reads: list[str] | None = None) -> PlanStore:
     ])
 
 
+def branch_plan() -> Plan:
+    """1 (conditional: 2 or 3); 2 ends; 3 ends."""
+    return Plan(reasoning="Because.", task="Fix the bug", steps=[
+        make_step(1, -2, conditional=True, title="Decide whether tests exist"),
+        make_step(2, -1, title="Write the missing tests"),
+        make_step(3, -1, title="Fix the bug"),
+    ])
+
+
 def complete(store: PlanStore, n: int, output: dict[str, Any] | None = None,
              status: str = "complete", **fields: Any) -> None:
     """Mark a step done directly in the files, as an accepted (and, for a complete step,
@@ -107,14 +114,3 @@ def handoff(step: int, status: str = "complete", output: Any = None, **fields: A
                             "summary": f"Did step {step}."}
     data.update(fields)
     return yaml.safe_dump(data, sort_keys=False)
-
-
-@pytest.fixture(name="project")
-def isolated_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                     verification_off: None) -> Iterator[Path]:
-    """A project dir as cwd, with no verification command unless a test sets one (the
-    environment is ``isolated_env``'s, in tests/conftest.py)."""
-    project = tmp_path / "project"
-    project.mkdir()
-    monkeypatch.chdir(project)
-    yield project

@@ -19,7 +19,7 @@ from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 from maker.store.plan_store import PlanStore
 
-from ._step_plans import handoff, isolated_project, make_step, write  # noqa: F401 - `project`
+from ._step_plans import handoff, make_step, write
 
 EXECUTOR = "maker:step-executor"
 

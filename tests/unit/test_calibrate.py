@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from harness.engine_fakes import FakeLedger, ScriptedModel, parts
 from maker.cli import run_cmd
 from maker.cli.main import cli
 from maker.engine.calibrate import calibrate
@@ -18,8 +19,7 @@ from maker.errors import InputError
 from maker.store.plan_store import PlanStore
 from maker.voting import k_min
 
-from ._step_plans import handoff, isolated_project, make_step, write  # noqa: F401
-from .test_orchestrator import FakeLedger, ScriptedModel, branch_plan, parts
+from ._step_plans import branch_plan, handoff, make_step, write
 
 
 def chose(n: int) -> str:

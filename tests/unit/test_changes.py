@@ -20,7 +20,7 @@ from maker.executor.accept import accept_handoff
 from maker.store import changes, snapshot
 from maker.store.plan_store import PlanStore
 
-from ._step_plans import complete, handoff, isolated_project, linear  # noqa: F401
+from ._step_plans import complete, handoff, linear
 
 TOKEN = Path(".maker") / "generation"
 

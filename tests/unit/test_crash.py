@@ -27,7 +27,6 @@ from maker.store.plan_store import PlanStore
 from ._crash_states import awaiting, in_progress, snapshot, stopped
 from ._step_plans import (
     handoff,
-    isolated_project,  # noqa: F401 - the `project` fixture
     make_step,
 )
 

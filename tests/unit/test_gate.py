@@ -23,7 +23,6 @@ from maker.verify.runner import evidence_path, run_verification
 from ._step_plans import (
     branching,
     handoff,
-    isolated_project,  # noqa: F401 - the `project` fixture
     linear,
     make_step,
     write,

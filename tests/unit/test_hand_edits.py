@@ -15,7 +15,7 @@ from maker.cli.main import cli
 from maker.planner.linter import lint_text
 from maker.planner.parser import MAX_SCHEMA_DEPTH
 
-from ._step_plans import isolated_project, linear  # noqa: F401 - `project`
+from ._step_plans import linear
 
 PLAN = """task: Build it
 reasoning: Two steps.

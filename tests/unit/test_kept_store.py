@@ -10,12 +10,14 @@ from typing import Any
 
 import pytest
 
+from harness.engine_fakes import ScriptedModel, parts, run
+from maker.engine.orchestrator import Orchestrator
 from maker.errors import PlanFileError
 from maker.executor import lifecycle
 from maker.store import changes, snapshot
 from maker.store.plan_store import PlanStore
 
-from ._step_plans import isolated_project, linear  # noqa: F401 - `project`
+from ._step_plans import linear
 
 TOKEN = Path(".maker") / "generation"
 
@@ -122,10 +124,6 @@ def test_plan_md_is_brought_up_to_date_after_a_rewrite_of_it_was_undone(
 
 
 def test_a_run_with_no_plan_to_continue_leaves_no_plans_folder(project: Path) -> None:
-    from maker.engine.orchestrator import Orchestrator
-
-    from .test_orchestrator import ScriptedModel, parts, run
-
     result = run(Orchestrator(PlanStore(project / "plans"), parts(ScriptedModel([]))))
     assert result.exit_code == 2
     assert not (project / "plans").exists()

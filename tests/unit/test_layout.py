@@ -18,7 +18,7 @@ from maker.cli.main import cli
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 
-from ._step_plans import handoff, isolated_project, linear  # noqa: F401 - `project`
+from ._step_plans import handoff, linear
 
 pytestmark = pytest.mark.usefixtures("project")
 

@@ -16,7 +16,7 @@ from maker.engine.ledger import LINE_LIMIT, Call, Ledger
 from maker.errors import BudgetExceededError, InputError
 from maker.store.plan_store import PlanStore, utc_now
 
-from ._step_plans import isolated_project, linear  # noqa: F401 - the `project` fixture
+from ._step_plans import linear
 
 
 def call(kind: str = "executor", step: int | None = 1, cost: float = 0.01, **kw: object) -> Call:

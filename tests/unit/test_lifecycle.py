@@ -20,7 +20,6 @@ from maker.store.plan_store import PlanStore
 from ._step_plans import (
     branching,
     complete,
-    isolated_project,  # noqa: F401 - the `project` fixture
     linear,
 )
 

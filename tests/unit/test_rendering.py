@@ -17,7 +17,7 @@ from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 from maker.store.plan_store import PlanStore
 
-from ._step_plans import complete, isolated_project, make_step  # noqa: F401 - `project`
+from ._step_plans import complete, make_step
 
 pytestmark = pytest.mark.usefixtures("project")
 

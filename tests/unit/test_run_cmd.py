@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from harness.engine_fakes import FakeLedger, ScriptedModel, parts
 from maker.cli import run_cmd
 from maker.cli.main import cli
 from maker.engine.budget import Budget
@@ -19,8 +20,7 @@ from maker.engine.step_run import EngineParts
 from maker.store.plan_store import PlanStore
 from maker.voting import k_min
 
-from ._step_plans import handoff, isolated_project, linear  # noqa: F401 - `project`
-from .test_orchestrator import FakeLedger, ScriptedModel, parts
+from ._step_plans import handoff, linear
 
 
 def _patch(monkeypatch: pytest.MonkeyPatch, model: ScriptedModel,

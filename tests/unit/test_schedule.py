@@ -18,7 +18,6 @@ from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
 from ._step_plans import (
     branching,
     complete,
-    isolated_project,  # noqa: F401 - the `project` fixture
     linear,
     make_step,
     write,

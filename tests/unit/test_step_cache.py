@@ -12,7 +12,7 @@ from maker.errors import PlanFileError
 from maker.store import step_cache
 from maker.store.plan_store import PlanStore
 
-from ._step_plans import complete, isolated_project, linear  # noqa: F401 - `project`
+from ._step_plans import complete, linear
 
 
 @pytest.fixture

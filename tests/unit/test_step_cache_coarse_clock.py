@@ -14,7 +14,7 @@ import pytest
 from maker.store import step_cache
 from maker.store.plan_store import PlanStore
 
-from ._step_plans import isolated_project, linear  # noqa: F401 - `project`
+from ._step_plans import linear
 
 TICK_NS = step_cache.SETTLED_NS  # a file system whose clock ticks in 2 s (FAT)
 

@@ -17,7 +17,6 @@ from ._step_plans import (
     branching,
     complete,
     handoff,
-    isolated_project,  # noqa: F401 - the `project` fixture
     linear,
 )
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from maker.cli.main import cli
 from maker.verify.detect import ENV_VARS, detect_commands, off_text, turned_off
 
-from ._step_plans import isolated_project, linear  # noqa: F401 - `project`
+from ._step_plans import linear
 
 pytestmark = pytest.mark.usefixtures("project")
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.engine_fakes import ScriptedModel, parts, run
 from maker.core.events import StepFlagged
 from maker.engine.ledger import Call, Ledger
 from maker.engine.orchestrator import EXIT_COMPLETE, EXIT_FAILED, Orchestrator
@@ -15,8 +16,7 @@ from maker.engine.vote_step import votes_for
 from maker.executor.vote_rules import SAMPLES_PER_K, side_effect_free
 from maker.planner.parser import structure_problems
 
-from ._step_plans import handoff, isolated_project, make_step, write  # noqa: F401
-from .test_orchestrator import ScriptedModel, branch_plan, parts, run
+from ._step_plans import branch_plan, handoff, make_step, write
 
 
 def chose(n: int, reason: str = "because") -> str:

@@ -16,7 +16,6 @@ import pytest
 from maker.executor.ballots import cast, current_votes, launch_limit
 from maker.store.plan_store import PlanStore
 
-from ._step_plans import isolated_project  # noqa: F401 - `project`
 from .test_ballots import branching, chose, fire_stop
 
 
