@@ -34,7 +34,6 @@ def test_start_with_no_number_takes_the_first_ready_step(tmp_path: Path) -> None
     store = linear(tmp_path, 3)
     result = start_step(store, session_id="sess-1")
     assert result.step == 1 and not result.restarted and not result.forced
-    assert "Step number 1" in result.brief
     record = store.load().get(1)
     assert record.status == "in-progress"
     assert record.meta["started_at"] == result.started_at
@@ -46,20 +45,19 @@ def test_start_with_no_number_takes_the_first_ready_step(tmp_path: Path) -> None
     assert "in-progress" in store.overview_path.read_text(encoding="utf-8")
 
 
-def test_the_brief_comes_from_build_brief(tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_starting_a_step_builds_no_brief(tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`maker step begin` prints no brief (the executor reads it with `maker context N`):
+    starting a step must not build one only to throw it away (issue 16, item 8)."""
     import maker.executor.brief as brief
 
-    seen: list[Any] = []
+    def built(*args: Any, **kwargs: Any) -> str:
+        raise AssertionError("start_step built a brief")
 
-    def fake(store: PlanStore, plan: Any, step: int) -> str:
-        seen.append((store, step, plan.get(step).status))
-        return "THE BRIEF"
-
-    monkeypatch.setattr(brief, "build_brief", fake)
+    monkeypatch.setattr(brief, "build_brief", built)
     store = linear(tmp_path, 2)
-    assert start_step(store, 1).brief == "THE BRIEF"
-    assert seen == [(store, 1, "in-progress")]
+    assert start_step(store, 1).step == 1
+    assert start_step(store, 1).restarted
 
 
 def test_unmet_dependencies_are_refused_and_listed(tmp_path: Path) -> None:
@@ -106,7 +104,6 @@ def test_restarting_the_step_in_progress_is_idempotent(tmp_path: Path) -> None:
     before = path.read_text(encoding="utf-8")
     again = start_step(store, 1, session_id="a")
     assert again.restarted and again.started_at == first.started_at
-    assert again.brief == first.brief
     assert path.read_text(encoding="utf-8") == before
     # Another session cannot take the step over; a shell may read the brief again.
     with pytest.raises(StepError, match=r"in progress in another Claude Code session \(a\)"):

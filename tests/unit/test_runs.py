@@ -14,9 +14,10 @@ from click.testing import CliRunner
 
 from maker.cli.main import cli
 from maker.executor.brief import build_brief
+from maker.executor.instructions import relaunch_instruction
 from maker.executor.lifecycle import start_step
 from maker.executor.owner import OWNER_IDLE_S, owner_gone
-from maker.executor.runs import add_turn, relaunch_instruction
+from maker.executor.runs import add_turn
 from maker.hooks import verdicts
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import HookInput, run_hook

@@ -50,12 +50,15 @@ def step() -> None:
 def step_start(number: int | None, force: bool, session_id: str, take_over: bool,
                as_json: bool, plans_dir: Path | None) -> None:
     """Start a step (default: the next ready one) and print its brief."""
+    from maker.executor.brief import build_brief
     from maker.executor.lifecycle import start_step
 
-    result = start_step(_store(plans_dir), number, force=force, session_id=session_id or None,
+    store = _store(plans_dir)
+    result = start_step(store, number, force=force, session_id=session_id or None,
                         take_over=take_over)
+    brief = build_brief(store, None, result.step)
     if as_json:
-        echo_json(result.to_dict())
+        echo_json({**result.to_dict(), "brief": brief})
         return
     if result.restarted:
         click.echo(f"maker: step {result.step} is already in progress; its brief again:",
@@ -63,7 +66,7 @@ def step_start(number: int | None, force: bool, session_id: str, take_over: bool
     elif result.forced:
         click.echo(f"maker: step {result.step} started with --force (recorded in its step "
                    "file)", err=True)
-    click.echo(result.brief)
+    click.echo(brief)
 
 
 @step.command("reset")
@@ -229,7 +232,8 @@ def next_cmd(as_json: bool, plans_dir: Path | None) -> None:
 @reports_errors
 def context(number: int | None, plans_dir: Path | None) -> None:
     """Print a step's brief without starting it."""
-    from maker.executor.lifecycle import default_step, step_brief
+    from maker.executor.brief import build_brief
+    from maker.executor.lifecycle import default_step
     from maker.executor.schedule import plan_schedule
 
     store = _store(plans_dir)
@@ -237,7 +241,7 @@ def context(number: int | None, plans_dir: Path | None) -> None:
     if number is None:
         number = default_step(plan, plan_schedule(store, plan))
     plan.get(number)  # StepNotFoundError naming the steps
-    click.echo(step_brief(store, plan, number))
+    click.echo(build_brief(store, plan, number))
 
 
 # -- maker handoff ------------------------------------------------------------------

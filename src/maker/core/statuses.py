@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["STEP_STATUSES"]
+__all__ = ["AWAITING", "STEP_STATUSES"]
+
+AWAITING = "awaiting-approval"  # done, and waiting for a person (or a policy) to approve
 
 STEP_STATUSES: tuple[str, ...] = ("pending", "in-progress", "awaiting-approval", "complete",
                                   "blocked", "failed")

@@ -21,7 +21,7 @@ from maker.core.models import AgentResult, PlanStep
 from maker.engine.step_run import EngineParts
 from maker.engine.vote_step import answer_key
 from maker.errors import InputError, Problem
-from maker.executor.lifecycle import step_brief
+from maker.executor.brief import build_brief
 from maker.executor.vote_rules import answer_form, label, side_effect_free
 from maker.handoff.against_plan import check_output
 from maker.handoff.fields import parse_handoff
@@ -86,7 +86,7 @@ async def calibrate(store: PlanStore, parts: EngineParts, n: int, samples: int, 
         raise InputError(f"step {n} ({spec.title}) uses {tools}: sampling it {samples} "
                          "times would repeat its side effects. Calibrate a conditional "
                          "step or one whose tools only read")
-    brief = step_brief(store, plan, n)
+    brief = build_brief(store, plan, n)
     gate = asyncio.Semaphore(PARALLEL)
     model = parts.model_for(record)
 

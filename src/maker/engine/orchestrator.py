@@ -51,6 +51,7 @@ from maker.core.events import (
 )
 from maker.core.models import TaskConfig
 from maker.core.module import Module
+from maker.core.statuses import AWAITING
 from maker.engine.step_run import EngineParts, StepRun, review_prompt
 from maker.engine.vote_step import law_votes
 from maker.errors import (
@@ -61,7 +62,6 @@ from maker.errors import (
     StepError,
 )
 from maker.executor.approval import (
-    AWAITING,
     apply_review,
     approve_step,
     read_policy,

@@ -37,6 +37,7 @@ from maker.engine.sessions import Reviewer, RunnerFactory
 from maker.engine.vote_step import undecided_reason, vote_on, vote_record, votes_for
 from maker.errors import AgentSDKError, HandoffRejectedError, Problem
 from maker.executor.accept import accept_handoff
+from maker.executor.brief import build_brief
 from maker.executor.lifecycle import fail_step, start_step
 from maker.red_flag.red_flagger import RedFlagger
 from maker.store.plan_store import PlanStore, StepRecord, utc_now
@@ -132,6 +133,7 @@ class StepRun:
         started = start_step(store, n, session_id=parts.session_id, take_over=True)
         yield StepStarted(timestamp=time.time(), step=n, title=started.title)
         record = store.load_step(n)  # (one file: the whole plan was checked just now)
+        brief = build_brief(store, None, n)
         feedback, kind = "", "executor"
         resume: str | None = None  # the session a fix resumes
         flagged = refused = fixes = 0
@@ -139,7 +141,7 @@ class StepRun:
         vote: dict[str, Any] | None = None
         k = votes_for(record.spec, parts.votes)
         if k > 1:
-            async for event in self._vote(record, started.brief, k):
+            async for event in self._vote(record, brief, k):
                 yield event
             if self._winner is None:  # undecided: the step failed with the tally
                 return
@@ -148,7 +150,7 @@ class StepRun:
             if voted is not None:  # (not flagged, and in the ledger as a vote)
                 result, voted, bad, why = voted, None, False, ""
             else:
-                result = await self._draw(record, started.brief, feedback, kind, resume)
+                result = await self._draw(record, brief, feedback, kind, resume)
                 bad, why = parts.flagger.check_with_reason(result)
                 self._record(kind if not bad else "flagged", result, record)
             resume = None

@@ -27,16 +27,16 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from maker.core.statuses import AWAITING
 from maker.errors import StepError, TransitionError
 from maker.store.atomic import atomic_write
 from maker.store.plan_store import PlanStore, StepRecord, StoredPlan, utc_now
 
-__all__ = ["APPROVE_LABEL", "AWAITING", "POLICIES", "QUESTION_PREFIX", "REJECT_LABEL",
+__all__ = ["APPROVE_LABEL", "POLICIES", "QUESTION_PREFIX", "REJECT_LABEL",
            "REVIEW_THRESHOLD", "Policy", "RejectResult", "adopt_approvals", "apply_review",
-           "approval_question", "approve_step", "decide_hint", "hold_or_approve",
+           "approval_question", "approve_step", "hold_or_approve",
            "is_awaiting", "read_policy", "reject_step", "review_required", "set_policy"]
 
-AWAITING = "awaiting-approval"
 # Seed 004: an independent review when a step touched this many files or more.
 REVIEW_THRESHOLD = 5
 POLICIES: dict[str, str] = {
@@ -111,13 +111,6 @@ def approval_question(n: int, title: str) -> dict[str, Any]:
             {"label": REJECT_LABEL.format(n=n),
              "description": "Back to pending. Choose Other to type what to change."},
         ]}]}
-
-
-def decide_hint(n: int) -> str:
-    """How a person approves or rejects step ``n``: the one wording every message uses."""
-    return (f"the user types `/maker:approve {n}`, or `/maker:reject {n} <what to change>`, "
-            f"in Claude Code (or runs `maker step approve {n}` / `maker step reject {n}` in "
-            "a terminal outside Claude Code)")
 
 
 def hold_or_approve(store: PlanStore, plan: StoredPlan, record: StepRecord,

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maker.core.models import AgentResult, PlanStep
-from maker.executor.runs import EXECUTOR_AGENT, relaunch_instruction
+from maker.executor.instructions import EXECUTOR_AGENT, relaunch_instruction
 from maker.executor.vote_rules import SAMPLES_PER_K, answer_form, flag, label
 from maker.store.atomic import atomic_write
 from maker.voting import Tally, Vote, canonical

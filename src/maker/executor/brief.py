@@ -30,6 +30,7 @@ from maker.executor.previous_work import (
     previous_handoff,
     shown_path,
 )
+from maker.executor.runs import executor_attempts
 from maker.verify.detect import ENV_VARS, KINDS, detect_commands, off_text, turned_off
 from maker.yaml_cleaner.dump import dump_yaml
 
@@ -67,8 +68,6 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
         parts.append("## The user sent an earlier attempt back\n\nAddress these revision "
                      "notes (newest last):\n\n"
                      + "\n".join(f"- {cut(n, budget.fact_chars)}" for n in revisions))
-    from maker.executor.runs import executor_attempts
-
     if record.status == "in-progress" and executor_attempts(store, spec.step) > 1:
         parts.append("## An earlier attempt was interrupted\n\nAn earlier executor of this "
                      "step did not finish (a crash, or it returned without an accepted "

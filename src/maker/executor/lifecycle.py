@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from maker.core.clock import file_stamp, utc_now
 from maker.errors import DependencyError, StepError, TransitionError
+from maker.executor.instructions import decide_hint
 from maker.executor.schedule import (
     SKIPPED,
     Schedule,
@@ -46,7 +47,6 @@ __all__ = [
     "reset_step",
     "set_status",
     "start_step",
-    "step_brief",
 ]
 
 ALLOWED_TRANSITIONS: dict[str, tuple[str, ...]] = {
@@ -62,11 +62,10 @@ ALLOWED_TRANSITIONS: dict[str, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class StartResult:
-    """A started (or resumed) step and the brief its executor should read."""
+    """A started (or resumed) step."""
 
     step: int
     title: str
-    brief: str
     started_at: str
     restarted: bool = False  # it was already in progress: nothing changed
     forced: bool = False
@@ -75,8 +74,7 @@ class StartResult:
     def to_dict(self) -> dict[str, Any]:
         return {"step": self.step, "title": self.title, "started_at": self.started_at,
                 "restarted": self.restarted, "forced": self.forced,
-                "overridden": {str(k): v for k, v in self.overridden.items()},
-                "brief": self.brief}
+                "overridden": {str(k): v for k, v in self.overridden.items()}}
 
 
 @dataclass(frozen=True)
@@ -119,21 +117,14 @@ def default_step(plan: StoredPlan, sched: Schedule) -> int:
     raise StepError(nothing_ready_reason(sched, plan))
 
 
-def step_brief(store: PlanStore, plan: StoredPlan, number: int) -> str:
-    """The executor's brief for a step (``maker.executor.brief.build_brief``)."""
-    from maker.executor.brief import build_brief
-
-    return str(build_brief(store, plan, number))
-
-
 def start_step(store: PlanStore, n: int | None = None, force: bool = False,
                session_id: str | None = None, take_over: bool = False) -> StartResult:
-    """Mark step ``n`` in progress and return its brief.
+    """Mark step ``n`` in progress (its brief: ``maker.executor.brief.build_brief``).
 
     With no ``n``: the step already in progress, else the first ready step.
-    Starting the step that is already in progress changes nothing and returns the
-    brief again; a step another session owns only with ``take_over`` (the user's
-    consent, or its owner is gone: ``maker.executor.runs``). Raises DependencyError
+    Starting the step that is already in progress changes nothing; a step another
+    session owns only with ``take_over`` (the user's consent, or its owner is gone:
+    ``maker.executor.runs``). Raises DependencyError
     (unmet depends_on; ``force`` overrides and records the override in the step's
     front matter), StepError (another step is in progress, nothing is ready, or the
     step is on a branch not taken),
@@ -141,8 +132,6 @@ def start_step(store: PlanStore, n: int | None = None, force: bool = False,
     StepNotFoundError.
     """
     with store.lock():
-        from maker.executor.approval import decide_hint
-
         plan = store.load()
         running = occupying(plan)
         sched = plan_schedule(store, plan)
@@ -187,7 +176,7 @@ def start_step(store: PlanStore, n: int | None = None, force: bool = False,
         store.write_active({"step": n, "started_at": started, "session_id": session_id,
                             "attempts": {}})
         refresh_overview(store, plan)
-        return StartResult(n, record.title, step_brief(store, plan, n), started,
+        return StartResult(n, record.title, started,
                            forced=bool(force and (missing or skipped)), overridden=overridden)
 
 
@@ -211,8 +200,8 @@ def _resume(store: PlanStore, plan: StoredPlan, record: StepRecord,
                             "session_id": session_id, "attempts": {}})
     elif (session_id or take_over) and active.get("session_id") != session_id:
         store.write_active(dict(active, session_id=session_id))
-    return StartResult(record.number, record.title, step_brief(store, plan, record.number),
-                       started, restarted=True, forced=bool(record.meta.get("forced")))
+    return StartResult(record.number, record.title, started, restarted=True,
+                       forced=bool(record.meta.get("forced")))
 
 
 def _branch_not_taken(store: PlanStore, plan: StoredPlan, n: int) -> str:
@@ -332,10 +321,8 @@ def refresh_overview(store: PlanStore, plan: StoredPlan, force: bool = False) ->
 
     A store with ``overview_every`` set (the headless engine's) rewrites it at most that
     often, unless ``force``; :func:`flush_overview` writes what was held back."""
-    from maker.executor.status_view import display_statuses
-
     if force or store.overview_due():
-        store.refresh_overview(plan, display_statuses(plan, plan_schedule(store, plan)))
+        store.refresh_overview(plan, dict(plan_schedule(store, plan).statuses))
 
 
 def flush_overview(store: PlanStore) -> None:

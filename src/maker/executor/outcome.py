@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from maker.executor.approval import (
     approval_question,
-    decide_hint,
     is_awaiting,
     read_policy,
     review_required,
 )
+from maker.executor.instructions import decide_hint
 from maker.executor.review import latest_review
 
 if TYPE_CHECKING:

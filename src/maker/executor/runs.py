@@ -53,22 +53,10 @@ __all__ = [
     "forget_session_launches",
     "running_note",
     "launched_in_background",
-    "relaunch_instruction",
     "running_launches",
     "start_launch",
     "turn_runs_step",
 ]
-
-EXECUTOR_AGENT = "maker:step-executor"
-
-
-def relaunch_instruction(n: int | str) -> str:
-    """The one way every prompt and message tells the main agent to run step ``n``'s
-    executor (again). In the foreground where the client lets it (``claude -p``, the
-    SDK); an interactive session drops the flag and runs it in the background."""
-    return (f"launch the {EXECUTOR_AGENT} subagent with the Agent tool, "
-            f"run_in_background: false, and the prompt \"Execute maker step {n}.\"")
-
 
 # -- the run record -----------------------------------------------------------------
 

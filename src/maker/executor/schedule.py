@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from maker.core.flow import decides_next
 from maker.core.models import END, RUNTIME_DECIDED, step_refs
+from maker.core.statuses import AWAITING
+from maker.executor.instructions import decide_hint
 from maker.store.step_cache import stat_stamp
 
 if TYPE_CHECKING:
@@ -31,7 +33,6 @@ if TYPE_CHECKING:
 __all__ = [
     "SKIPPED",
     "Schedule",
-    "AWAITING_APPROVAL",
     "decided_next",
     "decision_outputs",
     "next_steps",
@@ -292,9 +293,7 @@ def nothing_ready_reason(sched: Schedule, plan: StoredPlan | None = None) -> str
     With ``plan``, a step that awaits the user's approval is named as such."""
     if sched.ready:
         return ""
-    from maker.executor.approval import decide_hint
-
-    awaiting = [r.number for r in plan.steps if r.status == AWAITING_APPROVAL] if plan else []
+    awaiting = [r.number for r in plan.steps if r.status == AWAITING] if plan else []
     if awaiting:
         n = awaiting[0]
         return (f"no step is ready: step {n} is done and awaits approval. To go on: "
@@ -320,5 +319,3 @@ def next_steps(plan: StoredPlan, store: PlanStore) -> list[StepRecord]:
     sched = plan_schedule(store, plan)
     return [plan.get(n) for n in sched.ready]
 
-
-AWAITING_APPROVAL = "awaiting-approval"

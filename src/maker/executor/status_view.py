@@ -6,13 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from maker.core.statuses import AWAITING
 from maker.core.text import task_line
-from maker.executor.schedule import AWAITING_APPROVAL, SKIPPED, Schedule, plan_schedule
+from maker.executor.instructions import decide_hint
+from maker.executor.schedule import SKIPPED, Schedule, plan_schedule
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
 
-__all__ = ["StepRow", "display_statuses", "status_summary", "summary_rows"]
+__all__ = ["StepRow", "status_summary", "summary_rows"]
 
 
 @dataclass(frozen=True)
@@ -39,24 +41,14 @@ class StepRow:
         }
 
 
-
-
-
-def display_statuses(plan: StoredPlan, sched: Schedule) -> dict[int, str]:
-    """What a person should read for each step: the stored status, ``skipped`` for a
-    branch not taken, ``awaiting-approval`` for a step whose handoff waits for them."""
-    return dict(sched.statuses)
-
-
 def summary_rows(plan: StoredPlan, store: PlanStore,
                  sched: Schedule | None = None) -> list[StepRow]:
     """One row per step, in step order, for ``maker status`` and PLAN.md."""
     sched = sched or plan_schedule(store, plan)
-    shown = display_statuses(plan, sched)
     rows = []
     for record in sorted(plan.steps, key=lambda r: r.spec.step):
         n = record.spec.step
-        status = shown[n]
+        status = sched.statuses[n]
         rows.append(StepRow(
             step=n,
             title=record.spec.title,
@@ -76,7 +68,6 @@ def status_summary(store: PlanStore) -> str:
     summary then.
     """
     from maker.errors import MakerError
-    from maker.executor.approval import decide_hint
 
     try:
         plan = store.load()
@@ -90,7 +81,7 @@ def status_summary(store: PlanStore) -> str:
     lines = [f"maker plan ({store.root}): {task}",
              "Steps: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))]
     for record in plan.steps:
-        if record.status == AWAITING_APPROVAL:
+        if record.status == AWAITING:
             lines.append(f"Awaiting approval: step {record.number} ({record.title}): "
                          f"{decide_hint(record.number)}.")
         elif record.status == "in-progress":

@@ -23,10 +23,10 @@ from maker.executor.approval import (
     QUESTION_PREFIX,
     REJECT_LABEL,
     approve_step,
-    decide_hint,
     reject_step,
     set_policy,
 )
+from maker.executor.instructions import decide_hint
 from maker.store.plan_store import PlanStore
 
 __all__ = ["answer_decision", "prompt_decision", "prefilled_answer"]

@@ -122,7 +122,7 @@ def _launch(state: PlanState, step: int) -> str:
     once as the vote still needs (``maker.executor.ballots``, imported only for a step
     that may vote, as ``step_status`` read it: a conditional step or one with
     ``votes:``)."""
-    from maker.executor.runs import relaunch_instruction
+    from maker.executor.instructions import relaunch_instruction
 
     if not state.may_vote(step):
         return relaunch_instruction(step)

@@ -158,7 +158,8 @@ def _planner_verdict(facts: dict[str, Any]) -> str:
 
 
 def _executor_verdict(store: PlanStore, facts: dict[str, Any], launch_id: str | None) -> str:
-    from maker.executor.runs import end_launches, relaunch_instruction
+    from maker.executor.instructions import relaunch_instruction
+    from maker.executor.runs import end_launches
 
     step = facts.get("step")
     if not isinstance(step, int):
