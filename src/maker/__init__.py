@@ -8,7 +8,7 @@ peer in its own layer or from above (imports inside functions and under
                │
               cli
                │
-   engine   hooks   scripted
+         engine   hooks
                │
             executor
                │
@@ -38,8 +38,9 @@ prompts   voting   yaml_cleaner
 - ``verify``: the project's verification commands and their sealed runs.
 - ``handoff``: a step executor's answer, checked (fields, plan, evidence).
 - ``executor``: a step's lifecycle (start, accept, approve, reset), its brief and runner.
-- ``engine`` (``maker run``), ``hooks`` (Claude Code's hook events) and ``scripted``
-  (the scripted model behind ``maker demo``): three front ends of the executor.
+- ``engine`` (``maker run``) and ``hooks`` (Claude Code's hook events): the two front
+  ends of the executor. (``maker demo``'s scripted model is not in this package: it is
+  ``maker_scripted``, in ``dev/``, which the development install brings.)
 - ``cli``: the ``maker`` command, a thin adapter over all of the above.
 
 The command that proves it: ``.venv/bin/pytest tests/unit/test_architecture.py``

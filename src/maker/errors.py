@@ -24,7 +24,7 @@
     │   ├── AgentProcessError     the CLI failed or could not be reached (exit code, stderr)
     │   ├── AgentStreamError      the CLI's output could not be read (an SDK/CLI mismatch)
     │   └── BudgetExceededError   a call stopped by its max_budget_usd, or the run's budget spent
-    └── DemoError                 ``maker demo`` did not go as scripted (maker.scripted)
+    └── DemoError                 ``maker demo`` did not go as scripted (maker_scripted)
         ├── ClaudeTimeoutError    a Claude Code CLI run did not finish in time; it was killed
         ├── ScriptError           the scripted model was sent what its script did not expect
         └── PluginNotFoundError   the plugin's files are not beside the package
@@ -289,7 +289,7 @@ class DemoError(MakerError):
 
 class ClaudeTimeoutError(DemoError):
     """A Claude Code CLI run did not finish in time; it was killed with its children.
-    ``run`` holds what it printed (a :class:`maker.scripted.ClaudeRun`)."""
+    ``run`` holds what it printed (a ``maker_scripted.ClaudeRun``)."""
 
     def __init__(self, timeout: float, run: Any) -> None:
         self.timeout = timeout

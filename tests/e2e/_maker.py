@@ -20,8 +20,8 @@ from maker.executor.accept import accept_handoff
 from maker.executor.approval import set_policy
 from maker.executor.lifecycle import start_step
 from maker.planner.linter import lint_text
-from maker.scripted import ClaudeRun, FakeMessagesAPI
 from maker.store.plan_store import PlanStore, StepRecord
+from maker_scripted import ClaudeRun, FakeMessagesAPI
 
 PLUGIN_ROOT = find_plugin_root()
 

@@ -18,9 +18,9 @@ from typing import Any, Protocol
 import pytest
 
 from harness.queries import RecordingAPI
-from maker.scripted import ClaudeRun, FakeMessagesAPI, find_claude
-from maker.scripted import run_claude as _run_claude
-from maker.scripted.terminal import Terminal
+from maker_scripted import ClaudeRun, FakeMessagesAPI, find_claude
+from maker_scripted import run_claude as _run_claude
+from maker_scripted.terminal import Terminal
 
 # One CLI run takes about a second; a hang must fail the test, not block CI.
 RUN_TIMEOUT = 30.0
@@ -91,7 +91,7 @@ def interactive(claude_binary: Path, fake_api: FakeMessagesAPI, project: Path,
     ``E2E_PLUGIN_ROOT`` (read when the session starts) runs the scenarios against
     another checkout of the plugin: an older commit, to see what they catch there."""
     from harness.scenarios import find_plugin_root, plugin_env
-    from maker.scripted.terminal import start_claude
+    from maker_scripted.terminal import start_claude
 
     plugin = Path(_OTHER_PLUGIN) if _OTHER_PLUGIN else find_plugin_root()
     started: list[Terminal] = []

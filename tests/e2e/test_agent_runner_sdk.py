@@ -15,8 +15,8 @@ import pytest
 from maker.core.models import PlanStep, TaskConfig
 from maker.errors import ClaudeNotFoundError
 from maker.executor.agent_runner import AgentRunner
-from maker.scripted import FakeMessagesAPI, Reply, isolated_env
-from maker.scripted.replies import ApiError
+from maker_scripted import FakeMessagesAPI, Reply, isolated_env
+from maker_scripted.replies import ApiError
 
 pytestmark = pytest.mark.e2e
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.queries import tool_uses
-from maker.scripted import (
+from maker_scripted import (
     ClaudeNotFoundError,
     ClaudeTimeoutError,
     claude_cli,

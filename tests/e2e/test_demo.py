@@ -148,7 +148,7 @@ def test_headless_demo_quiet_keeps_the_run_and_drops_the_model(
 
 def test_headless_demo_off_script_fails_with_the_reason(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from maker.scripted import headless
+    from maker_scripted import headless
 
     script = headless._script
 

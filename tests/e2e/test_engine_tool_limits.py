@@ -17,8 +17,8 @@ import pytest
 
 from maker.core.models import TaskConfig
 from maker.engine.tool_limits import NO_USER, make_can_use_tool, make_hooks
-from maker.scripted import FakeMessagesAPI, Reply
 from maker.store.plan_store import PlanStore
+from maker_scripted import FakeMessagesAPI, Reply
 
 from .test_agent_runner_sdk import make_runner, make_step
 

@@ -12,7 +12,7 @@ import pytest
 
 from harness.queries import RecordingAPI
 from harness.scenarios import subagent_report
-from maker.scripted import (
+from maker_scripted import (
     ApiError,
     FakeMessagesAPI,
     RecordedRequest,

@@ -18,7 +18,7 @@ import pytest
 
 from harness.queries import hook_events, tool_uses
 from harness.scenarios import subagent_report
-from maker.scripted import (
+from maker_scripted import (
     ClaudeRun,
     FakeMessagesAPI,
     RecordedRequest,

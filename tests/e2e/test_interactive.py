@@ -45,7 +45,7 @@ from harness.scenarios import (
     to_yaml,
     tool,
 )
-from maker.scripted import RecordedRequest, Reply
+from maker_scripted import RecordedRequest, Reply
 
 from ._maker import step, write_plan
 from .conftest import StartInteractive

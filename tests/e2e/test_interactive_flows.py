@@ -41,11 +41,11 @@ from harness.scenarios import (
 from maker.executor.lifecycle import start_step
 from maker.executor.runs import launched_in_background, start_launch
 from maker.executor.schedule import next_steps
-from maker.scripted import RecordedRequest, Reply
-from maker.scripted.replies import ToolUseBlock
-from maker.scripted.terminal import Terminal
-from maker.scripted.turns import Turn, search
 from maker.store.plan_store import PlanStore
+from maker_scripted import RecordedRequest, Reply
+from maker_scripted.replies import ToolUseBlock
+from maker_scripted.terminal import Terminal
+from maker_scripted.turns import Turn, search
 
 from ._maker import branching_plan, finish_step_0, step, write_plan
 from .conftest import StartInteractive

@@ -65,9 +65,9 @@ from harness.scenarios import (
     to_yaml,
     tool,
 )
-from maker.scripted import RecordedRequest, Reply, ScriptItem
-from maker.scripted.terminal import Terminal
 from maker.store.plan_store import PlanStore
+from maker_scripted import RecordedRequest, Reply, ScriptItem
+from maker_scripted.terminal import Terminal
 
 from ._maker import step, write_plan
 from .conftest import StartInteractive

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from maker.engine.ledger import Ledger
-from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
-from maker.scripted.scenarios import handoff
 from maker.store.plan_store import PlanStore
+from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
+from maker_scripted.scenarios import handoff
 
 from ._maker import branching_plan, step, write_plan
 
@@ -35,7 +35,7 @@ MAKER = [sys.executable, "-c", "from maker.cli.main import main; main()"]
 def run_env(api: FakeMessagesAPI, home: Path,
             extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment `maker run` gets: the CLI pointed at the scripted API."""
-    from maker.scripted.headless import maker_env
+    from maker_scripted.headless import maker_env
 
     return maker_env(api.base_url, home, extra)
 
@@ -74,7 +74,7 @@ def request_cwd(request: RecordedRequest) -> str:
 
 def test_maker_run_continues_a_stored_plan_to_the_end(
         fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
-    from maker.scripted.scenarios import greeting_plan
+    from maker_scripted.scenarios import greeting_plan
 
     plan = greeting_plan()
     plan["plan"][1]["model"] = "claude-haiku-4-5"  # this step's own model
@@ -150,7 +150,7 @@ def test_a_tool_outside_the_step_is_denied_and_a_budget_stop_is_continued(
 def test_a_plan_made_by_maker_plan_in_claude_code_is_run_by_maker_run(
         fake_api: FakeMessagesAPI, run_claude: Any, project: Path,
         claude_home: Path) -> None:
-    from maker.scripted.scenarios import GREETING_TASK, greeting_plan, plan_flow, to_yaml
+    from maker_scripted.scenarios import GREETING_TASK, greeting_plan, plan_flow, to_yaml
 
     from ._maker import run_maker as run_plugin
 
@@ -246,8 +246,8 @@ FILES = ["hello.txt", "a.txt", "b.txt", "c.txt", "d.txt"]  # five: the reviewer'
 
 def test_maker_run_plans_the_task_then_a_large_step_gets_the_reviewer(
         fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
-    from maker.scripted import ToolUseBlock
-    from maker.scripted.scenarios import GREETING_TASK, greeting_plan, to_yaml
+    from maker_scripted import ToolUseBlock
+    from maker_scripted.scenarios import GREETING_TASK, greeting_plan, to_yaml
 
     def writes_five(request: RecordedRequest) -> Reply:
         root = Path(request_cwd(request))

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from maker.executor.lifecycle import refresh_overview
-from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
-from maker.scripted.scenarios import handoff
 from maker.store import changes
 from maker.store.plan_store import PlanStore
+from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
+from maker_scripted.scenarios import handoff
 
 from ._maker import write_plan
 from .test_maker_run import EXECUTOR, run_maker, write_hello

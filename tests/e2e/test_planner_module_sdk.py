@@ -17,8 +17,8 @@ from harness.scenarios import GREETING_TASK, PLANNER, greeting_plan, to_yaml
 from maker.core.events import PlanCreated, TaskSubmitted
 from maker.core.models import TaskConfig
 from maker.planner.planner import PlannerModule
-from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply, find_claude, isolated_env
 from maker.tools.registry import ToolRegistry
+from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply, find_claude, isolated_env
 
 pytestmark = pytest.mark.e2e
 

@@ -28,7 +28,7 @@ from harness.scenarios import (
 )
 from harness.sdk_client import Question, run_sdk
 from maker.cli.main import cli
-from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
+from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 
 from ._maker import PLUGIN_ROOT, Run, run_maker, step, write_plan
 

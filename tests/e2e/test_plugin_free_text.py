@@ -24,8 +24,8 @@ from harness.scenarios import (
     step_flow,
     to_yaml,
 )
-from maker.scripted import FakeMessagesAPI
 from maker.store.plan_store import PlanStore
+from maker_scripted import FakeMessagesAPI
 
 from ._maker import Run, finish_step_0, run_maker, step, write_plan
 

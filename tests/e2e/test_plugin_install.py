@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from maker.scripted.claude_cli import isolated_env
+from maker_scripted.claude_cli import isolated_env
 
 from ._maker import PLUGIN_ROOT
 

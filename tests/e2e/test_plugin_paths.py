@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.scenarios import plugin_env
-from maker.scripted import FakeMessagesAPI, Reply
+from maker_scripted import FakeMessagesAPI, Reply
 
 from ._maker import PLUGIN_ROOT, Run, write_plan
 

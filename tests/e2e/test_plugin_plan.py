@@ -24,8 +24,8 @@ from harness.scenarios import (
     to_yaml,
 )
 from maker.planner.linter import lint_text
-from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker.store.plan_store import PlanStore
+from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 
 from ._maker import Run, feedback, run_maker, tool_names
 

@@ -24,7 +24,7 @@ from harness.scenarios import MAIN, handoff, tool
 from maker.executor.accept import accept_handoff
 from maker.executor.approval import approve_step
 from maker.executor.lifecycle import reset_step, start_step
-from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
+from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 
 from ._maker import PLUGIN_ROOT, Run, run_maker, step, write_plan
 

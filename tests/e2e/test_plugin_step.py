@@ -31,8 +31,8 @@ from harness.scenarios import (
     step_flow,
     tool,
 )
-from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker.store.plan_store import PlanStore
+from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 
 from ._maker import (
     PLUGIN_ROOT,

@@ -37,9 +37,9 @@ from harness.scenarios import (
 from maker.executor.lifecycle import start_step
 from maker.executor.runs import add_turn, start_launch
 from maker.planner.linter import lint_text
-from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
-from maker.scripted.replies import ToolUseBlock
 from maker.store.plan_store import PlanStore
+from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
+from maker_scripted.replies import ToolUseBlock
 
 from ._maker import Run, run_maker, step, write_plan
 

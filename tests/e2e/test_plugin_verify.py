@@ -28,8 +28,8 @@ from harness.scenarios import (
     plugin_env,
     tool,
 )
-from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker.verify.detect import ENV_VARS
+from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 
 from ._maker import PLUGIN_ROOT, Run, feedback, step, write_plan
 

@@ -20,9 +20,9 @@ import pytest
 from harness.queries import tool_uses
 from harness.scenarios import EXECUTOR, MAIN, handoff, tool
 from maker.executor.schedule import next_steps
-from maker.scripted import FakeMessagesAPI, RecordedRequest, Reply
-from maker.scripted.replies import ToolUseBlock
 from maker.store.plan_store import PlanStore
+from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
+from maker_scripted.replies import ToolUseBlock
 
 from ._maker import Run, branching_plan, run_maker, step, write_plan
 

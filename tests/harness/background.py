@@ -4,7 +4,7 @@ SubagentHandback). Each turn reads what maker told it, as the model would:
 
 - after an Agent call: maker's note that the subagent runs in the background (PostToolUse
   at launch); the main agent ends its turn to wait (``main_waits``, with ``handback``
-  in :mod:`maker.scripted.turns`: the demo uses them too);
+  in :mod:`maker_scripted.turns`: the demo uses them too);
 - in the turn a subagent's notification starts: maker's verdict on it (UserPromptSubmit),
   which it follows (``main_follows_notification``, ``main_asks_after_notification``).
 """
@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 
 from harness.queries import RecordingAPI
-from maker.scripted import RecordedRequest, Reply
-from maker.scripted.terminal import Terminal
-from maker.scripted.turns import Turn, off_script, tool
+from maker_scripted import RecordedRequest, Reply
+from maker_scripted.terminal import Terminal
+from maker_scripted.turns import Turn, off_script, tool
 
 __all__ = ["IDLE", "TIMEOUT", "finished", "main_asks_after_notification",
            "main_follows_notification", "notified_verdict", "settled", "verdicts_in"]

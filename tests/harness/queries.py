@@ -1,14 +1,14 @@
 """What the tests ask of a scripted run that the demos never do: the requests of one
 agent, the side requests, the tool calls and the hooks a `claude -p` run went through.
-(The package's ``maker.scripted`` keeps only what ``maker demo`` needs.)"""
+(``maker_scripted`` keeps only what ``maker demo`` needs.)"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from maker.scripted import FakeMessagesAPI, RecordedRequest
-from maker.scripted.claude_cli import ClaudeRun
+from maker_scripted import FakeMessagesAPI, RecordedRequest
+from maker_scripted.claude_cli import ClaudeRun
 
 __all__ = ["RecordingAPI", "ToolUse", "hook_events", "tool_uses"]
 

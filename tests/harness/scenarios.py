@@ -1,5 +1,5 @@
 """The scripted model's scenarios for the tests: everything ``maker demo`` uses
-(:mod:`maker.scripted.scenarios` and :mod:`maker.scripted.turns`, re-exported here so
+(:mod:`maker_scripted.scenarios` and :mod:`maker_scripted.turns`, re-exported here so
 a test imports from one place), and the turns and builders only tests use: approval
 questions, verdicts, refusals, a broken plan, the ``step_flow`` that asks for approval.
 """
@@ -12,16 +12,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from maker.errors import ScriptError
-from maker.scripted.fake_api import FakeMessagesAPI, ScriptItem
-from maker.scripted.recorded import RecordedRequest
-from maker.scripted.replies import Reply
-from maker.scripted.scenarios import *  # noqa: F403 - one import for the tests
-from maker.scripted.scenarios import GREETING_TASK, greeting_plan
-from maker.scripted.scenarios import __all__ as _scenarios
-from maker.scripted.scenarios import step_flow as _step_flow
-from maker.scripted.turns import *  # noqa: F403
-from maker.scripted.turns import DECIDED, Turn, last_result, search, started_step, tool, working_dir
-from maker.scripted.turns import __all__ as _turns
+from maker_scripted.fake_api import FakeMessagesAPI, ScriptItem
+from maker_scripted.recorded import RecordedRequest
+from maker_scripted.replies import Reply
+from maker_scripted.scenarios import *  # noqa: F403 - one import for the tests
+from maker_scripted.scenarios import GREETING_TASK, greeting_plan
+from maker_scripted.scenarios import __all__ as _scenarios
+from maker_scripted.scenarios import step_flow as _step_flow
+from maker_scripted.turns import *  # noqa: F403
+from maker_scripted.turns import DECIDED, Turn, last_result, search, started_step, tool, working_dir
+from maker_scripted.turns import __all__ as _turns
 
 __all__ = sorted({*_scenarios, *_turns, "APPROVE", "BROKEN_PLAN_PROBLEM", "ScriptMismatch",
                   "broken_plan", "executor_reads", "main_asks_approval",

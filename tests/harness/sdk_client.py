@@ -4,7 +4,7 @@
 SDK's streaming protocol gets it through ``can_use_tool`` and answers it. This is
 how the approval question of ``/maker:step`` is answered in the tests: the script's
 model asks, :func:`run_sdk`'s ``answer`` plays the user, the CLI hands the answer
-back to the model. Everything else is :func:`maker.scripted.run_claude`'s setup:
+back to the model. Everything else is :func:`maker_scripted.run_claude`'s setup:
 the same isolated environment, the same fake Messages API.
 """
 
@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from maker.scripted.claude_cli import find_claude, isolated_env
-from maker.scripted.fake_api import FakeMessagesAPI
+from maker_scripted.claude_cli import find_claude, isolated_env
+from maker_scripted.fake_api import FakeMessagesAPI
 
 __all__ = ["Answer", "Question", "SdkRun", "run_sdk"]
 

@@ -31,7 +31,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("__main__",),
     ("cli",),
-    ("engine", "hooks", "scripted"),
+    ("engine", "hooks"),
     ("executor",),
     ("handoff",),
     ("verify",),

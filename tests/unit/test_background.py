@@ -308,7 +308,7 @@ def test_only_the_head_of_a_notification_is_read() -> None:
 def plan_yaml() -> str:
     import yaml
 
-    from maker.scripted.scenarios import greeting_plan
+    from maker_scripted.scenarios import greeting_plan
 
     return yaml.safe_dump(greeting_plan(), sort_keys=False)
 

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from maker.executor import ballots
-from maker.executor.ballots import cast, launch_instruction, launch_limit, step_votes
+from maker.executor.ballots import cast, launch_instruction, vote_state
 from maker.executor.lifecycle import start_step
 from maker.executor.runs import start_launch
 from maker.executor.schedule import next_steps
+from maker.executor.vote_rules import step_votes
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 from maker.store.plan_store import PlanStore
@@ -36,9 +37,16 @@ def branching(root: Path, votes: int | None = 3) -> PlanStore:
 
 
 def ballot_file(store: PlanStore) -> dict[str, Any]:
+    """Step 0's run record, where each executor's ballot is kept beside its launch."""
     data: dict[str, Any] = json.loads(
-        (store.state_dir / "votes" / "step-00.json").read_text(encoding="utf-8"))
+        (store.state_dir / "runs" / "step-00.json").read_text(encoding="utf-8"))
     return data
+
+
+def launch_limit(store: PlanStore, step: int) -> int:
+    """How many executors may run step ``step`` at once, as the vote stands."""
+    state = vote_state(store, step)
+    return state.limit if state is not None else 1
 
 
 def test_the_lead_is_the_steps_votes_else_2_for_a_conditional_step_else_1() -> None:
@@ -52,7 +60,7 @@ def test_the_lead_is_the_steps_votes_else_2_for_a_conditional_step_else_1() -> N
 def test_a_step_that_does_not_vote_is_left_to_the_gate(project: Path) -> None:
     store = branching(project, votes=1)
     assert cast(store, 0, "agent-1", chose(2)) is None
-    assert not (store.state_dir / "votes").exists()
+    assert not (store.state_dir / "runs" / "step-00.json").exists()
     assert store.load_step(0).status == "in-progress"
     assert launch_limit(store, 0) == 1
     assert launch_instruction(store, 0).startswith("launch the maker:step-executor subagent")
@@ -107,7 +115,7 @@ def test_a_second_ballot_from_the_same_executor_is_not_counted(project: Path) ->
 
 def test_ballots_of_another_run_or_planted_by_hand_do_not_count(project: Path) -> None:
     store = branching(project, votes=2)
-    path = store.state_dir / "votes" / "step-00.json"
+    path = store.state_dir / "runs" / "step-00.json"
     path.parent.mkdir(parents=True)
     planted = {"agent": "x", "answer": ["complete", 1], "flag": None, "text": chose(1)}
     path.write_text(json.dumps({"step": 0, "started_at": "an older run",

@@ -1,7 +1,9 @@
-"""`maker demo` when it cannot run: clear errors, no traceback (no CLI run needed)."""
+"""`maker demo` when it cannot run: clear errors, no traceback (no CLI run needed);
+without its scripted model (the installed plugin), where it runs."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,8 +11,8 @@ from click.testing import CliRunner
 
 from maker.cli.main import cli
 from maker.errors import PluginNotFoundError
-from maker.scripted import claude_cli
-from maker.scripted.scenarios import find_plugin_root
+from maker_scripted import claude_cli
+from maker_scripted.scenarios import find_plugin_root
 
 
 def test_without_the_cli_the_demo_names_the_install(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -49,14 +51,14 @@ def test_help_names_the_headless_demo() -> None:
 def test_the_plugin_is_found_above_the_package_or_not_at_all(tmp_path: Path) -> None:
     root = find_plugin_root()
     assert (root / ".claude-plugin" / "plugin.json").is_file()
-    # Installed from a wheel: site-packages/maker/scripted/scenarios.py, no plugin above.
-    wheel = tmp_path / "site-packages" / "maker" / "scripted" / "scenarios.py"
+    # Installed from a wheel: site-packages/maker_scripted/scenarios.py, no plugin above.
+    wheel = tmp_path / "site-packages" / "maker_scripted" / "scenarios.py"
     with pytest.raises(PluginNotFoundError, match="pass --plugin-dir"):
         find_plugin_root(wheel)
 
 
 def test_quiet_narration_keeps_the_prompts_answers_and_files(tmp_path: Path) -> None:
-    from maker.scripted.demo import STAGES, _Say
+    from maker_scripted.demo import STAGES, _Say
 
     lines: list[str] = []
     say = _Say(lines.append, quiet=True)
@@ -71,3 +73,27 @@ def test_quiet_narration_keeps_the_prompts_answers_and_files(tmp_path: Path) -> 
         in lines
     assert "  files     new: plans/PLAN.md" in lines
     assert not [line for line in lines if "model" in line.split()[:1] or "excerpt" in line]
+
+
+class _NoScriptedModel:
+    """A finder first in line that finds no ``maker_scripted``, as if not installed."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name.partition(".")[0] == "maker_scripted":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+
+def test_without_the_scripted_model_the_demo_says_where_it_runs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # As in the installed plugin, whose path is src/ only: no maker_scripted to import.
+    for name in [m for m in sys.modules if m.partition(".")[0] == "maker_scripted"]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "meta_path", [_NoScriptedModel(), *sys.meta_path])
+
+    result = CliRunner().invoke(cli, ["demo"])
+
+    assert result.exit_code == 1, result.output
+    assert "runs from a clone of the maker repository with the development install" \
+        in result.output and "pip install -q -e '.[dev]'" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "Traceback" not in result.output

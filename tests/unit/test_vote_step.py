@@ -12,8 +12,7 @@ from harness.engine_fakes import ScriptedModel, parts, run
 from maker.core.events import StepFlagged
 from maker.engine.ledger import Call, Ledger
 from maker.engine.orchestrator import EXIT_COMPLETE, EXIT_FAILED, Orchestrator
-from maker.engine.vote_step import votes_for
-from maker.executor.vote_rules import SAMPLES_PER_K, side_effect_free
+from maker.executor.vote_rules import SAMPLES_PER_K, side_effect_free, step_votes
 from maker.planner.parser import structure_problems
 
 from ._step_plans import branch_plan, handoff, make_step, write
@@ -95,9 +94,14 @@ def test_which_steps_vote() -> None:
     assert side_effect_free(replace(make_step(1, 2), primary_tools=["Read", "Grep"]))
     assert not side_effect_free(replace(make_step(1, 2), primary_tools=["Read", "Bash"]))
     assert not side_effect_free(replace(make_step(1, 2), fallback_tools=["Edit"]))
-    assert votes_for(make_step(1, 2), 1) == 1
-    assert votes_for(replace(make_step(1, 2), primary_tools=["Write"]), 3) == 1
-    assert votes_for(replace(make_step(1, 2), votes=5), 1) == 5
+    assert step_votes(make_step(1, 2), 1) == 1
+    assert step_votes(make_step(1, 2), 3) == 3  # its tools only read: --vote 3 applies
+    assert step_votes(replace(make_step(1, 2), primary_tools=["Write"]), 3) == 1
+    assert step_votes(replace(make_step(1, 2), votes=5), 1) == 5
+    # A conditional step votes with a lead of 2 in maker run too, as in /maker:step.
+    assert step_votes(make_step(1, -2, conditional=True)) == 2
+    assert step_votes(make_step(1, -2, conditional=True), 3) == 3
+    assert step_votes(make_step(1, -2, conditional=True, votes=1), 3) == 1
 
 
 def _raw(**changes: object) -> dict[str, object]:

@@ -1,4 +1,4 @@
-"""The plugin's ballots file (plans/.maker/votes/step-NN.json) in odd
+"""The plugin's ballots, in the run's record (plans/.maker/runs/step-NN.json), in odd
 states: a FIFO, a file nested too deep to parse, a folder, and a vote decided by the
 ballots on file but never applied. None may hang a hook, raise a traceback or leave the
 step stuck in progress."""
@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from maker.executor.ballots import cast, current_votes, launch_limit
+from maker.executor.ballots import cast, vote_state
 from maker.store.plan_store import PlanStore
 
-from .test_ballots import branching, chose, fire_stop
+from .test_ballots import branching, chose, fire_stop, launch_limit
 
 
 @pytest.fixture(name="hooked")
@@ -27,9 +27,16 @@ def hooked_project(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _votes_file(store: PlanStore) -> Path:
-    folder = store.state_dir / "votes"
+    folder = store.state_dir / "runs"
     folder.mkdir(parents=True, exist_ok=True)
     return folder / "step-00.json"
+
+
+def current_votes(store: PlanStore, step: int) -> tuple[list[tuple[str, int]], int, int]:
+    """(the votes so far, the ballots so far, the votes the leader lacks)."""
+    state = vote_state(store, step)
+    assert state is not None
+    return state.counts(), len(state.tally.ballots), state.need
 
 
 def _within(seconds: float, call: Any, fifo: Path) -> Any:

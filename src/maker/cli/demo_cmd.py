@@ -1,6 +1,10 @@
 """``maker demo``: watch the whole flow with the real Claude Code CLI and a scripted model:
 the plugin's slash commands in an interactive session as people run it (``--print``: in
-``claude -p``), or (``--headless``) ``maker run`` over claude-agent-sdk."""
+``claude -p``), or (``--headless``) ``maker run`` over claude-agent-sdk.
+
+The scripted model is ``maker_scripted`` (in ``dev/``, beside ``src/``), which the
+development install brings and the installed plugin does not: loaded only here, and when
+it is absent the command says where the demo runs."""
 
 from __future__ import annotations
 
@@ -11,6 +15,13 @@ import click
 from maker.cli.main import cli
 
 __all__ = ["demo"]
+
+NO_DEMO = (
+    "`maker demo` runs from a clone of the maker repository with the development "
+    "install, which brings its scripted model and the Claude Code CLI it drives: "
+    "python3 -m venv .venv && .venv/bin/pip install -q -e '.[dev]' && .venv/bin/maker "
+    "demo. The installed plugin carries only what it runs (its commands, hooks and "
+    "core), not the demo.")
 
 
 @cli.command("demo")
@@ -29,9 +40,15 @@ def demo(headless: bool, print_mode: bool, keep: bool, plugin_dir: Path | None,
     """Watch plan, step and status in a Claude Code session (or `maker run`), for real,
     with a SCRIPTED model."""
     from maker.errors import ClaudeNotFoundError, MakerError, PluginNotFoundError
-    from maker.scripted.claude_cli import find_claude
-    from maker.scripted.demo import run_demo
-    from maker.scripted.scenarios import find_plugin_root
+
+    try:  # (maker_scripted is not installed with the plugin: see NO_DEMO)
+        from maker_scripted.claude_cli import find_claude
+        from maker_scripted.demo import run_demo
+        from maker_scripted.scenarios import find_plugin_root
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] != "maker_scripted":
+            raise
+        raise click.ClickException(NO_DEMO) from None
 
     if headless and plugin_dir is not None:
         raise click.UsageError("--plugin-dir is for the plugin demo: --headless runs "
@@ -41,7 +58,7 @@ def demo(headless: bool, print_mode: bool, keep: bool, plugin_dir: Path | None,
     try:
         find_claude()
         if headless:
-            from maker.scripted.headless import run_headless_demo
+            from maker_scripted.headless import run_headless_demo
 
             run_headless_demo(click.echo, keep=keep, quiet=quiet)
             return
@@ -50,7 +67,7 @@ def demo(headless: bool, print_mode: bool, keep: bool, plugin_dir: Path | None,
             run_demo(click.echo, plugin_root=root, keep=keep, quiet=quiet)
             return
         try:
-            from maker.scripted.session_demo import run_session_demo
+            from maker_scripted.session_demo import run_session_demo
         except ImportError as exc:  # pexpect, pyte: the development install brings them
             raise click.ClickException(
                 f"the interactive demo needs {exc.name}: pip install -e '.[dev]' (or run "
@@ -68,7 +85,7 @@ def demo(headless: bool, print_mode: bool, keep: bool, plugin_dir: Path | None,
 
 def _plugin_root(path: Path) -> Path:
     from maker.errors import PluginNotFoundError
-    from maker.scripted.scenarios import is_plugin_root
+    from maker_scripted.scenarios import is_plugin_root
 
     if not is_plugin_root(path):
         raise PluginNotFoundError(

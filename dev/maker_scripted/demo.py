@@ -2,7 +2,7 @@
 
 Three prompts, typed into a temporary project as a newcomer would: ``/maker:plan``,
 ``/maker:step 0`` (whose first handoff maker's gate refuses) and ``/maker:status``.
-The model's turns are :mod:`maker.scripted.scenarios`' (the same ones the
+The model's turns are :mod:`maker_scripted.scenarios`' (the same ones the
 end-to-end tests run); this module stages them and narrates, live, what the client
 sent the scripted model, what it answered, and what maker's hooks decided.
 """
@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from maker.errors import DemoError
-from maker.scripted.claude_cli import ClaudeRun, find_claude, run_claude
-from maker.scripted.fake_api import MAIN, FakeMessagesAPI
-from maker.scripted.narrate import (
+from maker_scripted.claude_cli import ClaudeRun, find_claude, run_claude
+from maker_scripted.fake_api import MAIN, FakeMessagesAPI
+from maker_scripted.narrate import (
     WIDTH,
     Echo,
     Say,
@@ -28,9 +28,9 @@ from maker.scripted.narrate import (
     describe_call,
     project_files,
 )
-from maker.scripted.recorded import RecordedRequest
-from maker.scripted.replies import Reply, TextBlock, ToolUseBlock
-from maker.scripted.scenarios import (
+from maker_scripted.recorded import RecordedRequest
+from maker_scripted.replies import Reply, TextBlock, ToolUseBlock
+from maker_scripted.scenarios import (
     BROKEN_HANDOFF_PROBLEMS,
     GREETING_TASK,
     broken_handoff,
@@ -41,7 +41,7 @@ from maker.scripted.scenarios import (
     step_flow,
     to_yaml,
 )
-from maker.scripted.turns import (
+from maker_scripted.turns import (
     EXECUTOR,
     FEEDBACK,
     PLANNER,

@@ -27,8 +27,8 @@ from typing import Any
 import pexpect
 import pyte
 
-from maker.scripted.claude_cli import find_claude, isolated_env
-from maker.scripted.fake_api import FakeMessagesAPI
+from maker_scripted.claude_cli import find_claude, isolated_env
+from maker_scripted.fake_api import FakeMessagesAPI
 
 __all__ = ["Terminal", "seed_config", "start_claude"]
 

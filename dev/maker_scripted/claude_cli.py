@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from maker.errors import ClaudeNotFoundError, ClaudeTimeoutError
-from maker.scripted.fake_api import FakeMessagesAPI
+from maker_scripted.fake_api import FakeMessagesAPI
 
 __all__ = [
     "ClaudeRun",

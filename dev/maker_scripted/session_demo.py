@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maker.errors import DemoError
-from maker.scripted.claude_cli import find_claude
-from maker.scripted.fake_api import MAIN, FakeMessagesAPI
-from maker.scripted.narrate import WIDTH, Echo, Say, claude_version, demo_workspace
-from maker.scripted.recorded import RecordedRequest
-from maker.scripted.replies import Reply
-from maker.scripted.scenarios import (
+from maker_scripted.claude_cli import find_claude
+from maker_scripted.fake_api import MAIN, FakeMessagesAPI
+from maker_scripted.narrate import WIDTH, Echo, Say, claude_version, demo_workspace
+from maker_scripted.recorded import RecordedRequest
+from maker_scripted.replies import Reply
+from maker_scripted.scenarios import (
     BROKEN_HANDOFF_PROBLEMS,
     GREETING_TASK,
     broken_handoff,
@@ -36,8 +36,8 @@ from maker.scripted.scenarios import (
 )
 
 if TYPE_CHECKING:
-    from maker.scripted.terminal import Terminal
-from maker.scripted.turns import (
+    from maker_scripted.terminal import Terminal
+from maker_scripted.turns import (
     EXECUTOR,
     PLANNER,
     executor_reads_brief,
@@ -141,7 +141,7 @@ def run_session_demo(echo: Echo, *, plugin_root: Path, keep: bool = False,
     Returns the project's path when ``keep`` (else it is removed). Raises
     ClaudeNotFoundError without the CLI, DemoError when a stage goes off script.
     """
-    from maker.scripted.terminal import start_claude
+    from maker_scripted.terminal import start_claude
 
     claude = find_claude()
     say = Say(echo, quiet)

@@ -1,7 +1,7 @@
 """The plugin demo's scenario: the maker plugin on disk, a greeting plan, its handoffs,
 and whole flows (``/maker:plan``, ``/maker:step``) queued on a :class:`FakeMessagesAPI`.
 
-The model's turns are :mod:`maker.scripted.turns`'; ``maker demo`` and the end-to-end
+The model's turns are :mod:`maker_scripted.turns`'; ``maker demo`` and the end-to-end
 tests (``tests/harness``, which adds the turns only tests need) share them.
 """
 
@@ -16,8 +16,9 @@ from typing import Any
 import yaml
 
 from maker.errors import PluginNotFoundError
-from maker.scripted.fake_api import MAIN, FakeMessagesAPI, ScriptItem
-from maker.scripted.turns import (
+from maker.verify.detect import ENV_VARS
+from maker_scripted.fake_api import MAIN, FakeMessagesAPI, ScriptItem
+from maker_scripted.turns import (
     EXECUTOR,
     FEEDBACK,
     PLANNER,
@@ -29,7 +30,6 @@ from maker.scripted.turns import (
     main_runs,
     main_runs_outcome,
 )
-from maker.verify.detect import ENV_VARS
 
 __all__ = [
     "BROKEN_HANDOFF_PROBLEMS",
@@ -65,7 +65,7 @@ def is_plugin_root(path: Path) -> bool:
 
 
 def find_plugin_root(start: Path | None = None) -> Path:
-    """The plugin checkout this package runs from: the folder above ``src/maker``
+    """The plugin checkout this package runs from: the folder above ``dev/maker_scripted``
     that holds ``.claude-plugin/plugin.json``, ``commands/``, ``hooks/``…
 
     Raises :class:`PluginNotFoundError` when there is none (an install from a wheel

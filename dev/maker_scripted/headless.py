@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from maker.errors import DemoError, ScriptError
-from maker.scripted.claude_cli import find_claude, isolated_env
-from maker.scripted.fake_api import FakeMessagesAPI
-from maker.scripted.narrate import (
+from maker_scripted.claude_cli import find_claude, isolated_env
+from maker_scripted.fake_api import FakeMessagesAPI
+from maker_scripted.narrate import (
     Echo,
     Say,
     claude_version,
@@ -34,10 +34,10 @@ from maker.scripted.narrate import (
     describe_call,
     project_files,
 )
-from maker.scripted.recorded import RecordedRequest
-from maker.scripted.replies import Reply, TextBlock, ToolUseBlock
-from maker.scripted.scenarios import handoff, plugin_env, to_yaml
-from maker.scripted.turns import EXECUTOR, PLANNER
+from maker_scripted.recorded import RecordedRequest
+from maker_scripted.replies import Reply, TextBlock, ToolUseBlock
+from maker_scripted.scenarios import handoff, plugin_env, to_yaml
+from maker_scripted.turns import EXECUTOR, PLANNER
 
 __all__ = ["TASK", "headless_plan", "maker_env", "run_headless_demo"]
 

@@ -7,8 +7,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from maker.scripted.recorded import RecordedRequest
-from maker.scripted.replies import Reply
+from maker_scripted.recorded import RecordedRequest
+from maker_scripted.replies import Reply
 
 __all__ = [
     "AGENT_MARKER",
@@ -106,7 +106,7 @@ DEFAULT_SIDE_REQUESTS: tuple[SideRequest, ...] = (
 """Requests Claude Code makes on its own, with harmless answers.
 
 Their prompts were read from the Claude Code 2.1.330 binary. With the isolated
-environment of :mod:`maker.scripted.claude_cli` (non-essential traffic off), a
+environment of :mod:`maker_scripted.claude_cli` (non-essential traffic off), a
 ``-p`` run was not seen to send any of them; the rules are a guard so that a
 client that does cannot consume a script by surprise.
 """

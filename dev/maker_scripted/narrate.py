@@ -11,7 +11,7 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
-from maker.scripted.replies import ToolUseBlock
+from maker_scripted.replies import ToolUseBlock
 
 __all__ = ["WIDTH", "Echo", "Say", "claude_version", "clip", "describe_call", "project_files"]
 
@@ -118,7 +118,7 @@ def demo_workspace(prefix: str) -> tuple[Path, Path, Path]:
     project (``scenarios.new_project``) and the Claude Code home its CLI runs with."""
     import tempfile
 
-    from maker.scripted.scenarios import new_project
+    from maker_scripted.scenarios import new_project
 
     workdir = Path(tempfile.mkdtemp(prefix=prefix))
     project = new_project(workdir / "project")

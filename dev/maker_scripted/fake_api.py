@@ -32,7 +32,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from maker.scripted.classify import (
+from maker_scripted.classify import (
     AGENT_MARKER,
     DEFAULT_SIDE_REQUESTS,
     MAIN,
@@ -41,8 +41,8 @@ from maker.scripted.classify import (
     marker_classifier,
     pattern_classifier,
 )
-from maker.scripted.recorded import RecordedRequest
-from maker.scripted.replies import ApiError, Reply
+from maker_scripted.recorded import RecordedRequest
+from maker_scripted.replies import ApiError, Reply
 
 __all__ = [
     "AGENT_MARKER",

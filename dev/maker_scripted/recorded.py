@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from maker.scripted.replies import ApiError, Reply
+from maker_scripted.replies import ApiError, Reply
 
 __all__ = ["Outcome", "RecordedRequest", "ToolResult", "content_text"]
 

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from maker.errors import ScriptError
-from maker.scripted.recorded import RecordedRequest, ToolResult, content_text
-from maker.scripted.replies import Reply
+from maker_scripted.recorded import RecordedRequest, ToolResult, content_text
+from maker_scripted.replies import Reply
 
 __all__ = [
     "DECIDED",

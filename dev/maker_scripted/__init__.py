@@ -6,16 +6,21 @@ subagents, tool execution, hooks, blocking, and ``maker run``'s engine) is real.
 ``maker demo`` (:mod:`.demo`) and ``maker demo --headless`` (:mod:`.headless`) use it
 to show whole flows with no network and no API key; the end-to-end tests use it too,
 with what only they need in ``tests/harness``.
+
+It is not part of the plugin: it lives in ``dev/``, outside the ``src/`` that the
+installed plugin runs (whose bootstrap installs PyYAML and click only, not the Claude
+Code CLI the demo drives). The development install (``pip install -e '.[dev]'``) brings
+it, with the SDK and its bundled CLI.
 """
 
 from maker.errors import ClaudeNotFoundError, ClaudeTimeoutError
-from maker.scripted.claude_cli import (
+from maker_scripted.claude_cli import (
     ClaudeRun,
     find_claude,
     isolated_env,
     run_claude,
 )
-from maker.scripted.fake_api import (
+from maker_scripted.fake_api import (
     AGENT_MARKER,
     DEFAULT_SIDE_REQUESTS,
     MAIN,
@@ -26,13 +31,13 @@ from maker.scripted.fake_api import (
     marker_classifier,
     pattern_classifier,
 )
-from maker.scripted.recorded import (
+from maker_scripted.recorded import (
     Outcome,
     RecordedRequest,
     ToolResult,
     content_text,
 )
-from maker.scripted.replies import ApiError, Reply, TextBlock, ToolUseBlock
+from maker_scripted.replies import ApiError, Reply, TextBlock, ToolUseBlock
 
 __all__ = [
     "AGENT_MARKER",
