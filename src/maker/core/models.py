@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from maker.core.statuses import STEP_STATUSES
 from maker.errors import YAMLCleanError
@@ -72,6 +72,18 @@ class PlanStep:
     # side effects (a conditional step, or read-only tools); the parser checks it.
     votes: int | None = None
 
+    # A spec a store keeps (``maker.store.records.kept``) is shared by every record of
+    # its step, handed out or kept: nothing may change it in place.
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self.__dict__.get("_frozen"):
+            _refuse_spec(self)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if self.__dict__.get("_frozen"):
+            _refuse_spec(self)
+        object.__delattr__(self, name)
+
     @property
     def is_conditional(self) -> bool:
         return self.task_type == CONDITIONAL_STEP
@@ -84,6 +96,13 @@ class PlanStep:
             if name not in out:
                 out.append(name)
         return out
+
+
+def _refuse_spec(spec: PlanStep) -> NoReturn:
+    raise AttributeError(
+        f"step {spec.step}'s spec is the store's, shared by every record of the step: give "
+        "your record (the copy that StoredPlan.get() returns) a new one "
+        "(dataclasses.replace)")
 
 
 @dataclass

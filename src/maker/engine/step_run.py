@@ -34,11 +34,12 @@ import yaml
 from maker.core.events import Event, StepFailed, StepFlagged, StepStarted
 from maker.core.models import AgentResult, TaskConfig
 from maker.engine.sessions import Reviewer, RunnerFactory
-from maker.engine.vote_step import undecided_reason, vote_on, vote_record, votes_for
+from maker.engine.vote_step import undecided_reason, vote_on, vote_record
 from maker.errors import AgentSDKError, HandoffRejectedError, Problem
 from maker.executor.accept import accept_handoff
 from maker.executor.brief import build_brief
 from maker.executor.lifecycle import fail_step, start_step
+from maker.executor.vote_rules import step_votes
 from maker.red_flag.red_flagger import RedFlagger
 from maker.store.plan_store import PlanStore, StepRecord, utc_now
 from maker.verify.runner import VerificationRun, run_verification
@@ -139,7 +140,7 @@ class StepRun:
         flagged = refused = fixes = 0
         voted: AgentResult | None = None  # the winner of a vote, when the step votes
         vote: dict[str, Any] | None = None
-        k = votes_for(record.spec, parts.votes)
+        k = step_votes(record.spec, parts.votes)
         if k > 1:
             async for event in self._vote(record, brief, k):
                 yield event

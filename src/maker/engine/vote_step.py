@@ -1,7 +1,9 @@
 """Voting on one step's answer in a headless run (issue 9, ``maker run --vote K``).
 
-Where a step's answer can be sampled more than once without side effects (a
-conditional step, or a step whose tools all only read), several isolated executor
+Which steps vote, and by how many, is ``maker.executor.vote_rules.step_votes`` (the
+plugin's rule too): a step's own ``votes``; else ``--vote K`` where the step's answer
+can be sampled without side effects (a conditional step, or a step whose tools all
+only read); else a lead of 2 for a conditional step. Several isolated executor
 sessions answer the same brief at once; ``maker.voting.first_to_ahead_by_k`` takes the
 first answer with ``k`` more votes than any other. A sample is red-flagged, and does
 not vote, when the red flagger rejects it or when the gate would refuse its handoff
@@ -36,19 +38,9 @@ from maker.red_flag.red_flagger import RedFlagger
 from maker.store.plan_store import PlanStore, StoredPlan
 from maker.voting import Vote, canonical, first_to_ahead_by_k, k_min
 
-__all__ = ["answer_key", "law_votes", "undecided_reason", "vote_on", "vote_record",
-           "votes_for"]
+__all__ = ["answer_key", "law_votes", "undecided_reason", "vote_on", "vote_record"]
 
 _TALLY_SHOWN = 5  # distinct answers named in a record or a failure
-
-
-def votes_for(spec: PlanStep, run_votes: int) -> int:
-    """The lead a step's winning answer needs: the step's own ``votes``, else the
-    run's ``--vote`` when the step can be sampled without side effects, else 1 (one
-    answer, no vote)."""
-    if spec.votes:
-        return spec.votes
-    return run_votes if run_votes > 1 and side_effect_free(spec) else 1
 
 
 def law_votes(plan: StoredPlan, p: float, target: float) -> tuple[int, str]:

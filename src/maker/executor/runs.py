@@ -8,9 +8,15 @@ module keeps what the hooks need on top of that, per run of the step (its
   the ``/maker:step`` prompt that began it, and every turn that launched its executor.
   The Stop hook blocks only those turns, never an unrelated later one.
 - ``launches``: each ``maker:step-executor`` launch and whether it has returned. One
-  executor runs a step at a time; a second launch is refused while one runs. A
-  launch that a crash cut off is void once its session starts again (SessionStart
-  ``resume``) or another session takes the step over.
+  executor runs a step at a time (a step decided by a vote: as many as the vote can
+  still use); a further launch is refused while they run. A launch that a crash cut
+  off is void once its session starts again (SessionStart ``resume``) or another
+  session takes the step over.
+- ``ballots``: on a step decided by a vote, each executor's answer
+  (``maker.executor.ballots``).
+
+One file holds the whole run (``maker.executor.run_record``), and an event reads it
+once: the executors, their answers and the vote are never reconciled across files.
 
 **Background launches.** In an interactive session the client runs every subagent in
 the background: the Agent call returns at once with the agent's id
@@ -25,22 +31,19 @@ turns end (``background_running``).
 ``maker.executor.owner``.
 
 These records are bookkeeping for the hooks, never the plan's state: a missing or
-broken one reads as empty.
+broken one reads as empty (a vote in progress then starts again).
 """
 
 from __future__ import annotations
 
-import json
 import time
-from pathlib import Path
 
-from maker.store.atomic import atomic_write
+from maker.executor.run_record import load_run, read_record
 
 TYPE_CHECKING = False  # typing's, without importing typing on every hook
 if TYPE_CHECKING:
     from typing import Any
 
-if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.state import StateDir
 
@@ -53,51 +56,11 @@ __all__ = [
     "forget_session_launches",
     "running_note",
     "launched_in_background",
-    "running_launches",
     "start_launch",
     "turn_runs_step",
 ]
 
-# -- the run record -----------------------------------------------------------------
-
-
-def _path(store: StateDir, step: int) -> Path:
-    return store.state_dir / "runs" / f"step-{step:02d}.json"
-
-
-def _load(store: StateDir, step: int, started_at: str) -> dict[str, Any]:
-    """This run's record (a fresh one when the file is missing, broken or older)."""
-    fresh: dict[str, Any] = {"step": step, "started_at": started_at, "turns": [],
-                             "launches": []}
-    from maker.core.bounded import read_regular_file
-    from maker.errors import InputError
-
-    try:  # bounded, a regular file only: a FIFO or a huge file must not hang a hook
-        data = json.loads(read_regular_file(_path(store, step), 1 << 20))
-    except (OSError, ValueError, InputError):
-        return fresh
-    if not isinstance(data, dict) or data.get("started_at") != started_at:
-        return fresh
-    for key in ("turns", "launches"):
-        if not isinstance(data.get(key), list):
-            data[key] = []
-    data["launches"] = [x for x in data["launches"] if isinstance(x, dict)]
-    return data
-
-
-def _save(store: StateDir, data: dict[str, Any]) -> None:
-    atomic_write(_path(store, int(data["step"])), json.dumps(data, indent=1), durable=False)
-
-
-def _active_run(store: PlanStore, step: int | None = None) -> tuple[int, str] | None:
-    """(step, started_at) of the step in progress, read defensively."""
-    active = store.read_active()
-    if not isinstance(active, dict):
-        return None
-    number = active.get("step")
-    if not isinstance(number, int) or (step is not None and number != step):
-        return None
-    return number, str(active.get("started_at") or "")
+# -- turns ---------------------------------------------------------------------------
 
 
 def add_turn(store: PlanStore, step: int, session_id: str, prompt_id: str) -> None:
@@ -105,14 +68,13 @@ def add_turn(store: PlanStore, step: int, session_id: str, prompt_id: str) -> No
     if not prompt_id:
         return
     with store.lock():
-        run = _active_run(store, step)
+        run = load_run(store, step)
         if run is None:
             return
-        data = _load(store, *run)
         turn = [session_id, prompt_id]
-        if turn not in data["turns"]:
-            data["turns"] = [*data["turns"][-19:], turn]
-            _save(store, data)
+        if turn not in run.turns:
+            run.data["turns"] = [*run.turns[-19:], turn]
+            run.save()
 
 
 def turn_runs_step(store: StateDir, active: dict[str, Any], session_id: str,
@@ -129,7 +91,7 @@ def turn_runs_step(store: StateDir, active: dict[str, Any], session_id: str,
     step = active.get("step")
     if not isinstance(step, int) or not prompt_id:
         return True
-    turns = _load(store, step, str(active.get("started_at") or ""))["turns"]
+    turns = read_record(store, step, str(active.get("started_at") or ""))["turns"]
     if active.get("prompt_id"):  # recorded by `maker step start --prompt-id`, if given
         turns = [*turns, [owner, active["prompt_id"]]]
     if not turns:
@@ -142,64 +104,57 @@ def turn_runs_step(store: StateDir, active: dict[str, Any], session_id: str,
 
 def start_launch(store: PlanStore, launch_id: str, session_id: str, prompt_id: str) -> str | None:
     """Record an executor launch for the step in progress; the reason to refuse it instead
-    (another executor for the step has not returned), or None."""
+    (as many executors run the step as it can use), or None."""
+    from maker.executor.vote_rules import launch_limit
+
     with store.lock():
-        run = _active_run(store)
+        run = load_run(store)
         if run is None:
             return None  # no step in progress: the executor will say so in its handoff
-        data = _load(store, *run)
-        running = running_launches(store, data, launch_id)
-        from maker.executor.ballots import launch_limit
-
-        limit = launch_limit(store, run[0])
+        running = run.running(launch_id)
+        limit = launch_limit(_votes(store, run.step), run.ballots)
         if running and limit == 1:
-            return (f"maker: an executor for step {run[0]} is already running (launched "
+            return (f"maker: an executor for step {run.step} is already running (launched "
                     f"{_ago(running[0].get('at'))}), and one executor works on a step at a "
                     "time. Wait for it to return and follow maker's verdict; if its "
-                    f"session crashed, a new session takes over with /maker:step {run[0]}.")
+                    f"session crashed, a new session takes over with /maker:step {run.step}.")
         if len(running) >= limit:
-            return (f"maker: {len(running)} executors for step {run[0]} are already "
+            return (f"maker: {len(running)} executors for step {run.step} are already "
                     f"running, as many as its vote can still use ({limit}). Wait for them "
                     "to return and follow maker's verdict.")
-        data["launches"] = [*data["launches"][-19:],
-                            {"id": launch_id, "session_id": session_id or None,
-                             "prompt_id": prompt_id or None, "at": time.time(),
-                             "done": False}]
+        run.data["launches"] = [*run.launches[-19:],
+                                {"id": launch_id, "session_id": session_id or None,
+                                 "prompt_id": prompt_id or None, "at": time.time(),
+                                 "done": False}]
         turn = [session_id, prompt_id]
-        if prompt_id and turn not in data["turns"]:
-            data["turns"] = [*data["turns"][-19:], turn]
-        _save(store, data)
+        if prompt_id and turn not in run.turns:
+            run.data["turns"] = [*run.turns[-19:], turn]
+        run.save()
         return None
 
 
-def running_launches(store: PlanStore, data: dict[str, Any] | None = None,
-                     launch_id: str = "") -> list[dict[str, Any]]:
-    """The executor launches of the step in progress that have not returned (a launch
-    of a session the step was taken over from is void), ``launch_id`` left out."""
-    if data is None:
-        run = _active_run(store)
-        if run is None:
-            return []
-        data = _load(store, *run)
-    owner = (store.read_active() or {}).get("session_id")
-    return [x for x in data["launches"]
-            if not x.get("done") and x.get("id") != launch_id
-            and not (owner and x.get("session_id") not in (None, owner))]
+def _votes(store: PlanStore, step: int) -> int:
+    """The lead step ``step``'s answer needs (1: no vote); 1 for a broken step file."""
+    from maker.executor.vote_rules import step_votes
+
+    try:
+        return step_votes(store.load_step(step).spec)
+    except Exception:  # noqa: BLE001 - a broken step file: one executor, as before
+        return 1
 
 
 def end_launches(store: PlanStore, step: int | None = None, launch_id: str | None = None) -> None:
     """Mark the step's executor launch ``launch_id`` (None: every one) as returned."""
     with store.lock():
-        run = _active_run(store, step)
+        run = load_run(store, step)
         if run is None:
             return
-        data = _load(store, *run)
         changed = False
-        for launch in data["launches"]:
+        for launch in run.launches:
             if not launch.get("done") and launch_id in (None, launch.get("id")):
                 launch["done"] = changed = True
         if changed:
-            _save(store, data)
+            run.save()
 
 
 def launched_in_background(store: PlanStore, launch_id: str, agent_id: str) -> int | None:
@@ -207,15 +162,14 @@ def launched_in_background(store: PlanStore, launch_id: str, agent_id: str) -> i
     background as agent ``agent_id``; the step it runs, or None when it is not a launch
     of the step in progress."""
     with store.lock():
-        run = _active_run(store)
+        run = load_run(store)
         if run is None or not launch_id or not agent_id:
             return None
-        data = _load(store, *run)
-        for launch in data["launches"]:
+        for launch in run.launches:
             if launch.get("id") == launch_id:
                 launch["agent"], launch["background"] = agent_id, True
-                _save(store, data)
-                return run[0]
+                run.save()
+                return run.step
         return None
 
 
@@ -225,18 +179,17 @@ def end_agent(store: PlanStore, agent_id: str) -> int | None:
     if not agent_id:
         return None
     with store.lock():
-        run = _active_run(store)
+        run = load_run(store)
         if run is None:
             return None
-        data = _load(store, *run)
-        hit = [x for x in data["launches"] if x.get("agent") == agent_id]
+        hit = [x for x in run.launches if x.get("agent") == agent_id]
         if not hit:
             return None
         if any(not x.get("done") for x in hit):
             for launch in hit:
                 launch["done"] = True
-            _save(store, data)
-        return run[0]
+            run.save()
+        return run.step
 
 
 def background_running(store: StateDir, active: dict[str, Any],
@@ -245,13 +198,10 @@ def background_running(store: StateDir, active: dict[str, Any],
     still run. ``tasks``: a Stop input's ``background_tasks``, when the client sent
     one: a launch it does not list as running is gone (stopped with TaskStop, say), and
     is marked returned here (call it under the plan lock)."""
-    step = active.get("step")
-    if not isinstance(step, int):
+    run = load_run(store, active=active)
+    if run is None:
         return []
-    data = _load(store, step, str(active.get("started_at") or ""))
-    owner = active.get("session_id")
-    running = [x for x in data["launches"] if x.get("background") and not x.get("done")
-               and not (owner and x.get("session_id") not in (None, owner))]
+    running = [x for x in run.running() if x.get("background")]
     if isinstance(tasks, list):
         alive = {t.get("id") for t in tasks if isinstance(t, dict)
                  and t.get("status") == "running"}
@@ -259,7 +209,7 @@ def background_running(store: StateDir, active: dict[str, Any],
         for launch in gone:
             launch["done"] = True
         if gone:
-            _save(store, data)
+            run.save()
         running = [x for x in running if not x.get("done")]
     return running
 
@@ -268,41 +218,38 @@ def forget_session_launches(store: PlanStore, session_id: str) -> None:
     """Void the launches of a session that (re)starts: its old subagents died with it."""
     if session_id:
         with store.lock():
-            run = _active_run(store)
+            run = load_run(store)
             if run is None:
                 return
-            data = _load(store, *run)
-            stale = [x for x in data["launches"]
+            stale = [x for x in run.launches
                      if not x.get("done") and x.get("session_id") == session_id]
             for launch in stale:
                 launch["done"] = True
             if stale:
-                _save(store, data)
+                run.save()
 
 
 def running_note(store: PlanStore) -> str | None:
     """A sentence on the executors of the step in progress that have not returned
     ("step 2 (Title) is running: …"), or None when none runs."""
-    run = _active_run(store)
-    if run is None:
-        return None
-    running = running_launches(store)
-    if not running:
+    run = load_run(store)
+    running = run.running() if run is not None else []
+    if run is None or not running:
         return None
     where = " in the background" if any(x.get("background") for x in running) else ""
     count = "its executor was" if len(running) == 1 else f"{len(running)} executors were"
     try:
-        title = f" ({store.load_step(run[0]).title})"
+        title = f" ({store.load_step(run.step).title})"
     except Exception:  # noqa: BLE001 - a broken step file: the number alone
         title = ""
-    return (f"step {run[0]}{title} is running: {count} launched{where} "
+    return (f"step {run.step}{title} is running: {count} launched{where} "
             f"{_ago(running[-1].get('at'))} and maker reports its verdict when it returns")
 
 
 def executor_attempts(store: PlanStore, step: int) -> int:
     """How many executors were launched for the current run of step ``step``."""
-    run = _active_run(store, step)
-    return len(_load(store, *run)["launches"]) if run else 0
+    run = load_run(store, step)
+    return len(run.launches) if run else 0
 
 
 def _ago(at: Any) -> str:

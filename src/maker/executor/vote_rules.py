@@ -1,6 +1,12 @@
-"""What a vote on a step's answer compares and discards: one home for the plugin's
-ballots (``maker.executor.ballots``, ``/maker:step``) and the engine's samples
-(``maker.engine.vote_step``, ``maker run --vote``).
+"""Which steps vote, and what a vote on a step's answer compares and discards: one
+home for the plugin's ballots (``maker.executor.ballots``, ``/maker:step``) and the
+engine's samples (``maker.engine.vote_step``, ``maker run``).
+
+- How many votes (:func:`step_votes`): the lead the winning answer needs is the
+  step's own ``votes``; else the run's ``--vote K`` for a step that can be sampled
+  without side effects (``maker run`` only: the plugin has no such setting); else
+  :data:`DEFAULT_CONDITIONAL_VOTES` for a conditional step, whose answer steers the
+  rest of the plan; else 1 (no vote). ``votes: 1`` turns voting off for a step.
 
 - Sampling a step more than once is safe only without side effects: a conditional
   step, or a step whose tools all only read (:func:`side_effect_free`).
@@ -21,14 +27,52 @@ from typing import TYPE_CHECKING, Any
 
 from maker.core.models import AgentResult, PlanStep
 from maker.tools.registry import READ_ONLY_TOOLS
+from maker.voting import Tally, canonical
 
 if TYPE_CHECKING:
     from maker.red_flag.red_flagger import RedFlagger
     from maker.store.plan_store import PlanStore
 
-__all__ = ["SAMPLES_PER_K", "answer_form", "flag", "label", "side_effect_free"]
+__all__ = ["DEFAULT_CONDITIONAL_VOTES", "SAMPLES_PER_K", "answer_form", "flag", "label",
+           "launch_limit", "side_effect_free", "step_votes", "tally"]
 
 SAMPLES_PER_K = 4
+
+DEFAULT_CONDITIONAL_VOTES = 2
+"""The lead a conditional step without ``votes`` needs: one wrong branch is outvoted at
+the cost of two executors when they agree."""
+
+
+def step_votes(spec: PlanStep, run_votes: int = 1) -> int:
+    """The lead step ``spec``'s winning answer needs (1: no vote). ``run_votes``: the
+    run's ``--vote K`` (``maker run``; 1 elsewhere)."""
+    if spec.votes:
+        return spec.votes
+    if run_votes > 1 and side_effect_free(spec):
+        return run_votes
+    return DEFAULT_CONDITIONAL_VOTES if spec.is_conditional else 1
+
+
+def tally(k: int, ballots: list[dict[str, Any]]) -> Tally[dict[str, Any]]:
+    """The vote so far, replayed from the ballots in the order they were cast (each a
+    mapping with its ``answer`` and ``flag``); ballots after the decision are ignored."""
+    counted: Tally[dict[str, Any]] = Tally(k, key=lambda b: canonical(b.get("answer")),
+                                           flagged=lambda b: b.get("flag"))
+    for ballot in ballots:
+        if counted.decided:
+            break
+        counted.add(ballot)
+    return counted
+
+
+def launch_limit(k: int, ballots: list[dict[str, Any]]) -> int:
+    """How many executors may run a step at once: 1 when it does not vote (``k`` 1);
+    else the votes its leader still lacks (so that no answer arrives after the vote is
+    decided), within the bound of :data:`SAMPLES_PER_K` × K ballots."""
+    if k == 1:
+        return 1
+    counted = tally(k, ballots)
+    return max(1, min(counted.need(), SAMPLES_PER_K * k - len(counted.ballots)))
 
 
 def side_effect_free(spec: PlanStep) -> bool:

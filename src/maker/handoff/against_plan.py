@@ -11,6 +11,7 @@ from maker.core.models import END, AgentResult, schema_keys
 from maker.errors import Problem
 from maker.handoff.fields import is_int, kind_of
 from maker.store.records import StepRecord, StoredPlan
+from maker.yaml_cleaner.frozen import thaw
 
 __all__ = ["check_output", "red_flags", "target_step"]
 
@@ -81,7 +82,7 @@ def check_output(plan: StoredPlan, record: StepRecord, status: Any,
 
 def _schema_text(schema: Any) -> str:
     text = schema if isinstance(schema, str) else yaml.safe_dump(
-        schema, default_flow_style=True, sort_keys=False).strip()
+        thaw(schema), default_flow_style=True, sort_keys=False).strip()
     return text if len(text) <= 200 else text[:200] + "…"
 
 

@@ -15,6 +15,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from maker.core.bounded import read_text_file
@@ -251,11 +252,12 @@ class PlanStore:
     def _step_files(self) -> list[Path]:
         return [path for _, path, _ in self._cache.listing(self.steps_dir)]
 
-    def handoff_heads(self, compute: Callable[[Path], T]) -> dict[str, T]:
+    def handoff_heads(self, compute: Callable[[Path], T]) -> Mapping[str, T]:
         """``{file name: compute(path)}`` for every handoff file, each computed once
         while the file is unchanged (see ``StepCache``): a long run asks at every step.
         A store that keeps its plan between loads (``full_read_every``) keeps these too,
-        and computes again only those of the handoffs that changed."""
+        read-only, and computes again only those of the handoffs that changed
+        (``compute`` returns what cannot change: it is shared by every caller)."""
         if self.full_read_every:
             try:
                 self.load()  # (brings the kept plan up to date)
@@ -264,7 +266,7 @@ class PlanStore:
             else:
                 found = self._snapshot.handoff_heads(compute)
                 if found is not None:
-                    return found
+                    return MappingProxyType(found)
         cache = self._cache
         return {name: cache.derived(path, compute, stamp)
                 for name, path, stamp in cache.listing(self.handoffs_dir)}

@@ -1,14 +1,20 @@
-"""A plan as stored: its steps' records, their statuses and their files."""
+"""A plan as stored: its steps' records, their statuses and their files.
+
+A long-lived store hands out the records it keeps (``kept``): read-only all the way
+down, copied by ``StoredPlan.get`` for a caller to change. The kept store's invariants,
+and the tests that hold them, are written in one place: ``tests/unit/test_kept_records.py``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from maker.core.models import Plan, PlanStep
 from maker.errors import StepNotFoundError
+from maker.yaml_cleaner.frozen import freeze, thaw
 
 __all__ = ["StepRecord", "StoredPlan", "copy_record", "in_progress", "kept", "occupying"]
 
@@ -25,10 +31,18 @@ class StepRecord:
 
     def __setattr__(self, name: str, value: Any) -> None:
         if self.__dict__.get("_kept"):
-            raise AttributeError(
-                f"step {self.number}'s record is the store's own, shared by every plan "
-                "loaded since: change the copy that StoredPlan.get() returns")
+            self._refuse()
         object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if self.__dict__.get("_kept"):
+            self._refuse()
+        object.__delattr__(self, name)
+
+    def _refuse(self) -> NoReturn:
+        raise AttributeError(
+            f"step {self.number}'s record is the store's own, shared by every plan "
+            "loaded since: change the copy that StoredPlan.get() returns")
 
     @property
     def number(self) -> int:
@@ -124,30 +138,24 @@ def occupying(plan: StoredPlan) -> list[StepRecord]:
 
 
 def kept(record: StepRecord) -> StepRecord:
-    """``record``, marked as the store's own: an attribute set on it raises, and
-    ``StoredPlan.get`` hands out a copy of it."""
+    """``record``, made the store's own: read-only all the way down (an attribute set on
+    it or on its spec raises, and so does any change of its ``meta``, its
+    ``depends_on`` or the lists in its spec: ``maker.yaml_cleaner.frozen``), and
+    ``StoredPlan.get`` hands out a copy of it. Its spec is frozen in place: it is shared
+    with the records already handed out, whose specs nothing changes in place either."""
+    spec = record.spec
+    if not spec.__dict__.get("_frozen"):
+        for f in fields(spec):
+            object.__setattr__(spec, f.name, freeze(getattr(spec, f.name)))
+        object.__setattr__(spec, "_frozen", True)
+    object.__setattr__(record, "meta", freeze(record.meta))
+    object.__setattr__(record, "depends_on", freeze(record.depends_on))
     object.__setattr__(record, "_kept", True)
     return record
 
 
 def copy_record(record: StepRecord) -> StepRecord:
     """A copy of ``record`` deep enough that an edit of it never reaches ``record``
-    (the spec is shared: nothing edits a spec in place)."""
+    (the spec is shared: nothing changes a spec in place)."""
     return StepRecord(record.spec, record.status, list(record.depends_on), record.path,
-                      _copy(record.meta))
-
-
-def _copy(value: Any) -> Any:
-    """A copy of YAML data (scalars are shared: they cannot be edited)."""
-    if type(value) is dict:
-        return {k: v if type(v) in _SCALARS else _copy(v) for k, v in value.items()}
-    if type(value) is list:
-        return [v if type(v) in _SCALARS else _copy(v) for v in value]
-    if isinstance(value, (dict, list, set)):  # (not what YAML gives: the slow way)
-        import copy
-
-        return copy.deepcopy(value)
-    return value
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None)})
+                      thaw(record.meta))

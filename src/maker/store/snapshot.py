@@ -9,8 +9,9 @@ load that lists the same file names re-reads and re-checks only the files whose 
 moved (or that are too recent to trust a stamp: ``step_cache``), and only while each
 re-checked step keeps its number and its dependencies; anything else (a file added,
 removed or renamed, a problem, a step renumbered) goes back to the full validation,
-which reports every problem. The records handed out are the kept ones, read-only
-(``records.kept``): ``StoredPlan.get`` gives a caller its own copy to change.
+which reports every problem. The records handed out are the kept ones, read-only all
+the way down (``records.kept``): ``StoredPlan.get`` gives a caller its own copy to change.
+The invariants, and the tests that hold them: ``tests/unit/test_kept_records.py``.
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ When an entry is trusted (git's index has the same problem, "racily clean" files
 
 A seal check's result also depends on the accepted handoff's bytes and the plan's
 ``created_at``, so it is keyed by the handoff file's stamps and ``created_at`` too.
-Short-lived readers (a hook, a CLI command) gain nothing and lose nothing.
+Short-lived readers (a hook, a CLI command) gain nothing and lose nothing. The kept
+store's invariants, and the tests that hold them: ``tests/unit/test_kept_records.py``.
 """
 
 from __future__ import annotations
