@@ -7,6 +7,7 @@ runs it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -71,7 +72,7 @@ def one_step_running(project: Path, tools: list[str], n: int = 1) -> PlanStore:
     """A one-step plan whose step may use ``tools``, started by session sess-1."""
     store = write(project, [make_step(n, -1)])
     record = store.load().get(n)
-    record.spec.primary_tools = tools
+    record.spec = dataclasses.replace(record.spec, primary_tools=tools)
     store.save_step(record)
     start_step(store, n, session_id="sess-1")
     return store
