@@ -4,8 +4,8 @@ One command typed in a new temporary project, ``maker run --approve auto "TASK"`
 real ``maker run`` (a subprocess of this interpreter), the real claude-agent-sdk and the
 bundled Claude Code CLI. Only the model's turns are scripted, served on 127.0.0.1: the
 planner answers a four-step plan whose step 1 chooses the branch, and each step's
-executor does its step (step 1's first answer has no handoff: maker flags it and draws
-a fresh sample). Then ``maker status`` shows the ledger, and the demo the files the
+executor does its step (step 1 chooses the branch, so samples of it vote: one has no
+handoff, and maker flags it and draws a fresh sample). Then ``maker status`` shows the ledger, and the demo the files the
 steps wrote.
 """
 
@@ -103,10 +103,12 @@ def _script(api: FakeMessagesAPI, project: Path) -> None:
         on(0, write("hello.txt", "hello\n")),
         Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"],
                            summary="Wrote hello.txt with the line 'hello'.")),
-        on(1, Reply.text(FLAGGED_ANSWER)),                  # no handoff: flagged
-        on(1, Reply.tool("Read", {"file_path": str(project / "hello.txt")})),
-        Reply.text(handoff(1, {"next_step": 2, "reason": "hello.txt says hello"},
-                           summary="hello.txt says hello: step 2 documents it.")),
+        # Step 1 chooses the branch, so it is decided by a vote (a lead of 2): isolated
+        # samples, two at a time; the one with no handoff is flagged and replaced.
+        on(1, Reply.text(FLAGGED_ANSWER)),
+        *[on(1, Reply.text(handoff(1, {"next_step": 2, "reason": "hello.txt says hello"},
+                                   summary="hello.txt says hello: step 2 documents it.")))
+          for _ in range(2)],
         on(2, write("README.md", "# Greeting\n\nhello.txt greets whoever reads it.\n")),
         Reply.text(handoff(2, {"files": ["README.md"]}, files=["README.md"],
                            summary="Wrote README.md about hello.txt.")),
@@ -252,8 +254,9 @@ class _HeadlessSay(Say):
     def epilogue(self, kept: Path | None) -> None:
         self.rule("What you just saw")
         if self.quiet:
-            self.paragraph("maker run planned 4 steps and ran 3 (step 1 chose the branch; a "
-                           "flagged answer was resampled); every call is in the ledger.",
+            self.paragraph("maker run planned 4 steps and ran 3 (step 1 chose the branch by a "
+                           "vote; a flagged answer was resampled); every call is in the "
+                           "ledger.",
                            essential=True)
         else:
             for point in (
@@ -261,8 +264,10 @@ class _HeadlessSay(Say):
                 "Each step ran in a fresh SDK session with its brief and only its tools; "
                 "its handoff went through the gate and each was approved by the policy "
                 "you gave the run (--approve auto).",
-                f"Step 1's first answer ({FLAGGED_ANSWER!r}) was no handoff: maker "
-                "flagged it, discarded it and drew a fresh sample.",
+                "Step 1 chooses the branch, so maker drew isolated samples of it and "
+                "took the answer two of them agreed on (a vote with a lead of 2).",
+                f"One sample ({FLAGGED_ANSWER!r}) was no handoff: maker flagged it, "
+                "discarded it and drew a fresh one.",
                 "Step 1 chose step 2 as next; step 3, the branch not taken, is skipped.",
                 "Every call, the flagged one too, is in the ledger with its cost.",
             ):

@@ -118,17 +118,18 @@ def test_headless_demo_plans_runs_flags_and_shows_the_ledger() -> None:
             "== What you just saw ==",
         ]:
             assert line in out
-        # The live lines of `maker run`, in order: step 1 flagged, resampled, complete.
+        # The live lines of `maker run`, in order: step 1 flagged, resampled, decided.
         live = re.findall(r"^ {12}\| step +(\d) +(.+?) {2,}(running|complete|flagged)", out,
                           re.M)
         assert [(n, state) for n, _, state in live] == [
             ("0", "running"), ("0", "complete"), ("1", "running"), ("1", "flagged"),
             ("1", "complete"), ("2", "running"), ("2", "complete")]
-        assert re.search(r"^ {12}\| spent: \$\d+\.\d{4} in 5 calls \(planner \$", out, re.M)
+        assert re.search(r"^ {12}\| spent: \$\d+\.\d{4} in 7 calls \(planner \$", out, re.M)
         assert out.index("== 1/3") < out.index("== 2/3") < out.index("== 3/3")
         assert (project / "hello.txt").read_text() == "hello\n"
         assert (project / "README.md").is_file()
-        assert len((project / "plans/ledger.jsonl").read_text().splitlines()) == 5
+        # Step 1 chooses the branch: a vote of 3 samples (one flagged) and its record.
+        assert len((project / "plans/ledger.jsonl").read_text().splitlines()) == 7
     finally:
         shutil.rmtree(project.parent)
 

@@ -308,7 +308,9 @@ def test_ask_user_question_in_a_headless_run_is_answered_no_user(
 
 def test_a_branch_a_flagged_answer_and_a_refused_handoff_in_one_run(
         fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
-    write_plan(project, branching_plan(), policy="never")
+    # votes: 1: the branch is answered once (a conditional step votes by default), so
+    # the one answer goes through the red flags and the gate's refusal.
+    write_plan(project, branching_plan(votes=1), policy="never")
 
     def refused_then_corrected(request: RecordedRequest) -> Reply:
         said = request.last_user_text

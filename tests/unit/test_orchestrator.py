@@ -46,8 +46,10 @@ def names(result: RunResult) -> list[str]:
 
 def test_a_planned_task_with_a_branch_runs_to_completion_in_order(project: Path) -> None:
     store = PlanStore(project / "plans")
-    model = ScriptedModel([handoff(1, output={"next_step": 3, "reason": "tests exist"}),
-                           handoff(3)])
+    # The conditional step 1 is decided by a vote (a lead of 2, as in /maker:step): two
+    # isolated samples that agree.
+    decided = handoff(1, output={"next_step": 3, "reason": "tests exist"})
+    model = ScriptedModel([decided, decided, handoff(3)])
     planner = FakePlanner(branch_plan())
     seen: list[Event] = []
     orch = Orchestrator(store, parts(model), planner=planner, approve="auto",
@@ -61,14 +63,16 @@ def test_a_planned_task_with_a_branch_runs_to_completion_in_order(project: Path)
     assert planner.received[0].instruction == "Fix the bug"
     started = [e.step for e in result.events if isinstance(e, StepStarted)]
     assert started == [1, 3]  # the branch not taken (step 2) is skipped
-    assert [p[0] for p in model.prompts] == [1, 3]
+    assert [p[0] for p in model.prompts] == [1, 1, 3]
     assert "# Step 1: Decide whether tests exist" in model.prompts[0][1]  # the plugin's brief
     plan = store.load()
     assert [r.status for r in plan.steps] == ["complete", "pending", "complete"]
     done = result.events[-1]
     assert isinstance(done, TaskCompleted) and done.outputs["step_3_output"] == {"result": "ok"}
     ledger = orch.parts.ledger
-    assert ledger.kinds() == [("planner", None), ("executor", 1), ("executor", 3)]
+    assert ledger.kinds() == [("planner", None), ("vote", 1), ("vote", 1), ("vote", 1),
+                              ("executor", 3)]
+    assert store.read_handoff(1)["vote"]["k"] == 2
 
 
 def test_a_flagged_answer_is_discarded_and_a_fresh_sample_drawn(project: Path) -> None:
@@ -308,8 +312,8 @@ def test_continuing_without_a_plan_is_a_usage_error(project: Path) -> None:
 
 def test_the_orchestrator_is_a_module(project: Path) -> None:
     store = PlanStore(project / "plans")
-    model = ScriptedModel([handoff(1, output={"next_step": 2, "reason": "none"}),
-                           handoff(2)])
+    decided = handoff(1, output={"next_step": 2, "reason": "none"})
+    model = ScriptedModel([decided, decided, handoff(2)])  # (the branch: a vote of 2)
     orch = Orchestrator(store, parts(model), planner=FakePlanner(branch_plan()),
                         approve="auto")
     submitted = TaskSubmitted(timestamp=0.0, instruction="Fix the bug",
