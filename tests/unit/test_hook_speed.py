@@ -95,10 +95,18 @@ def test_the_busy_stop_hook_imports_neither_pyyaml_nor_the_plan_model(
     stdin = json.dumps({"session_id": "s", "hook_event_name": "Stop", "cwd": str(tmp_path),
                         "stop_hook_active": False,
                         **({"background_tasks": tasks} if tasks is not None else {})})
+    # As scripts/launch runs it, with the folders scripts/bootstrap found PyYAML and click
+    # in: site never runs (nor the .pth files of whatever site-packages they are in).
+    import click
+    import yaml
+
+    deps = tmp_path / "deps"
+    deps.write_text("\n".join([sys.executable, *{str(Path(m.__file__).parent.parent)
+                                                  for m in (yaml, click)}]) + "\n")
     result = subprocess.run(
         [sys.executable, "-I", "-S", "-X", "importtime", str(ROOT / "scripts" / "run_module.py"),
-         "-m", "maker.hooks", "stop"], input=stdin, capture_output=True, text=True,
-        cwd=tmp_path, timeout=60, check=False)
+         "--deps", str(deps), "-m", "maker.hooks", "stop"], input=stdin,
+        capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False)
     if tasks is None:
         assert json.loads(result.stdout)["decision"] == "block", result.stderr
     else:

@@ -20,8 +20,10 @@ import pytest
 import yaml
 
 from maker.executor.lifecycle import start_step
-from maker.hooks.handlers import HANDLERS, MAX_ATTEMPTS
+from maker.executor.step_rules import GATE_ATTEMPTS, STOP_REMINDERS
+from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
+from maker.planner.planner import DEFAULT_MAX_ATTEMPTS as PLANNER_ATTEMPTS
 from maker.store.plan_store import PlanStore
 from maker.store.requests import load_request
 
@@ -116,14 +118,14 @@ def test_bad_handoff_blocks_with_every_problem(project: Path, running: PlanStore
     out = fire("subagent-stop", subagent_input(project, EXECUTOR, message))
     assert out is not None and out["decision"] == "block"
     assert expected in out["reason"]
-    assert f"attempt 1 of {MAX_ATTEMPTS}" in out["reason"]
+    assert f"attempt 1 of {GATE_ATTEMPTS}" in out["reason"]
     assert running.load().get(1).status == "in-progress"
     assert not running.handoff_path(1).exists()
 
 
 def test_bounded_blocking_ends_in_failed(project: Path, running: PlanStore) -> None:
     bad = subagent_input(project, EXECUTOR, "no yaml here, sorry")
-    for attempt in range(1, MAX_ATTEMPTS):
+    for attempt in range(1, GATE_ATTEMPTS):
         out = fire("subagent-stop", dict(bad, stop_hook_active=attempt > 1))
         assert out is not None and out["decision"] == "block"
     out = fire("subagent-stop", dict(bad, stop_hook_active=True))
@@ -133,7 +135,7 @@ def test_bounded_blocking_ends_in_failed(project: Path, running: PlanStore) -> N
     assert record.status == "failed"
     assert any("rejected" in r for r in record.meta["reasons"])
     assert running.read_active() is None
-    assert MAX_ATTEMPTS < 8  # well under Claude Code's own cap
+    assert GATE_ATTEMPTS < 8 and STOP_REMINDERS < 8  # well under Claude Code's own cap
 
 
 def test_other_agents_are_left_alone(project: Path, running: PlanStore) -> None:
@@ -195,7 +197,7 @@ def test_planner_answer_is_blocked_with_the_linters_problems(project: Path) -> N
     assert out is not None and out["decision"] == "block"
     assert "step_7_output" in out["reason"] and "nothing was written" in out["reason"]
     assert not (project / "plans").exists()  # later hooks stay on their idle fast path
-    for _ in range(MAX_ATTEMPTS - 2):
+    for _ in range(PLANNER_ATTEMPTS - 2):
         fire("subagent-stop", subagent_input(project, "maker:planner", plan_yaml(dangling=True),
                                              agent_id="planner-1"))
     out = fire("subagent-stop", subagent_input(project, "maker:planner", plan_yaml(dangling=True),
@@ -232,12 +234,12 @@ def test_stop_is_blocked_while_a_step_has_no_handoff(project: Path, running: Pla
 
 def test_stop_blocking_is_bounded_and_records_failed(project: Path, running: PlanStore) -> None:
     decisions = []
-    for i in range(MAX_ATTEMPTS + 1):
+    for i in range(STOP_REMINDERS + 1):
         out = fire("stop", stop_input(project, stop_hook_active=i > 0))
         decisions.append(out.get("decision") if out else None)
         if out and "decision" not in out:
             break
-    assert decisions.count("block") < MAX_ATTEMPTS + 1 and decisions[-1] is None
+    assert decisions.count("block") < STOP_REMINDERS + 1 and decisions[-1] is None
     assert running.load().get(1).status == "failed"
     assert fire("stop", stop_input(project)) is None  # nothing in progress any more
 

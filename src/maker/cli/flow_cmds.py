@@ -100,8 +100,8 @@ def policy_cmd(name: str | None, plans_dir: Path | None) -> None:
 @reports_errors
 def step_outcome(number: int, as_json: bool, plans_dir: Path | None) -> None:
     """Where a step ended up after its executor returned, and what to do next."""
-    from maker.executor.approval import REVIEW_THRESHOLD
     from maker.executor.outcome import outcome
+    from maker.executor.step_rules import REVIEW_THRESHOLD
 
     data = outcome(PlanStore(resolve_plans_dir(plans_dir)), number)
     if as_json:

@@ -65,12 +65,12 @@ from maker.executor.approval import (
     apply_review,
     approve_step,
     read_policy,
-    review_required,
     set_policy,
 )
 from maker.executor.lifecycle import default_step, flush_overview
-from maker.executor.review import record_review
+from maker.executor.review import latest_review, record_review
 from maker.executor.schedule import SKIPPED, plan_schedule
+from maker.executor.step_rules import approval_route, review_required
 from maker.store import changes
 from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
 
@@ -267,20 +267,24 @@ class Orchestrator(Module):
                                                           reason=str(exc))) from None
 
     async def _decide(self, record: StepRecord) -> AsyncIterator[Event]:
-        """A step awaiting approval: approve it by policy, ask the reviewer, or stop."""
+        """A step awaiting approval: approve it by policy, ask the reviewer, or stop for
+        a person (``maker.executor.step_rules.approval_route``, as in /maker:step)."""
         store, n = self.store, record.number
         policy = read_policy(store)
         handoff = store.read_handoff(n) or {}
-        large = review_required([str(f) for f in handoff.get("files_changed") or []])
+        files = [str(f) for f in handoff.get("files_changed") or []]
+        route = approval_route(policy.name, files)
         output = _mapping(handoff.get("output"))
-        if policy.name == "never" or self.parts.reviewer is None and \
-                (policy.name == "reviewer" or large):
-            why = "" if policy.name == "never" else " (no reviewer is available to this run)"
+        if route == "person" and review_required(files) and self.parts.reviewer \
+                is not None and latest_review(store, record) is None:
+            await self._review(record)  # a large step: reviewed before a person decides
+        if route == "person" or route == "reviewer" and self.parts.reviewer is None:
+            why = "" if route == "person" else " (no reviewer is available to this run)"
             raise _Stop(EXIT_APPROVAL, f"step {n} ({record.title}) is done and awaits "
                         f"approval{why}. To go on: `maker step approve {n}` in a terminal, "
                         f"or /maker:step (/maker:approve {n}) in Claude Code; then "
                         "`maker run` continues the plan", None)
-        if policy.name == "auto" and not large:
+        if route == "policy":
             approve_step(store, n, "policy:auto")
             yield StepCompleted(timestamp=time.time(), step=n, output=output)
             return

@@ -39,14 +39,14 @@ from maker.errors import AgentSDKError, HandoffRejectedError, Problem
 from maker.executor.accept import accept_handoff
 from maker.executor.brief import build_brief
 from maker.executor.lifecycle import fail_step, start_step
+from maker.executor.step_rules import GATE_ATTEMPTS, MAX_FIX_ATTEMPTS, MAX_REVIEW_ATTEMPTS
 from maker.executor.vote_rules import step_votes
 from maker.red_flag.red_flagger import RedFlagger
 from maker.store.plan_store import PlanStore, StepRecord, utc_now
 from maker.verify.runner import VerificationRun, run_verification
 
-__all__ = ["DEFAULT_MAX_FIX_ATTEMPTS", "EngineParts", "StepRun"]
+__all__ = ["EngineParts", "StepRun"]
 
-DEFAULT_MAX_FIX_ATTEMPTS = 2  # seed 004's max_fix_attempts
 _ANSWER_CHARS = 4000  # of a previous answer quoted back to the next session
 
 
@@ -72,9 +72,10 @@ class EngineParts:
     flagger: RedFlagger = field(default_factory=RedFlagger)
     session_id: str = "maker-run"
     max_samples: int = 3  # red-flagged samples of one answer before the step fails
-    max_gate_attempts: int = 3  # answers the gate may see for one step
-    max_fix_attempts: int = DEFAULT_MAX_FIX_ATTEMPTS
-    max_review_attempts: int = 1  # reviewer rejections of one step before the run stops
+    # The bounds of one step: maker.executor.step_rules, as /maker:step has them.
+    max_gate_attempts: int = GATE_ATTEMPTS  # answers the gate may see for one step
+    max_fix_attempts: int = MAX_FIX_ATTEMPTS
+    max_review_attempts: int = MAX_REVIEW_ATTEMPTS  # reviewer rejections before the run stops
     votes: int = 1  # --vote K: the lead a side-effect-free step's answer needs (1: none)
     stopping: bool = False  # set by the signal handler of `maker run`
 

@@ -18,6 +18,10 @@ The policy (``plans/.maker/policy.json``, set with ``/maker:policy`` or
 - ``auto``: an accepted handoff is approved, except a large step (``REVIEW_THRESHOLD``
   changed files or more), which the reviewer's verdict decides.
 
+Who decides which step is one rule for both front ends:
+``maker.executor.step_rules.approval_route``; a large step is reviewed before anyone
+approves it (``review_required``).
+
 An approval by policy is recorded as ``approved_by: policy:<name>``.
 """
 
@@ -29,16 +33,15 @@ from typing import Any
 
 from maker.core.statuses import AWAITING
 from maker.errors import StepError, TransitionError
+from maker.executor.step_rules import REVIEW_THRESHOLD, approval_route, review_required
 from maker.store.atomic import atomic_write
 from maker.store.plan_store import PlanStore, StepRecord, StoredPlan, utc_now
 
-__all__ = ["APPROVE_LABEL", "POLICIES", "QUESTION_PREFIX", "REJECT_LABEL",
-           "REVIEW_THRESHOLD", "Policy", "RejectResult", "adopt_approvals", "apply_review",
-           "approval_question", "approve_step", "hold_or_approve",
-           "is_awaiting", "read_policy", "reject_step", "review_required", "set_policy"]
+__all__ = ["APPROVE_LABEL", "POLICIES", "QUESTION_PREFIX", "REJECT_LABEL", "Policy",
+           "RejectResult", "adopt_approvals", "apply_review", "approval_question",
+           "approve_step", "hold_or_approve", "is_awaiting", "read_policy", "reject_step",
+           "set_policy"]
 
-# Seed 004: an independent review when a step touched this many files or more.
-REVIEW_THRESHOLD = 5
 POLICIES: dict[str, str] = {
     "never": "a person approves every step",
     "reviewer": "the independent reviewer's verdict approves or rejects every step",
@@ -84,10 +87,6 @@ def set_policy(store: PlanStore, name: str, by: str) -> Policy:
     return policy
 
 
-def review_required(files_changed: list[str]) -> bool:
-    return len(files_changed) >= REVIEW_THRESHOLD
-
-
 def is_awaiting(record: StepRecord) -> bool:
     return record.status == AWAITING
 
@@ -121,7 +120,7 @@ def hold_or_approve(store: PlanStore, plan: StoredPlan, record: StepRecord,
 
     policy = read_policy(store)
     now = utc_now()
-    if policy.name == "auto" and not review_required(files_changed):
+    if approval_route(policy.name, files_changed) == "policy":
         set_status(store, record.number, "complete",
                    {"finished_at": now, "handoff_accepted_at": now,
                     "approved_at": now, "approved_by": "policy:auto"}, plan=plan)
@@ -220,8 +219,8 @@ def apply_review(store: PlanStore, record: StepRecord, approves: bool) -> str | 
     when a person decides."""
     policy = read_policy(store)
     handoff = store.read_handoff(record.number) or {}
-    large = review_required([str(f) for f in handoff.get("files_changed") or []])
-    if policy.name == "never" or (policy.name == "auto" and not large):
+    files = [str(f) for f in handoff.get("files_changed") or []]
+    if approval_route(policy.name, files) != "reviewer":
         return None
     by = f"policy:{policy.name}"
     if approves:

@@ -12,10 +12,10 @@ from maker.executor.approval import (
     approval_question,
     is_awaiting,
     read_policy,
-    review_required,
 )
 from maker.executor.instructions import decide_hint
 from maker.executor.review import latest_review
+from maker.executor.step_rules import approval_route, review_required
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -36,7 +36,7 @@ def outcome(store: PlanStore, n: int) -> dict[str, Any]:
                            "reasons": [str(r) for r in record.meta.get("reasons") or []]}
     if is_awaiting(record):
         policy = read_policy(store)
-        needs_review = review_required(files) or policy.name == "reviewer"
+        needs_review = review_required(files) or approval_route(policy.name, files) == "reviewer"
         out["review_required"] = needs_review
         out["policy"] = policy.name
         if needs_review and latest_review(store, record) is None:

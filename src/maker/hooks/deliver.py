@@ -3,7 +3,8 @@ reviewer's review, however the client carried it.
 
 - SubagentStop (``on_subagent_stop``): the subagent's final message (from the input, or
   its transcript: ``maker.hooks.common.final_text``). A refusal blocks the subagent
-  with every problem, so it corrects itself, at most ``MAX_ATTEMPTS`` times.
+  with every problem, so it corrects itself, within the bounds of
+  ``maker.executor.step_rules`` (the planner's: ``maker.planner.planner``).
 - PreToolUse of SubagentHandback (``on_handback``): auto mode gives every subagent
   that tool and tells it that only what it sends there is delivered. Its ``message``
   is gated before it is delivered, and a refusal denies the call with every problem:
@@ -16,11 +17,10 @@ Each outcome is recorded for the main agent's verdict (``maker.hooks.verdicts``)
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from maker.executor.attempts import bump, clear
 from maker.hooks import records
-from maker.hooks.attempts import MAX_ATTEMPTS, bump, clear
 from maker.hooks.common import (
     EXECUTOR_SUFFIX,
     PLANNER_SUFFIX,
@@ -32,9 +32,9 @@ from maker.hooks.common import (
 from maker.hooks.protocol import HookInput, Output, allow, block, deny_tool, message
 
 if TYPE_CHECKING:
-    from maker.store.plan_store import PlanStore
+    pass
 
-__all__ = ["MAX_ATTEMPTS", "is_maker_agent", "on_handback", "on_subagent_stop"]
+__all__ = ["is_maker_agent", "on_handback", "on_subagent_stop"]
 
 # A planner's exploration can take a while; an older /maker:plan is another request.
 _PLANNING_S = 4 * 3600
@@ -145,34 +145,26 @@ def _planner_stop(hook: HookInput, text: str) -> Output:
         return message(f"maker: plan written to {store.root} ({len(stored.steps)} steps"
                        f"{kept}). Run /maker:status to see it, /maker:step to run the first "
                        "step.")
+    from maker.planner.planner import DEFAULT_MAX_ATTEMPTS as bound
+
     count = bump(store, "planner", key)
-    records.record(hook, "rejected", final=count >= MAX_ATTEMPTS, attempts=count,
+    records.record(hook, "rejected", final=count >= bound, attempts=count,
                     problems=[str(p) for p in problems])
-    if count >= MAX_ATTEMPTS:
+    if count >= bound:
         clear(store, "planner", key)
         return message(f"maker: the planner's answer was rejected {count} times; no plan "
                        f"was written. Last problems:\n{_problem_list(problems)}")
     return block(
-        f"maker rejected the plan (attempt {count} of {MAX_ATTEMPTS}); nothing was "
+        f"maker rejected the plan (attempt {count} of {bound}); nothing was "
         f"written. Fix every problem below in the plan YAML, then {_AGAIN}:\n"
         f"{_problem_list(problems)}")
-
-
-def _keep_answer(store: PlanStore, step: int, text: str) -> Path:
-    """Keep a refused final message, so that nothing the executor wrote is lost."""
-    from maker.core.clock import file_stamp
-    from maker.store.atomic import atomic_write
-
-    stamp = file_stamp()
-    path = store.state_dir / "refused" / f"step-{step:02d}-{stamp}.txt"
-    atomic_write(path, text, durable=False)
-    return path
 
 
 def _executor_stop(hook: HookInput, text: str) -> Output:
     from maker.errors import HandoffRejectedError
     from maker.executor.accept import accept_handoff
-    from maker.executor.lifecycle import fail_step
+    from maker.executor.attempts import refuse_handoff
+    from maker.executor.step_rules import GATE_ATTEMPTS
 
     store = store_for(hook)
     active = running_step(store)
@@ -195,13 +187,9 @@ def _executor_stop(hook: HookInput, text: str) -> Output:
     try:
         result = accept_handoff(store, text)
     except HandoffRejectedError as exc:
-        kept = _keep_answer(store, step, text)
-        count = bump(store, "handoff", key)
-        if count >= MAX_ATTEMPTS:
-            reasons = [str(p) for p in exc.problems]
-            fail_step(store, step, [f"handoff rejected {count} times (the last answer is "
-                                    f"kept in {kept})", *reasons])
-            clear(store, "handoff", key)
+        count, reasons = refuse_handoff(store, step, key, text,
+                                        [str(p) for p in exc.problems])
+        if reasons is not None:  # the bound is spent: the step failed
             records.record(hook, "failed", step=step, attempts=count, reasons=reasons)
             return message(f"maker: step {step} FAILED: its handoff was rejected {count} "
                            f"times. Reasons:\n{_problem_list(reasons)}")
@@ -209,7 +197,7 @@ def _executor_stop(hook: HookInput, text: str) -> Output:
                         problems=[str(p) for p in exc.problems])
         return block(
             f"maker rejected your handoff for step {step} (attempt {count} of "
-            f"{MAX_ATTEMPTS}). Fix every problem below in the handoff YAML, then {_AGAIN}:\n"
+            f"{GATE_ATTEMPTS}). Fix every problem below in the handoff YAML, then {_AGAIN}:\n"
             f"{_problem_list(exc.problems)}")
     clear(store, "handoff", key)
     records.record(hook, "accepted", step=step, status=result.status)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from maker.hooks import verdicts
 from maker.hooks.common import store_for
-from maker.hooks.deliver import MAX_ATTEMPTS, on_subagent_stop
+from maker.hooks.deliver import on_subagent_stop
 from maker.hooks.protocol import HookInput, Output, allow, context
 from maker.hooks.stop import on_stop
 from maker.hooks.tool_use import on_post_tool_use, on_pre_tool_use
@@ -36,7 +36,7 @@ from maker.hooks.tool_use import on_post_tool_use, on_pre_tool_use
 # The core is imported inside each handler, for what that event needs: a hook runs on
 # every prompt, tool call and stop, and most of them need little of it.
 
-__all__ = ["HANDLERS", "MAX_ATTEMPTS"]
+__all__ = ["HANDLERS"]
 
 # -- UserPromptSubmit ---------------------------------------------------------------
 

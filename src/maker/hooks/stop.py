@@ -1,5 +1,6 @@
 """The Stop hook: while a step is in progress without an accepted handoff, block
-(at most ``MAX_ATTEMPTS`` times; then the step is recorded ``failed``).
+(at most ``STOP_REMINDERS`` times, ``maker.executor.step_rules``; then the step is
+recorded ``failed``).
 
 Not while the step's executor runs in the background (an interactive session runs
 every subagent there): the main agent ends its turn to wait, and the executor's
@@ -17,7 +18,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from maker.hooks.attempts import MAX_ATTEMPTS, bump, clear
+from maker.executor.attempts import remind
+from maker.executor.step_rules import STOP_REMINDERS
 from maker.hooks.protocol import HookInput, Output, allow, block, message
 from maker.store.state import PlanState
 
@@ -80,13 +82,9 @@ def _stop(hook: HookInput, state: PlanState) -> Output:
     if _executor_runs(hook, state, active):
         return allow()
     key = f"step{step}-{active.get('started_at', '')}"
-    count = bump(state, "stop", key)
-    if count > MAX_ATTEMPTS or (hook.stop_hook_active and count >= MAX_ATTEMPTS):
-        from maker.executor.lifecycle import fail_step
-
+    count, failed = remind(state, step, key, hook.stop_hook_active)
+    if failed:
         reason = "the session stopped without an accepted handoff"
-        fail_step(state.full(), step, [reason])
-        clear(state, "stop", key)
         # One more block, the last: the main agent learns the verdict and ends with it.
         return block(f"maker's verdict: step {step} ({title}) FAILED: {reason}. Tell "
                      f"the user that the step failed and why; `maker step reset {step}` "
@@ -95,7 +93,7 @@ def _stop(hook: HookInput, state: PlanState) -> Output:
         f"maker: step {step} ({title}) is in progress and has no accepted handoff. "
         f"Next: {_launch(state, step)}, and let it finish with its handoff. If the "
         f"step cannot be done, tell the user why and end with STEP_FAILED: maker records "
-        f"it failed after {MAX_ATTEMPTS} reminders. (Reminder {count} of {MAX_ATTEMPTS}.)")
+        f"it failed after {STOP_REMINDERS} reminders. (Reminder {count} of {STOP_REMINDERS}.)")
 
 
 def _executor_runs(hook: HookInput, state: PlanState, active: dict[str, Any]) -> bool:
