@@ -6,7 +6,7 @@
     ├── PlanValidationError       a plan that fails the parser or the linter (all problems)
     │   │                         (also a ValueError, as seed 001's parser tests expect)
     │   └── PlanRefusedError      the planner model's plan, refused on every attempt
-    ├── PlanFileError             a plan file on disk that is broken (file, field, fix)
+    ├── PlanFileError             plan files on disk that are broken (file, field, fix; all)
     ├── PlanNotFoundError         no plan where one was looked for
     ├── PlanExistsError           a new plan would destroy one that cannot be archived
     ├── StepError                 a step operation that is not allowed
@@ -163,13 +163,18 @@ class HandoffRejectedError(_ProblemsError):
 
 
 class PlanFileError(MakerError):
-    """A file under plans/ that cannot be read back (often a hand edit)."""
+    """A file under plans/ that cannot be read back (often a hand edit).
+
+    ``problems``: every problem found, each a PlanFileError of one problem naming its
+    file, field and fix (``[self]`` when this is one); the message lists them all."""
 
     def __init__(self, path: Path | str, message: str, field: str | None = None,
-                 fix: str | None = None) -> None:
+                 fix: str | None = None,
+                 problems: Iterable[PlanFileError] | None = None) -> None:
         self.path = Path(path)
         self.field = field
         self.fix = fix
+        self.problems: list[PlanFileError] = list(problems or ()) or [self]
         text = f"{path}: "
         if field:
             text += f"{field}: "

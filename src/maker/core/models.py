@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal, NoReturn
+from typing import Any, NoReturn
 
 from maker.core.statuses import STEP_STATUSES
 from maker.errors import YAMLCleanError
@@ -40,8 +40,6 @@ TASK_TYPES = (ACTION_STEP, CONDITIONAL_STEP)
 END = -1  # next_step_sequence_number: the plan ends after this step
 RUNTIME_DECIDED = -2  # next_step_sequence_number: a conditional step's output decides
 
-StepStatus = Literal["pending", "in-progress", "awaiting-approval", "complete", "blocked",
-                     "failed"]
 HANDOFF_STATUSES: tuple[str, ...] = ("complete", "blocked", "failed")
 
 

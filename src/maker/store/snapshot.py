@@ -196,53 +196,56 @@ class Snapshot:
         PlanFileError lists every problem."""
         cache, steps_dir = self.cache, root / "steps"
         records: list[StepRecord] = []
-        problems: list[str] = []
+        problems: list[PlanFileError] = []  # per file: a read's error holds all of its own
         for name, path, stamp in listing:
             head = name.split("-", 1)[0]
             if not head.isdigit():
-                problems.append(f"{path}: not a step file name (NN-<title>.md) (fix: move it "
-                                f"out of {steps_dir})")
+                problems.append(PlanFileError(path, "not a step file name (NN-<title>.md)",
+                                              fix=f"move it out of {steps_dir}"))
                 continue
             try:
                 record = cache.read(path, read_step, stamp)
             except PlanFileError as exc:
-                problems.append(str(exc))
+                problems.append(exc)
                 continue
             if int(head) != record.number:
                 rest = name.split("-", 1)[-1]
-                problems.append(
-                    f"{path}: step: the file says step {record.number} but its name says "
-                    f"{int(head)} (fix: rename it to {record.number:02d}-{rest} or set "
-                    f"`step: {int(head)}`)")
+                problems.append(PlanFileError(
+                    path, f"the file says step {record.number} but its name says {int(head)}",
+                    "step", f"rename it to {record.number:02d}-{rest} or set "
+                    f"`step: {int(head)}`"))
             records.append(record)
         seen: dict[int, Path] = {}
         for r in records:
             if r.number in seen:
-                problems.append(f"{r.path}: step: step {r.number} is also in {seen[r.number]} "
-                                "(fix: renumber one of them, or delete the stray file)")
+                problems.append(PlanFileError(
+                    r.path, f"step {r.number} is also in {seen[r.number]}", "step",
+                    "renumber one of them, or delete the stray file"))
             seen[r.number] = r.path
         for r in records:
             bad = [d for d in r.depends_on if d not in seen]
             if bad:
-                problems.append(f"{r.path}: depends_on: no step {', '.join(map(str, bad))} "
-                                f"in the plan (fix: remove it from depends_on)")
+                problems.append(PlanFileError(
+                    r.path, f"no step {', '.join(map(str, bad))} in the plan", "depends_on",
+                    "remove it from depends_on"))
         for r in records:
             if check_approvals and r.status == "complete" and not cache.sealed(
                     r, created, handoffs.get(r.path.name), approval_sealed):
-                problems.append(
-                    f"{r.path}: status: complete, but maker holds no approval of it on this "
-                    "machine (its approval_seal is missing or does not match: an edit by "
-                    "hand, or a plan approved on another machine) (fix: `maker step reset "
-                    f"{r.number}` and run the step again; or, for a plan that came from "
-                    "another machine or person, review it and run `maker plan adopt` in a "
-                    "terminal)")
+                problems.append(PlanFileError(
+                    r.path, "complete, but maker holds no approval of it on this machine (its "
+                    "approval_seal is missing or does not match: an edit by hand, or a plan "
+                    "approved on another machine)", "status",
+                    f"`maker step reset {r.number}` and run the step again; or, for a plan "
+                    "that came from another machine or person, review it and run `maker plan "
+                    "adopt` in a terminal"))
         if not records and not problems:
-            problems.append(f"{steps_dir}: no step files (fix: write a plan again "
-                            "with /maker:plan)")
+            problems.append(PlanFileError(steps_dir, "no step files",
+                                          fix="write a plan again with /maker:plan"))
         if problems:
             self._last = None
             raise PlanFileError(root, "the plan files have problems:\n- "
-                                + "\n- ".join(problems))
+                                + "\n- ".join(map(str, problems)),
+                                problems=[p for e in problems for p in e.problems])
         records.sort(key=lambda r: r.number)
         self.remember(root, listing, handoffs, created, check_approvals, records)
         return records

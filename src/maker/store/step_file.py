@@ -63,7 +63,8 @@ def read_step(path: Path) -> StepRecord:
                                     "remove the line"))
     if problems:
         fields = "; ".join(_strip_step(p) for p in problems)
-        raise PlanFileError(path, fields)
+        raise PlanFileError(path, fields, problems=[
+            PlanFileError(path, p.message, p.field, p.fix) for p in problems])
     raw["depends_on"] = deps
     spec = parse_step(raw)
     extra = {k: v for k, v in meta.items() if k not in STEP_KEYS}
