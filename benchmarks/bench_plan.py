@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         rows: list[tuple[str, float | None]] = [
             ("yaml.safe_load (baseline)", best_of(args.repeats, lambda: yaml.safe_load(text))),
             ("yaml.load CSafeLoader (info)",
-             best_of(args.repeats, lambda: yaml.load(text, Loader=c_loader))  # noqa: S506
+             best_of(args.repeats, lambda: yaml.load(text, Loader=c_loader))
              if c_loader else None),
             ("maker plan write (core)", best_of(args.repeats, write_once)),
             ("maker plan write (CLI subprocess, info)", best_of(min(args.repeats, 3), cli_once)),

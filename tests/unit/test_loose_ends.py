@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from maker.store.plan_store import PlanStore
 from ._step_plans import linear
 
 SRC = Path(maker.__file__).resolve().parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_a_plan_file_error_keeps_every_problem_with_its_file_field_and_fix(
@@ -55,3 +58,14 @@ def test_the_step_statuses_are_spelled_out_in_one_place() -> None:
             if set(STEP_STATUSES) <= _spelled(node):
                 places.append(f"{path.relative_to(SRC)}:{getattr(node, 'lineno', 0)}")
     assert places == [f"core{os.sep}statuses.py:9"]
+
+
+def test_no_noqa_names_a_rule_that_is_not_enabled() -> None:
+    """(``tests/`` has its own: they are being reworked with the tests' imports.)"""
+    pytest.importorskip("ruff")
+    found = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "--extend-select", "RUF100",
+         "--output-format", "concise", "src", "benchmarks"],
+        cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert found.returncode in (0, 1), found.stderr
+    assert [line for line in found.stdout.splitlines() if "RUF100" in line] == []

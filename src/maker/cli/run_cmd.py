@@ -60,11 +60,11 @@ def _budget(ctx: click.Context, param: click.Parameter, value: float | None) -> 
     return value
 
 
-def MODEL(help: str) -> Callable[[F], F]:  # noqa: N802, A002 - an option, as click's are; shared with calibrate
+def MODEL(help: str) -> Callable[[F], F]:  # an option, as click's are; shared with calibrate
     return click.option("--model", default=None, callback=_model, help=help)
 
 
-def BUDGET(help: str) -> Callable[[F], F]:  # noqa: N802, A002
+def BUDGET(help: str) -> Callable[[F], F]:
     return click.option("--max-budget-usd", type=click.FloatRange(min=0, min_open=True),
                         default=None, callback=_budget, help=help)
 
@@ -99,7 +99,7 @@ def event_json(event: Event) -> str:
                       ensure_ascii=False)
 
 
-class _EventsLost(BaseException):  # noqa: N818
+class _EventsLost(BaseException):
     """The ``--events`` sink failed (a full disk, a closed pipe): the run stops there.
     Not an Exception, so that no handler in the engine takes it for a step's failure."""
 
@@ -230,7 +230,7 @@ def run(task: str | None, approve: str | None, max_budget_usd: float | None,
         out = sys.stdout
     elif events_to:
         try:
-            out = open(events_to, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+            out = open(events_to, "w", encoding="utf-8")  # closed below
         except OSError as exc:
             raise click.BadParameter(
                 f"cannot write {events_to}: {exc.strerror or exc}; give a file in a "

@@ -76,7 +76,7 @@ def decide(step: StepTools, tool: str, tool_input: Mapping[str, Any], *, cwd: Pa
         return NO_USER
     try:
         return executor_decision(step, tool, tool_input, cwd=cwd, plans_root=plans_root)
-    except Exception as exc:  # noqa: BLE001 - fail closed: the call is refused, visibly
+    except Exception as exc:  # fail closed: the call is refused, visibly
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         return (f"maker could not check this tool call ({type(exc).__name__}: {first}), so "
                 "it is refused. If it keeps happening, hand off with status: blocked and "

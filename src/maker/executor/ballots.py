@@ -146,7 +146,7 @@ def launch_instruction(store: PlanStore, step: int, running: int = 0,
     if state is None:
         try:
             state = vote_state(store, step)
-        except Exception:  # noqa: BLE001 - a broken step file: the one-executor wording
+        except Exception:  # a broken step file: the one-executor wording
             state = None
     if state is None:
         return relaunch_instruction(step)
@@ -171,7 +171,7 @@ def _flag(store: PlanStore, text: str) -> tuple[str | None, dict[str, Any]]:
 
     try:
         data, _ = YAMLCleaner().clean_mapping(text)
-    except Exception:  # noqa: BLE001 - no mapping: the flagger says so
+    except Exception:  # no mapping: the flagger says so
         data = None
     why = flag(store, RedFlagger(), AgentResult(output=data, raw_response=text))
     return why, ({} if why or not isinstance(data, dict) else data)

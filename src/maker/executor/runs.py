@@ -139,7 +139,7 @@ def _votes(store: PlanStore, step: int) -> int:
 
     try:
         return step_votes(store.load_step(step).spec)
-    except Exception:  # noqa: BLE001 - a broken step file: one executor, as before
+    except Exception:  # a broken step file: one executor, as before
         return 1
 
 
@@ -240,7 +240,7 @@ def running_note(store: PlanStore) -> str | None:
     count = "its executor was" if len(running) == 1 else f"{len(running)} executors were"
     try:
         title = f" ({store.load_step(run.step).title})"
-    except Exception:  # noqa: BLE001 - a broken step file: the number alone
+    except Exception:  # a broken step file: the number alone
         title = ""
     return (f"step {run.step}{title} is running: {count} launched{where} "
             f"{_ago(running[-1].get('at'))} and maker reports its verdict when it returns")

@@ -38,7 +38,7 @@ def main(argv: list[str]) -> int:
 if __name__ == "__main__":
     try:
         sys.exit(main(sys.argv))
-    except BaseException as exc:  # noqa: BLE001 - never wedge the client
+    except BaseException as exc:  # never wedge the client
         import json
 
         if isinstance(exc, SystemExit):

@@ -69,7 +69,7 @@ def _stop(hook: HookInput, state: PlanState) -> Output:
         return allow()
     try:
         status, title = state.step_status(step)
-    except Exception as exc:  # noqa: BLE001 - a broken step file (mid-edit?) never blocks
+    except Exception as exc:  # a broken step file (mid-edit?) never blocks
         return message(f"maker: step {step} is in progress but its file cannot be read "
                        f"({str(exc)[:200]}); this stop was let through. Run `maker status`.")
     if status != "in-progress":

@@ -54,7 +54,7 @@ def on_pre_tool_use(hook: HookInput) -> Output:
         if hook.agent_type.endswith(EXECUTOR_SUFFIX):
             return _executor_tool(hook)
         return _read_only_tool(hook)
-    except Exception as exc:  # noqa: BLE001 - fail closed for maker's own subagents
+    except Exception as exc:  # fail closed for maker's own subagents
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         return deny_tool(f"maker could not check this tool call ({type(exc).__name__}: "
                          f"{first}), so it is refused. If it keeps happening, hand off with "

@@ -85,7 +85,7 @@ def plan_lock(plans_dir: Path, timeout: float = 30.0) -> Iterator[None]:
             with _held_guard:
                 _held[key] -= 1
         return
-    fh = open(lock_path, "a+")  # noqa: SIM115 - held for the lock's lifetime
+    fh = open(lock_path, "a+")  # held for the lock's lifetime
     try:
         if not exclusive_lock(fh, timeout):
             raise LockTimeoutError(

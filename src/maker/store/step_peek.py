@@ -38,7 +38,7 @@ def peek(path: Path, number: int) -> tuple[str, str, dict[str, str]] | None:
     what the hook asks besides, e.g. whether the step may vote)."""
     try:
         text = read_regular_file(path, _LIMIT).decode("utf-8")
-    except Exception:  # noqa: BLE001 - any trouble: the full read names it
+    except Exception:  # any trouble: the full read names it
         return None
     if not text.startswith("---\n"):
         return None
