@@ -207,6 +207,23 @@ def test_the_executors_verdict_names_the_outcome_and_the_sentinel(project: Path)
     assert isinstance(store, PlanStore)
 
 
+def test_an_approval_verdict_carries_the_question_to_ask(project: Path) -> None:
+    """The main agent asks the user with the verdict's own `ask:` line: it need not run
+    `maker step outcome N` to fetch it (issue 16, item 8)."""
+    from maker.executor.approval import approval_question
+
+    store = linear(project, 2, policy="never")
+    start_step(store, 1, session_id="sess-1")
+    fire("subagent-stop", {"agent_id": "agent-1", "agent_type": EXECUTOR,
+                           "last_assistant_message": handoff(1)})
+    out = returned(EXECUTOR, "agent-1")
+    assert out is not None
+    text = out["hookSpecificOutput"]["additionalContext"]
+    assert "status: awaiting-approval" in text
+    line = next(x for x in text.splitlines() if x.startswith("ask: "))
+    assert json.loads(line[len("ask: "):]) == approval_question(1, "Step number 1")
+
+
 def test_a_verdict_without_a_record_still_tells_where_the_step_is(project: Path) -> None:
     store = linear(project, 2)
     start_step(store, 1, session_id="sess-1")
