@@ -14,12 +14,18 @@ import pytest
 import maker
 from maker.core.statuses import STEP_STATUSES
 from maker.errors import PlanFileError
+from maker.executor.step_rules import REVIEW_THRESHOLD
 from maker.store.plan_store import PlanStore
 
 from ._step_plans import linear
 
 SRC = Path(maker.__file__).resolve().parent
 REPO = Path(__file__).resolve().parents[2]
+# What a step's executor must never be given: a subagent's calls are not held to the
+# step's tools; the others reach past the step (other agents and tasks, the session's
+# schedule, its working tree and mode) or run a command's lines outside the guard.
+ESCAPES = {"Agent", "Task", "SendMessage", "TaskStop", "Skill", "SlashCommand", "CronCreate",
+           "CronDelete", "EnterWorktree", "ExitWorktree", "EnterPlanMode", "ExitPlanMode"}
 
 
 def test_a_plan_file_error_keeps_every_problem_with_its_file_field_and_fix(
@@ -69,3 +75,37 @@ def test_no_noqa_names_a_rule_that_is_not_enabled() -> None:
         cwd=REPO, capture_output=True, text=True, timeout=120)
     assert found.returncode in (0, 1), found.stderr
     assert [line for line in found.stdout.splitlines() if "RUF100" in line] == []
+
+
+def _front(agent: str) -> dict[str, str]:
+    """An agent's front matter, line by line as Claude Code reads it (not strict YAML)."""
+    text = (REPO / "agents" / f"{agent}.md").read_text(encoding="utf-8")
+    head = text.split("\n---\n", 1)[0].removeprefix("---\n")
+    return dict(line.split(": ", 1) for line in head.splitlines() if ": " in line
+                and not line.startswith(("assistant:", "user:")))
+
+
+def _names(line: str) -> set[str]:
+    return {t.strip() for t in line.split(",") if t.strip()}
+
+
+def test_the_executor_is_denied_what_escapes_its_step_and_keeps_what_a_step_may_name(
+        ) -> None:
+    """Its tools are its step's (the PreToolUse guard), MCP tools among them, which a
+    static ``tools:`` list cannot grant (``mcp__*`` is not honoured: only a server's own
+    name is); so its front matter takes away what no step may give it."""
+    front = _front("step-executor")
+    assert "tools" not in front
+    denied = _names(front.get("disallowedTools", ""))
+    assert ESCAPES <= denied
+    planner = (REPO / "agents" / "planner.md").read_text(encoding="utf-8")
+    offered = planner.split("Tool names are Claude Code tools (", 1)[1].split(")", 1)[0]
+    assert not denied & _names(offered.replace("...", ""))
+
+
+def test_the_reviewers_description_names_what_the_code_routes_to_it() -> None:
+    description = _front("reviewer")["description"].split("<example>")[0]
+    words = {5: "five"}
+    assert f"changed {words[REVIEW_THRESHOLD]} or more files" in description
+    assert "every step under the `reviewer` approval policy" in description
+    assert "architectural" not in description
