@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING
 from maker.core.models import AgentResult
 from maker.executor.accept import add_step_facts
 from maker.executor.previous_work import BriefBudget, persistent_context
+from maker.handoff.against_plan import check_output, red_flags
 from maker.handoff.fields import parse_handoff
+from maker.red_flag.red_flagger import RedFlagger
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -47,15 +49,25 @@ class NotesContext:
         """Add the discoveries, decisions and blockers of ``step``'s answer to NOTES.md;
         returns how many facts were new.
 
-        Only an answer that reads as a handoff of ``step`` counts (no error, the
-        handoff's fields of the right types, its ``step`` the one that ran); anything
-        else adds nothing: a discarded answer's facts are not facts. Facts are tagged
+        Only an answer that maker would take counts: one the red flagger passes, that
+        reads as a handoff of ``step`` (its fields of the right types, its ``step`` the
+        one that ran) and that the gate's checks against the plan pass (the output
+        against the step's schema, the handoff's red flags). The verification evidence
+        is the one check left to the caller, which runs it after. Anything else adds
+        nothing: a discarded or refused answer's facts are not facts. Facts are tagged
         with the step and its attempt, and scoped to the current plan, as the gate does.
         """
-        if result.error or not isinstance(result.output, dict):
+        flagged, _ = RedFlagger().check_with_reason(result)
+        if flagged or not isinstance(result.output, dict):
             return 0
         handoff, problems = parse_handoff(result.output)
         if handoff is None or problems or handoff.step != step:
+            return 0
+        plan, output = self.store.load(), result.output.get("output")
+        if isinstance(output, dict):  # as the gate checks it (maker.handoff.gate)
+            check_output(plan, plan.get(step), result.output.get("status"), output, problems)
+        red_flags(output, result.raw_response, problems)
+        if problems:
             return 0
         facts = {"discoveries": handoff.discoveries, "decisions": handoff.decisions,
                  "blockers": handoff.blockers}
