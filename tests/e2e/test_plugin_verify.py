@@ -10,6 +10,7 @@ handoff lists five or more changed files sends the main agent to `maker:reviewer
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -178,3 +179,39 @@ def test_a_detected_verification_command_is_what_the_gate_asks_for(
     assert "test (`make test`)" in brief
     evidence = json.loads((project / "plans/.maker/evidence/step-00.json").read_text())
     assert [(c["command"], c["exit_code"]) for c in evidence["commands"]] == [("make test", 0)]
+
+
+def test_the_reviewers_git_diff_runs_no_program_the_repositorys_config_names(
+        fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
+    """`diff.external` names a program that writes a file: the reviewer's `git diff` (read
+    only, so let through) runs as maker rewrote it, and shows the diff without it."""
+    ran = project.parent / "ran.txt"
+    trap = project.parent / "trap.sh"
+    trap.write_text(f"#!/bin/sh\necho \"$*\" >> {ran}\n")
+    trap.chmod(0o755)
+    (project / "notes.txt").write_text("one\n")
+    subprocess.run(["git", "add", "notes.txt"], cwd=project, check=True)
+    (project / "notes.txt").write_text("one\ntwo\n")
+    for key in ("diff.external", "core.fsmonitor"):
+        subprocess.run(["git", "config", key, str(trap)], cwd=project, check=True)
+    write_plan(project)
+    fake_api.script(MAIN, main_launches_executor(), main_runs_outcome(),
+                    main_launches_reviewer, main_ends_with("STEP_COMPLETE"))
+    executor_flow(fake_api, [executor_writes("hello.txt", "hello\n")],
+                  handoff(0, {"files": FILES}, summary="Wrote six files.", files=FILES))
+
+    def approves_what_the_diff_shows(request: RecordedRequest) -> Reply:
+        shown = request.tool_results[0]
+        assert not shown.is_error and "+two" in shown.text, shown.text
+        return Reply.text("GREEN: as described.\nVERDICT: approve")
+
+    fake_api.script("reviewer", tool("Bash", command="git diff", description="The diff"),
+                    approves_what_the_diff_shows)
+
+    run = run_claude("/maker:step 0", plugin_dirs=[PLUGIN_ROOT], env=plugin_env())
+
+    fake_api.assert_done()
+    assert run.result is not None and run.result.endswith("STEP_COMPLETE")
+    assert not ran.exists()
+    subprocess.run(["git", "diff"], cwd=project, capture_output=True)  # as typed: it runs
+    assert ran.exists()

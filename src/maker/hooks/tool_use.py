@@ -29,7 +29,7 @@ from maker.hooks.common import (
 )
 from maker.hooks.deliver import is_maker_agent, on_handback
 from maker.hooks.plumbing import plumbing_allow
-from maker.hooks.protocol import HookInput, Output, allow, context, deny_tool
+from maker.hooks.protocol import HookInput, Output, allow, allow_tool, context, deny_tool
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -103,7 +103,10 @@ def _executor_check(hook: HookInput, store: PlanStore) -> Output:
     if reason:
         return deny_tool(reason)
     if hook.text("tool_name") == "Bash":
-        return plumbing_allow(hook, bash_command(hook), record.number)
+        pinned = plumbing_allow(hook, bash_command(hook), record.number)
+        if pinned or "Bash" in record.spec.tools:
+            return pinned
+        return _read_only_git(hook, bash_command(hook))  # (a step that may only read)
     return allow()
 
 
@@ -157,11 +160,29 @@ def _read_only_tool(hook: HookInput) -> Output:
         return allow()
     reason = why_not_read_only(command)
     if reason is None:
-        return allow()
+        return _read_only_git(hook, command)
     who = "planner" if hook.agent_type.endswith(PLANNER_SUFFIX) else "reviewer"
     return deny_tool(f"maker: the {who} only reads. This command was refused because "
                      f"{reason}. Use Read, or read-only commands such as ls, rg, grep, find, "
                      f"git log/show/diff/status.")
+
+
+def _read_only_git(hook: HookInput, command: str) -> Output:
+    """A read-only command as it is; one that runs git, rewritten to run none of the
+    programs git's config names (``maker.tools.git_programs``) and allowed as rewritten."""
+    from maker.tools.git_programs import program_free
+    from maker.tools.shell import Refused
+
+    try:
+        rewritten = program_free(command, Path(hook.cwd or "."))
+    except Refused as refused:
+        return deny_tool(f"maker: this git command was refused because {refused.reason}.")
+    if rewritten is None:
+        return allow()
+    tool_input = hook.raw.get("tool_input")
+    return allow_tool("read-only git, run without the programs git's config names",
+                      updated_input={**(tool_input if isinstance(tool_input, dict) else {}),
+                                     "command": rewritten})
 
 
 # -- PostToolUse --------------------------------------------------------------------

@@ -146,6 +146,8 @@ _GIT_SUB = _Options(
     exact=frozenset({"--text"}),  # diff -a, not an abbreviation of --textconv
 )
 
+_GIT_STATUS = _Options(forbidden_short="v", forbidden_long=("--verbose",))
+
 
 def _check_sort(program: str, args: list[Word]) -> None:
     _check_options(_SORT, program, args)
@@ -277,6 +279,8 @@ def _check_git(program: str, args: list[Word]) -> None:
             raise Refused(f"`git {word}` is not a read-only git command")
         rest = args[i + 1:]
         _check_options(_GIT_SUB, f"git {word}", rest)
+        if word == "status":  # its diff (-v) runs textconv, which it cannot turn off
+            _check_options(_GIT_STATUS, "git status", rest)
         for arg in rest:
             if "%G" in arg.text:
                 raise Refused(f"`{arg.text}` asks git to check signatures, which runs gpg")

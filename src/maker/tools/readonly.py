@@ -37,7 +37,7 @@ from maker.tools.reader_options import CHECKERS
 from maker.tools.shell import Op, Refused, ShellSyntaxError, tokenize
 from maker.tools.shell import Word as _Word
 
-__all__ = ["is_read_only", "why_not_read_only"]
+__all__ = ["is_read_only", "read_only_stages", "why_not_read_only"]
 
 # Readers whose every option only reads. The readers with options that can write or
 # run programs (sort, uniq, file, tree, find, rg, git, diff) are checked by
@@ -68,7 +68,13 @@ def is_read_only(command: str) -> bool:
     return why_not_read_only(command) is None
 
 
-def _check(command: str) -> None:
+def read_only_stages(command: str) -> list[list[_Word]]:
+    """The words of each stage of ``command``'s pipeline, when it only reads (the first
+    word of a stage is its reader); raises ``Refused`` with the reason when it does not."""
+    return _check(command)
+
+
+def _check(command: str) -> list[list[_Word]]:
     if _RAW_OPERATORS.search(command):
         raise Refused(_OPERATOR_TEXT)
     if _CONTROL.search(command):
@@ -77,10 +83,12 @@ def _check(command: str) -> None:
         raise Refused("it uses brace expansion (`{a,b}` or `{a..b}`), which can turn one word "
                        "into several or into an option (even inside quotes it is refused); "
                        "write each word out")
-    for stage in _lex(command):
+    stages = _lex(command)
+    for stage in stages:
         if not stage:
             raise Refused("it has an empty pipeline stage")
         _check_stage(stage)
+    return stages
 
 
 def _has_braces(command: str) -> bool:

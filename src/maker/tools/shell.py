@@ -21,6 +21,7 @@ An unclosed quote or a trailing backslash raises ``ShellSyntaxError``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import groupby
 
 __all__ = ["GLOB_CHARS", "HereDoc", "Op", "Refused", "ShellSyntaxError", "Token", "Word",
            "tokenize"]
@@ -73,6 +74,15 @@ class Word:
             return False
         first_is_glob = self.text[:1] in GLOB_CHARS and not self.quoted[0]
         return first_is_glob or self.text.startswith("-")
+
+    @property
+    def source(self) -> str:
+        """The word as shell text that lexes back to it: its quoted characters in single
+        quotes, the others bare (a bare glob still globs, a bare ``~`` still expands)."""
+        runs = groupby(zip(self.text, self.quoted, strict=True), key=lambda cq: cq[1])
+        return "".join("'" + "".join(c for c, _ in run).replace("'", "'\\''") + "'"
+                       if quoted else "".join(c for c, _ in run)
+                       for quoted, run in runs) or "''"
 
     @property
     def unquoted(self) -> str:
