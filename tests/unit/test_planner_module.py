@@ -285,6 +285,31 @@ class TestReadAnswer:
         assert (answer.cost_usd, answer.duration_ms, answer.tokens, answer.session_id) == (
             0.125, 1200, 120, "abc")
 
+    async def test_a_stream_of_seed_000_style_mocks_reads_as_the_step_runner_reads_it(self):
+        """Seed 000's mocks are known by their class's name, not by the SDK's classes:
+        the planner takes the stream the step runner takes (one reader; issue 15, item 8)."""
+        from unittest.mock import MagicMock
+
+        def mock(kind, **fields):
+            message = MagicMock()
+            message.__class__.__name__ = kind
+            for key, value in fields.items():
+                setattr(message, key, value)
+            return message
+
+        def messages():
+            return _stream(mock("AssistantMessage",
+                                content=[mock("TextBlock", text=make_valid_yaml_output())]),
+                           mock("ResultMessage", subtype="success", total_cost_usd=0.01,
+                                duration_ms=500))
+
+        answer = await read_answer(messages(), agent="planner")
+        assert answer.text == make_valid_yaml_output() and answer.cost_usd == 0.01
+        planner = PlannerModule(registry=ToolRegistry.default())
+        planner._call_sdk = ScriptedSdk(messages())
+        events = await _plan(planner)
+        assert isinstance(events[-1], PlanCreated)
+
     async def test_an_empty_stream_is_empty_text(self):
         answer = await read_answer(_stream(), agent="planner")
         assert answer.text == "" and answer.cost_usd == 0.0

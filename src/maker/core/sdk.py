@@ -3,6 +3,9 @@ failures translated once into maker's error tree.
 
 The answer is the last TextBlock of the final top-level AssistantMessage (the seeds'
 extraction rule); cost, duration, tokens and the session come from the ResultMessage.
+One reader (:class:`StreamReader`) reads every stream, the planner's, the reviewer's and
+the step runner's, and knows a message by its class's name, as seed 000's mocks are
+known: a stream the step runner takes, the planner takes too.
 Every failure of the SDK (the CLI missing, crashing, printing what the SDK cannot
 read, ending with an error result) becomes an :class:`~maker.errors.AgentSDKError`
 whose message says what to do; nothing else is caught, so a bug stays a bug. The
@@ -27,7 +30,8 @@ from maker.errors import (
     ClaudeNotFoundError,
 )
 
-__all__ = ["SdkAnswer", "read_answer", "sdk_errors", "translate_error"]
+__all__ = ["SdkAnswer", "StreamReader", "is_error_result", "read_answer", "sdk_errors",
+           "translate_error"]
 
 _INSTALL = "pip install claude-agent-sdk (or: pip install 'maker[sdk]')"
 _STDERR_TAIL = 2000
@@ -60,30 +64,52 @@ class SdkAnswer:
     error: str | None = None
 
 
+class StreamReader:
+    """Reads an SDK message stream: :attr:`answer`, the last TextBlock's text of the final
+    top-level AssistantMessage (None when it has none), and :attr:`result`, the last
+    ResultMessage. Both hold what was read so far when the stream fails mid-way (the
+    cost of a failed call)."""
+
+    def __init__(self) -> None:
+        self.answer: str | None = None
+        self.result: Any = None
+
+    async def read(self, messages: AsyncIterable[Any]) -> None:
+        async for message in messages:
+            kind = type(message).__name__
+            if kind == "AssistantMessage" and not isinstance(
+                    getattr(message, "parent_tool_use_id", None), str):  # not a subagent's
+                texts = [b.text for b in getattr(message, "content", None) or []
+                         if type(b).__name__ == "TextBlock"
+                         and isinstance(getattr(b, "text", None), str)]
+                self.answer = texts[-1] if texts else None
+            elif kind == "ResultMessage":
+                self.result = message
+
+
+def is_error_result(result: Any) -> bool:
+    """Whether a ResultMessage says the session failed."""
+    return getattr(result, "subtype", None) != "success" or getattr(result, "is_error",
+                                                                     None) is True
+
+
 async def read_answer(messages: AsyncIterable[Any], *, agent: str) -> SdkAnswer:
     """Consume an SDK message stream and return its answer.
 
     Raises AgentSDKError (BudgetExceededError, ClaudeNotFoundError) when the stream
     ends with an error result or the SDK fails; the error carries the cost so far.
     """
-    from claude_agent_sdk import AssistantMessage, ClaudeSDKError, ResultMessage, TextBlock
+    from claude_agent_sdk import ClaudeSDKError
 
-    final: Any = None
-    result: Any = None
+    reader = StreamReader()
     try:
-        async for message in messages:
-            if isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
-                final = message
-            elif isinstance(message, ResultMessage):
-                result = message
+        await reader.read(messages)
     except ClaudeSDKError as exc:
-        translated = translate_error(exc, agent=agent, result=result)
+        translated = translate_error(exc, agent=agent, result=reader.result)
         raise (translated or exc) from exc
-    if result is not None and result.is_error:
-        raise _result_error(result, agent)
-    texts = [b.text for b in (final.content if final is not None else [])
-             if isinstance(b, TextBlock)]
-    return SdkAnswer(text=texts[-1] if texts else "", **_spent(result))
+    if reader.result is not None and is_error_result(reader.result):
+        raise _result_error(reader.result, agent)
+    return SdkAnswer(text=reader.answer or "", **_spent(reader.result))
 
 
 def translate_error(exc: BaseException, *, agent: str = "",

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maker.core.models import AgentResult, PlanStep, TaskConfig
-from maker.core.sdk import sdk_errors
+from maker.core.sdk import StreamReader, is_error_result, sdk_errors
 from maker.errors import AgentSDKError, YAMLCleanError
 from maker.executor.brief import step_sections
 from maker.prompts import load_prompt
@@ -91,21 +91,15 @@ class AgentRunner:
         """
         prompt = self.build_prompt(step, context)
         started = time.monotonic()
-        answer: str | None = None
-        final: Any = None
+        reader = StreamReader()  # (the planner's and the reviewer's reader too)
         try:
             with sdk_errors():
-                async for message in self._sdk_query(prompt, **self.options(step, config)):
-                    kind = type(message).__name__
-                    if kind == "AssistantMessage" and not _from_subagent(message):
-                        answer = _last_text(message)
-                    elif kind == "ResultMessage":
-                        final = message
+                await reader.read(self._sdk_query(prompt, **self.options(step, config)))
         except AgentSDKError:
-            if final is None or not _is_error(final):
+            if reader.result is None or not is_error_result(reader.result):
                 raise
             # The CLI exits non-zero after an error result: the result says it all.
-        result = self._result(answer, final, started)
+        result = self._result(reader.answer, reader.result, started)
         if self.notes is not None:  # it records only a good answer
             self.notes.update_from_result(result, step.step)
         return result
@@ -169,7 +163,7 @@ class AgentRunner:
         if final is None and answer is None:
             return AgentResult(None, raw, error="the agent's session ended without a "
                                "message or a result (empty stream)", **base)
-        if final is not None and _is_error(final):
+        if final is not None and is_error_result(final):
             return AgentResult(None, raw, error=_result_error(final), **base)
         if answer is None:
             return AgentResult(None, raw, error="the agent's final message has no text: "
@@ -180,21 +174,6 @@ class AgentRunner:
             return AgentResult(None, raw, error=f"the answer holds no usable YAML: {exc}",
                                **base)
         return AgentResult(output, raw, was_repaired=repaired, **base)
-
-
-def _from_subagent(message: Any) -> bool:
-    return isinstance(getattr(message, "parent_tool_use_id", None), str)
-
-
-def _last_text(message: Any) -> str | None:
-    texts = [b.text for b in getattr(message, "content", None) or []
-             if type(b).__name__ == "TextBlock" and isinstance(getattr(b, "text", None), str)]
-    return texts[-1] if texts else None
-
-
-def _is_error(result: Any) -> bool:
-    return getattr(result, "subtype", None) != "success" or getattr(result, "is_error",
-                                                                     None) is True
 
 
 def _result_error(result: Any) -> str:
