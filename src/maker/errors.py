@@ -249,17 +249,20 @@ class AgentSDKError(MakerError):
 
     ``cause`` is the SDK's own exception; ``agent`` names the caller ("planner",
     "step 3"); ``cost_usd`` and ``duration_ms`` are what the call spent before it failed
-    (a budget counts failed work too); ``session_id`` is set when the CLI reported one.
+    (a budget counts failed work too); ``session_id`` is set when the CLI reported one;
+    ``answer`` is the final answer the call gave before it failed, if any (a budget
+    stopped the session after the model answered: what was paid for is not lost).
     """
 
     def __init__(self, message: str, cause: BaseException | None = None, *,
                  agent: str = "", cost_usd: float = 0.0, duration_ms: int = 0,
-                 session_id: str | None = None) -> None:
+                 session_id: str | None = None, answer: str = "") -> None:
         self.cause = cause
         self.agent = agent
         self.cost_usd = cost_usd
         self.duration_ms = duration_ms
         self.session_id = session_id
+        self.answer = answer
         super().__init__(f"{agent}: {message}" if agent else message)
 
 

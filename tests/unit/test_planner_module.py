@@ -426,3 +426,52 @@ class TestCallSdk:
         with pytest.raises(BudgetExceededError, match="planning budget of \\$1 is spent"):
             await _plan(planner)
         assert len(fake.calls) == 1
+
+
+class TestABudgetStopAfterThePlan:
+    """The SDK ends a session in error once its budget is spent, also after the model
+    answered: the valid plan that was paid for is kept, and `maker run` continues it
+    (issue 15, item 8: it was thrown away, and the next run found no plan)."""
+
+    @staticmethod
+    def _paid_but_stopped():
+        return _answer(make_valid_yaml_output(), subtype="error_max_budget_usd",
+                       is_error=True, cost=0.02)
+
+    async def test_the_planner_yields_the_paid_for_plan_then_stops(self):
+        planner = PlannerModule(registry=ToolRegistry.default())
+        planner._call_sdk = ScriptedSdk(self._paid_but_stopped())
+        events = []
+        with pytest.raises(BudgetExceededError):
+            async for event in planner.process(make_task_submitted("Read a file")):
+                events.append(event)
+        assert [type(e).__name__ for e in events] == ["PlanCreated"]
+        assert events[0].plan.task == "Read a file"
+
+    async def test_a_stop_before_any_valid_plan_keeps_nothing(self):
+        planner = PlannerModule(registry=ToolRegistry.default())
+        planner._call_sdk = ScriptedSdk(_answer("I was about to plan", is_error=True,
+                                                subtype="error_max_budget_usd"))
+        with pytest.raises(BudgetExceededError):
+            assert [e async for e in planner.process(make_task_submitted())] == []
+
+    def test_maker_run_keeps_the_plan_and_a_continued_run_finishes_it(self, tmp_path,
+                                                                      monkeypatch):
+        from harness.engine_fakes import ScriptedModel, parts, run
+        from maker.engine.orchestrator import EXIT_BUDGET, EXIT_COMPLETE, Orchestrator
+        from maker.store.plan_store import PlanStore
+
+        from ._step_plans import handoff
+
+        monkeypatch.setenv("MAKER_VERIFY", "off")
+        store = PlanStore(tmp_path / "plans")
+        planner = PlannerModule(registry=ToolRegistry.default())
+        planner._call_sdk = ScriptedSdk(self._paid_but_stopped())
+        first = run(Orchestrator(store, parts(ScriptedModel([])), planner=planner,
+                                 approve="auto"), "Read a file")
+        assert first.exit_code == EXIT_BUDGET, first.message
+        assert "`maker run`" in first.message and "continues" in first.message
+        assert store.exists() and [r.title for r in store.load().steps] == ["read_file"]
+        answer = handoff(0, output={"content": "the file's text"})
+        again = run(Orchestrator(store, parts(ScriptedModel([answer])), approve="auto"))
+        assert again.exit_code == EXIT_COMPLETE, again.message

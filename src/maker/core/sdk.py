@@ -106,9 +106,13 @@ async def read_answer(messages: AsyncIterable[Any], *, agent: str) -> SdkAnswer:
         await reader.read(messages)
     except ClaudeSDKError as exc:
         translated = translate_error(exc, agent=agent, result=reader.result)
+        if translated is not None:
+            translated.answer = reader.answer or ""
         raise (translated or exc) from exc
     if reader.result is not None and is_error_result(reader.result):
-        raise _result_error(reader.result, agent)
+        error = _result_error(reader.result, agent)
+        error.answer = reader.answer or ""  # (a budget stop after the answer: keep it)
+        raise error
     return SdkAnswer(text=reader.answer or "", **_spent(reader.result))
 
 

@@ -79,7 +79,8 @@ class PlannerModule(Module):
 
         Raises PlanRefusedError when every answer was refused (with the last answer's
         problems), AgentSDKError when a call fails; anything ``_call_sdk`` raises
-        propagates unchanged.
+        propagates unchanged. A budget stop that came after a valid plan (the SDK ends
+        the session in error once its budget is spent) yields the plan first.
         """
         if not isinstance(event, TaskSubmitted):
             return
@@ -90,9 +91,18 @@ class PlannerModule(Module):
         problems: list[Problem] = []
         for attempt in range(1, self.max_attempts + 1):
             before = len(self.calls)
-            raw = await self._call_sdk(prompt, system_prompt=system_prompt,
-                                       config=event.config, resume=session)
-            text = await self._text_of(raw)
+            try:
+                raw = await self._call_sdk(prompt, system_prompt=system_prompt,
+                                           config=event.config, resume=session)
+                text = await self._text_of(raw)
+            except BudgetExceededError as exc:
+                # The budget stopped the call after the model answered: a valid plan
+                # was paid for, and is kept (the caller writes it); the stop stands.
+                paid = lint_text(exc.answer, self._registry)[0] if exc.answer else None
+                if paid is not None:
+                    paid.task = event.instruction
+                    yield PlanCreated(timestamp=time.time(), plan=paid)
+                raise
             session = next((c.session_id for c in reversed(self.calls[before:])), None)
             plan, problems = lint_text(text, self._registry)
             if plan is not None:
