@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from maker.core.models import AgentResult, PlanStep, TaskConfig
 from maker.core.sdk import SdkAnswer, read_answer
+from maker.engine.tool_limits import reviewer_hooks
 from maker.executor.agent_runner import AgentRunner
 from maker.prompts import load_prompt, prompt_tools
 
@@ -105,6 +106,7 @@ def sdk_reviewer(cwd: Path, *, env: dict[str, str] | None = None,
         tools = prompt_tools(REVIEWER_PROMPT)
         options = ClaudeAgentOptions(
             tools=tools, allowed_tools=tools, permission_mode="dontAsk",
+            hooks=reviewer_hooks(cwd),  # (its Bash only reads, as in the plugin)
             system_prompt=load_prompt(REVIEWER_PROMPT), cwd=str(cwd), model=model,
             max_budget_usd=max_budget_usd, env=dict(env or {}), cli_path=cli_path)
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from maker.tools.executor_rules import StepTools, executor_decision
 from maker.tools.permissions import ALWAYS_ALLOWED, permits
+from maker.tools.reader_bash import reader_bash
 from maker.tools.registry import BUILTIN_TOOLS
 
 if TYPE_CHECKING:
@@ -49,11 +50,12 @@ if TYPE_CHECKING:
         PermissionResultAllow,
         PermissionResultDeny,
     )
+    from claude_agent_sdk.types import HookEvent
 
     from maker.store.plan_store import PlanStore, StepRecord
 
 __all__ = ["NO_USER", "decide", "disallowed_tools", "make_can_use_tool", "make_hooks",
-           "session_limits"]
+           "reviewer_hooks", "session_limits"]
 
 NO_USER = ("maker: no user is present; decide, or hand off blocked with the question "
            "(status: blocked, the question in blockers).")
@@ -129,6 +131,36 @@ def make_hooks(store: PlanStore, step: StepRecord | StepTools, *,
                                        "permissionDecisionReason": reason}}
 
     return {"PreToolUse": [HookMatcher(matcher=None, hooks=[pre_tool_use],
+                                       on_failure="block")]}
+
+
+def reviewer_hooks(cwd: Path) -> dict[HookEvent, list[HookMatcher]]:
+    """The SDK ``hooks`` of the headless reviewer's session, whose Bash the plugin's rule
+    holds too (``maker.tools.reader_bash``): read-only commands, git as maker rewrites
+    it (``updatedInput``), ``maker verify``; anything else is denied with the reason.
+    The call's own ``cwd`` wins over ``cwd``."""
+    from claude_agent_sdk import HookMatcher
+
+    async def pre_tool_use(hook_input: HookInput, tool_use_id: str | None,
+                           context: HookContext) -> HookJSONOutput:
+        raw = cast(Mapping[str, Any], hook_input)
+        tool_input = raw.get("tool_input")
+        given = tool_input if isinstance(tool_input, dict) else {}
+        call_cwd = raw.get("cwd")
+        refusal, run = reader_bash(str(given.get("command") or ""),
+                                   Path(call_cwd) if isinstance(call_cwd, str) and call_cwd
+                                   else cwd, who="reviewer", may_verify=True)
+        if refusal:
+            return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                           "permissionDecision": "deny",
+                                           "permissionDecisionReason": refusal}}
+        if run is None:
+            return {}
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                       "permissionDecision": "allow",
+                                       "updatedInput": {**given, "command": run}}}
+
+    return {"PreToolUse": [HookMatcher(matcher="Bash", hooks=[pre_tool_use],
                                        on_failure="block")]}
 
 

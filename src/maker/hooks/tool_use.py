@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 
 from maker.hooks.common import (
     EXECUTOR_SUFFIX,
-    PLANNER_SUFFIX,
     REVIEWER_SUFFIX,
     active_marker,
     bash_command,
@@ -146,43 +145,39 @@ def _any_agent_tool(hook: HookInput) -> Output:
 
 def _read_only_tool(hook: HookInput) -> Output:
     """The planner and the reviewer look but never change anything: their Bash runs
-    read-only commands (and maker's own verification, for the reviewer)."""
+    read-only commands (git as maker rewrites it) and, for the reviewer, maker's own
+    verification (``maker.tools.reader_bash``)."""
     if hook.text("tool_name") != "Bash":
         return allow()
-    from maker.tools.permissions import MAKER_COMMAND
-    from maker.tools.readonly import why_not_read_only
+    from maker.tools.reader_bash import reader_bash
 
     command = bash_command(hook)
     pinned = plumbing_allow(hook, command)
     if pinned:
         return pinned
-    if hook.agent_type.endswith(REVIEWER_SUFFIX) and MAKER_COMMAND.match(command):
-        return allow()
-    reason = why_not_read_only(command)
-    if reason is None:
-        return _read_only_git(hook, command)
-    who = "planner" if hook.agent_type.endswith(PLANNER_SUFFIX) else "reviewer"
-    return deny_tool(f"maker: the {who} only reads. This command was refused because "
-                     f"{reason}. Use Read, or read-only commands such as ls, rg, grep, find, "
-                     f"git log/show/diff/status.")
+    reviewer = hook.agent_type.endswith(REVIEWER_SUFFIX)
+    refusal, run = reader_bash(command, Path(hook.cwd or "."), may_verify=reviewer,
+                               who="reviewer" if reviewer else "planner")
+    return deny_tool(refusal) if refusal else _run_instead(hook, run)
 
 
 def _read_only_git(hook: HookInput, command: str) -> Output:
     """A read-only command as it is; one that runs git, rewritten to run none of the
     programs git's config names (``maker.tools.git_programs``) and allowed as rewritten."""
-    from maker.tools.git_programs import program_free
-    from maker.tools.shell import Refused
+    from maker.tools.reader_bash import git_run
 
-    try:
-        rewritten = program_free(command, Path(hook.cwd or "."))
-    except Refused as refused:
-        return deny_tool(f"maker: this git command was refused because {refused.reason}.")
-    if rewritten is None:
+    refusal, run = git_run(command, Path(hook.cwd or "."))
+    return deny_tool(refusal) if refusal else _run_instead(hook, run)
+
+
+def _run_instead(hook: HookInput, command: str | None) -> Output:
+    """No opinion when ``command`` is None; else allowed, run as ``command``."""
+    if command is None:
         return allow()
     tool_input = hook.raw.get("tool_input")
     return allow_tool("read-only git, run without the programs git's config names",
                       updated_input={**(tool_input if isinstance(tool_input, dict) else {}),
-                                     "command": rewritten})
+                                     "command": command})
 
 
 # -- PostToolUse --------------------------------------------------------------------
