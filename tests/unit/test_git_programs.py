@@ -139,3 +139,23 @@ def test_other_stages_and_quoting_keep_their_meaning(trapped: Path) -> None:
     assert done.stdout.strip() == "1" and ran(trapped) == ""
     assert program_free("ls -la", trapped) is None  # no git: as it is
     assert program_free("git commit -m x", trapped) is None  # not read-only: refused apart
+
+
+async def test_the_headless_executor_of_a_step_that_may_only_read_runs_none_of_them(
+        trapped: Path) -> None:
+    from maker.engine.tool_limits import make_hooks
+
+    store = write(trapped, [make_step(1, -1)])
+    for tools, rewritten in ((["Read", "Grep"], True), (["Read", "Bash"], False)):
+        step = dataclasses.replace(store.load().get(1).spec, primary_tools=tools)
+        (hook,) = make_hooks(store, step)["PreToolUse"][0].hooks
+        out = await hook({"hook_event_name": "PreToolUse", "tool_name": "Bash",  # type: ignore[arg-type]
+                          "tool_input": {"command": "git diff"}, "tool_use_id": "t",
+                          "cwd": str(trapped), "session_id": "s"}, "t", {"signal": None})
+        if not rewritten:  # (a step that may run anything: as the permission rules say)
+            assert out == {}
+            continue
+        decided = out["hookSpecificOutput"]  # type: ignore[typeddict-item]
+        assert decided["permissionDecision"] == "allow"
+        done = bash(trapped, decided["updatedInput"]["command"])
+        assert done.returncode == 0 and "+changed" in done.stdout and ran(trapped) == ""

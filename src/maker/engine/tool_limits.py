@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from maker.tools.executor_rules import StepTools, executor_decision
 from maker.tools.permissions import ALWAYS_ALLOWED, permits
-from maker.tools.reader_bash import reader_bash
+from maker.tools.reader_bash import reader_bash, step_git_run
 from maker.tools.registry import BUILTIN_TOOLS
 
 if TYPE_CHECKING:
@@ -110,7 +110,9 @@ def make_hooks(store: PlanStore, step: StepRecord | StepTools, *,
                cwd: Path | None = None) -> dict[str, list[HookMatcher]]:
     """The SDK ``hooks`` of ``step``'s session: one PreToolUse matcher (every tool)
     that denies with the reason and otherwise gives no opinion (``{}``), so the
-    permission rules still apply. The call's own ``cwd`` wins over ``cwd``."""
+    permission rules still apply; but the git of a step that may only read is allowed as
+    maker rewrites it (``maker.tools.reader_bash.step_git_run``, as in the plugin). The
+    call's own ``cwd`` wins over ``cwd``."""
     from claude_agent_sdk import HookMatcher
 
     spec, default_cwd = _spec(step), cwd or store.root.parent
@@ -120,15 +122,14 @@ def make_hooks(store: PlanStore, step: StepRecord | StepTools, *,
         raw = cast(Mapping[str, Any], hook_input)
         tool_input = raw.get("tool_input")
         call_cwd = raw.get("cwd")
-        reason = decide(spec, str(raw.get("tool_name") or ""),
-                        tool_input if isinstance(tool_input, dict) else {},
-                        cwd=Path(call_cwd) if isinstance(call_cwd, str) and call_cwd
-                        else default_cwd, plans_root=store.root)
-        if reason is None:
-            return {}
-        return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
-                                       "permissionDecision": "deny",
-                                       "permissionDecisionReason": reason}}
+        given = tool_input if isinstance(tool_input, dict) else {}
+        where = Path(call_cwd) if isinstance(call_cwd, str) and call_cwd else default_cwd
+        tool = str(raw.get("tool_name") or "")
+        reason = decide(spec, tool, given, cwd=where, plans_root=store.root)
+        run = None
+        if reason is None and tool == "Bash":  # (git as the plugin runs it, too)
+            reason, run = step_git_run(spec.tools, str(given.get("command") or ""), where)
+        return _answer(reason, run, given)
 
     return {"PreToolUse": [HookMatcher(matcher=None, hooks=[pre_tool_use],
                                        on_failure="block")]}
@@ -150,18 +151,24 @@ def reviewer_hooks(cwd: Path) -> dict[HookEvent, list[HookMatcher]]:
         refusal, run = reader_bash(str(given.get("command") or ""),
                                    Path(call_cwd) if isinstance(call_cwd, str) and call_cwd
                                    else cwd, who="reviewer", may_verify=True)
-        if refusal:
-            return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
-                                           "permissionDecision": "deny",
-                                           "permissionDecisionReason": refusal}}
-        if run is None:
-            return {}
-        return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
-                                       "permissionDecision": "allow",
-                                       "updatedInput": {**given, "command": run}}}
+        return _answer(refusal, run, given)
 
     return {"PreToolUse": [HookMatcher(matcher="Bash", hooks=[pre_tool_use],
                                        on_failure="block")]}
+
+
+def _answer(refusal: str | None, run: str | None, given: Mapping[str, Any]) -> HookJSONOutput:
+    """A PreToolUse hook's answer: denied with ``refusal``; allowed, run as ``run``; or no
+    opinion (``{}``: the permission rules still apply)."""
+    if refusal:
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                       "permissionDecision": "deny",
+                                       "permissionDecisionReason": refusal}}
+    if run is None:
+        return {}
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                   "permissionDecision": "allow",
+                                   "updatedInput": {**given, "command": run}}}
 
 
 def session_limits(store: PlanStore, record: StepRecord) -> dict[str, Any]:

@@ -103,9 +103,13 @@ def _executor_check(hook: HookInput, store: PlanStore) -> Output:
         return deny_tool(reason)
     if hook.text("tool_name") == "Bash":
         pinned = plumbing_allow(hook, bash_command(hook), record.number)
-        if pinned or "Bash" in record.spec.tools:
+        if pinned:
             return pinned
-        return _read_only_git(hook, bash_command(hook))  # (a step that may only read)
+        from maker.tools.reader_bash import step_git_run
+
+        refusal, run = step_git_run(record.spec.tools, bash_command(hook),
+                                    Path(hook.cwd or "."))
+        return deny_tool(refusal) if refusal else _run_instead(hook, run)
     return allow()
 
 
@@ -158,15 +162,6 @@ def _read_only_tool(hook: HookInput) -> Output:
     reviewer = hook.agent_type.endswith(REVIEWER_SUFFIX)
     refusal, run = reader_bash(command, Path(hook.cwd or "."), may_verify=reviewer,
                                who="reviewer" if reviewer else "planner")
-    return deny_tool(refusal) if refusal else _run_instead(hook, run)
-
-
-def _read_only_git(hook: HookInput, command: str) -> Output:
-    """A read-only command as it is; one that runs git, rewritten to run none of the
-    programs git's config names (``maker.tools.git_programs``) and allowed as rewritten."""
-    from maker.tools.reader_bash import git_run
-
-    refusal, run = git_run(command, Path(hook.cwd or "."))
     return deny_tool(refusal) if refusal else _run_instead(hook, run)
 
 

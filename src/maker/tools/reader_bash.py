@@ -5,7 +5,8 @@ the headless reviewer's SDK session (``maker.engine.sessions``).
 It runs read-only commands (``maker.tools.readonly``), a read-only git command as
 ``maker.tools.git_programs`` rewrites it (none of the programs git's config names), and,
 for the reviewer, ``maker verify --step N``; anything else is refused, with the reason
-written for the model.
+written for the model. An executor whose step may only read has its git rewritten too
+(:func:`step_git_run`), by both hosts.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from maker.tools.permissions import MAKER_COMMAND
 from maker.tools.readonly import why_not_read_only
 from maker.tools.shell import Refused
 
-__all__ = ["git_run", "reader_bash"]
+__all__ = ["git_run", "reader_bash", "step_git_run"]
 
 
 def reader_bash(command: str, cwd: Path, *, who: str,
@@ -33,6 +34,13 @@ def reader_bash(command: str, cwd: Path, *, who: str,
                 "Use Read, or read-only commands such as ls, rg, grep, find, git "
                 "log/show/diff/status."), None
     return git_run(command, cwd)
+
+
+def step_git_run(tools: list[str], command: str, cwd: Path) -> tuple[str | None, str | None]:
+    """``git_run`` for the Bash of an executor whose step lists ``tools``, when the step
+    may only read with it (no ``Bash`` of its own: read-only commands, its ``Bash(...)``
+    rules); ``(None, None)`` for a step that may run anything."""
+    return (None, None) if "Bash" in tools else git_run(command, cwd)
 
 
 def git_run(command: str, cwd: Path) -> tuple[str | None, str | None]:
