@@ -77,7 +77,7 @@ def build_parts(store: PlanStore, max_budget_usd: float | None,
     from maker.engine.sessions import sdk_reviewer, sdk_runner_factory
     from maker.engine.tool_limits import session_limits
 
-    project = store.root.parent
+    project = store.project
     ledger = Ledger(store)
     return EngineParts(
         runner_factory=sdk_runner_factory(project), ledger=ledger, call_type=Call,

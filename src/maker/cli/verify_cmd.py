@@ -27,7 +27,7 @@ def verify(step: int | None, as_json: bool, plans_dir: Path | None) -> None:
     """Run format, lint, build and the full tests; record the evidence."""
     store = PlanStore(resolve_plans_dir(plans_dir))
     _exit_on_termination()
-    run = run_verification(store, store.root.parent, step, _print_progress)
+    run = run_verification(store, store.project, step, _print_progress)
     if as_json:
         data = run.to_dict()
         data["recorded"] = str(evidence_path(store, step)) if store.exists() else None

@@ -14,9 +14,42 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["data_dir", "find_plans_dir", "find_project_root", "has_plan", "seal_key_path"]
+__all__ = ["PROJECT_MARKERS", "data_dir", "find_plans_dir", "find_project_root", "has_plan",
+           "project_of", "seal_key_path"]
 
 SEAL_KEY_FILE = "seal.key"
+
+
+# What makes a folder a project's root: its checks live there (maker.verify.detect).
+PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", "package.json",
+                   "Cargo.toml", "go.mod", "Makefile", "pytest.ini", "tox.ini")
+
+
+def project_of(plans: Path, env: Mapping[str, str] | None = None) -> Path:
+    """The project a plans folder belongs to, where its checks run and its steps work:
+    the plans folder's parent when it looks like a project's root (one of
+    :data:`PROJECT_MARKERS`); else the nearest folder above that does, which is at the
+    latest the repository's root (``.git``), and never above ``CLAUDE_PROJECT_DIR``
+    (the project then, when the plans folder is in it); else the parent. So ``plans/``
+    at a project's root (the default) gives that root, and ``MAKER_PLANS_DIR=docs/plans``
+    (seed 004's example) the project above ``docs/``."""
+    env = os.environ if env is None else env
+    plans = Path(os.path.abspath(plans))
+    parent = plans.parent
+    if any((parent / marker).exists() for marker in PROJECT_MARKERS):
+        return parent
+    ceiling = Path(os.path.abspath(env["CLAUDE_PROJECT_DIR"])) \
+        if env.get("CLAUDE_PROJECT_DIR") else None
+    if ceiling == parent:
+        return parent
+    if ceiling is not None and ceiling not in parent.parents:
+        ceiling = None  # the plans folder is not in the client's project
+    for candidate in parent.parents:  # (never out of the repository, nor the client's project)
+        if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
+            return candidate
+        if candidate == ceiling:
+            return ceiling
+    return parent
 
 
 def has_plan(plans: Path) -> bool:

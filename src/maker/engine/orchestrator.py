@@ -205,7 +205,7 @@ class Orchestrator(Module):
         if self.planner is None:
             raise _Stop(EXIT_USAGE, "a task needs a planner", None)
         config = config or TaskConfig(instruction=task, model=self.parts.model,
-                                      cwd=str(self.store.root.parent))
+                                      cwd=str(self.store.project))
         submitted = submitted or TaskSubmitted(timestamp=time.time(), instruction=task,
                                                config=config)
         yield submitted

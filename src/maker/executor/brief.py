@@ -52,7 +52,7 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
     plan = plan if plan is not None else store.load()
     record = plan.get(step)
     spec = record.spec
-    project = store.root.parent
+    project = store.project
     parts = [
         f"# Step {spec.step}: {spec.title}",
         "You are the executor of ONE step of a maker plan, in a fresh context: everything "

@@ -88,7 +88,7 @@ def persistent_context(store: PlanStore, plan: StoredPlan, step: int,
     """The brief's "Context from previous work" for ``step``: the previous agent's
     ``for_next_agent`` and the plan's NOTES.md facts (newest first kept), bounded by
     ``budget``; what the headless runner puts in its prompt too (seed 002)."""
-    return strip_controls(context_section(store, plan, step, store.root.parent,
+    return strip_controls(context_section(store, plan, step, store.project,
                                            budget or BriefBudget()))
 
 

@@ -23,8 +23,8 @@ __all__ = ["check_evidence", "project_dir"]
 
 
 def project_dir(store: PlanStore) -> Path:
-    """Where verification runs: the plans directory's parent (as ``maker verify``)."""
-    return store.root.parent
+    """Where verification runs: the plan's project (as ``maker verify``)."""
+    return store.project
 
 
 def check_evidence(store: PlanStore, record: StepRecord,

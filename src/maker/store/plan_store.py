@@ -10,6 +10,7 @@ plan was there before is archived under ``plans/archive/`` first: nothing is los
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import time
@@ -21,6 +22,7 @@ from typing import Any
 from maker.core.bounded import read_text_file
 from maker.core.clock import file_stamp, utc_now
 from maker.core.models import Plan
+from maker.core.paths import project_of
 from maker.errors import (
     MakerError,
     PlanExistsError,
@@ -73,6 +75,11 @@ class PlanStore:
         self.overview_every = 0.0
         self.overview_stale = False  # a change not yet rendered into PLAN.md
         self._overview_at = -1e9  # (monotonic) when PLAN.md was last rewritten
+
+    @functools.cached_property
+    def project(self) -> Path:
+        """Where the plan's checks run and its steps work (``core.paths.project_of``)."""
+        return project_of(self.root)
 
     # -- locking and presence -------------------------------------------------
 
@@ -175,8 +182,7 @@ class PlanStore:
         return render_front_matter(meta, body)
 
     def overview_due(self) -> bool:
-        """Whether PLAN.md is to be rewritten now (``overview_every``); when not, the
-        change is noted (``overview_stale``)."""
+        """Whether PLAN.md is to be rewritten now (``overview_every``; else noted)."""
         now = time.monotonic()
         if self.overview_every and now - self._overview_at < self.overview_every:
             self.overview_stale = True
@@ -334,8 +340,7 @@ class PlanStore:
         return out
 
     def read_active(self) -> dict[str, Any] | None:
-        """The in-progress marker (``step``, ``session_id``, ``started_at``, …), or None
-        (see ``maker.store.active``)."""
+        """The in-progress marker (``maker.store.active``), or None."""
         return read_active(self)
 
     def rebuild_active(self) -> dict[str, Any] | None:

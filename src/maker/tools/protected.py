@@ -12,6 +12,7 @@ import os
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
+from maker.core.paths import project_of
 from maker.tools.shell import Refused
 
 __all__ = ["Protected", "expansion", "git_config_places", "maker_data_dirs", "resolve",
@@ -51,7 +52,7 @@ class Protected:
         self.home = Path.home() if home is None else home
         self.plan_dirs = _both(plans_root)
         self.key_dirs = tuple(p for d in self.data_dirs for p in _both(d))
-        self.git_places = tuple(p for d in git_config_places(plans_root.parent)
+        self.git_places = tuple(p for d in git_config_places(project_of(plans_root))
                                 for p in _both(d))
 
     def plans_text(self, named: str = "") -> str:

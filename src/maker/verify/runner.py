@@ -193,7 +193,7 @@ def run_verification(
     A command that fails is not an error: it is in the returned run.
     """
     env = dict(os.environ if env is None else env)
-    project = Path(project_dir) if project_dir is not None else store.root.parent
+    project = Path(project_dir) if project_dir is not None else store.project
     if not project.is_dir():
         raise VerificationError(f"cannot verify {project}: no such directory")
     if step is not None and store.exists():
