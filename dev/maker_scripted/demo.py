@@ -225,7 +225,7 @@ class _Narrator:
     def __call__(self, request: RecordedRequest) -> None:
         try:
             self._narrate(request)
-        except Exception as exc:  # noqa: BLE001 - narration must never break the run
+        except Exception as exc:  # narration must never break the run
             self.say.line("demo", f"(could not narrate this turn: {exc!r})")
 
     def _narrate(self, request: RecordedRequest) -> None:

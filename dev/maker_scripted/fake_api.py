@@ -238,7 +238,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = 30  # a client that stalls mid-request must not pin a thread forever
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+    def log_message(self, format: str, *args: Any) -> None:  # stdlib name
         pass
 
     def do_POST(self) -> None:

@@ -5,8 +5,8 @@ real ``maker run`` (a subprocess of this interpreter), the real claude-agent-sdk
 bundled Claude Code CLI. Only the model's turns are scripted, served on 127.0.0.1: the
 planner answers a four-step plan whose step 1 chooses the branch, and each step's
 executor does its step (step 1 chooses the branch, so samples of it vote: one has no
-handoff, and maker flags it and draws a fresh sample). Then ``maker status`` shows the ledger, and the demo the files the
-steps wrote.
+handoff, and maker flags it and draws a fresh sample). Then ``maker status`` shows the
+ledger, and the demo the files the steps wrote.
 """
 
 from __future__ import annotations

@@ -181,6 +181,6 @@ def test_an_earlier_attempts_seal_replayed(
     ])
     try:
         status = step(project, 0).status
-    except Exception:  # noqa: BLE001 - refused as a forged approval: the hole is closed
+    except Exception:  # refused as a forged approval: the hole is closed
         status = "refused"
     assert status != "complete", outcomes

@@ -93,7 +93,7 @@ def make_can_use_tool(store: PlanStore, step: StepRecord | StepTools, *,
     ``cwd`` is the session's working directory (default: the directory holding
     ``plans/``). Needs ``permission_mode="default"`` to be called at all.
     """
-    spec, where = _spec(step), cwd or store.root.parent
+    spec, where = _spec(step), cwd or store.project
 
     async def can_use_tool(tool_name: str, tool_input: dict[str, Any], context: Any
                            ) -> PermissionResultAllow | PermissionResultDeny:
@@ -115,7 +115,7 @@ def make_hooks(store: PlanStore, step: StepRecord | StepTools, *,
     call's own ``cwd`` wins over ``cwd``."""
     from claude_agent_sdk import HookMatcher
 
-    spec, default_cwd = _spec(step), cwd or store.root.parent
+    spec, default_cwd = _spec(step), cwd or store.project
 
     async def pre_tool_use(hook_input: HookInput, tool_use_id: str | None,
                            context: HookContext) -> HookJSONOutput:
