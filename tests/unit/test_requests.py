@@ -183,6 +183,15 @@ def test_the_user_typing_the_step_takes_it_over(tmp_path: Path) -> None:
     ("--force", (None, True, "")),
     ("", (None, False, "")),
     ("  \n ", (None, False, "")),
+    # Seed 004's own phrasings (issue 15, item 7).
+    ("execute step 3", (3, False, "")),
+    ("Execute step 3: with care", (3, False, "with care")),
+    ("run step 2 --force", (2, True, "")),
+    ("do 4 quickly", (4, False, "quickly")),
+    ("the next step", (None, False, "")),
+    ("next step, and be careful", (None, False, "and be careful")),
+    ("execute the next step --force", (None, True, "")),
+    ("next", (None, False, "")),
 ])
 def test_step_arguments(text: str, parsed: tuple[int | None, bool, str]) -> None:
     from maker.cli.flow_cmds import _split_step_args
@@ -200,6 +209,10 @@ def test_step_arguments(text: str, parsed: tuple[int | None, bool, str]) -> None
     ("30cm of rope", "`30cm` is not a step number"),
     ("² weird", "`²` is not a step number"),
     ("--force notes", "`notes` is not a step number"),
+    # A verb, and then no step: refused, not the next ready step with it as notes.
+    ("execute the tests", "`execute` is not a step number"),
+    ("run step three", "`run` is not a step number"),
+    ("nextcloud setup", "`nextcloud` is not a step number"),
 ])
 def test_step_arguments_that_are_not_a_step_number_are_refused(text: str, message: str) -> None:
     from maker.cli.flow_cmds import _split_step_args

@@ -143,7 +143,11 @@ def request(command: str, session_id: str, data_dir: str) -> None:
     click.echo(f"<user-text>\n{text}\n</user-text>" if text else "<user-text></user-text>")
 
 
-_STEP_ARG = re.compile(r"\A\s*(?:step\s*)?#?([0-9]+)(?=\s|[.:,;]|\Z)[.:,;]?", re.I | re.A)
+# A step as seed 004 names one: `3`, `step 3`, `#3`, `execute step 3`; `the next step`.
+_VERB = r"(?:(?:execute|run|do|start)\s+)?"
+_STEP_ARG = re.compile(_VERB + r"(?:step\s*)?#?([0-9]+)(?=\s|[.:,;]|\Z)[.:,;]?", re.I | re.A)
+_NEXT_ARG = re.compile(_VERB + r"(?:the\s+)?next(?:\s+(?:ready\s+)?step)?(?=\s|[.:,;]|\Z)[.:,;]?",
+                       re.I | re.A)
 
 
 _NUMBER_WORDS = {w: n for n, w in enumerate(
@@ -152,23 +156,25 @@ _NUMBER_WORDS = {w: n for n, w in enumerate(
 
 def _split_step_args(text: str, command: str = "step") -> tuple[int | None, bool, str]:
     """``"3 --force make it fast"`` → ``(3, True, "make it fast")``; also ``step 3``,
-    ``#3``. Nothing at all: ``(None, False, "")``, the next ready step.
+    ``#3``, ``execute step 3``. Nothing at all, or ``the next step``: ``(None, False,
+    "")``, the next ready step.
 
     The form is ``/maker:<command> [N] [--force] [notes]``, and notes follow a number:
     text that starts with anything else (``two``, ``abc``, ``2abc``) raises
     RequestError rather than run the next ready step with it as notes.
     """
     number: int | None = None
-    m = _STEP_ARG.match(text)
-    if m:
-        number = int(m.group(1))
-        text = text[m.end():]
+    text = text.strip()
+    named = _STEP_ARG.match(text) or _NEXT_ARG.match(text)
+    if named:
+        number = int(named.group(1)) if named.re is _STEP_ARG else None
+        text = text[named.end():]
     text = text.strip()
     force = False
     if text.split(maxsplit=1)[:1] == ["--force"]:
         force = True
         text = text[len("--force"):].strip()
-    if number is None and text:
+    if number is None and text and not (named and named.re is _NEXT_ARG):
         word = text.split(maxsplit=1)[0]
         guess = _NUMBER_WORDS.get(word.casefold().strip(".,:;"))
         use = f"/maker:{command} {guess if guess is not None else 'N'}"
