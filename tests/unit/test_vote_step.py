@@ -102,6 +102,11 @@ def test_which_steps_vote() -> None:
     assert step_votes(make_step(1, -2, conditional=True)) == 2
     assert step_votes(make_step(1, -2, conditional=True), 3) == 3
     assert step_votes(make_step(1, -2, conditional=True, votes=1), 3) == 1
+    # A conditional step whose tools write is answered once, whatever the run asks:
+    # each sample would do its writes.
+    writes = replace(make_step(1, -2, conditional=True), primary_tools=["Read", "Write"])
+    assert not side_effect_free(writes)
+    assert step_votes(writes) == step_votes(writes, 5) == 1
 
 
 def _raw(**changes: object) -> dict[str, object]:
@@ -116,8 +121,9 @@ def _raw(**changes: object) -> dict[str, object]:
 
 @pytest.mark.parametrize(("changes", "expected"), [
     ({"votes": 3}, None),
+    # A conditional step's tools may write too: two samples would both write.
     ({"votes": 3, "primary_tools": ["Edit"], "task_type": "conditional_step",
-      "next_step_sequence_number": -1}, None),
+      "next_step_sequence_number": -1}, "its tools Edit have side effects"),
     ({"votes": 1, "primary_tools": ["Write"]}, None),
     ({"votes": 3, "primary_tools": ["Read", "Write"]}, "its tools Write have side effects"),
     ({"votes": 0}, "must be a whole number from 1 to 20"),

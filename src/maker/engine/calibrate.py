@@ -84,8 +84,8 @@ async def calibrate(store: PlanStore, parts: EngineParts, n: int, samples: int, 
     if not side_effect_free(spec):
         tools = ", ".join(spec.primary_tools + spec.fallback_tools)
         raise InputError(f"step {n} ({spec.title}) uses {tools}: sampling it {samples} "
-                         "times would repeat its side effects. Calibrate a conditional "
-                         "step or one whose tools only read")
+                         "times would repeat its side effects. Calibrate a step whose "
+                         "tools only read")
     brief = build_brief(store, plan, n)
     gate = asyncio.Semaphore(PARALLEL)
     model = parts.model_for(record)

@@ -1,9 +1,9 @@
 """Voting on one step's answer in a headless run (issue 9, ``maker run --vote K``).
 
 Which steps vote, and by how many, is ``maker.executor.vote_rules.step_votes`` (the
-plugin's rule too): a step's own ``votes``; else ``--vote K`` where the step's answer
-can be sampled without side effects (a conditional step, or a step whose tools all
-only read); else a lead of 2 for a conditional step. Several isolated executor
+plugin's rule too): a step's own ``votes``; else, where the step's answer can be
+sampled without side effects (its tools all only read), ``--vote K``, or a lead of 2
+for a conditional step. Several isolated executor
 sessions answer the same brief at once; ``maker.voting.first_to_ahead_by_k`` takes the
 first answer with ``k`` more votes than any other. A sample is red-flagged, and does
 not vote, when the red flagger rejects it or when the gate would refuse its handoff

@@ -3,13 +3,15 @@ home for the plugin's ballots (``maker.executor.ballots``, ``/maker:step``) and 
 engine's samples (``maker.engine.vote_step``, ``maker run``).
 
 - How many votes (:func:`step_votes`): the lead the winning answer needs is the
-  step's own ``votes``; else the run's ``--vote K`` for a step that can be sampled
-  without side effects (``maker run`` only: the plugin has no such setting); else
-  :data:`DEFAULT_CONDITIONAL_VOTES` for a conditional step, whose answer steers the
-  rest of the plan; else 1 (no vote). ``votes: 1`` turns voting off for a step.
+  step's own ``votes``; else, for a step that can be sampled without side effects
+  (its tools all only read), the run's ``--vote K`` (``maker run`` only: the plugin has
+  no such setting), or :data:`DEFAULT_CONDITIONAL_VOTES` for a conditional step, whose
+  answer steers the rest of the plan; else 1 (no vote). ``votes: 1`` turns voting off
+  for a step. A step whose tools may write is never sampled twice (the linter refuses
+  ``votes`` on one): each sample would do its writes.
 
-- Sampling a step more than once is safe only without side effects: a conditional
-  step, or a step whose tools all only read (:func:`side_effect_free`).
+- Sampling a step more than once is safe only without side effects: a step whose
+  tools all only read (:func:`side_effect_free`), conditional or not.
 - What two answers must share (:func:`answer_form`): a conditional step's status and
   chosen ``next_step`` (its reason is prose, which two right answers never share); any
   other step's status and whole ``output``. Equality is ``maker.voting.canonical``'s.
@@ -48,7 +50,9 @@ def step_votes(spec: PlanStep, run_votes: int = 1) -> int:
     run's ``--vote K`` (``maker run``; 1 elsewhere)."""
     if spec.votes:
         return spec.votes
-    if run_votes > 1 and side_effect_free(spec):
+    if not side_effect_free(spec):
+        return 1
+    if run_votes > 1:
         return run_votes
     return DEFAULT_CONDITIONAL_VOTES if spec.is_conditional else 1
 
@@ -76,10 +80,10 @@ def launch_limit(k: int, ballots: list[dict[str, Any]]) -> int:
 
 
 def side_effect_free(spec: PlanStep) -> bool:
-    """Whether the step's answer can be sampled more than once without side effects: a
-    conditional step, or a step whose tools (primary and fallback) all only read."""
-    tools = [*spec.primary_tools, *spec.fallback_tools]
-    return spec.is_conditional or all(t in READ_ONLY_TOOLS for t in tools)
+    """Whether the step's answer can be sampled more than once without side effects:
+    its tools (primary and fallback) all only read. A conditional step's tools may
+    write too: then each sample would do its writes."""
+    return all(t in READ_ONLY_TOOLS for t in [*spec.primary_tools, *spec.fallback_tools])
 
 
 def answer_form(spec: PlanStep, data: Any) -> list[Any]:
