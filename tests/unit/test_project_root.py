@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from maker.core.paths import find_plans_dir, project_of
+from maker.core.paths import find_plans_dir, project_of, project_record
 from maker.errors import HandoffRejectedError
 from maker.executor.accept import accept_handoff
 from maker.executor.brief import build_brief
@@ -49,28 +49,54 @@ def test_a_plan_in_docs_plans_is_the_projects_and_its_checks_hold(
     assert any(p.field == "evidence" for p in refused.value.problems)
 
 
-@pytest.mark.parametrize(("layout", "expected"), [
-    ("plans", "."),                      # plans/ at a project's root: that root
-    ("docs/plans", "."),                 # the project above docs/ (it has .git)
-    ("sub/plans", "sub"),                # a sub-project with its own pyproject.toml
-    ("bare/deeper/plans", "."),          # no marker below the repository: its root
-])
-def test_the_project_of_a_plans_folder(tmp_path: Path, layout: str, expected: str) -> None:
-    (tmp_path / ".git").mkdir()
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "pyproject.toml").write_text(PYPROJECT)
-    plans = tmp_path / layout
-    plans.mkdir(parents=True)
-    assert project_of(plans, env={}) == (tmp_path / expected).resolve()
+def test_a_docs_folder_of_its_own_does_not_take_the_project(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Sphinx docs/ (its own Makefile) or a JS docs site (package.json) under the
+    project: the plan made at the project's root is the project's, not docs/'s."""
+    project = _python_project(tmp_path / "project")
+    (project / "docs").mkdir()
+    (project / "docs" / "Makefile").write_text("html:\n\tsphinx-build . _build\n")
+    (project / "docs" / "package.json").write_text("{}")
+    monkeypatch.chdir(project)
+    store = linear(project / "docs", 1)
+    assert store.project == project
+    assert (store.state_dir / "project").read_text() == "../..\n"
+    assert PlanStore(store.root).project == project  # every later reader, too
 
 
-def test_outside_a_repository_the_client_s_project_or_the_parent(tmp_path: Path) -> None:
-    plans = tmp_path / "work" / "docs" / "plans"
-    plans.mkdir(parents=True)
-    assert project_of(plans, env={}) == plans.parent  # nothing says more: as before
-    env = {"CLAUDE_PROJECT_DIR": str(tmp_path / "work")}
-    assert project_of(plans, env=env) == tmp_path / "work"
-    elsewhere = {"CLAUDE_PROJECT_DIR": str(tmp_path / "other")}
-    assert project_of(plans, env=elsewhere) == plans.parent
-    assert project_of(tmp_path / "work" / "plans", env=env) == tmp_path / "work"
-    assert PlanStore(plans).project == plans.parent
+def test_a_new_project_in_a_home_with_markers_stays_itself(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Makefile (or a dotfiles .git) in the home directory never makes the home the
+    project of a plan made in a new folder beneath it (a QA pass ran `make test` there)."""
+    home = tmp_path / "home"
+    (home / "newproj").mkdir(parents=True)
+    (home / "Makefile").write_text("test:\n\ttouch RAN_IN_HOME\n")
+    monkeypatch.chdir(home / "newproj")
+    store = linear(home / "newproj", 1)
+    assert store.project == home / "newproj"
+    assert not (store.state_dir / "project").exists()
+
+
+def test_a_record_that_is_not_a_climb_is_ignored(tmp_path: Path) -> None:
+    store = linear(tmp_path / "work", 1)
+    record = store.state_dir / "project"
+    for planted in ("/etc\n", "../../../x\n", "..\\..\n", "\n", "../" * 100):
+        record.write_text(planted)
+        assert PlanStore(store.root).project == store.root.parent, planted
+    record.write_text("..\n")
+    assert PlanStore(store.root).project == (tmp_path / "work").resolve()
+
+
+def test_outside_the_project_nothing_is_recorded_and_a_new_plan_drops_an_old_record(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plans = tmp_path / "elsewhere" / "plans"
+    monkeypatch.chdir(_python_project(tmp_path / "project"))
+    assert project_record(plans) is None  # not inside the project where it is made
+    store = linear(tmp_path / "elsewhere", 1)
+    assert store.project == plans.parent
+    (store.state_dir / "project").write_text("..\n")
+    linear(tmp_path / "elsewhere", 1)  # a new plan, made here: its own record (none)
+    assert not (store.state_dir / "project").exists()
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
+    assert project_record(plans) == "../.."
+    assert project_of(tmp_path / "missing" / "plans") == tmp_path / "missing"

@@ -14,42 +14,46 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["PROJECT_MARKERS", "data_dir", "find_plans_dir", "find_project_root", "has_plan",
-           "project_of", "seal_key_path"]
+__all__ = ["PROJECT_RECORD", "data_dir", "find_plans_dir", "find_project_root", "has_plan",
+           "project_of", "project_record", "seal_key_path"]
 
 SEAL_KEY_FILE = "seal.key"
 
 
-# What makes a folder a project's root: its checks live there (maker.verify.detect).
-PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", "package.json",
-                   "Cargo.toml", "go.mod", "Makefile", "pytest.ini", "tox.ini")
+PROJECT_RECORD = os.path.join(".maker", "project")  # under the plans folder
 
 
-def project_of(plans: Path, env: Mapping[str, str] | None = None) -> Path:
-    """The project a plans folder belongs to, where its checks run and its steps work:
-    the plans folder's parent when it looks like a project's root (one of
-    :data:`PROJECT_MARKERS`); else the nearest folder above that does, which is at the
-    latest the repository's root (``.git``), and never above ``CLAUDE_PROJECT_DIR``
-    (the project then, when the plans folder is in it); else the parent. So ``plans/``
-    at a project's root (the default) gives that root, and ``MAKER_PLANS_DIR=docs/plans``
-    (seed 004's example) the project above ``docs/``."""
-    env = os.environ if env is None else env
-    plans = Path(os.path.abspath(plans))
-    parent = plans.parent
-    if any((parent / marker).exists() for marker in PROJECT_MARKERS):
-        return parent
-    ceiling = Path(os.path.abspath(env["CLAUDE_PROJECT_DIR"])) \
-        if env.get("CLAUDE_PROJECT_DIR") else None
-    if ceiling == parent:
-        return parent
-    if ceiling is not None and ceiling not in parent.parents:
-        ceiling = None  # the plans folder is not in the client's project
-    for candidate in parent.parents:  # (never out of the repository, nor the client's project)
-        if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
-            return candidate
-        if candidate == ceiling:
-            return ceiling
-    return parent
+def project_record(plans: Path, cwd: Path | None = None,
+                   env: Mapping[str, str] | None = None) -> str | None:
+    """What a new plan records of the project it is made for (``PROJECT_RECORD``): the
+    project root that :func:`find_project_root` finds where the plan is made, as a path
+    up from the plans folder (``../..``); None when that root is the plans folder's
+    parent (the default layout) or the plans folder is not inside it."""
+    root = find_project_root(cwd, env)
+    here = plans.resolve()
+    if root == here.parent or root not in here.parents:
+        return None
+    return os.path.relpath(root, here)
+
+
+def project_of(plans: Path) -> Path:
+    """The project a plans folder's plan is for, where its checks run and its steps
+    work: the root recorded with the plan (:func:`project_record`), else the plans
+    folder's parent. So ``plans/`` at a project's root (the default) gives that root, and
+    a plan made at a project's root with ``MAKER_PLANS_DIR=docs/plans`` (seed 004's
+    example) that root, not ``docs/``. A record that is not a climb (``..`` only) is
+    not maker's, and is ignored."""
+    from maker.core.bounded import read_regular_file
+    from maker.errors import InputError
+
+    try:
+        rel = read_regular_file(plans / PROJECT_RECORD, 4096).decode("utf-8").strip()
+    except (OSError, InputError, UnicodeDecodeError):
+        return plans.parent
+    parts = rel.split("/")
+    if not rel or len(parts) > 64 or any(part != ".." for part in parts):
+        return plans.parent
+    return Path(os.path.normpath(plans.resolve() / rel))
 
 
 def has_plan(plans: Path) -> bool:

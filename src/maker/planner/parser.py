@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from maker.core.models import CONDITIONAL_STEP, TASK_TYPES, Plan, PlanStep
+from maker.core.models import TASK_TYPES, Plan, PlanStep
 from maker.errors import PlanValidationError, Problem
 from maker.tools.registry import READ_ONLY_TOOLS
 from maker.yaml_cleaner.load import bracket_depth

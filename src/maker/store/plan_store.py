@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -22,7 +21,7 @@ from typing import Any
 from maker.core.bounded import read_text_file
 from maker.core.clock import file_stamp, utc_now
 from maker.core.models import Plan
-from maker.core.paths import project_of
+from maker.core.paths import project_of, project_record
 from maker.errors import (
     MakerError,
     PlanExistsError,
@@ -36,7 +35,7 @@ from maker.store.active import read_active, rebuild_active, write_active
 from maker.store.approval_seal import approval_sealed, seal_approval
 from maker.store.atomic import atomic_write, plan_lock
 from maker.store.frontmatter import read_front_matter, render_front_matter
-from maker.store.journal import TXN_DIR, journaled_move
+from maker.store.journal import TXN_DIR, journaled_move, journaled_remove
 from maker.store.overview import body_sha256, keep_hand_edited, render_overview
 from maker.store.records import StepRecord, StoredPlan
 from maker.store.slug import slugify
@@ -135,6 +134,12 @@ class PlanStore:
                     read_text_file(self.notes_path), created))
             journaled_move(staging / "steps", self.steps_dir)
             journaled_move(staging / "PLAN.md", self.overview_path)
+            rel, kept = project_record(self.root), self.state_dir / "project"
+            if rel:  # the project the plan is made for, when not the parent
+                atomic_write(kept, rel + "\n")
+            else:
+                journaled_remove(kept)
+        self.__dict__.pop("project", None)  # (the cached PlanStore.project)
         return stored
 
     def _archive_current(self, stamp: str) -> Path | None:
@@ -159,16 +164,11 @@ class PlanStore:
         return sorted(p for p in self.archive_dir.glob("*") if p.is_dir())
 
     def read_policy_data(self) -> dict[str, Any]:
-        """The approval policy's record as maker sealed it (``{}`` if none, unreadable,
-        or not sealed by maker: a policy file written by hand or by a model counts as
-        none). Its meaning is ``maker.executor.approval``'s."""
-        from maker.store.seal import check
+        """The approval policy's record as maker sealed it (``store.seal.read_sealed``);
+        its meaning is ``maker.executor.approval``'s."""
+        from maker.store.seal import read_sealed
 
-        try:
-            data = json.loads(read_text_file(self.policy_path, 64 * 1024))
-        except (OSError, ValueError, MakerError):
-            return {}
-        return data if isinstance(data, dict) and check(data) else {}
+        return read_sealed(self.policy_path)
 
     def _render_plan_file(self, plan: StoredPlan,
                           shown: Mapping[int, str] | None = None) -> str:

@@ -30,7 +30,7 @@ from typing import Any
 
 from maker.core.paths import seal_key_path
 
-__all__ = ["SEAL_FIELD", "check", "key_path", "seal"]
+__all__ = ["SEAL_FIELD", "check", "key_path", "read_sealed", "seal"]
 
 SEAL_FIELD = "seal"
 _PREFIX = "hmac-sha256:"
@@ -70,6 +70,19 @@ def check(record: Any, *, key_file: Path | None = None) -> bool:
     except (OSError, TypeError, ValueError):
         return False
     return hmac.compare_digest(found.encode("utf-8"), expected.encode("utf-8"))
+
+
+def read_sealed(path: Path, limit: int = 64 * 1024) -> dict[str, Any]:
+    """The JSON record at ``path`` if maker sealed it; ``{}`` if there is none, it cannot
+    be read, or it is not sealed by maker (a file written by hand or by a model)."""
+    from maker.core.bounded import read_text_file
+    from maker.errors import MakerError
+
+    try:
+        data = json.loads(read_text_file(path, limit))
+    except (OSError, ValueError, MakerError):
+        return {}
+    return data if isinstance(data, dict) and check(data) else {}
 
 
 def _canonical(body: Mapping[str, Any]) -> bytes:
