@@ -111,3 +111,86 @@ def test_a_vote_spent_on_file_but_not_applied_fails_the_step(project: Path) -> N
     assert result is not None and result.outcome == "failed", result
     assert store.load_step(0).status == "failed"
     assert "the vote was undecided" in result.reasons[0]
+
+
+def test_a_record_over_its_limit_fails_the_vote_rather_than_start_it_again(
+        project: Path) -> None:
+    """Long answers once outgrew the record: it then read as a fresh one, the vote began
+    again with every executor, and its bound was never reached (QA finding)."""
+    from maker.executor import run_record
+
+    store = branching(project, votes=2)
+    path = _votes_file(store)
+    path.write_bytes(b" " * (run_record._RECORD_LIMIT + 1))
+    result = cast(store, 0, "a1", chose(2))
+    assert result is not None and result.outcome == "failed"
+    assert "outgrew maker's limit" in result.reasons[0]
+    assert store.load_step(0).status == "failed"
+
+
+def test_only_the_first_answer_of_its_kind_keeps_its_text(project: Path) -> None:
+    from .test_ballots import ballot_file
+
+    store = branching(project, votes=3)
+    for agent, text in [("a1", chose(2, "first")), ("a2", "Probably docs."),
+                        ("a3", chose(2, "second")), ("a4", chose(1, "other"))]:
+        cast(store, 0, agent, text)
+    texts = {b["agent"]: b["text"] for b in ballot_file(store)["ballots"]}
+    assert "first" in texts["a1"] and "other" in texts["a4"]
+    assert texts["a2"] == texts["a3"] == ""  # a flagged answer, a second of its kind
+    for agent in ("a5", "a6"):
+        cast(store, 0, agent, chose(2, "later"))
+    assert store.read_handoff(0)["output"]["reason"] == "first"  # the winner's own text
+
+
+def test_ids_that_are_not_text_in_the_record_or_the_client_s_tasks_break_no_hook(
+        hooked: Path) -> None:
+    """A launch whose agent is a list (planted), or a Stop input whose background task
+    has a list for its id, made the Stop and agent-return hooks raise (QA finding)."""
+    from maker.hooks.handlers import HANDLERS
+    from maker.hooks.protocol import run_hook
+
+    from maker.executor.lifecycle import start_step
+
+    store = branching(hooked, votes=2)
+    start_step(store, 0, session_id="sess-1")  # (this session's step: its Stop is held)
+    started = store.read_active()["started_at"]
+    _votes_file(store).write_text(json.dumps({"step": 0, "started_at": started, "launches": [
+        {"id": "t1", "agent": ["x"], "background": True, "done": False},
+        {"id": {"a": 1}, "agent": "a2", "background": True, "done": False}]}))
+    stop = {"session_id": "sess-1", "transcript_path": str(hooked / "t.jsonl"),
+            "cwd": str(hooked), "hook_event_name": "Stop", "stop_hook_active": False,
+            "background_tasks": [{"id": ["x"], "status": "running"}, "junk"]}
+    out = run_hook("stop", HANDLERS["stop"], stdin=json.dumps(stop))
+    assert "could not" not in out and "Traceback" not in out
+    assert "launch 2 maker:step-executor subagents at once" in json.loads(out)["reason"]
+    fire_stop(hooked, "a1", chose(2))
+    back = {"session_id": "sess-1", "cwd": str(hooked), "hook_event_name": "PostToolUse",
+            "tool_name": "Agent", "tool_use_id": "t1",
+            "tool_input": {"subagent_type": "maker:step-executor", "prompt": "Execute maker "
+                           "step 0.", "description": "step 0"},
+            "tool_response": {"agentId": "a1", "status": "completed", "content": []}}
+    out = run_hook("agent-return", HANDLERS["agent-return"], stdin=json.dumps(back))
+    assert "recorded as a vote" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_record_that_holds_ballots_is_always_written_durably(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from maker.executor import run_record
+    from maker.executor.runs import add_turn, start_launch
+
+    store = branching(project, votes=2)
+    writes: list[bool] = []
+    real = run_record.atomic_write
+
+    def spy(path: Path, text: str, durable: bool = True) -> None:
+        writes.append(durable)
+        real(path, text, durable)
+
+    monkeypatch.setattr(run_record, "atomic_write", spy)
+    add_turn(store, 0, "sess-1", "p0")
+    assert writes == [False]  # turns and launches alone: bookkeeping
+    cast(store, 0, "a1", chose(2))
+    add_turn(store, 0, "sess-1", "p1")
+    assert start_launch(store, "t9", "sess-1", "p1") is None
+    assert writes[1:] == [True, True, True]

@@ -216,6 +216,12 @@ def cast(store: PlanStore, step: int, agent_id: str, text: str) -> BallotResult 
 
         if not agent_id or any(b["agent"] == agent_id for b in run.ballots):
             return result("duplicate")  # not counted: one ballot per executor
+        if run.data.get("overflow"):  # the record outgrew its limit: never start again
+            reasons = ["the vote's record outgrew maker's limit: its executors' answers are "
+                       "too long to keep for a vote. `maker step reset "
+                       f"{step}`, then ask for shorter answers, or give the step `votes: 1`"]
+            fail_step(store, step, reasons)
+            return result("failed", status="failed", reasons=reasons)
         why: str | None = None
         shown = ""
         ballot: dict[str, Any] | None = None
@@ -224,8 +230,12 @@ def cast(store: PlanStore, step: int, agent_id: str, text: str) -> BallotResult 
         if not (counted.decided or len(counted.ballots) >= bound):
             why, fields = _flag(store, text)
             answer = None if why else answer_form(spec, fields)
-            ballot = {"agent": agent_id, "answer": answer, "flag": why, "text": text,
-                      "seen": False}
+            # Only the first answer of its kind can win (the first ballot with the winning
+            # answer goes through the gate): the others' texts are not kept.
+            first = not why and all(b.get("flag") or canonical(b.get("answer")) !=
+                                    canonical(answer) for b in run.ballots)
+            ballot = {"agent": agent_id, "answer": answer, "flag": why,
+                      "text": text if first else "", "seen": False}
             run.data["ballots"] = [*run.ballots, ballot]
             run.save(durable=True)
             counted.add(ballot)

@@ -10,6 +10,7 @@ one reads as a fresh record (a vote in progress then starts again).
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -73,8 +74,9 @@ class Run:
                                 "step's run in a file there", fix=f"remove it (`rm -r "
                                 f"{path}`): the executors and votes of step {self.step}'s "
                                 "run start again")
+        # A record that holds ballots is written durably, whatever changed in it.
         atomic_write(path, json.dumps(self.data, indent=1, ensure_ascii=False),
-                     durable=durable)
+                     durable=durable or bool(self.ballots))
 
 
 def _path(store: StateDir, step: int) -> Path:
@@ -94,16 +96,22 @@ def read_record(store: StateDir, step: int, started_at: str) -> dict[str, Any]:
     from maker.core.bounded import read_regular_file
     from maker.errors import InputError
 
+    path = _path(store, step)
     try:  # bounded, a regular file only: a FIFO or a huge file must not hang a hook
-        data = json.loads(read_regular_file(_path(store, step), _RECORD_LIMIT))
-    except (OSError, ValueError, InputError, RecursionError):
+        data = json.loads(read_regular_file(path, _RECORD_LIMIT))
+    except InputError:
+        with contextlib.suppress(OSError):  # over the limit: a vote must not restart
+            fresh["overflow"] = path.is_file() and path.stat().st_size > _RECORD_LIMIT
+        return fresh
+    except (OSError, ValueError, RecursionError):
         return fresh
     if not isinstance(data, dict) or data.get("started_at") != started_at:
         return fresh
     for key in ("turns", "launches", "ballots"):
         if not isinstance(data.get(key), list):
             data[key] = []
-    data["launches"] = [x for x in data["launches"] if isinstance(x, dict)]
+    data["launches"] = [x for x in data["launches"] if isinstance(x, dict) and all(
+        isinstance(x.get(key) or "", str) for key in ("id", "agent", "session_id"))]
     data["ballots"] = [b for b in data["ballots"] if _valid_ballot(b)]
     return data
 

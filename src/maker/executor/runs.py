@@ -203,8 +203,8 @@ def background_running(store: StateDir, active: dict[str, Any],
         return []
     running = [x for x in run.running() if x.get("background")]
     if isinstance(tasks, list):
-        alive = {t.get("id") for t in tasks if isinstance(t, dict)
-                 and t.get("status") == "running"}
+        alive = {t["id"] for t in tasks if isinstance(t, dict)
+                 and t.get("status") == "running" and isinstance(t.get("id"), str)}
         gone = [x for x in running if x.get("agent") not in alive]
         for launch in gone:
             launch["done"] = True
