@@ -447,6 +447,7 @@ class TestABudgetStopAfterThePlan:
                 events.append(event)
         assert [type(e).__name__ for e in events] == ["PlanCreated"]
         assert events[0].plan.task == "Read a file"
+        assert planner.cost_usd == 0.02  # the stopped call is paid for, and counted
 
     async def test_a_stop_before_any_valid_plan_keeps_nothing(self):
         planner = PlannerModule(registry=ToolRegistry.default())

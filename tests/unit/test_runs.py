@@ -224,6 +224,25 @@ def test_an_approval_verdict_carries_the_question_to_ask(project: Path) -> None:
     assert json.loads(line[len("ask: "):]) == approval_question(1, "Step number 1")
 
 
+def test_a_verdict_after_the_review_asks_and_does_not_ask_for_the_review_again(
+        project: Path) -> None:
+    """The review was recorded before the executor's verdict was built (background
+    delivery): the verdict asks the question, and does not say a review is required."""
+    store = linear(project, 2, policy="never")
+    start_step(store, 1, session_id="sess-1")
+    files = [f"f{i}.py" for i in range(5)]
+    for name in files:
+        (project / name).write_text("x = 1\n")
+    fire("subagent-stop", {"agent_id": "agent-1", "agent_type": EXECUTOR,
+                           "last_assistant_message": handoff(1, files_changed=files)})
+    fire("subagent-stop", {"agent_id": "reviewer-1", "agent_type": "maker:reviewer",
+                           "last_assistant_message": "GREEN: fine\nVERDICT: approve"})
+    out = returned(EXECUTOR, "agent-1")
+    assert out is not None
+    text = out["hookSpecificOutput"]["additionalContext"]
+    assert "\nask: " in text and "A review is required" not in text
+
+
 def test_a_verdict_without_a_record_still_tells_where_the_step_is(project: Path) -> None:
     store = linear(project, 2)
     start_step(store, 1, session_id="sess-1")

@@ -170,3 +170,21 @@ def test_the_same_step_is_approved_by_the_same_one(
     if route == "person":  # and now a person may approve it, in both
         for kept in (store, engine_store):
             assert approve_step(kept, 1, "user").status == "complete"
+
+
+def test_a_review_on_file_is_not_paid_for_twice(both: tuple[Path, Path]) -> None:
+    """A large step reviewed under `never`, then the policy set to `auto`: the review on
+    file decides; maker run does not run (and pay for) a second one (QA finding)."""
+    from maker.executor.approval import set_policy
+
+    _, engine = both
+    files = _changed(engine, 5)
+    model = ScriptedModel([handoff(1, files_changed=files)])
+    store = write(engine, [make_step(1, -1)], policy="never")
+    first = FakeReviewer("approve")
+    assert run(Orchestrator(store, parts(model, reviewer=first))).exit_code == EXIT_APPROVAL
+    set_policy(store, "auto", "person")
+    second = FakeReviewer("approve")
+    assert run(Orchestrator(store, parts(model, reviewer=second))).exit_code == EXIT_COMPLETE
+    assert (len(first.prompts), len(second.prompts)) == (1, 0)
+    assert store.load_step(1).meta["approved_by"] == "policy:auto (reviewer approved)"

@@ -147,10 +147,9 @@ def test_ids_that_are_not_text_in_the_record_or_the_client_s_tasks_break_no_hook
         hooked: Path) -> None:
     """A launch whose agent is a list (planted), or a Stop input whose background task
     has a list for its id, made the Stop and agent-return hooks raise (QA finding)."""
+    from maker.executor.lifecycle import start_step
     from maker.hooks.handlers import HANDLERS
     from maker.hooks.protocol import run_hook
-
-    from maker.executor.lifecycle import start_step
 
     store = branching(hooked, votes=2)
     start_step(store, 0, session_id="sess-1")  # (this session's step: its Stop is held)

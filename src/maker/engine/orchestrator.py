@@ -288,7 +288,8 @@ class Orchestrator(Module):
             approve_step(store, n, "policy:auto")
             yield StepCompleted(timestamp=time.time(), step=n, output=output)
             return
-        approves = await self._review(record)
+        review = latest_review(store, record)  # (reviewed already: under never, or cut off)
+        approves = review.approves if review is not None else await self._review(record)
         apply_review(store, store.load().get(n), approves)
         if approves:
             yield StepCompleted(timestamp=time.time(), step=n, output=output)

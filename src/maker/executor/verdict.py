@@ -151,7 +151,7 @@ def executor_verdict(store: PlanStore, facts: dict[str, Any]) -> str:
     if now["status"] == "awaiting-approval":
         review = (f"\nA review is required ({len(now['files_changed'])} files changed): "
                   "launch maker:reviewer with the handoff before asking for approval."
-                  if now["review_required"] else "")
+                  if now["review_required"] and not now.get("ask") else "")
         return f"{head}: {said}{review}\nNext: {now['next']}.{_ask(now)}"
     tell = {"complete": "Tell the user what the step did (the summary).",
             "failed": "Tell the user that the step failed, and why.",

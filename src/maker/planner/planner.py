@@ -119,7 +119,13 @@ class PlannerModule(Module):
         if isinstance(raw, str):
             return raw
         if isinstance(raw, AsyncIterable):
-            answer = await read_answer(raw, agent=_AGENT)
+            try:
+                answer = await read_answer(raw, agent=_AGENT)
+            except AgentSDKError as exc:  # what a failed call cost counts too
+                self.calls.append(SdkAnswer(text="", cost_usd=exc.cost_usd,
+                                            duration_ms=exc.duration_ms,
+                                            session_id=exc.session_id, error=str(exc)))
+                raise
             self.calls.append(answer)
             return answer.text
         raise TypeError(f"_call_sdk must return text or an async iterable of SDK messages, "
