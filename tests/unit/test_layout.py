@@ -27,6 +27,8 @@ SHAPES = {
     "lock-is-a-folder": (".maker/lock", "dir", "is a folder, but maker keeps a file there"),
     "handoffs-is-a-file": ("handoffs", "file", "is a file, but maker keeps a folder there"),
     "steps-is-a-file": ("steps", "file", "is a file, but maker keeps a folder there"),
+    # (the hooks failed open on it: one executor a step was not held; QA finding)
+    "runs-is-a-file": (".maker/runs", "file", "is a file, but maker keeps a folder there"),
 }
 COMMANDS = [["status"], ["next"], ["step", "start", "1"], ["context", "2"], ["plan", "show"],
             ["plan", "lint"], ["verify"], ["step", "reset", "1"], ["handoff", "check", "-"],
