@@ -21,7 +21,7 @@ import pytest
 
 import maker
 
-from .test_architecture import Import, cycle
+from .test_architecture import Import, _package, cycle
 
 SRC = Path(maker.__file__).resolve().parent
 
@@ -83,15 +83,6 @@ def test_no_two_modules_of_maker_import_each_other() -> None:
 
 
 # -- the checker, on a package made for it --------------------------------------------
-
-
-def _package(tmp_path: Path, files: dict[str, str]) -> Path:
-    root = tmp_path / "maker"
-    for name, text in {"__init__.py": "", **files}.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
 
 
 @pytest.mark.parametrize("back", [
