@@ -121,14 +121,14 @@ def executor_verdict(store: PlanStore, facts: dict[str, Any]) -> str:
         return ("the step executor returned, but no step was in progress, so its answer was "
                 "not recorded. Tell the user; `maker status` shows the plan. End your reply "
                 "with the line STEP_BLOCKED.")
-    head = f"step {step}"
+    vote = ""
     if facts.get("outcome") == "ballot":
         said, whole = _ballot(store, step, facts)
         if whole:
-            return f"{head} ({store.load_step(step).title}): {said}"
-        head = f"{head}, {said}"
+            return f"step {step} ({store.load_step(step).title}): {said}"
+        vote = f", {said}"  # (a note on the vote, which the usual verdict follows)
     now = outcome(store, step)
-    head = f"step {step} ({now['title']})" + head[len(f"step {step}"):]
+    head = f"step {step} ({now['title']}){vote}"
     if facts.get("outcome") == "failed":
         return (f"{head} FAILED: maker rejected its handoff {facts.get('attempts')} times. "
                 f"Reasons:\n{_problems(facts.get('reasons'))}\nTell the user that the step "
