@@ -18,10 +18,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from maker.core.clock import utc_now
 from maker.core.models import Plan, PlanStep
 from maker.executor.brief import build_brief
 from maker.store.notes import add_notes
-from maker.store.plan_store import PlanStore, utc_now
+from maker.store.plan_store import PlanStore
 
 GOAL = 1.05
 LIMIT = 1.1

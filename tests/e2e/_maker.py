@@ -20,7 +20,8 @@ from maker.executor.accept import accept_handoff
 from maker.executor.approval import set_policy
 from maker.executor.lifecycle import start_step
 from maker.planner.linter import lint_text
-from maker.store.plan_store import PlanStore, StepRecord
+from maker.store.plan_store import PlanStore
+from maker.store.records import StepRecord
 from maker_scripted import ClaudeRun, FakeMessagesAPI
 
 PLUGIN_ROOT = find_plugin_root()

@@ -11,7 +11,8 @@ import yaml
 
 from maker.core.models import Plan, PlanStep
 from maker.executor.approval import set_policy
-from maker.store.plan_store import PlanStore, seal_approval
+from maker.store.approval_seal import seal_approval
+from maker.store.plan_store import PlanStore
 
 COND_SCHEMA = "{next_step: int, reason: string}"
 

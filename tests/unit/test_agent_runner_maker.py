@@ -19,6 +19,7 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk._errors import ResultError
 
+from maker.core.clock import utc_now
 from maker.core.models import AgentResult, Plan, PlanStep, TaskConfig
 from maker.errors import (
     AgentProcessError,
@@ -30,7 +31,7 @@ from maker.executor.agent_runner import AgentRunner
 from maker.executor.notes_context import NotesContext
 from maker.prompts import load_prompt
 from maker.store.notes import add_notes, read_notes
-from maker.store.plan_store import PlanStore, utc_now
+from maker.store.plan_store import PlanStore
 
 from ._step_plans import step_spec
 

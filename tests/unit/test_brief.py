@@ -9,11 +9,14 @@ from typing import Any
 import pytest
 import yaml
 
+from maker.core.clock import utc_now
 from maker.core.models import Plan, PlanStep
 from maker.errors import StepNotFoundError
-from maker.executor.brief import BriefBudget, build_brief, handoff_template, previous_handoff
+from maker.executor.brief import build_brief
+from maker.executor.handoff_template import handoff_template
+from maker.executor.previous_work import BriefBudget, previous_handoff
 from maker.store.notes import DEFAULT_KEEP, add_notes
-from maker.store.plan_store import PlanStore, utc_now
+from maker.store.plan_store import PlanStore
 
 from ._step_plans import step_spec
 

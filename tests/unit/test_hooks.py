@@ -504,8 +504,8 @@ def test_the_executor_never_writes_into_plans(project: Path, path: str, denied: 
 
 def test_the_reviewers_verdict_is_recorded_and_gates_approval(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from maker.errors import ReviewMissingError as Missing
     from maker.executor.approval import approve_step
-    from maker.executor.review import ReviewMissingError as Missing
 
     store = linear(project, 2)
     start_step(store, 1, session_id="sess-1")

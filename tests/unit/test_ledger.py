@@ -11,10 +11,11 @@ import pytest
 from click.testing import CliRunner, Result
 
 from maker.cli.main import cli
+from maker.core.clock import utc_now
 from maker.engine.budget import Budget
 from maker.engine.ledger import LINE_LIMIT, Call, Ledger
 from maker.errors import BudgetExceededError, InputError
-from maker.store.plan_store import PlanStore, utc_now
+from maker.store.plan_store import PlanStore
 
 from ._step_plans import linear
 

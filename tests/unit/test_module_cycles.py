@@ -124,3 +124,25 @@ def test_a_package_init_that_imports_back_is_a_cycle(tmp_path: Path) -> None:
                                           "pkg/a.py": "from maker.pkg.b import y\n",
                                           "pkg/b.py": ""})
     assert cycle(list(module_imports(inner))) == []
+
+
+def test_no_module_forwards_a_name_it_imports() -> None:
+    """A module's ``__all__`` lists what it defines: a name imported from another maker
+    module and listed again would have two import paths (a package's ``__init__``, its
+    one public face, is the exception)."""
+    forwarded = []
+    for path in sorted(SRC.rglob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = {alias.asname or alias.name for node in tree.body
+                    if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                        "maker") for alias in node.names}
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(
+                    getattr(t, "id", "") == "__all__" for t in node.targets):
+                names = [e.value for e in getattr(node.value, "elts", [])
+                         if isinstance(e, ast.Constant)]
+                forwarded += [f"{path.relative_to(SRC.parent)}: {n}" for n in names
+                              if n in imported]
+    assert not forwarded, "import these from where they are defined:\n" + "\n".join(forwarded)

@@ -13,7 +13,8 @@ from maker.executor.schedule import (
     schedule,
 )
 from maker.executor.status_view import status_summary, summary_rows
-from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
+from maker.store.plan_store import PlanStore
+from maker.store.records import StepRecord, StoredPlan
 
 from ._step_plans import (
     branching,

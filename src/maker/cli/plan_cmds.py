@@ -21,7 +21,8 @@ from maker.cli.main import MakerGroup, cli
 from maker.core.flow import next_label
 from maker.errors import Problem
 from maker.planner.linter import lint_stored, lint_text
-from maker.store.plan_store import PlanStore, StepRecord
+from maker.store.plan_store import PlanStore
+from maker.store.records import StepRecord
 
 __all__ = ["plan"]
 

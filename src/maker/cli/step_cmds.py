@@ -205,8 +205,8 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
 @reports_errors
 def next_cmd(as_json: bool, plans_dir: Path | None) -> None:
     """Show the step(s) that can start now."""
-    from maker.executor.lifecycle import in_progress
     from maker.executor.schedule import nothing_ready_reason, plan_schedule
+    from maker.store.records import in_progress
 
     store = _store(plans_dir)
     plan = store.load()

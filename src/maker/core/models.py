@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from maker.core.statuses import STEP_STATUSES
 from maker.errors import YAMLCleanError
 from maker.yaml_cleaner.load import load_yaml
 
@@ -21,7 +20,6 @@ __all__ = [
     "END",
     "HANDOFF_STATUSES",
     "RUNTIME_DECIDED",
-    "STEP_STATUSES",
     "TASK_TYPES",
     "AgentResult",
     "Evidence",

@@ -25,7 +25,8 @@ from maker.executor.brief import build_brief
 from maker.executor.vote_rules import answer_form, label, side_effect_free
 from maker.handoff.against_plan import check_output
 from maker.handoff.fields import parse_handoff
-from maker.store.plan_store import PlanStore, StoredPlan
+from maker.store.plan_store import PlanStore
+from maker.store.records import StoredPlan
 from maker.voting import k_min, wilson_interval
 
 __all__ = ["PARALLEL", "Calibration", "calibrate"]

@@ -72,7 +72,8 @@ from maker.executor.review import latest_review, record_review
 from maker.executor.schedule import SKIPPED, plan_schedule
 from maker.executor.step_rules import approval_route, review_required
 from maker.store import changes
-from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
+from maker.store.plan_store import PlanStore
+from maker.store.records import StepRecord, StoredPlan
 
 __all__ = ["EXIT_APPROVAL", "EXIT_BUDGET", "EXIT_COMPLETE", "EXIT_FAILED", "EXIT_USAGE",
            "Orchestrator", "RunResult"]

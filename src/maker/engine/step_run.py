@@ -31,6 +31,7 @@ from typing import Any
 
 import yaml
 
+from maker.core.clock import utc_now
 from maker.core.events import Event, StepFailed, StepFlagged, StepStarted
 from maker.core.models import AgentResult, TaskConfig
 from maker.engine.sessions import Reviewer, RunnerFactory
@@ -42,7 +43,8 @@ from maker.executor.lifecycle import fail_step, start_step
 from maker.executor.step_rules import GATE_ATTEMPTS, MAX_FIX_ATTEMPTS, MAX_REVIEW_ATTEMPTS
 from maker.executor.vote_rules import step_votes
 from maker.red_flag.red_flagger import RedFlagger
-from maker.store.plan_store import PlanStore, StepRecord, utc_now
+from maker.store.plan_store import PlanStore
+from maker.store.records import StepRecord
 from maker.verify.runner import VerificationRun, run_verification
 
 __all__ = ["EngineParts", "StepRun"]

@@ -52,7 +52,8 @@ if TYPE_CHECKING:
     )
     from claude_agent_sdk.types import HookEvent
 
-    from maker.store.plan_store import PlanStore, StepRecord
+    from maker.store.plan_store import PlanStore
+    from maker.store.records import StepRecord
 
 __all__ = ["NO_USER", "decide", "disallowed_tools", "make_can_use_tool", "make_hooks",
            "reviewer_hooks", "session_limits"]

@@ -35,7 +35,8 @@ from maker.executor.vote_rules import (
 )
 from maker.planner.parser import MAX_VOTES
 from maker.red_flag.red_flagger import RedFlagger
-from maker.store.plan_store import PlanStore, StoredPlan
+from maker.store.plan_store import PlanStore
+from maker.store.records import StoredPlan
 from maker.voting import Vote, canonical, first_to_ahead_by_k, k_min
 
 __all__ = ["answer_key", "law_votes", "undecided_reason", "vote_on", "vote_record"]

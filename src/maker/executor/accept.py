@@ -154,7 +154,7 @@ def _body(store: PlanStore, record: StepRecord, handoff: Handoff,
 def _verification_lines(store: PlanStore, handoff: Handoff,
                         run: VerificationRun | None) -> list[str]:
     """What ``maker verify`` ran for this handoff (its sealed run): only this is evidence."""
-    from maker.verify.runner import detect_commands
+    from maker.verify.detect import detect_commands
 
     if run is not None:
         return [f"- `{e.command}` → exit {e.exit_code}" for e in run.commands] + [

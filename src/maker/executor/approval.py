@@ -31,11 +31,13 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from maker.core.clock import utc_now
 from maker.core.statuses import AWAITING
 from maker.errors import StepError, TransitionError
 from maker.executor.step_rules import REVIEW_THRESHOLD, approval_route, review_required
 from maker.store.atomic import atomic_write
-from maker.store.plan_store import PlanStore, StepRecord, StoredPlan, utc_now
+from maker.store.plan_store import PlanStore
+from maker.store.records import StepRecord, StoredPlan
 
 __all__ = ["APPROVE_LABEL", "POLICIES", "QUESTION_PREFIX", "REJECT_LABEL", "Policy",
            "RejectResult", "adopt_approvals", "apply_review", "approval_question",
@@ -143,8 +145,9 @@ def approve_step(store: PlanStore, n: int, by: str) -> StepRecord:
     """Complete step ``n`` (awaiting approval), approved by ``by``. Raises
     TransitionError otherwise, and ReviewMissingError for a large step without its
     review."""
+    from maker.errors import ReviewMissingError
     from maker.executor.lifecycle import set_status
-    from maker.executor.review import ReviewMissingError, latest_review
+    from maker.executor.review import latest_review
 
     with store.lock():
         plan, record = _awaiting(store, n)
@@ -171,8 +174,9 @@ def reject_step(store: PlanStore, n: int, notes: str = "", from_review: bool = F
 
     ``from_review`` takes the notes from the recorded review's findings.
     """
+    from maker.errors import ReviewMissingError
     from maker.executor.lifecycle import reset_step
-    from maker.executor.review import ReviewMissingError, findings_for_notes, latest_review
+    from maker.executor.review import findings_for_notes, latest_review
 
     with store.lock():
         _, record = _awaiting(store, n)
@@ -195,7 +199,7 @@ def adopt_approvals(store: PlanStore, by: str) -> list[StepRecord]:
     """Re-seal, with this machine's key, the approvals of complete steps that carry none
     valid here (a plan approved on another machine). A person's act: ``by`` says who.
     Returns the steps adopted."""
-    from maker.store.plan_store import approval_sealed, seal_approval
+    from maker.store.approval_seal import approval_sealed, seal_approval
 
     adopted = []
     with store.lock():

@@ -21,13 +21,11 @@ from maker.core.flow import decides_next, next_label
 from maker.core.models import PlanStep, step_refs
 from maker.core.text import clip, strip_controls
 from maker.executor.context_builder import ContextBuilder, referenced_outputs
-from maker.executor.handoff_template import handoff_section, handoff_template
+from maker.executor.handoff_template import handoff_section
 from maker.executor.previous_work import (
     BriefBudget,
     context_section,
     cut,
-    persistent_context,
-    previous_handoff,
     shown_path,
 )
 from maker.executor.runs import executor_attempts
@@ -35,10 +33,10 @@ from maker.verify.detect import ENV_VARS, KINDS, detect_commands, off_text, turn
 from maker.yaml_cleaner.dump import dump_yaml
 
 if TYPE_CHECKING:
-    from maker.store.plan_store import PlanStore, StoredPlan
+    from maker.store.plan_store import PlanStore
+    from maker.store.records import StoredPlan
 
-__all__ = ["BriefBudget", "build_brief", "handoff_template", "persistent_context",
-           "previous_handoff", "step_sections"]
+__all__ = [ "build_brief", "step_sections"]
 
 
 def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,

@@ -32,7 +32,8 @@ from maker.store.records import in_progress, occupying
 from maker.store.step_file import ATTEMPT_META
 
 if TYPE_CHECKING:
-    from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
+    from maker.store.plan_store import PlanStore
+    from maker.store.records import StepRecord, StoredPlan
 
 __all__ = [
     "ALLOWED_TRANSITIONS",
@@ -42,8 +43,6 @@ __all__ = [
     "check_transition",
     "fail_step",
     "flush_overview",
-    "in_progress",
-    "occupying",
     "reset_step",
     "set_status",
     "start_step",
@@ -230,7 +229,7 @@ def set_status(store: PlanStore, n: int, status: str, meta: dict[str, Any] | Non
         record.status = status
         record.meta.update(meta or {})
         if status == "complete" and record.number is not None:
-            from maker.store.plan_store import seal_approval
+            from maker.store.approval_seal import seal_approval
 
             if not record.meta.get("approved_by") or not record.meta.get("approved_at"):
                 raise TransitionError(

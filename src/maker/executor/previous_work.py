@@ -19,7 +19,8 @@ from maker.errors import InputError
 from maker.store.notes import read_notes
 
 if TYPE_CHECKING:
-    from maker.store.plan_store import PlanStore, StoredPlan
+    from maker.store.plan_store import PlanStore
+    from maker.store.records import StoredPlan
 
 __all__ = ["BriefBudget", "context_section", "cut", "persistent_context", "previous_handoff",
            "shown_path"]

@@ -17,11 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from maker.core.bounded import read_regular_file
-from maker.errors import InputError, ReviewMissingError
+from maker.core.clock import utc_now
+from maker.errors import InputError
 from maker.store.atomic import atomic_write
-from maker.store.plan_store import PlanStore, StepRecord, utc_now
+from maker.store.plan_store import PlanStore
+from maker.store.records import StepRecord
 
-__all__ = ["Review", "ReviewMissingError", "findings_for_notes", "latest_review",
+__all__ = ["Review", "findings_for_notes", "latest_review",
            "parse_verdict", "record_review", "review_path"]
 
 _VERDICT = re.compile(r"^\s*VERDICT:\s*(approve|changes-needed)\s*$", re.I | re.M)

@@ -28,7 +28,8 @@ from maker.executor.instructions import decide_hint
 from maker.store.step_cache import stat_stamp
 
 if TYPE_CHECKING:
-    from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
+    from maker.store.plan_store import PlanStore
+    from maker.store.records import StepRecord, StoredPlan
 
 __all__ = [
     "SKIPPED",

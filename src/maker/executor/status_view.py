@@ -12,7 +12,8 @@ from maker.executor.instructions import decide_hint
 from maker.executor.schedule import SKIPPED, Schedule, plan_schedule
 
 if TYPE_CHECKING:
-    from maker.store.plan_store import PlanStore, StepRecord, StoredPlan
+    from maker.store.plan_store import PlanStore
+    from maker.store.records import StepRecord, StoredPlan
 
 __all__ = ["StepRow", "status_summary", "summary_rows"]
 

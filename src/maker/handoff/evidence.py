@@ -30,7 +30,8 @@ def project_dir(store: PlanStore) -> Path:
 def check_evidence(store: PlanStore, record: StepRecord,
                    problems: list[Problem]) -> VerificationRun | None:
     """The recorded verification run behind a complete step, adding problems if lacking."""
-    from maker.verify.runner import detect_commands, evidence_path, recorded_evidence
+    from maker.verify.detect import detect_commands
+    from maker.verify.runner import evidence_path, recorded_evidence
 
     if not detect_commands(project_dir(store)):
         return None  # no verification command is known: none can be required

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.verify.runner import VerificationRun
 
-__all__ = ["CheckedHandoff", "check_handoff", "inspect_handoff", "parse_handoff"]
+__all__ = ["CheckedHandoff", "check_handoff", "inspect_handoff"]
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,6 @@ from maker.errors import (
 from maker.planner.dependencies import resolve_dependencies
 from maker.store import changes
 from maker.store.active import read_active, rebuild_active, write_active
-from maker.store.approval_seal import approval_sealed, seal_approval
 from maker.store.atomic import atomic_write, plan_lock
 from maker.store.frontmatter import read_front_matter, render_front_matter
 from maker.store.journal import TXN_DIR, journaled_move, journaled_remove
@@ -43,8 +42,7 @@ from maker.store.snapshot import Snapshot
 from maker.store.step_cache import StepCache, T
 from maker.store.step_file import read_step, render_step
 
-__all__ = ["PlanStore", "StepRecord", "StoredPlan", "approval_sealed", "file_stamp",
-           "resolve_dependencies", "seal_approval", "utc_now"]
+__all__ = ["PlanStore"]
 
 
 class PlanStore:

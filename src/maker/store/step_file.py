@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from maker.core.models import STEP_STATUSES
+from maker.core.statuses import STEP_STATUSES
 from maker.errors import PlanFileError, Problem
 from maker.planner.parser import parse_step, structure_problems, unknown_key_problems
 from maker.store.frontmatter import read_front_matter, render_front_matter

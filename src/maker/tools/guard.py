@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from maker.tools.guard_bash import BashGuard
-from maker.tools.protected import maker_data_dirs, resolve
+from maker.tools.protected import resolve
 
-__all__ = ["WRITERS", "bash_refusal", "executor_refusal", "maker_data_dirs"]
+__all__ = ["WRITERS", "bash_refusal", "executor_refusal"]
 
 # Tools that write files, and the key of the path they write.
 WRITERS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",

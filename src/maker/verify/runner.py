@@ -28,10 +28,11 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from maker.core.bounded import read_text_file
+from maker.core.clock import utc_now
 from maker.core.models import Evidence
 from maker.errors import InputError, PlanFileError, VerificationError
 from maker.store.atomic import atomic_write
-from maker.store.plan_store import PlanStore, utc_now
+from maker.store.plan_store import PlanStore
 from maker.store.seal import check, seal
 from maker.verify.detect import (
     ENV_VARS,
@@ -49,8 +50,6 @@ __all__ = [
     "TIMEOUT_EXIT_CODE",
     "Progress",
     "VerificationRun",
-    "VerifyCommand",
-    "detect_commands",
     "evidence_path",
     "recorded_evidence",
     "run_verification",
