@@ -3,6 +3,7 @@ this venv's interpreter for its hooks and `maker` command, and plans set up by c
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -96,3 +97,19 @@ def branching_plan(votes: int | None = None) -> dict[str, Any]:
                   "step_2_output", "output_schema": "{docs: list}",
                   "next_step_sequence_number": -1}],
     }
+
+
+def git_trap(project: Path) -> Path:
+    """A change in ``project``'s git repository, and its config naming a program (as
+    ``diff.external`` and ``core.fsmonitor``) that writes the returned file when it runs:
+    a read-only git command maker lets through must never create that file."""
+    ran = project.parent / "ran.txt"
+    trap = project.parent / "trap.sh"
+    trap.write_text(f"#!/bin/sh\necho \"$*\" >> {ran}\n")
+    trap.chmod(0o755)
+    (project / "notes.txt").write_text("one\n")
+    subprocess.run(["git", "add", "notes.txt"], cwd=project, check=True)
+    (project / "notes.txt").write_text("one\ntwo\n")
+    for key in ("diff.external", "core.fsmonitor"):
+        subprocess.run(["git", "config", key, str(trap)], cwd=project, check=True)
+    return ran

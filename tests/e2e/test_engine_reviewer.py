@@ -6,7 +6,6 @@ names. Before, the session auto-approved every Bash command the reviewer wrote."
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,21 +13,15 @@ import pytest
 from maker.engine.sessions import sdk_reviewer
 from maker_scripted import FakeMessagesAPI, Reply, isolated_env
 
+from ._maker import git_trap
+
 pytestmark = pytest.mark.e2e
 
 
 async def test_the_headless_reviewers_bash_only_reads_and_its_git_runs_no_program(
         fake_api: FakeMessagesAPI, claude_binary: Path, project: Path,
         claude_home: Path) -> None:
-    ran = project.parent / "ran.txt"
-    trap = project.parent / "trap.sh"
-    trap.write_text(f"#!/bin/sh\necho \"$*\" >> {ran}\n")
-    trap.chmod(0o755)
-    (project / "notes.txt").write_text("one\n")
-    subprocess.run(["git", "add", "notes.txt"], cwd=project, check=True)
-    (project / "notes.txt").write_text("one\ntwo\n")
-    for key in ("diff.external", "core.fsmonitor"):
-        subprocess.run(["git", "config", key, str(trap)], cwd=project, check=True)
+    ran = git_trap(project)
     fake_api.script("reviewer",
                     Reply.tool("Bash", {"command": "touch made-by-the-reviewer"}),
                     Reply.tool("Bash", {"command": "git diff"}),

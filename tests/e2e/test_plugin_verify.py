@@ -32,7 +32,7 @@ from harness.scenarios import (
 from maker.verify.detect import ENV_VARS
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 
-from ._maker import PLUGIN_ROOT, Run, feedback, step, write_plan
+from ._maker import PLUGIN_ROOT, Run, feedback, git_trap, step, write_plan
 
 pytestmark = pytest.mark.e2e
 
@@ -185,15 +185,7 @@ def test_the_reviewers_git_diff_runs_no_program_the_repositorys_config_names(
         fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
     """`diff.external` names a program that writes a file: the reviewer's `git diff` (read
     only, so let through) runs as maker rewrote it, and shows the diff without it."""
-    ran = project.parent / "ran.txt"
-    trap = project.parent / "trap.sh"
-    trap.write_text(f"#!/bin/sh\necho \"$*\" >> {ran}\n")
-    trap.chmod(0o755)
-    (project / "notes.txt").write_text("one\n")
-    subprocess.run(["git", "add", "notes.txt"], cwd=project, check=True)
-    (project / "notes.txt").write_text("one\ntwo\n")
-    for key in ("diff.external", "core.fsmonitor"):
-        subprocess.run(["git", "config", key, str(trap)], cwd=project, check=True)
+    ran = git_trap(project)
     write_plan(project)
     fake_api.script(MAIN, main_launches_executor(), main_runs_outcome(),
                     main_launches_reviewer, main_ends_with("STEP_COMPLETE"))

@@ -21,7 +21,6 @@ from maker.executor.runs import add_turn
 from maker.hooks import verdicts
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import HookInput, run_hook
-from maker.store.plan_store import PlanStore
 from maker.store.requests import save_request
 
 from ._step_plans import handoff, linear
@@ -195,16 +194,28 @@ def test_the_prompts_name_the_one_relaunch_instruction() -> None:
 # -- maker's verdict -----------------------------------------------------------------
 
 
-def test_the_executors_verdict_names_the_outcome_and_the_sentinel(project: Path) -> None:
-    store = linear(project, 2)
-    start_step(store, 1, session_id="sess-1")
+def verdict_on(project: Path, policy: str = "auto", files: int = 0,
+               reviewed: bool = False) -> str:
+    """maker's verdict on step 1's executor, which handed off ``files`` changed files
+    (under the approval ``policy``; with the reviewer's approval first, if ``reviewed``)."""
+    start_step(linear(project, 2, policy=policy), 1, session_id="sess-1")
+    changed = [f"f{i}.py" for i in range(files)]
+    for name in changed:
+        (project / name).write_text("x = 1\n")
     fire("subagent-stop", {"agent_id": "agent-1", "agent_type": EXECUTOR,
-                           "last_assistant_message": handoff(1)})
+                           "last_assistant_message": handoff(1, files_changed=changed)})
+    if reviewed:
+        fire("subagent-stop", {"agent_id": "reviewer-1", "agent_type": "maker:reviewer",
+                               "last_assistant_message": "GREEN: fine\nVERDICT: approve"})
     out = returned(EXECUTOR, "agent-1")
     assert out is not None
-    text = out["hookSpecificOutput"]["additionalContext"]
+    text: str = out["hookSpecificOutput"]["additionalContext"]
+    return text
+
+
+def test_the_executors_verdict_names_the_outcome_and_the_sentinel(project: Path) -> None:
+    text = verdict_on(project)
     assert text.startswith("maker's verdict: step 1 (Step number 1): handoff accepted; ")
-    assert isinstance(store, PlanStore)
 
 
 def test_an_approval_verdict_carries_the_question_to_ask(project: Path) -> None:
@@ -212,13 +223,7 @@ def test_an_approval_verdict_carries_the_question_to_ask(project: Path) -> None:
     `maker step outcome N` to fetch it (issue 16, item 8)."""
     from maker.executor.approval import approval_question
 
-    store = linear(project, 2, policy="never")
-    start_step(store, 1, session_id="sess-1")
-    fire("subagent-stop", {"agent_id": "agent-1", "agent_type": EXECUTOR,
-                           "last_assistant_message": handoff(1)})
-    out = returned(EXECUTOR, "agent-1")
-    assert out is not None
-    text = out["hookSpecificOutput"]["additionalContext"]
+    text = verdict_on(project, policy="never")
     assert "status: awaiting-approval" in text
     line = next(x for x in text.splitlines() if x.startswith("ask: "))
     assert json.loads(line[len("ask: "):]) == approval_question(1, "Step number 1")
@@ -228,18 +233,7 @@ def test_a_verdict_after_the_review_asks_and_does_not_ask_for_the_review_again(
         project: Path) -> None:
     """The review was recorded before the executor's verdict was built (background
     delivery): the verdict asks the question, and does not say a review is required."""
-    store = linear(project, 2, policy="never")
-    start_step(store, 1, session_id="sess-1")
-    files = [f"f{i}.py" for i in range(5)]
-    for name in files:
-        (project / name).write_text("x = 1\n")
-    fire("subagent-stop", {"agent_id": "agent-1", "agent_type": EXECUTOR,
-                           "last_assistant_message": handoff(1, files_changed=files)})
-    fire("subagent-stop", {"agent_id": "reviewer-1", "agent_type": "maker:reviewer",
-                           "last_assistant_message": "GREEN: fine\nVERDICT: approve"})
-    out = returned(EXECUTOR, "agent-1")
-    assert out is not None
-    text = out["hookSpecificOutput"]["additionalContext"]
+    text = verdict_on(project, policy="never", files=5, reviewed=True)
     assert "\nask: " in text and "A review is required" not in text
 
 
