@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 __all__ = ["Run", "load_run", "read_record"]
 
 
-# A run's record holds at most 20 launches and, on a vote, at most SAMPLES_PER_K ×
-# MAX_VOTES ballots, each an executor's final message (within the hook input's limit):
-# a bigger file is not maker's, and reads as a fresh record.
+# A run's record holds at most 20 launches and, on a vote, the text of the first answer
+# of each kind (each within the hook input's limit). A bigger file reads as a fresh
+# record, marked ``overflow``: a vote on it fails rather than start again.
 _RECORD_LIMIT = 16 << 20
 
 
@@ -37,9 +37,7 @@ class Run:
 
     def __init__(self, store: StateDir, active: dict[str, Any], data: dict[str, Any]) -> None:
         self.store = store
-        self.active = active
         self.step: int = active["step"]
-        self.started_at = str(active.get("started_at") or "")
         self.owner = active.get("session_id")
         self.data = data
 
