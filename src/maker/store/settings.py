@@ -1,0 +1,134 @@
+"""A person's settings for a plan: ``plans/settings.yaml``, optional, read by both front ends.
+
+    # plans/settings.yaml (every key optional; these are the defaults)
+    max_fix_attempts: 2        # a failed verification goes back to the step this often
+    max_review_attempts: 1     # RED review findings go back to the step this often
+    gate_attempts: 3           # handoffs the gate may refuse in one run of a step (1-7)
+    session_timeout: 1800      # seconds one SDK session of ``maker run`` may take (0: none)
+    boundaries: []             # globs of architectural areas: a step that changes files
+                               # in two or more is reviewed, as a 5+ file step is
+
+The file lives under ``plans/``, which no step executor may write (the PreToolUse
+guard), so it is a person's word, like the approval policy. It is read on use, never
+cached across commands, and a hand edit that breaks it is an error naming the key and
+the fix (``PlanFileError``), never a silent default: a typo must not quietly turn a
+bound off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from maker.core.bounded import read_text_file
+from maker.errors import InputError, PlanFileError
+
+__all__ = ["SETTINGS_FILE", "Settings", "load_settings"]
+
+SETTINGS_FILE = "settings.yaml"
+_LIMIT = 256 * 1024  # a settings file is a few lines; this is generous
+_GATE_MAX = 7  # Claude Code ends a turn after 8 consecutive blocks
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The tunables of seed 004's step protocol, with the seed's defaults."""
+
+    max_fix_attempts: int = 2
+    max_review_attempts: int = 1
+    gate_attempts: int = 3
+    session_timeout: float = 1800.0  # 0: no limit
+    boundaries: tuple[str, ...] = field(default_factory=tuple)
+    source: str = ""  # the file they came from ("" = the defaults)
+
+
+# key -> (lowest allowed, highest allowed, what it means)
+_INTS: dict[str, tuple[int, int, str]] = {
+    "max_fix_attempts": (0, 20, "times a failed verification goes back to the step"),
+    "max_review_attempts": (0, 20, "times RED review findings go back to the step"),
+    "gate_attempts": (1, _GATE_MAX, "handoffs the gate may refuse in one run of a step"),
+}
+_KEYS = (*_INTS, "session_timeout", "boundaries")
+
+
+def load_settings(plans_root: Path) -> Settings:
+    """The settings in ``plans_root/settings.yaml``; the defaults when there is none.
+    Raises PlanFileError listing every problem of a file that is there but wrong."""
+    path = Path(plans_root) / SETTINGS_FILE
+    try:
+        text = read_text_file(path, _LIMIT)
+    except FileNotFoundError:
+        return Settings()
+    except (OSError, InputError, UnicodeDecodeError) as e:
+        raise PlanFileError(path, f"cannot be read ({e})",
+                            fix="make it a small UTF-8 YAML file, or remove it") from None
+    from maker.yaml_cleaner.load import load_yaml
+
+    try:
+        data = load_yaml(text) if text.strip() else {}
+    except Exception as e:  # noqa: BLE001 -- any parse failure is the file's problem
+        raise PlanFileError(path, f"is not valid YAML ({_first_line(e)})",
+                            fix="write one `key: value` per line") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise PlanFileError(path, "must be a mapping of settings",
+                            fix="write one `key: value` per line, e.g. `max_fix_attempts: 2`")
+    return _settings(path, data)
+
+
+def _settings(path: Path, data: dict[Any, Any]) -> Settings:
+    problems: list[PlanFileError] = []
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in _KEYS:
+            problems.append(PlanFileError(path, f"{key!r} is not a maker setting", str(key),
+                                          "use one of " + ", ".join(_KEYS)))
+        elif key in _INTS:
+            low, high, what = _INTS[key]
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                problems.append(PlanFileError(
+                    path, f"must be a whole number from {low} to {high} ({what}), "
+                    f"not {value!r}", key, f"`{key}: {min(max(low, 2), high)}`"))
+            else:
+                values[key] = value
+        elif key == "session_timeout":
+            ok = (not isinstance(value, bool) and isinstance(value, (int, float))
+                  and 0 <= value <= 7 * 24 * 3600)
+            if not ok:
+                problems.append(PlanFileError(
+                    path, f"must be a number of seconds from 0 (no limit) to 604800, "
+                    f"not {value!r}", key, "`session_timeout: 1800`"))
+            else:
+                values[key] = float(value)
+        else:
+            globs = _globs(value)
+            if globs is None:
+                problems.append(PlanFileError(
+                    path, "must be a list of path globs relative to the project root, "
+                    f"not {value!r}", key, "`boundaries: [\"src/api/**\", \"src/db/**\"]`"))
+            else:
+                values[key] = globs
+    if problems:
+        raise PlanFileError(path, "; ".join(str(p) for p in problems), problems=problems) \
+            if len(problems) > 1 else problems[0]
+    return Settings(**values, source=str(path))
+
+
+def _globs(value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or len(value) > 1000:
+        return None
+    out = []
+    for item in value:
+        if not isinstance(item, str) or not item.strip() or len(item) > 1000 \
+                or item.strip().startswith("/") or ".." in Path(item.strip()).parts:
+            return None
+        out.append(item.strip())
+    return tuple(out)
+
+
+def _first_line(e: Exception) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
