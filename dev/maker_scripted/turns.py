@@ -29,7 +29,7 @@ from typing import Any
 
 from maker.errors import ScriptError
 from maker_scripted.recorded import RecordedRequest, ToolResult, content_text
-from maker_scripted.replies import Reply
+from maker_scripted.replies import Reply, ToolUseBlock
 
 __all__ = [
     "DECIDED",
@@ -314,12 +314,23 @@ def executor_reads_brief() -> Turn:
     return turn
 
 
-def executor_writes(relative: str, content: str) -> Turn:
-    """A Write of ``relative`` (in the working directory Claude Code told the model)."""
+def executor_writes(relative: str, content: str, orient: str = "none") -> Turn:
+    """Orient, then Write ``relative`` (in the working directory Claude Code told the
+    model), in one message: ``maker orient N <orient>`` (the brief says to record it
+    before any edit; maker refuses edits until then), then the Write. ``orient=""``
+    writes without orienting."""
 
     def turn(request: RecordedRequest) -> Reply:
-        if "# Step " not in last_result(request).text:
+        brief = re.search(r"^# Step (\d+):", last_result(request).text, re.M)
+        if brief is None:
             raise off_script(request, "expected the brief from `maker context N`")
-        return tool("Write", file_path=str(working_dir(request) / relative), content=content)
+        write = ToolUseBlock("Write", {"file_path": str(working_dir(request) / relative),
+                                       "content": content})
+        if not orient:
+            return Reply.of(write)
+        what = "" if orient == "none" else " --what 'scripted'"
+        return Reply.of(ToolUseBlock("Bash", {
+            "command": f"maker orient {brief.group(1)} {orient}{what}",
+            "description": "Record my orientation"}), write)
 
     return turn

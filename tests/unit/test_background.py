@@ -17,6 +17,7 @@ import pytest
 
 from maker.executor.approval import set_policy
 from maker.executor.lifecycle import start_step
+from maker.executor.orient import record_orient
 from maker.hooks.common import final_text
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.notifications import parse_notification
@@ -89,6 +90,7 @@ def notification(agent_id: str, result: str, status: str = "completed") -> str:
 def started(project: Path) -> PlanStore:
     store = linear(project, 3)
     start_step(store, 1, session_id="sess-1")
+    record_orient(store, 1, "none")  # (past orient: its executor may edit)
     return store
 
 

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from maker.executor.lifecycle import start_step
+from maker.executor.orient import record_orient
 from maker.executor.step_rules import GATE_ATTEMPTS, STOP_REMINDERS
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
@@ -67,16 +68,21 @@ def running(project: Path) -> PlanStore:
     """A three-step chain with step 1 complete-able and in progress."""
     store = linear(project, 3)
     start_step(store, 1, session_id="sess-1")
+    record_orient(store, 1, "none")  # (past orient: its executor may edit)
     return store
 
 
-def one_step_running(project: Path, tools: list[str], n: int = 1) -> PlanStore:
-    """A one-step plan whose step may use ``tools``, started by session sess-1."""
+def one_step_running(project: Path, tools: list[str], n: int = 1,
+                     oriented: bool = True) -> PlanStore:
+    """A one-step plan whose step may use ``tools``, started by session sess-1 and
+    (``oriented``) past orient, so that its executor may edit."""
     store = write(project, [make_step(n, -1)])
     record = store.load().get(n)
     record.spec = dataclasses.replace(record.spec, primary_tools=tools)
     store.save_step(record)
     start_step(store, n, session_id="sess-1")
+    if oriented:
+        record_orient(store, n, "none")
     return store
 
 

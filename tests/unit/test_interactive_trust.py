@@ -38,6 +38,7 @@ from click.testing import CliRunner
 
 from maker.cli.main import cli
 from maker.executor.lifecycle import fail_step, reset_step, start_step
+from maker.executor.orient import record_orient
 from maker.store.plan_store import PlanStore
 from maker.tools.guard import bash_refusal
 from maker.verify.detect import ENV_VARS, detect_commands
@@ -98,6 +99,7 @@ def test_verify_is_not_allowed_outright_once_the_step_wrote_its_commands(
         monkeypatch.delenv(var, raising=False)
     store = write(project, [step_spec(1, -1, primary_tools=["Read", "Write", "Bash"])])
     start_step(store, 1, session_id="sess-1")
+    record_orient(store, 1, "none")  # (past orient: its executor may edit)
     makefile = project / "Makefile"
     # The executor's Write of a Makefile: maker's guard lets it through (not plans/).
     out = fire("pre-tool-use", agent_id="agent-A", agent_type=EXECUTOR, tool_name="Write",

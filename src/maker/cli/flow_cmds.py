@@ -55,8 +55,21 @@ def step_approve(number: int, plans_dir: Path | None) -> None:
     from maker.executor.approval import approve_step
 
     by = person_only(f"maker step approve {number}", f"/maker:approve {number}")
-    record = approve_step(PlanStore(resolve_plans_dir(plans_dir)), number, by)
+    store = PlanStore(resolve_plans_dir(plans_dir))
+    if _deviation(store, number, True, by):
+        click.echo(f"step {number}: the revised step is approved; continue it with `maker run` "
+                   f"or /maker:step {number}")
+        return
+    record = approve_step(store, number, by)
     click.echo(f"step {record.number} ({record.title}) approved: complete")
+
+
+def _deviation(store: PlanStore, n: int, approve: bool, by: str, notes: str = "") -> bool:
+    """A person's decision on step ``n``'s pending deviation, if one is pending
+    (``maker.executor.orient``): what ``approve`` and ``reject`` decide first."""
+    from maker.executor.orient import person_decides
+
+    return person_decides(store, n, approve, by, notes) is not None
 
 
 @step.command("reject")
@@ -71,8 +84,11 @@ def step_reject(number: int, notes: str, from_review: bool, plans_dir: Path | No
     from maker.executor.approval import reject_step
 
     by = person_only(f"maker step reject {number}", f"/maker:reject {number} <what to change>")
-    result = reject_step(PlanStore(resolve_plans_dir(plans_dir)), number, notes, from_review,
-                         by=by)
+    store = PlanStore(resolve_plans_dir(plans_dir))
+    if not from_review and _deviation(store, number, False, by, notes):
+        click.echo(f"step {number}: its revision is rejected; back to pending, nothing edited")
+        return
+    result = reject_step(store, number, notes, from_review, by=by)
     click.echo(f"step {result.step} rejected: back to pending; the next `maker step start "
                f"{result.step}` brief carries the notes")
 

@@ -244,6 +244,39 @@ def context(number: int | None, plans_dir: Path | None) -> None:
     click.echo(build_brief(store, plan, number))
 
 
+@cli.command("orient")
+@click.argument("number", type=int)
+@click.argument("deviation", required=False, type=click.Choice(["none", "minor", "major"]))
+@click.option("--what", default="", help="What changed (minor and major).")
+@click.option("--revised", default="", help="The step's task as it should now read (major).")
+@plans_dir_option
+@reports_errors
+def orient(number: int, deviation: str | None, what: str, revised: str,
+           plans_dir: Path | None) -> None:
+    """Before a step's work: what maker's code finds (no DEVIATION), or record the
+    executor's judgment, none, minor or major (seed 004's orient)."""
+    from maker.executor.orient import orient_section, record_orient
+
+    store = _store(plans_dir)
+    if deviation is None:
+        plan = store.load()
+        plan.get(number)
+        click.echo(orient_section(store, plan, number))
+        return
+    entry = record_orient(store, number, deviation, what, revised)
+    if entry["deviation"] != "major":
+        note = f": {entry['what_changed']}" if entry["what_changed"] else ""
+        click.echo(f"maker: step {number} oriented ({entry['deviation']}{note}). Go on with "
+                   "the step.")
+        return
+    overruled = entry["overruled_by_code"]
+    forced = (" maker's own checks make it major: " + "; ".join(overruled) + "."
+              if overruled else "")
+    click.echo(f"maker: step {number} deviates from the plan (major), recorded.{forced} A "
+               "person decides before anything is edited: stop now, and answer with one "
+               "line: DEVIATION")
+
+
 # -- maker handoff ------------------------------------------------------------------
 
 

@@ -137,7 +137,7 @@ class StepRun:
         started = start_step(store, n, session_id=parts.session_id, take_over=True)
         yield StepStarted(timestamp=time.time(), step=n, title=started.title)
         record = store.load_step(n)  # (one file: the whole plan was checked just now)
-        brief = build_brief(store, None, n)
+        brief = build_brief(store, None, n, orient=False)  # (no orient in the engine yet)
         feedback, kind = "", "executor"
         resume: str | None = None  # the session a fix resumes
         flagged = refused = fixes = 0

@@ -144,6 +144,11 @@ def _body(store: PlanStore, record: StepRecord, handoff: Handoff,
                          ("Files changed", handoff.files_changed)):
         if items:
             parts += ["", f"## {title}", ""] + [f"- {i.strip()}" for i in items]
+    orient = record.meta.get("orient")
+    if isinstance(orient, dict) and orient.get("deviation") in ("minor", "major"):
+        approved = f", approved by {orient['approved_by']}" if orient.get("approved_by") else ""
+        parts += ["", "## Orient", "", f"A {orient['deviation']} deviation from the plan"
+                  f"{approved}: {orient.get('what_changed') or '(not described)'}"]
     parts += ["", "## Verification run by maker", "", *_verification_lines(store, handoff, run)]
     if handoff.evidence:
         parts += ["", "## Claimed by the executor (not verified)", ""] + [

@@ -22,6 +22,7 @@ from maker.core.models import PlanStep, step_refs
 from maker.core.text import clip, strip_controls
 from maker.executor.context_builder import ContextBuilder, referenced_outputs
 from maker.executor.handoff_template import handoff_section
+from maker.executor.orient import orient_section
 from maker.executor.previous_work import (
     BriefBudget,
     context_section,
@@ -29,6 +30,7 @@ from maker.executor.previous_work import (
     shown_path,
 )
 from maker.executor.runs import executor_attempts
+from maker.executor.vote_rules import side_effect_free
 from maker.verify.detect import ENV_VARS, KINDS, detect_commands, off_text, turned_off
 from maker.yaml_cleaner.dump import dump_yaml
 
@@ -40,10 +42,11 @@ __all__ = [ "build_brief", "step_sections"]
 
 
 def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
-                budget: BriefBudget | None = None) -> str:
+                budget: BriefBudget | None = None, orient: bool = True) -> str:
     """The Markdown brief for the executor of step ``step``.
 
-    ``plan`` is the loaded plan (None: load it). Raises StepNotFoundError for a step
+    ``plan`` is the loaded plan (None: load it). ``orient``: with the orient section
+    (the plugin's executor; ``maker run`` does not orient yet). Raises StepNotFoundError for a step
     the plan lacks, PlanFileError for plan files that cannot be read.
     """
     budget = budget or BriefBudget()
@@ -72,6 +75,8 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
                      "handoff). The working tree may hold its edits: check `git status` and "
                      "`git diff` first, keep what is right, redo or undo what is not, and "
                      "list every file you leave changed in `files_changed`.")
+    if orient and not side_effect_free(spec):  # (a step that only reads holds nothing back)
+        parts.append(orient_section(store, plan, spec.step))
     inputs = _inputs_section(store, plan, spec, project, budget)
     if inputs:
         parts.append(inputs)

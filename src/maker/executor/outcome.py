@@ -14,6 +14,7 @@ from maker.executor.approval import (
     read_policy,
 )
 from maker.executor.instructions import decide_hint
+from maker.executor.orient import deviation_question, pending_deviation
 from maker.executor.review import latest_review
 from maker.executor.step_rules import approval_route, review_required
 
@@ -59,6 +60,17 @@ def outcome(store: PlanStore, n: int) -> dict[str, Any]:
         out["next"], out["sentinel"] = "report why it failed", "STEP_FAILED"
     elif record.status == "blocked":
         out["next"], out["sentinel"] = "report what blocks it", "STEP_BLOCKED"
+    elif record.status == "in-progress" and pending_deviation(record) is not None:
+        dev = pending_deviation(record) or {}
+        out["deviation"] = dev
+        out["ask"] = deviation_question(n, dev)
+        out["next"] = ("show the user what changed and the revised step, then ask them with "
+                       "AskUserQuestion, with exactly the input on the `ask:` line (never "
+                       "answer it yourself); maker records their answer and tells you what it "
+                       "did. Without AskUserQuestion (print mode), end by telling the user how "
+                       f"to decide: type `/maker:approve {n}` (the revised step) or "
+                       f"`/maker:reject {n} <what to change>`")
+        out["sentinel"] = "STEP_AWAITING_APPROVAL"
     elif record.status == "in-progress":
         from maker.executor.ballots import launch_instruction
 

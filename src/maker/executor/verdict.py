@@ -134,6 +134,15 @@ def executor_verdict(store: PlanStore, facts: dict[str, Any]) -> str:
                 f"Reasons:\n{_problems(facts.get('reasons'))}\nTell the user that the step "
                 "failed and why; `maker step reset "
                 f"{step}` puts it back to try again. End your reply with the line STEP_FAILED.")
+    if now.get("deviation"):
+        dev = now["deviation"]
+        by_code = (" maker's own checks found it (a step it builds on was redone)."
+                   if dev.get("forced_by_code") else "")
+        return (f"{head}: the executor found that the step as written no longer fits the "
+                f"plan (a major deviation) and stopped before any edit.{by_code}\n"
+                f"What changed: {dev.get('what_changed')}\n"
+                f"The revised step: {dev.get('revised_task')}\n"
+                f"Next: {now['next']}.{_ask(now)}")
     if now["status"] == "in-progress":
         why = (f" maker's problems with its last answer:\n{_problems(facts.get('problems'))}\n"
                if facts.get("outcome") == "rejected" else " ")

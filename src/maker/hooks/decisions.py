@@ -27,6 +27,7 @@ from maker.executor.approval import (
     set_policy,
 )
 from maker.executor.instructions import decide_hint
+from maker.executor.orient import DEVIATION_LABELS, DEVIATION_PREFIX, person_decides
 from maker.store.plan_store import PlanStore
 
 __all__ = ["answer_decision", "prompt_decision", "prefilled_answer"]
@@ -52,6 +53,10 @@ def prompt_decision(store: PlanStore, command: str, arguments: str) -> str:
                     f"`/maker:{command} 2`" + (" what to change" if command == "reject"
                                                 else "") + "; nothing was recorded.")
         n, notes = int(m.group(1)), m.group(2).strip()
+        said = person_decides(store, n, command == "approve",
+                              f"user (typed /maker:{command})", notes)
+        if said is not None:
+            return said
         if command == "approve":
             record = approve_step(store, n, "user (typed /maker:approve)")
             return (f"maker: the user approved step {n} ({record.title}); it is complete. "
@@ -79,10 +84,11 @@ def _maker_questions(tool_input: Any) -> dict[str, int]:
     questions = tool_input.get("questions") if isinstance(tool_input, dict) else None
     for q in questions if isinstance(questions, list) else []:
         text = q.get("question") if isinstance(q, dict) else None
-        if isinstance(text, str) and text.startswith(QUESTION_PREFIX):
-            m = re.match(r"\d+", text[len(QUESTION_PREFIX):])
-            if m:
-                out[text] = int(m.group())
+        for prefix in (QUESTION_PREFIX, DEVIATION_PREFIX):
+            if isinstance(text, str) and text.startswith(prefix):
+                m = re.match(r"\d+", text[len(prefix):])
+                if m:
+                    out[text] = int(m.group())
     return out
 
 
@@ -110,6 +116,13 @@ def answer_decision(store: PlanStore, tool_input: Any, tool_response: Any) -> st
                         f"still awaits approval: {decide_hint(n)}.")
             continue
         try:
+            if question.startswith(DEVIATION_PREFIX):
+                approve = answer == DEVIATION_LABELS[0].format(n=n)
+                notes = "" if approve or answer == DEVIATION_LABELS[1].format(n=n) else answer
+                said = person_decides(store, n, approve, "user (AskUserQuestion)", notes)
+                told.append(said or f"maker: step {n} has no deviation awaiting a decision "
+                            "any more; nothing was recorded.")
+                continue
             if answer == APPROVE_LABEL.format(n=n):
                 approve_step(store, n, "user (AskUserQuestion)")
                 told.append(f"maker: the user approved step {n}; it is complete. End "

@@ -178,6 +178,9 @@ def _executor_stop(hook: HookInput, text: str) -> Output:
         records.record(hook, "stale", step=bound[0])
         return message(f"maker: this step executor was launched for an earlier run of step "
                        f"{bound[0]}, which is over; its answer was not recorded.")
+    deviated = _deviation_stop(hook, store, step)
+    if deviated is not None:
+        return deviated
     key = f"step{step}-{active.get('started_at', '')}"
     from maker.hooks.voting import ballot_stop
 
@@ -204,3 +207,29 @@ def _executor_stop(hook: HookInput, text: str) -> Output:
     return message(f"maker: handoff for step {step} accepted ({result.status}).")
 
 
+
+
+def _deviation_stop(hook: HookInput, store: Any, step: int) -> Output | None:
+    """The executor stopped on a major deviation (``maker orient N major``): nothing was
+    edited, and a person decides, unless ``STEP_AUTOAPPROVE=1`` is set in maker's own
+    environment (the person's, as the client passes it to its hooks; never a command
+    the model runs): then the revised step is approved and the executor goes on with
+    it. None when no deviation is pending (the usual handoff gate follows)."""
+    from maker.errors import MakerError
+    from maker.executor.orient import autoapproved, decide_deviation, pending_deviation
+
+    try:
+        dev = pending_deviation(store.load_step(step))
+    except MakerError:
+        return None
+    if dev is None:
+        return None
+    if autoapproved():
+        decide_deviation(store, step, True, "STEP_AUTOAPPROVE=1 (a person's setting)")
+        return block(f"maker: STEP_AUTOAPPROVE=1 (set by a person for this session) approved "
+                     f"the revised step {step}. Go on with it now: do the step as revised "
+                     f"({str(dev.get('revised_task'))[:500]}), verify, and answer with the "
+                     "handoff.")
+    records.record(hook, "deviation", step=step)
+    return message(f"maker: step {step} deviates from the plan (a major deviation); it "
+                   "awaits a person's decision before any edit.")

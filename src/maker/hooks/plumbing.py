@@ -44,9 +44,12 @@ def plumbing_allow(hook: HookInput, command: str, step: int | None = None) -> Ou
     """The allow for a Bash call that is exactly maker's plumbing (``step``: the
     executor's step in progress), its command pinned to the plugin's ``bin/maker``;
     None when this call is not, or cannot be pinned (it is then asked as usual)."""
-    from maker.tools.maker_commands import plumbing
+    from maker.tools.maker_commands import orient_command, plumbing
 
     found = plumbing(command)
+    oriented = orient_command(command)
+    if oriented is not None and oriented == step:
+        found = ("orient", oriented)
     if found is None:
         return None
     what, number = found
@@ -57,8 +60,9 @@ def plumbing_allow(hook: HookInput, command: str, step: int | None = None) -> Ou
     program = _maker_bin()
     if program is None or not _BASH.is_file():
         return None
+    words = shlex.split(command)[1:] if what == "orient" else command.split()[1:]
     pinned = " ".join([shlex.quote(str(_BASH)), shlex.quote(str(program)),
-                       *command.split()[1:]])
+                       *(shlex.quote(w) for w in words)])
     tool_input = hook.raw.get("tool_input")
     updated = {**(tool_input if isinstance(tool_input, dict) else {}), "command": pinned}
     return allow_tool("maker's own plumbing, run by the plugin's own bin/maker",

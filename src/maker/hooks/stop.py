@@ -79,7 +79,7 @@ def _stop(hook: HookInput, state: PlanState) -> Output:
                     current.get("started_at") == active.get("started_at"):
                 state.write_active(None)
         return allow()
-    if _executor_runs(hook, state, active):
+    if _executor_runs(hook, state, active) or _deviation_waits(active):
         return allow()
     key = f"step{step}-{active.get('started_at', '')}"
     count, failed = remind(state, step, key, hook.stop_hook_active)
@@ -113,6 +113,13 @@ def _executor_runs(hook: HookInput, state: PlanState, active: dict[str, Any]) ->
     from maker.executor.runs import background_running
 
     return bool(background_running(state, active, tasks))
+
+
+def _deviation_waits(active: dict[str, Any]) -> bool:
+    """Whether the step's executor stopped on a major deviation that awaits a person
+    (``maker.executor.orient`` marks it in the in-progress marker): the turn may end,
+    the question is the user's."""
+    return active.get("deviation") == "pending"
 
 
 def _launch(state: PlanState, step: int) -> str:

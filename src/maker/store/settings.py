@@ -67,7 +67,7 @@ def load_settings(plans_root: Path) -> Settings:
 
     try:
         data = load_yaml(text) if text.strip() else {}
-    except Exception as e:  # noqa: BLE001 -- any parse failure is the file's problem
+    except Exception as e:  # any parse failure is the file's problem
         raise PlanFileError(path, f"is not valid YAML ({_first_line(e)})",
                             fix="write one `key: value` per line") from None
     if data is None:

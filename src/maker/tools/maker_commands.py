@@ -16,14 +16,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["EXECUTOR_COMMANDS", "READ_COMMANDS", "is_allowed", "listed", "plain_command",
-           "plumbing"]
+__all__ = ["EXECUTOR_COMMANDS", "READ_COMMANDS", "is_allowed", "listed", "orient_command",
+           "plain_command", "plumbing"]
 
 READ_COMMANDS: tuple[tuple[str, ...], ...] = (
     ("status",), ("context",), ("next",), ("plan", "show"), ("plan", "lint"),
     ("handoff", "check"),
 )
-EXECUTOR_COMMANDS: tuple[tuple[str, ...], ...] = (("verify",), *READ_COMMANDS)
+# The executor also records its orientation (``maker orient N ...``, seed 004's orient):
+# it moves nothing but that step's own record, and never past a person's gate.
+EXECUTOR_COMMANDS: tuple[tuple[str, ...], ...] = (("verify",), ("orient",), *READ_COMMANDS)
 # maker with nothing but these words only prints its help or version.
 _ALONE: tuple[frozenset[str], ...] = (frozenset(), frozenset({"--help"}), frozenset({"-h"}),
                                       frozenset({"--version"}))
@@ -58,6 +60,20 @@ def plain_command(commands: Sequence[tuple[str, ...]]) -> re.Pattern[str]:
 # or between (no options, no quoting, no second command).
 _PLUMBING = re.compile(r"maker (context|status|step outcome|verify --step)(?: (\d{1,6}))?")
 _NEEDS_STEP = {"context": True, "status": False, "step outcome": True, "verify --step": True}
+
+
+# ``maker orient N none|minor|major`` with its texts quoted plainly: single quotes, or
+# double quotes around nothing the shell expands. Nothing can be chained onto it.
+_QUOTED = r"(?:'[^'\n\r]*'|\"[^\"$`\\\n\r!]*\")"
+_ORIENT = re.compile(rf"maker orient (\d{{1,6}}) (?:none|minor|major)"
+                     rf"(?: --(?:what|revised) {_QUOTED}){{0,2}}")
+
+
+def orient_command(command: str) -> int | None:
+    """The step of a ``maker orient`` command worded exactly as the brief says; None
+    for anything else (a second command chained on, an expansion, another option)."""
+    m = _ORIENT.fullmatch(command.strip())
+    return int(m.group(1)) if m else None
 
 
 def plumbing(command: str) -> tuple[str, int | None] | None:

@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from maker.tools.maker_commands import EXECUTOR_COMMANDS, plain_command
+from maker.tools.maker_commands import EXECUTOR_COMMANDS, orient_command, plain_command
 from maker.tools.readonly import is_read_only
 
 __all__ = ["ALWAYS_ALLOWED", "MAKER_COMMAND", "canonical", "permits"]
@@ -49,7 +49,7 @@ def permits(allowed: list[str], tool: str, tool_input: Mapping[str, Any]) -> boo
     command = tool_input.get("command")
     if not isinstance(command, str):
         return False
-    if MAKER_COMMAND.match(command):
+    if MAKER_COMMAND.match(command) or orient_command(command) is not None:
         return True
     if SEARCH_TOOLS & names and is_read_only(command):
         return True
