@@ -23,6 +23,7 @@ _COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "status": _STEP,
     "next": _STEP,
     "context": _STEP,
+    "orient": _STEP,
     "handoff": _STEP,
     "request": _STEP,
     "policy": _STEP,

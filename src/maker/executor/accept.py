@@ -18,7 +18,7 @@ import yaml
 
 from maker.core.clock import utc_now
 from maker.core.models import Handoff, step_refs
-from maker.errors import HandoffRejectedError, StepNotFoundError
+from maker.errors import HandoffRejectedError, Problem, StepNotFoundError
 from maker.executor.approval import hold_or_approve
 from maker.executor.lifecycle import set_status
 from maker.executor.schedule import next_steps
@@ -74,6 +74,14 @@ def accept_handoff(store: PlanStore, text: str | bytes,
         if handoff is None or checked.problems or plan is None or record is None:
             raise HandoffRejectedError(checked.problems, f"handoff for step {record.number}"
                                        if record is not None else "handoff")
+        from maker.executor.orient import pending_deviation
+
+        if pending_deviation(record) is not None:  # the deviation gate comes first
+            raise HandoffRejectedError([Problem(
+                "status", "the step deviates from the plan and awaits a person's decision "
+                "on the revised step; no handoff counts before it", record.number,
+                f"a person approves or rejects it: `maker step approve {record.number}` or "
+                f"`maker step reject {record.number}`")], f"handoff for step {record.number}")
         accepted = utc_now()
         data: dict[str, Any] = {
             "step": handoff.step,
