@@ -301,36 +301,34 @@ def handback(message: str) -> Reply:
     return Reply.tool("SubagentHandback", {"message": message})
 
 
-def executor_reads_brief() -> Turn:
-    """The executor's first turn: ``maker context N`` for the step its prompt names."""
+def executor_reads_brief(orient: str = "none") -> Turn:
+    """The executor's first turn: ``maker context N`` for the step its prompt names and,
+    in the same message, ``maker orient N <orient>`` (maker refuses every edit until an
+    orientation is recorded; ``orient=""``: none is)."""
 
     def turn(request: RecordedRequest) -> Reply:
         match = _EXECUTE.search(request.last_user_text)
         if not match:
             raise off_script(request, "expected 'Execute maker step N.' in the prompt")
-        return tool("Bash", command=f"maker context {match.group(1)}",
-                    description="Read my brief")
+        n = match.group(1)
+        brief = ToolUseBlock("Bash", {"command": f"maker context {n}",
+                                      "description": "Read my brief"})
+        if not orient:
+            return Reply.of(brief)
+        what = "" if orient == "none" else " --what 'scripted'"
+        return Reply.of(brief, ToolUseBlock("Bash", {
+            "command": f"maker orient {n} {orient}{what}",
+            "description": "Record my orientation"}))
 
     return turn
 
 
-def executor_writes(relative: str, content: str, orient: str = "none") -> Turn:
-    """Orient, then Write ``relative`` (in the working directory Claude Code told the
-    model), in one message: ``maker orient N <orient>`` (the brief says to record it
-    before any edit; maker refuses edits until then), then the Write. ``orient=""``
-    writes without orienting."""
+def executor_writes(relative: str, content: str) -> Turn:
+    """A Write of ``relative`` (in the working directory Claude Code told the model)."""
 
     def turn(request: RecordedRequest) -> Reply:
-        brief = re.search(r"^# Step (\d+):", last_result(request).text, re.M)
-        if brief is None:
+        if not any("# Step " in r.text for r in request.tool_results):
             raise off_script(request, "expected the brief from `maker context N`")
-        write = ToolUseBlock("Write", {"file_path": str(working_dir(request) / relative),
-                                       "content": content})
-        if not orient:
-            return Reply.of(write)
-        what = "" if orient == "none" else " --what 'scripted'"
-        return Reply.of(ToolUseBlock("Bash", {
-            "command": f"maker orient {brief.group(1)} {orient}{what}",
-            "description": "Record my orientation"}), write)
+        return tool("Write", file_path=str(working_dir(request) / relative), content=content)
 
     return turn

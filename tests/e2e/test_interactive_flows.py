@@ -187,7 +187,7 @@ def test_the_person_sends_a_step_back_with_notes_by_typing_the_command(
 
     # The step runs again, and the person's notes reach the new executor's brief.
     def reads_the_notes_then_writes(request: RecordedRequest) -> Reply:
-        brief = request.tool_results[-1].text
+        brief = next(r.text for r in request.tool_results if "# Step " in r.text)
         assert "## The user sent an earlier attempt back" in brief
         assert f"- {NOTES}" in brief
         return executor_writes("hello.txt", "salut\n")(request)

@@ -79,8 +79,11 @@ def test_a_step_runs_in_the_executor_and_completes_through_its_handoff(
     assert "Primary: Write, Read" in brief and "## Your final message: the handoff" in brief
     assert not answer_request.tool_results[0].is_error
     # The executor's calls belong to the Agent call; the gate accepted its answer.
+    # (Its brief, and its orientation recorded before any edit, then the Write.)
     assert [(t.name, t.parent_tool_use_id) for t in tool_uses(run)] == [
-        ("Agent", None), ("Bash", launch.id), ("Write", launch.id), ("Bash", None)]
+        ("Agent", None), ("Bash", launch.id), ("Bash", launch.id), ("Write", launch.id),
+        ("Bash", None)]
+    assert tool_uses(run)[2].input["command"] == "maker orient 0 none"
     stops = [e["stdout"] for e in hook_events(run) if e["hook_event"] == "SubagentStop"]
     assert stops == ['{"systemMessage": "maker: handoff for step 0 accepted (complete)."}\n']
     outcome = fake_api.requests_for(MAIN)[2].tool_results[0].text
