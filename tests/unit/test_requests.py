@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -97,11 +98,18 @@ def test_begin_starts_the_named_step_with_the_users_notes(tmp_path: Path) -> Non
     assert store.load().get(2).status == "in-progress"
 
 
-def test_begin_refuses_unmet_dependencies_without_failing(tmp_path: Path) -> None:
+def test_begin_asks_the_user_about_unmet_dependencies_and_starts_nothing(
+        tmp_path: Path) -> None:
+    """Seed 004's gate_blocked: unmet depends_on asks the user whether to proceed (the
+    question is the user's to answer: ``tests/unit/test_blocked.py``)."""
     store = linear(tmp_path, 3)
     save_request("s", "/maker:step 3")
     out = begin("s")
-    assert out.startswith("REFUSED:") and "STEP_BLOCKED" in out and "step 2" in out
+    assert out.startswith("ASK:") and "step 2" in out and "STEP_BLOCKED" in out
+    ask = json.loads(re.search(r"^ask: (\{.*\})$", out, re.M).group(1))
+    options = [o["label"] for o in ask["questions"][0]["options"]]
+    assert options == ["Start step 3 anyway", "Do not start step 3"]
+    assert "(step 2 is pending)?" in ask["questions"][0]["question"]
     assert store.load().get(3).status == "pending"
 
 

@@ -26,6 +26,7 @@ from maker.executor.approval import (
     reject_step,
     set_policy,
 )
+from maker.executor.blocked import BLOCKED_LABELS, BLOCKED_PREFIX, person_starts
 from maker.executor.instructions import decide_hint
 from maker.executor.orient import DEVIATION_LABELS, DEVIATION_PREFIX, person_decides
 from maker.store.plan_store import PlanStore
@@ -84,7 +85,7 @@ def _maker_questions(tool_input: Any) -> dict[str, int]:
     questions = tool_input.get("questions") if isinstance(tool_input, dict) else None
     for q in questions if isinstance(questions, list) else []:
         text = q.get("question") if isinstance(q, dict) else None
-        for prefix in (QUESTION_PREFIX, DEVIATION_PREFIX):
+        for prefix in (QUESTION_PREFIX, DEVIATION_PREFIX, BLOCKED_PREFIX):
             if isinstance(text, str) and text.startswith(prefix):
                 m = re.match(r"\d+", text[len(prefix):])
                 if m:
@@ -102,8 +103,10 @@ def prefilled_answer(tool_input: Any) -> str | None:
     return None
 
 
-def answer_decision(store: PlanStore, tool_input: Any, tool_response: Any) -> str | None:
-    """Record the user's answer to maker's approval question; None if it was not one."""
+def answer_decision(store: PlanStore, tool_input: Any, tool_response: Any,
+                    session_id: str = "", prompt_id: str = "") -> str | None:
+    """Record the user's answer to one of maker's questions (approve a step, approve its
+    revision, start a blocked step); None if it was not one."""
     asked = _maker_questions(tool_input)
     if not asked:
         return None
@@ -116,6 +119,10 @@ def answer_decision(store: PlanStore, tool_input: Any, tool_response: Any) -> st
                         f"still awaits approval: {decide_hint(n)}.")
             continue
         try:
+            if question.startswith(BLOCKED_PREFIX):
+                told.append(person_starts(store, n, answer == BLOCKED_LABELS[0].format(n=n),
+                                          session_id, prompt_id))
+                continue
             if question.startswith(DEVIATION_PREFIX):
                 approve = answer == DEVIATION_LABELS[0].format(n=n)
                 notes = "" if approve or answer == DEVIATION_LABELS[1].format(n=n) else answer

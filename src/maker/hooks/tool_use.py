@@ -211,5 +211,12 @@ def on_post_tool_use(hook: HookInput) -> Output:
         return allow()
     from maker.hooks.decisions import answer_decision
 
-    told = answer_decision(store, hook.raw.get("tool_input"), hook.raw.get("tool_response"))
+    prompt_id = hook.text("prompt_id")
+    if not prompt_id:  # (the turn of the /maker:step that asked, as its hook saved it)
+        from maker.store.requests import load_request_record
+
+        saved = load_request_record(hook.session_id, "step", max_age_s=3600) or {}
+        prompt_id = str(saved.get("prompt_id") or "")
+    told = answer_decision(store, hook.raw.get("tool_input"), hook.raw.get("tool_response"),
+                           hook.session_id, prompt_id)
     return context("PostToolUse", told) if told else allow()
