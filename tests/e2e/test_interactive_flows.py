@@ -45,7 +45,7 @@ from maker.store.plan_store import PlanStore
 from maker_scripted import RecordedRequest, Reply
 from maker_scripted.replies import ToolUseBlock
 from maker_scripted.terminal import Terminal
-from maker_scripted.turns import Turn, search
+from maker_scripted.turns import Turn, off_script, search
 
 from ._maker import branching_plan, finish_step_0, step, write_plan
 from .conftest import StartInteractive
@@ -166,24 +166,21 @@ def test_the_person_approves_a_step_by_typing_the_command(
     assert "Approved step 0 (Write hello.txt); it is complete." in screen
 
 
-def test_the_person_sends_a_step_back_with_notes_by_typing_the_command(
+def main_relaunches_after_rejection(request: RecordedRequest) -> Reply:
+    """/maker:reject with notes: maker started the step again, and says to launch."""
+    if "maker: the user sent step 0 back with the notes" not in request.all_text or \
+            "STARTED: step 0 (Write hello.txt) started again (revision)" not in \
+            request.all_text:
+        raise off_script(request, "expected maker's note that step 0 runs again")
+    return tool("Agent", subagent_type="maker:step-executor",
+                description="Execute maker step 0", prompt="Execute maker step 0.")
+
+
+def test_the_person_sends_a_step_back_with_notes_and_it_runs_again(
         interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    """Seed 004's revision loop: the person's rejection with notes goes back through
+    implement, verify and handoff in the same flow; nobody starts the step by hand."""
     terminal = step_0_awaiting_approval(interactive, fake_api, project)
-
-    fake_api.script(MAIN, main_reports_decision())
-    terminal.submit(f"/maker:reject 0 {NOTES}")
-
-    screen = finished(terminal, fake_api, "STEP_REJECTED")
-    fake_api.assert_done()
-    record = step(project, 0)
-    assert record.status == "pending"
-    assert record.meta["revision_notes"] == [NOTES]  # the person's words, verbatim
-    assert record.meta["rejected_by"] == "user (typed /maker:reject)"
-    assert list((project / "plans/handoffs/reset").glob("00-*"))  # kept aside
-    told = fake_api.requests_for(MAIN)[-1].latest_text
-    assert f"maker: the user rejected step 0; it is back to pending with their revision " \
-           f"notes: {NOTES!r}." in told
-    assert "Rejected step 0; it is back to pending" in screen
 
     # The step runs again, and the person's notes reach the new executor's brief.
     def reads_the_notes_then_writes(request: RecordedRequest) -> Reply:
@@ -192,14 +189,37 @@ def test_the_person_sends_a_step_back_with_notes_by_typing_the_command(
         assert f"- {NOTES}" in brief
         return executor_writes("hello.txt", "salut\n")(request)
 
-    fake_api.script(MAIN, main_launches_executor(), main_waits(), main_tells_how_to_decide)
+    fake_api.script(MAIN, main_relaunches_after_rejection, main_waits(),
+                    main_tells_how_to_decide)
     fake_api.script(EXECUTOR, executor_reads_brief(), reads_the_notes_then_writes,
                     handback(GOOD_0))
-    terminal.submit("/maker:step 0")
+    terminal.submit(f"/maker:reject 0 {NOTES}")
+
     finished(terminal, fake_api, "STEP_AWAITING_APPROVAL")
     fake_api.assert_done()
+    record = step(project, 0)
+    assert record.status == "awaiting-approval"
+    assert record.meta["revision_notes"] == [NOTES]  # the person's words, verbatim
+    assert record.meta["rejected_by"] == "user (typed /maker:reject)"
+    assert list((project / "plans/handoffs/reset").glob("00-*"))  # the first one, kept
     assert (project / "hello.txt").read_text() == "salut\n"
-    assert step(project, 0).meta["revision_notes"] == [NOTES]
+    told = fake_api.requests_for(MAIN)[-3].all_text
+    assert f"sent step 0 back with the notes {NOTES!r}; it runs again now" in told
+
+
+def test_a_rejection_without_notes_stops_the_step(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    terminal = step_0_awaiting_approval(interactive, fake_api, project)
+
+    fake_api.script(MAIN, main_reports_decision())
+    terminal.submit("/maker:reject 0")
+
+    screen = finished(terminal, fake_api, "STEP_REJECTED")
+    fake_api.assert_done()
+    record = step(project, 0)
+    assert record.status == "pending"
+    assert record.meta["rejected_by"] == "user (typed /maker:reject)"
+    assert "Rejected step 0; it is back to pending" in screen
 
 
 # -- a step decided by a vote --------------------------------------------------------------

@@ -60,9 +60,11 @@ def test_the_user_approves_by_typing_the_command(store: PlanStore) -> None:
 
 def test_the_user_rejects_by_typing_with_notes_kept_verbatim(store: PlanStore) -> None:
     notes = "Use the cache; don't `rm -rf /` $(whoami) 'quoted'\nsecond line"
-    assert "the user rejected step 1" in typed(f"/maker:reject 1 {notes}")
+    said = typed(f"/maker:reject 1 {notes}")
+    # (With notes, the step runs again at once: seed 004's revision loop.)
+    assert "sent step 1 back with the notes" in said and "Execute maker step 1." in said
     record = store.load().get(1)
-    assert record.status == "pending"
+    assert record.status == "in-progress"
     assert record.meta["revision_notes"] == [notes]
     assert record.meta["rejected_by"] == "user (typed /maker:reject)"
 
@@ -114,7 +116,8 @@ def test_the_users_answer_approves(store: PlanStore) -> None:
 def test_the_users_answer_rejects_with_their_words_as_notes(store: PlanStore) -> None:
     answered("Keep the old API; add a deprecation warning")
     record = store.load().get(1)
-    assert record.status == "pending"
+    assert record.status == "in-progress"  # it runs again, with the notes in its brief
+    assert record.meta["rejected_by"] == "user (AskUserQuestion)"
     assert record.meta["revision_notes"] == ["Keep the old API; add a deprecation warning"]
 
 

@@ -12,13 +12,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from maker.errors import HandoffRejectedError, Problem
-from maker.executor.accept import accept_handoff, canonical_sha256
+from maker.executor.accept import accept_handoff
 from maker.executor.lifecycle import reset_step, start_step
 from maker.handoff.gate import check_handoff
 from maker.store.frontmatter import read_front_matter
 from maker.store.plan_store import PlanStore
 from maker.store.seal import seal
 from maker.verify.runner import evidence_path, run_verification
+from maker.yaml_cleaner.dump import canonical_sha256
 
 from ._step_plans import (
     branching,

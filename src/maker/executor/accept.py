@@ -9,12 +9,9 @@ with every problem.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import yaml
 
 from maker.core.clock import utc_now
 from maker.core.models import Handoff, step_refs
@@ -26,12 +23,13 @@ from maker.handoff.evidence import project_dir
 from maker.handoff.gate import inspect_handoff
 from maker.store.notes import add_notes
 from maker.store.records import StepRecord, StoredPlan
+from maker.yaml_cleaner.dump import canonical_sha256
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.verify.runner import VerificationRun
 
-__all__ = ["AcceptResult", "accept_handoff", "add_step_facts", "canonical_sha256"]
+__all__ = ["AcceptResult", "accept_handoff", "add_step_facts"]
 
 
 @dataclass(frozen=True)
@@ -49,12 +47,6 @@ class AcceptResult:
         return {"step": self.step, "status": self.status, "path": str(self.path),
                 "notes_added": self.notes_added, "was_repaired": self.was_repaired,
                 "next": [{"step": n, "title": t} for n, t in self.next_steps]}
-
-
-def canonical_sha256(data: Any) -> str:
-    """sha256 of ``data`` as canonical YAML (sorted keys): what a later step saw."""
-    text = yaml.safe_dump(data, sort_keys=True, allow_unicode=True, default_flow_style=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def accept_handoff(store: PlanStore, text: str | bytes,

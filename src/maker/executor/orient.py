@@ -80,7 +80,7 @@ def _upstream(plan: StoredPlan, n: int) -> list[int]:
 
 def findings(store: PlanStore, plan: StoredPlan, n: int) -> list[Finding]:
     """What code can check of step ``n`` against the world as it is now."""
-    from maker.executor.accept import canonical_sha256
+    from maker.yaml_cleaner.dump import canonical_sha256
 
     out: list[Finding] = []
     up = _upstream(plan, n)

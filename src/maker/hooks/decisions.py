@@ -29,6 +29,7 @@ from maker.executor.approval import (
 from maker.executor.blocked import BLOCKED_LABELS, BLOCKED_PREFIX, person_starts
 from maker.executor.instructions import decide_hint
 from maker.executor.orient import DEVIATION_LABELS, DEVIATION_PREFIX, person_decides
+from maker.executor.revision import run_again
 from maker.store.plan_store import PlanStore
 
 __all__ = ["answer_decision", "prompt_decision", "prefilled_answer"]
@@ -37,7 +38,8 @@ DECISION_COMMANDS = ("approve", "reject", "policy")
 _NUMBER = re.compile(r"\A#?(\d{1,6})\b[:.]?\s*(.*)\Z", re.S)
 
 
-def prompt_decision(store: PlanStore, command: str, arguments: str) -> str:
+def prompt_decision(store: PlanStore, command: str, arguments: str, session_id: str = "",
+                    prompt_id: str = "") -> str:
     """Carry out ``/maker:<command> <arguments>`` typed by the user; what to tell them."""
     try:
         if command == "policy":
@@ -63,6 +65,8 @@ def prompt_decision(store: PlanStore, command: str, arguments: str) -> str:
             return (f"maker: the user approved step {n} ({record.title}); it is complete. "
                     "Tell them so, and end with STEP_COMPLETE.")
         result = reject_step(store, n, notes, by="user (typed /maker:reject)")
+        if notes:
+            return run_again(store, n, result.notes, "the user", session_id, prompt_id)
         return (f"maker: the user rejected step {n}; it is back to pending with their "
                 f"revision notes: {result.notes!r}. Tell them so, and end with "
                 "STEP_REJECTED.")
@@ -137,6 +141,10 @@ def answer_decision(store: PlanStore, tool_input: Any, tool_response: Any,
             else:
                 notes = "" if answer == REJECT_LABEL.format(n=n) else answer
                 result = reject_step(store, n, notes, by="user (AskUserQuestion)")
+                if notes:
+                    told.append(run_again(store, n, result.notes, "the user", session_id,
+                                          prompt_id))
+                    continue
                 told.append(f"maker: the user rejected step {n}; it is back to pending "
                             f"with the notes {result.notes!r}. End with STEP_REJECTED.")
         except MakerError as exc:

@@ -63,7 +63,8 @@ def on_user_prompt_submit(hook: HookInput) -> Output:
     if not store.exists():
         return context("UserPromptSubmit", "maker: there is no plan here, so there is "
                        "nothing to approve, reject or set a policy for.")
-    return context("UserPromptSubmit", prompt_decision(store, *parsed))
+    return context("UserPromptSubmit", prompt_decision(store, *parsed, hook.session_id,
+                                                       hook.text("prompt_id")))
 
 
 # -- SessionStart -----------------------------------------------------------------

@@ -26,8 +26,10 @@ STEP_KEYS = ("step", "title", "task_type", "status", "depends_on", "input_variab
 # the step's history (how often it was reset, what a person sent back) is kept.
 ATTEMPT_META = ("started_at", "started_by", "forced", "forced_over", "finished_at",
                 "failed_at", "reasons", "handoff_accepted_at", "approved_at", "approved_by",
-                "rejected_by", "approval_seal", "awaiting_approval", "orient", "deviation")
-HISTORY_META = ("resets", "revision_notes", "revised_task")
+                "approval_seal", "awaiting_approval", "orient", "deviation")
+# (``rejected_by``: who sent the newest revision notes back; a rejection with notes runs
+# the step again at once, and the new attempt keeps saying who asked for it.)
+HISTORY_META = ("resets", "revision_notes", "revised_task", "rejected_by")
 RUN_META = frozenset(ATTEMPT_META + HISTORY_META)
 _SECTIONS = {"Task": "task_description",
              "Primary tool instructions": "primary_tool_instructions",
