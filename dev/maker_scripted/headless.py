@@ -94,13 +94,19 @@ def _script(api: FakeMessagesAPI, project: Path) -> None:
 
         return turn
 
+    def orient(n: int) -> Reply:  # (maker refuses an edit before the step's orientation)
+        return Reply.tool("Bash", {"command": f"maker orient {n} none",
+                                   "description": "Record my orientation"})
+
     def write(name: str, content: str) -> Reply:
         return Reply.tool("Write", {"file_path": str(project / name), "content": content})
 
     api.script(PLANNER, Reply.text(to_yaml(headless_plan())))
     api.script(
         EXECUTOR,
-        on(0, write("hello.txt", "hello\n")),
+        # Step 0 orients before any edit (maker refuses an edit until it has), then writes.
+        on(0, orient(0)),
+        write("hello.txt", "hello\n"),
         Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"],
                            summary="Wrote hello.txt with the line 'hello'.")),
         # Step 1 chooses the branch, so it is decided by a vote (a lead of 2): isolated
@@ -109,7 +115,8 @@ def _script(api: FakeMessagesAPI, project: Path) -> None:
         *[on(1, Reply.text(handoff(1, {"next_step": 2, "reason": "hello.txt says hello"},
                                    summary="hello.txt says hello: step 2 documents it.")))
           for _ in range(2)],
-        on(2, write("README.md", "# Greeting\n\nhello.txt greets whoever reads it.\n")),
+        on(2, orient(2)),
+        write("README.md", "# Greeting\n\nhello.txt greets whoever reads it.\n"),
         Reply.text(handoff(2, {"files": ["README.md"]}, files=["README.md"],
                            summary="Wrote README.md about hello.txt.")),
     )

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,14 +52,33 @@ def greeting_run(api: FakeMessagesAPI) -> None:
     api.script(
         EXECUTOR,
         writes_hello,
+        oriented_then(write_hello),
         Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"])),
         Reply.text(handoff(1, {"ok": True})),
     )
 
 
 def writes_hello(request: RecordedRequest) -> Reply:
+    """Step 0's first turn: its brief read, it orients (maker refuses an edit before)."""
     assert "# Step 0: Write hello.txt" in request.last_user_text  # the plugin's brief
-    return write_hello(request)
+    return orients(0)(request)
+
+
+def orients(n: int, judged: str = "none") -> Callable[[RecordedRequest], Reply]:
+    """``maker orient N <judged>``, as the brief words it (run by maker run's own maker)."""
+    def turn(request: RecordedRequest) -> Reply:
+        return Reply.tool("Bash", {"command": f"maker orient {n} {judged}",
+                                   "description": "Record my orientation"})
+    return turn
+
+
+def oriented_then(reply: Callable[[RecordedRequest], Reply]
+                  ) -> Callable[[RecordedRequest], Reply]:
+    """The turn after orienting: maker said so, then ``reply``."""
+    def turn(request: RecordedRequest) -> Reply:
+        assert "oriented (none)" in request.tool_results[-1].text, request.last_user_text
+        return reply(request)
+    return turn
 
 
 def write_hello(request: RecordedRequest) -> Reply:
@@ -127,7 +147,11 @@ def test_a_tool_outside_the_step_is_denied_and_a_budget_stop_is_continued(
 
     fake_api.script(
         EXECUTOR,
+        # The budget stops the session after its first call: its orient never runs, so
+        # the continued run's fresh session orients (its brief asks it to) and writes.
         writes_hello,
+        writes_hello,
+        oriented_then(write_hello),
         Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"])),
     )
     # A budget smaller than one call: the first step's call spends it; the run stops.
@@ -260,7 +284,7 @@ def test_maker_run_plans_the_task_then_a_large_step_gets_the_reviewer(
         return Reply.text("GREEN: the five files say hello.\nVERDICT: approve")
 
     fake_api.script("planner", Reply.text(to_yaml(greeting_plan())))
-    fake_api.script(EXECUTOR, writes_five,
+    fake_api.script(EXECUTOR, orients(0), oriented_then(writes_five),
                     Reply.text(handoff(0, {"files": FILES}, files=FILES)),
                     Reply.text(handoff(1, {"ok": True})))
     fake_api.script("reviewer", reviews)
@@ -404,12 +428,13 @@ def test_a_failing_verification_is_fixed_in_the_fix_loop(
         # ... to the same session, resumed: it still holds the brief and its answer.
         assert "# Step 0: Write hello.txt" in json.dumps(request.messages[0])
         assert "# Step 0:" not in request.last_user_text
-        return write_hello(request)
+        return orients(0)(request)
 
     fake_api.script(
         EXECUTOR,
         Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"])),  # not done
         fixes,
+        oriented_then(write_hello),
         Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"])),
         Reply.text(handoff(1, {"ok": True})),
     )

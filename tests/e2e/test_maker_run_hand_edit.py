@@ -17,7 +17,7 @@ from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker_scripted.scenarios import handoff
 
 from ._maker import write_plan
-from .test_maker_run import EXECUTOR, run_maker, write_hello
+from .test_maker_run import EXECUTOR, oriented_then, orients, run_maker, write_hello
 
 pytestmark = pytest.mark.e2e
 
@@ -31,9 +31,9 @@ def test_a_hand_edit_of_a_later_step_mid_run_reaches_it_and_is_kept(
         later.write_text(later.read_text().replace("report ok true or false",
                                                    "report ok as I asked"))
         time.sleep(changes.FULL_EVERY + 0.2)  # (the engine may not see it before)
-        return write_hello(request)
+        return orients(0)(request)
 
-    fake_api.script(EXECUTOR, edits_step_1,
+    fake_api.script(EXECUTOR, edits_step_1, oriented_then(write_hello),
                     Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"])),
                     Reply.text(handoff(1, {"ok": True})))
     run = run_maker(fake_api, project, claude_home, "--approve", "auto")

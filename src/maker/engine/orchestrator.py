@@ -250,6 +250,8 @@ class Orchestrator(Module):
                                     output=_mapping(step.output))
                 # (start_step checks it again: this only saves reading the whole plan)
                 follows = step.next_ready[0] if step.next_ready else None
+            elif step.status == "deviation":  # (a gate of its own: a person decides)
+                raise _Stop(EXIT_APPROVAL, step.reason, None)
             elif step.status != AWAITING:
                 reason = f"step {n} is {step.status}: {step.reason}"
                 raise _Stop(EXIT_FAILED, reason, TaskFailed(timestamp=time.time(),

@@ -34,12 +34,14 @@ import yaml
 from maker.core.clock import utc_now
 from maker.core.events import Event, StepFailed, StepFlagged, StepStarted
 from maker.core.models import AgentResult, TaskConfig
+from maker.engine.deviation import after_answer, stop_reason
 from maker.engine.sessions import Reviewer, RunnerFactory
 from maker.engine.vote_step import undecided_reason, vote_on, vote_record
 from maker.errors import AgentSDKError, HandoffRejectedError, Problem
 from maker.executor.accept import accept_handoff
 from maker.executor.brief import build_brief
 from maker.executor.lifecycle import fail_step, start_step
+from maker.executor.orient import pending_deviation
 from maker.executor.step_rules import GATE_ATTEMPTS, MAX_FIX_ATTEMPTS, MAX_REVIEW_ATTEMPTS
 from maker.executor.vote_rules import step_votes
 from maker.red_flag.red_flagger import RedFlagger
@@ -137,7 +139,10 @@ class StepRun:
         started = start_step(store, n, session_id=parts.session_id, take_over=True)
         yield StepStarted(timestamp=time.time(), step=n, title=started.title)
         record = store.load_step(n)  # (one file: the whole plan was checked just now)
-        brief = build_brief(store, None, n, orient=False)  # (no orient in the engine yet)
+        if pending_deviation(record) is not None:  # (still a person's to decide)
+            self.status, self.reason = "deviation", stop_reason(record)
+            return
+        brief = build_brief(store, None, n)
         feedback, kind = "", "executor"
         resume: str | None = None  # the session a fix resumes
         flagged = refused = fixes = 0
@@ -155,6 +160,13 @@ class StepRun:
                 result, voted, bad, why = voted, None, False, ""
             else:
                 result = await self._draw(record, brief, feedback, kind, resume)
+                waits = self._deviation(result)
+                if waits is None:
+                    return  # (a person decides: the run stops for them)
+                if waits:
+                    self._record(kind, result, record)
+                    feedback, kind, resume = waits, "executor", result.session_id
+                    continue
                 bad, why = parts.flagger.check_with_reason(result)
                 self._record(kind if not bad else "flagged", result, record)
             resume = None
@@ -280,6 +292,17 @@ class StepRun:
         self.parts.record(kind, self.n, self._attempt, cost_usd=result.cost_usd,
                           duration_ms=result.duration_ms, tokens=result.tokens, model=model,
                           error=result.error, session_id=result.session_id)
+
+    def _deviation(self, result: AgentResult) -> str | None:
+        """After a session's answer: ``""`` when no deviation is pending, the feedback
+        that resumes the session when one was approved by ``STEP_AUTOAPPROVE=1``, None
+        when the run stops for a person (``maker.engine.deviation``)."""
+        what, said = after_answer(self.store, self.n)
+        if what == "stop":
+            self._record("executor", result, self.store.load_step(self.n))
+            self.status, self.reason = "deviation", said
+            return None
+        return said
 
     def _fail(self, reason: str) -> StepFailed:
         fail_step(self.store, self.n, reason)

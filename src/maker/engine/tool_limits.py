@@ -128,12 +128,39 @@ def make_hooks(store: PlanStore, step: StepRecord | StepTools, *,
         tool = str(raw.get("tool_name") or "")
         reason = decide(spec, tool, given, cwd=where, plans_root=store.root)
         run = None
-        if reason is None and tool == "Bash":  # (git as the plugin runs it, too)
-            reason, run = step_git_run(spec.tools, str(given.get("command") or ""), where)
+        command = str(given.get("command") or "") if tool == "Bash" else ""
+        if reason is None:  # (orient first, and maker orient as this run's own maker)
+            reason, run = _orient_rule(store, step, tool, command)
+        if reason is None and run is None and tool == "Bash":  # (git as the plugin runs it)
+            reason, run = step_git_run(spec.tools, command, where)
         return _answer(reason, run, given)
 
     return {"PreToolUse": [HookMatcher(matcher=None, hooks=[pre_tool_use],
                                        on_failure="block")]}
+
+
+def _orient_rule(store: PlanStore, step: StepRecord | StepTools, tool: str,
+                 command: str) -> tuple[str | None, str | None]:
+    """Seed 004's orient, as the plugin's guard holds it (``maker.executor.orient``): no
+    edit before the step's orientation is recorded, none while a deviation awaits a
+    person; and ``maker orient N ...``, worded as the brief says, run by this run's own
+    maker (a session's PATH need not have one). ``(refusal, command to run instead)``."""
+    from maker.executor.orient import edit_refusal, edits_project
+    from maker.tools.maker_commands import orient_command
+
+    number = getattr(step, "number", None)
+    if not isinstance(number, int):
+        return None, None
+    if orient_command(command) == number:
+        import shlex
+        import sys
+
+        words = shlex.split(command)[1:]
+        return None, " ".join(shlex.quote(w) for w in (
+            sys.executable, "-m", "maker", *words, "--plans-dir", str(store.root)))
+    if edits_project(tool, command):
+        return edit_refusal(store.load_step(number)), None
+    return None, None
 
 
 def reviewer_hooks(cwd: Path) -> dict[HookEvent, list[HookMatcher]]:

@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 
 __all__ = ["AUTOAPPROVE_ENV", "DEVIATION_LABELS", "DEVIATION_PREFIX", "DEVIATIONS", "Finding",
            "autoapproved", "decide_deviation", "deviation_question", "edit_refusal",
-           "findings", "orient_section", "pending_deviation", "person_decides", "record_orient"]
+           "edits_project", "findings", "orient_section", "pending_deviation", "person_decides",
+           "record_orient"]
 
 DEVIATIONS = ("none", "minor", "major")
 AUTOAPPROVE_ENV = "STEP_AUTOAPPROVE"
@@ -126,6 +127,26 @@ def pending_deviation(record: StepRecord) -> dict[str, Any] | None:
 def oriented(record: StepRecord) -> bool:
     """Whether this attempt of the step may edit: orient recorded, nothing pending."""
     return isinstance(record.meta.get("orient"), dict) and pending_deviation(record) is None
+
+
+def edits_project(tool: str, command: str | None) -> bool:
+    """Whether an executor's call may change the project (so it waits for orient): a file
+    writer, or a Bash command that is neither a reader nor maker's reads and ``orient``
+    (``maker verify`` runs the project's formatters: it waits too). Both front ends ask
+    here: the plugin's PreToolUse hook and ``maker run``'s (``engine.tool_limits``)."""
+    from maker.tools.guard import WRITERS
+
+    if tool in WRITERS:
+        return True
+    if tool != "Bash" or not command:
+        return False
+    from maker.tools.maker_commands import orient_command, plumbing
+    from maker.tools.readonly import is_read_only
+
+    found = plumbing(command)
+    if found is not None and found[0] != "verify --step":
+        return False
+    return orient_command(command) is None and not is_read_only(command)
 
 
 def edit_refusal(record: StepRecord) -> str | None:

@@ -101,9 +101,9 @@ def _executor_check(hook: HookInput, store: PlanStore) -> Output:
                                cwd=Path(hook.cwd or "."), plans_root=store.root)
     if reason:
         return deny_tool(reason)
-    if _edits(hook.text("tool_name"), bash_command(hook)):
-        from maker.executor.orient import edit_refusal
+    from maker.executor.orient import edit_refusal, edits_project
 
+    if edits_project(hook.text("tool_name"), bash_command(hook)):
         why = edit_refusal(record)
         if why:
             return deny_tool(why)
@@ -117,25 +117,6 @@ def _executor_check(hook: HookInput, store: PlanStore) -> Output:
                                     Path(hook.cwd or "."))
         return deny_tool(refusal) if refusal else _run_instead(hook, run)
     return allow()
-
-
-def _edits(tool: str, command: str | None) -> bool:
-    """Whether an executor's call may change the project (so it waits for orient): a file
-    writer, or a Bash command that is neither a reader nor maker's reads and ``orient``
-    (``maker verify`` runs the project's formatters: it waits too)."""
-    from maker.tools.guard import WRITERS
-
-    if tool in WRITERS:
-        return True
-    if tool != "Bash" or not command:
-        return False
-    from maker.tools.maker_commands import orient_command, plumbing
-    from maker.tools.readonly import is_read_only
-
-    found = plumbing(command)
-    if found is not None and found[0] != "verify --step":
-        return False
-    return orient_command(command) is None and not is_read_only(command)
 
 
 def _any_agent_tool(hook: HookInput) -> Output:

@@ -1,0 +1,105 @@
+"""Orient and the deviation gate in `maker run` (issue 15, item 1), end to end: the real
+claude-agent-sdk and bundled Claude Code CLI against the scripted Messages API. The
+session records a major deviation before any edit; `maker run` stops for a person (exit 4)
+and spends nothing more until one decides; with STEP_AUTOAPPROVE=1 in the run's own
+environment (a person's setting) the revised step is approved and the session goes on,
+and the final approval is still the policy's a person set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from maker.executor.orient import decide_deviation
+from maker.store.plan_store import PlanStore
+from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
+from maker_scripted.scenarios import handoff
+
+from ._maker import step, write_plan
+from .test_maker_run import EXECUTOR, run_maker, write_hello
+
+pytestmark = pytest.mark.e2e
+
+MAJOR = ("maker orient 0 major --what 'the project greets in French now' "
+         "--revised 'Write salut to hello.txt'")
+
+
+def orients_major(request: RecordedRequest) -> Reply:
+    assert "## Orient first" in request.last_user_text  # the brief says how
+    return Reply.tool("Bash", {"command": MAJOR, "description": "Record my orientation"})
+
+
+def tries_to_write(request: RecordedRequest) -> Reply:
+    assert "deviates from the plan (major), recorded" in request.tool_results[-1].text
+    return write_hello(request)
+
+
+def stops(request: RecordedRequest) -> Reply:
+    (refused,) = request.tool_results
+    assert refused.is_error and "awaits a person's decision" in refused.text
+    return Reply.text("DEVIATION")
+
+
+def test_a_major_deviation_stops_the_run_for_a_person(
+        fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
+    store = write_plan(project)
+    fake_api.script(EXECUTOR, orients_major, tries_to_write, stops)
+    run = run_maker(fake_api, project, claude_home, "--approve", "auto")
+
+    assert run.returncode == 4, run.stdout[-1500:] + run.stderr[-1500:]
+    assert "step 0 (Write hello.txt) deviates from the plan: the project greets in " \
+           "French now" in run.stdout + run.stderr
+    assert "maker step approve 0" in run.stdout + run.stderr
+    fake_api.assert_done()
+    assert not (project / "hello.txt").exists()
+    assert step(project, 0).meta["deviation"]["status"] == "pending"
+    calls = len(fake_api.requests_for(EXECUTOR))
+
+    # Until a person decides, `maker run` stops again at once and spends nothing.
+    again = run_maker(fake_api, project, claude_home, "--approve", "auto")
+    assert again.returncode == 4 and len(fake_api.requests_for(EXECUTOR)) == calls
+
+    # A person approves the revised step; `maker run` goes on with it.
+    decide_deviation(PlanStore(project / "plans"), 0, True, "person (terminal)")
+
+    def revised(request: RecordedRequest) -> Reply:
+        assert "Write salut to hello.txt" in request.last_user_text
+        assert "orientation is recorded" in request.last_user_text
+        return Reply.tool("Write", {"file_path": str(project / "hello.txt"),
+                                    "content": "salut\n"})
+
+    fake_api.script(EXECUTOR, revised,
+                    Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"])),
+                    Reply.text(handoff(1, {"ok": True})))
+    done = run_maker(fake_api, project, claude_home, "--approve", "auto")
+    assert done.returncode == 0, done.stdout[-1500:] + done.stderr[-1500:]
+    fake_api.assert_done()
+    assert (project / "hello.txt").read_text() == "salut\n"
+    assert step(project, 0).meta["deviation"]["decided_by"] == "person (terminal)"
+    assert store.load().get(0).status == "complete"
+
+
+def test_step_autoapprove_passes_the_deviation_gate_only(
+        fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
+    write_plan(project, policy="never")
+
+    def goes_on(request: RecordedRequest) -> Reply:
+        assert "STEP_AUTOAPPROVE=1 (set by a person for this run) approved the revised " \
+               "step 0" in request.last_user_text
+        return Reply.tool("Write", {"file_path": str(project / "hello.txt"),
+                                    "content": "salut\n"})
+
+    fake_api.script(EXECUTOR, orients_major, Reply.text("DEVIATION"), goes_on,
+                    Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"])))
+    run = run_maker(fake_api, project, claude_home, "--approve", "never",
+                    extra={"STEP_AUTOAPPROVE": "1"})
+
+    # The revision was approved by the variable; the step itself waits for a person.
+    assert run.returncode == 4, run.stdout[-1500:] + run.stderr[-1500:]
+    assert "awaits approval" in run.stdout + run.stderr
+    fake_api.assert_done()
+    record = step(project, 0)
+    assert record.status == "awaiting-approval"
+    assert record.meta["deviation"]["decided_by"] == "STEP_AUTOAPPROVE=1 (a person's setting)"
+    assert (project / "hello.txt").read_text() == "salut\n"
