@@ -245,7 +245,9 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
         result = start_step(store, number, force=force, session_id=session_id or None,
                             take_over=taking is not None)
     except DependencyError as exc:
-        _ask_blocked(store, exc, notes)
+        from maker.cli.decide_cmds import ask_blocked
+
+        ask_blocked(store, exc, notes)
         return
     except MakerError as exc:
         click.echo(f"REFUSED: {exc}\nNEXT: tell the user, and end your reply with the line "
@@ -272,31 +274,6 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
     click.echo(f"NEXT: {launch_instruction(store, result.step)}"
                + (", followed by the user's notes above, verbatim." if notes else ".")
                + f" It reads its own brief with `maker context {result.step}`.")
-
-
-def _ask_blocked(store: PlanStore, exc: Exception, notes: str) -> None:
-    """A step whose dependencies are unmet: the user decides whether to start it anyway
-    (``maker.executor.blocked``), asked with maker's question."""
-    import json
-
-    from maker.executor.blocked import blocked_question
-
-    n = getattr(exc, "step", None)
-    missing = getattr(exc, "missing", None)
-    if not isinstance(n, int) or not isinstance(missing, dict):
-        click.echo(f"REFUSED: {exc}\nNEXT: tell the user which steps must be completed "
-                   "first, and end your reply with the line STEP_BLOCKED.")
-        return
-    title = store.load_step(n).title
-    click.echo(f"ASK: {exc}")
-    if notes:
-        click.echo(f"Notes from the user for the executor, verbatim:\n<user-notes>\n{notes}\n"
-                   "</user-notes>")
-    click.echo("ask: " + json.dumps(blocked_question(n, title, missing), ensure_ascii=False))
-    click.echo(f"NEXT: ask the user with AskUserQuestion, with exactly the input on the "
-               "`ask:` line (never answer it yourself); maker records their answer and tells "
-               "you what to do. Without AskUserQuestion (print mode), tell the user that "
-               f"`/maker:step {n} --force` starts it anyway, and end with STEP_BLOCKED.")
 
 
 def _take_over_reason(store: PlanStore, typed: int | None, transcript_path: str,

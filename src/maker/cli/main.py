@@ -27,6 +27,7 @@ _COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "handoff": _STEP,
     "request": _STEP,
     "policy": _STEP,
+    "proposal": ("maker.cli.decide_cmds",),
     "verify": ("maker.cli.verify_cmd",),
     "demo": ("maker.cli.demo_cmd",),
     "run": ("maker.cli.run_cmd",),

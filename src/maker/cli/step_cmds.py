@@ -123,6 +123,7 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
     from maker.errors import MakerError
     from maker.executor.schedule import nothing_ready_reason, plan_schedule
     from maker.executor.status_view import summary_rows
+    from maker.executor.sweep import open_proposals
 
     store = _store(plans_dir)
     try:
@@ -156,6 +157,7 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
                    "approval_policy": policy.name, "steps": steps,
                    "next": [{"step": n, "title": plan.get(n).title} for n in sched.ready],
                    "reason": nothing_ready_reason(sched, plan) or None,
+                   "proposals": open_proposals(store),
                    **({"cost": cost.to_dict()} if cost is not None else {})})
         return
     click.echo(f"Plan: {task_line(plan.task, where=str(store.overview_path))}")
@@ -192,6 +194,10 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
                    "(`maker plan lint` lists them all):")
         for text in problems[:10]:
             click.echo(f"  - {text}")
+    for p in open_proposals(store):
+        click.echo(f"Proposal {p['id']} (from step {p['from_step']}), yours to decide: "
+                   f"{p['text']} (`/maker:proposal accept|drop {p['id']}`, or `maker proposal "
+                   f"accept|drop {p['id']}` in a terminal)")
     for r in rows:
         if r.status in ("failed", "blocked"):
             why = "; ".join(r.reasons) or "no reason recorded"

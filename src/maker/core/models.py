@@ -167,6 +167,10 @@ class Handoff:
     for_next_agent: str = ""
     files_changed: list[str] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
+    # The edge-case sweep (seed 004): notes for later steps, and changes of scope
+    # proposed to the user (``maker.handoff.sweep``).
+    edge_cases: list[tuple[int, str]] = field(default_factory=list)
+    proposals: list[str] = field(default_factory=list)
 
 
 _STEP_REF = re.compile(r"^step_(\d+)_output(?:\.|$)")

@@ -19,6 +19,7 @@ from maker.errors import HandoffRejectedError, Problem, StepNotFoundError
 from maker.executor.approval import hold_or_approve
 from maker.executor.lifecycle import set_status
 from maker.executor.schedule import next_steps
+from maker.executor.sweep import apply_sweep
 from maker.handoff.evidence import project_dir
 from maker.handoff.gate import inspect_handoff
 from maker.store.notes import add_notes
@@ -89,6 +90,9 @@ def accept_handoff(store: PlanStore, text: str | bytes,
             "evidence": [asdict(e) for e in handoff.evidence],
             "inputs": _inputs(store, plan, record),
         }
+        if handoff.edge_cases or handoff.proposals:
+            data["edge_cases"] = [{"step": n, "note": t} for n, t in handoff.edge_cases]
+            data["proposals"] = list(handoff.proposals)
         if run is not None:
             data["verification"] = {
                 "finished_at": run.finished_at, "status": run.status,
@@ -101,6 +105,7 @@ def accept_handoff(store: PlanStore, text: str | bytes,
         path = store.write_handoff(handoff.step, data, _body(store, record, handoff, run))
         added = add_step_facts(store, plan, record, handoff)
         if handoff.status == "complete":
+            apply_sweep(store, plan, record.number, handoff)
             status = hold_or_approve(store, plan, record, handoff.files_changed)
             upcoming = [(r.number, r.title) for r in next_steps(plan, store)] \
                 if status == "complete" else []
@@ -149,6 +154,12 @@ def _body(store: PlanStore, record: StepRecord, handoff: Handoff,
         approved = f", approved by {orient['approved_by']}" if orient.get("approved_by") else ""
         parts += ["", "## Orient", "", f"A {orient['deviation']} deviation from the plan"
                   f"{approved}: {orient.get('what_changed') or '(not described)'}"]
+    if handoff.edge_cases:
+        parts += ["", "## Edge cases for later steps (written into their Edge cases)", ""] + [
+            f"- step {n}: {t}" for n, t in handoff.edge_cases]
+    if handoff.proposals:
+        parts += ["", "## Proposals (changes of scope: the user accepts or drops them)",
+                  ""] + [f"- {t}" for t in handoff.proposals]
     parts += ["", "## Verification run by maker", "", *_verification_lines(store, handoff, run)]
     if handoff.evidence:
         parts += ["", "## Claimed by the executor (not verified)", ""] + [

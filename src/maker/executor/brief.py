@@ -63,6 +63,9 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
         parts.append("Plan task: " + clip(plan.task.strip(), budget.task_chars,
                                           str(store.overview_path)))
     parts.append(_step_section(spec, record.depends_on))
+    if record.edge_cases.strip():
+        parts.append("## Edge cases (earlier steps' sweeps found these: handle them)\n\n"
+                     + clip(record.edge_cases.strip(), budget.task_chars, str(record.path)))
     notes = record.meta.get("revision_notes") or []
     revisions = [str(n) for n in (notes if isinstance(notes, list) else [notes])][-3:]
     if revisions:

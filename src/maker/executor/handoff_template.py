@@ -38,6 +38,10 @@ def handoff_section(spec: PlanStep) -> str:
         "- `discoveries`, `decisions` and `blockers` are lists of short, durable facts: "
         "they are added to NOTES.md for every later step.",
         "- `for_next_agent` is what the next agent must know first.",
+        "- The sweep, once verification passes: look for the edge cases a green suite "
+        "does not show. One that a later step must handle goes in `edge_cases` (`- step: "
+        "N` / `note: ...`; maker writes it into that step's Edge cases section); a change "
+        "of scope goes in `proposals` (never applied: the user accepts or drops it).",
         f"- Keep it under {DEFAULT_MAX_CHARS:,} characters: a longer answer is discarded.",
         "- If the gate rejects it, you receive every problem with its fix: correct them "
         "and send the whole handoff again.",
@@ -94,6 +98,8 @@ def handoff_template(step: PlanStep) -> str:
         "evidence:  # from `maker verify`: each command and its exit code",
         "  - command: <command>",
         "    exit_code: 0",
+        "edge_cases: []  # for later steps: - step: N / note: <the edge case>",
+        "proposals: []  # changes of scope, for the user to accept or drop",
     ]
     return "\n".join(lines) + "\n"
 

@@ -154,6 +154,7 @@ def executor_verdict(store: PlanStore, facts: dict[str, Any]) -> str:
     said = f"handoff accepted; status: {now['status']}."
     if now["summary"]:
         said += f" Summary: {now['summary']}"
+    said += _proposals_said(store, step)
     if now["reasons"]:
         said += "\nReasons:\n" + _problems(now["reasons"])
     sentinel = now.get("sentinel") or SENTINELS.get(now["status"])
@@ -167,6 +168,18 @@ def executor_verdict(store: PlanStore, facts: dict[str, Any]) -> str:
             "blocked": "Tell the user what blocks the step."}.get(now["status"],
                                                                   "Tell the user.")
     return f"{head}: {said}\n{tell} End your reply with the line {sentinel or 'STEP_BLOCKED'}."
+
+
+def _proposals_said(store: PlanStore, step: int) -> str:
+    """The changes of scope step ``step`` proposed that await the user (its sweep)."""
+    from maker.executor.sweep import open_proposals
+
+    mine = [p for p in open_proposals(store) if p.get("from_step") == step]
+    if not mine:
+        return ""
+    return ("\nIt proposes changes of scope, which change nothing until the user decides "
+            "(show them; the user types `/maker:proposal accept N` or `/maker:proposal drop "
+            "N`):\n" + "\n".join(f"- proposal {p['id']}: {p['text']}" for p in mine))
 
 
 def _ask(now: dict[str, Any]) -> str:

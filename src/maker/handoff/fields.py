@@ -11,6 +11,7 @@ from typing import Any
 
 from maker.core.models import HANDOFF_STATUSES, Evidence, Handoff
 from maker.errors import Problem
+from maker.handoff.sweep import parse_sweep
 
 __all__ = ["FORMAT_HINT", "is_int", "kind_of", "parse_handoff"]
 
@@ -150,8 +151,10 @@ def parse_handoff(data: Any) -> tuple[Handoff | None, list[Problem]]:
                                     "indented lines for several lines)"))
     lists = {name: _text_list(data, name, problems) for name in _LIST_FIELDS}
     evidence = _evidence(data, problems)
+    cases, proposals = parse_sweep(data, problems)
     if problems:
         return None, problems
     assert isinstance(output, dict) and isinstance(summary, str) and isinstance(step, int)
     return Handoff(step=step, status=str(status), output=output, summary=summary,
-                   for_next_agent=for_next or "", evidence=evidence, **lists), []
+                   for_next_agent=for_next or "", evidence=evidence, edge_cases=cases,
+                   proposals=proposals, **lists), []

@@ -30,6 +30,7 @@ from maker.errors import YAMLCleanError as _YAMLCleanError
 from maker.handoff.against_plan import check_output, red_flags, target_step
 from maker.handoff.evidence import check_evidence
 from maker.handoff.fields import FORMAT_HINT, is_int, parse_handoff
+from maker.handoff.sweep import check_sweep
 from maker.store.records import StepRecord, StoredPlan, in_progress
 from maker.yaml_cleaner.cleaner import YAMLCleaner
 
@@ -90,5 +91,7 @@ def inspect_handoff(store: PlanStore, text: str | bytes) -> CheckedHandoff:
         problems.append(Problem("blockers", "status is blocked but no blocker is named",
                                 record.number, fix="list what stops the step under "
                                 "`blockers:`, one `- text` per item"))
+    if handoff is not None:
+        check_sweep(plan, record, handoff.edge_cases, problems)
     run = check_evidence(store, record, problems) if status == "complete" else None
     return CheckedHandoff(handoff, problems, was_repaired, plan, record, run)

@@ -34,7 +34,7 @@ from maker.store.plan_store import PlanStore
 
 __all__ = ["answer_decision", "prompt_decision", "prefilled_answer"]
 
-DECISION_COMMANDS = ("approve", "reject", "policy")
+DECISION_COMMANDS = ("approve", "reject", "policy", "proposal")
 _NUMBER = re.compile(r"\A#?(\d{1,6})\b[:.]?\s*(.*)\Z", re.S)
 
 
@@ -50,6 +50,8 @@ def prompt_decision(store: PlanStore, command: str, arguments: str, session_id: 
                 return f"maker: the approval policy is {read_policy(store).describe()}."
             policy = set_policy(store, name, "user (typed /maker:policy)")
             return f"maker: approval policy set to {policy.describe()}."
+        if command == "proposal":
+            return _proposal(store, arguments)
         m = _NUMBER.match(arguments.strip())
         if not m:
             return (f"maker: `/maker:{command}` needs a step number first, as in "
@@ -72,6 +74,22 @@ def prompt_decision(store: PlanStore, command: str, arguments: str, session_id: 
                 "STEP_REJECTED.")
     except MakerError as exc:
         return f"maker: `/maker:{command}` was not recorded: {exc}"
+
+
+def _proposal(store: PlanStore, arguments: str) -> str:
+    """``/maker:proposal accept|drop N`` typed by the user."""
+    from maker.executor.sweep import decide_proposal
+
+    m = re.fullmatch(r"\s*(accept|drop)\s+#?(\d{1,6})\s*", arguments)
+    if not m:
+        return ("maker: `/maker:proposal` needs `accept N` or `drop N` (N: the proposal's "
+                "number, as `maker status` lists it); nothing was recorded.")
+    found = decide_proposal(store, int(m.group(2)), m.group(1) == "accept",
+                            "user (typed /maker:proposal)")
+    kept = (" It is now a decision in NOTES.md, which every later step reads."
+            if found["status"] == "accepted" else "")
+    return (f"maker: the user {found['status']} proposal {m.group(2)} ({found['text']})."
+            f"{kept} Tell them so.")
 
 
 def _answers(data: Any) -> dict[str, str]:

@@ -28,6 +28,9 @@ class StepRecord:
     depends_on: list[int]
     path: Path
     meta: dict[str, Any] = field(default_factory=dict)
+    # The step file's "## Edge cases" section: earlier steps' sweeps write it (maker's
+    # code, ``maker.executor.sweep``), a person may edit it; the brief shows it.
+    edge_cases: str = ""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if self.__dict__.get("_kept"):
@@ -158,4 +161,4 @@ def copy_record(record: StepRecord) -> StepRecord:
     """A copy of ``record`` deep enough that an edit of it never reaches ``record``
     (the spec is shared: nothing changes a spec in place)."""
     return StepRecord(record.spec, record.status, list(record.depends_on), record.path,
-                      thaw(record.meta))
+                      thaw(record.meta), record.edge_cases)

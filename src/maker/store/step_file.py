@@ -14,7 +14,7 @@ from maker.planner.parser import parse_step, structure_problems, unknown_key_pro
 from maker.store.frontmatter import read_front_matter, render_front_matter
 from maker.store.records import StepRecord
 
-__all__ = ["ATTEMPT_META", "HISTORY_META", "RUN_META", "STEP_KEYS", "read_step",
+__all__ = ["ATTEMPT_META", "EDGE_CASES", "HISTORY_META", "RUN_META", "STEP_KEYS", "read_step",
            "render_step"]
 
 STEP_KEYS = ("step", "title", "task_type", "status", "depends_on", "input_variables",
@@ -31,6 +31,8 @@ ATTEMPT_META = ("started_at", "started_by", "forced", "forced_over", "finished_a
 # the step again at once, and the new attempt keeps saying who asked for it.)
 HISTORY_META = ("resets", "revision_notes", "revised_task", "rejected_by")
 RUN_META = frozenset(ATTEMPT_META + HISTORY_META)
+EDGE_CASES = "edge_cases"  # the body's "## Edge cases" section (StepRecord.edge_cases)
+_EDGE_HEADING = "Edge cases"
 _SECTIONS = {"Task": "task_description",
              "Primary tool instructions": "primary_tool_instructions",
              "Fallback tool instructions": "fallback_tool_instructions"}
@@ -41,6 +43,7 @@ def read_step(path: Path) -> StepRecord:
     meta, body = read_front_matter(path)
     data = {k: meta.get(k) for k in STEP_KEYS}
     data.update(_parse_body(body))
+    edge_cases = str(data.pop(EDGE_CASES) or "")
     raw = dict(data, next_step_sequence_number=data.pop("next"))
     raw.pop("status")
     problems: list[Problem] = structure_problems({"reasoning": "-", "plan": [raw]})
@@ -70,7 +73,7 @@ def read_step(path: Path) -> StepRecord:
     raw["depends_on"] = deps
     spec = parse_step(raw)
     extra = {k: v for k, v in meta.items() if k not in STEP_KEYS}
-    return StepRecord(spec, str(status), list(deps), path, extra)
+    return StepRecord(spec, str(status), list(deps), path, extra, edge_cases)
 
 
 def _strip_step(p: Problem) -> str:
@@ -98,17 +101,24 @@ def render_step(record: StepRecord) -> str:
         text = getattr(s, name).strip()
         if text:
             parts += ["", f"## {heading}", "", text]
+    if record.edge_cases.strip():
+        parts += ["", f"## {_EDGE_HEADING}", "", record.edge_cases.strip()]
     return render_front_matter(meta, "\n".join(parts))
 
 
 def _parse_body(body: str) -> dict[str, str]:
     """The step's texts from its Markdown body (``## Task`` and the instruction sections)."""
     out = {name: "" for name in _SECTIONS.values()}
+    out[EDGE_CASES] = ""
     current: str | None = None
     chunks: dict[str, list[str]] = {}
     preamble: list[str] = []
     for line in body.split("\n"):
         heading = line[3:].strip() if line.startswith("## ") else None
+        if heading == _EDGE_HEADING:
+            current = EDGE_CASES
+            chunks[current] = []
+            continue
         if heading in _SECTIONS:
             current = _SECTIONS[heading]
             chunks[current] = []
