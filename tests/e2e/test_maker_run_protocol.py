@@ -1,4 +1,5 @@
-"""Orient and the deviation gate in `maker run` (issue 15, item 1), end to end: the real
+"""Seed 004's protocol in `maker run` (issue 15: orient and the deviation gate, item 1; the
+edge-case sweep, item 2), end to end: the real
 claude-agent-sdk and bundled Claude Code CLI against the scripted Messages API. The
 session records a major deviation before any edit; `maker run` stops for a person (exit 4)
 and spends nothing more until one decides; with STEP_AUTOAPPROVE=1 in the run's own
@@ -103,3 +104,35 @@ def test_step_autoapprove_passes_the_deviation_gate_only(
     assert record.status == "awaiting-approval"
     assert record.meta["deviation"]["decided_by"] == "STEP_AUTOAPPROVE=1 (a person's setting)"
     assert (project / "hello.txt").read_text() == "salut\n"
+
+
+def test_the_sweep_reaches_the_later_steps_brief_and_proposals_wait(
+        fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
+    """Item 2 in `maker run`: the edge case step 0 found is in step 1's own section and
+    brief; its proposal changes nothing and waits for a person."""
+    import yaml
+
+    from maker.executor.sweep import open_proposals
+
+    from .test_maker_run import oriented_then, writes_hello
+
+    swept = yaml.safe_dump({**yaml.safe_load(handoff(0, {"files": ["hello.txt"]},
+                                                     files=["hello.txt"])),
+                            "edge_cases": [{"step": 1, "note": "a missing final newline"}],
+                            "proposals": ["Also write salut.txt"]}, sort_keys=False)
+
+    def step_1_sees_it(request: RecordedRequest) -> Reply:
+        assert "## Edge cases (earlier steps' sweeps found these: handle them)" in \
+            request.last_user_text
+        assert "(from step 0) a missing final newline" in request.last_user_text
+        return Reply.text(handoff(1, {"ok": True}))
+
+    write_plan(project)
+    fake_api.script(EXECUTOR, writes_hello, oriented_then(write_hello), Reply.text(swept),
+                    step_1_sees_it)
+    run = run_maker(fake_api, project, claude_home, "--approve", "auto")
+    assert run.returncode == 0, run.stdout[-1500:] + run.stderr[-1500:]
+    fake_api.assert_done()
+    store = PlanStore(project / "plans")
+    assert [p["text"] for p in open_proposals(store)] == ["Also write salut.txt"]
+    assert not (project / "salut.txt").exists()
