@@ -38,15 +38,15 @@ def write_plan(root: Path, steps: list[PlanStep], task: str = "Add OAuth login")
 
 
 def accept(store: PlanStore, n: int, output: dict[str, Any] | None = None,
-           note: str = "", facts: int = 2, fact_len: int = 0, status: str = "complete"
-           ) -> None:
+           note: str = "", facts: int = 2, fact_len: int = 0, status: str = "complete",
+           summary: str = "") -> None:
     """What the gate persists for an accepted handoff: the file and the NOTES facts."""
     discoveries = [f"discovery {i} of step {n}".ljust(fact_len, "·") for i in range(facts)]
     decisions = [f"decision of step {n}".ljust(fact_len, "·")]
     store.write_handoff(n, {
         "step": n, "status": status, "accepted_at": utc_now(),
         "output": output if output is not None else {"result": f"result {n}", "files": []},
-        "summary": f"did {n}", "discoveries": discoveries, "decisions": decisions,
+        "summary": summary or f"did {n}", "discoveries": discoveries, "decisions": decisions,
         "blockers": [], "for_next_agent": note or f"note from step {n}",
         "files_changed": [], "evidence": [],
     }, "body")
@@ -302,3 +302,84 @@ def test_previous_handoff_reads_accepted_at_anywhere_in_the_front_matter(tmp_pat
     store.write_handoff(2, {"step": 2, "status": "complete", "for_next_agent": "two"}, "b")
     prev = previous_handoff(store, 3)
     assert prev is not None and prev["for_next_agent"] == "one"
+
+
+# -- seed 002's summaries -------------------------------------------------------------
+
+
+def test_the_summaries_of_the_previous_step_and_the_depends_on_steps_reach_the_brief(
+        tmp_path: Path) -> None:
+    from maker.executor.notes_context import NotesContext
+
+    steps = [make_step(n, input_variables=[]) for n in range(5)]
+    steps[4].depends_on = [0, 1, 2]
+    store = write_plan(tmp_path, steps)
+    for n in (0, 1, 3):  # step 2 has no handoff yet; step 3 is the previous agent
+        accept(store, n)
+    brief = build_brief(store, None, 4)
+    context = section(brief, "Context from previous work")
+    assert "What it did (its `summary`): did 3" in context
+    deps = context.split("### What the steps this one depends on did")[1]
+    assert deps.index("- step 2: no accepted handoff yet") < deps.index(
+        "- step 1 (complete): did 1") < deps.index("- step 0 (complete): did 0")
+    assert "did 3" not in deps  # the previous step is shown once
+    # The headless runner's prompt (seed 000's AgentRunner) reads the same section.
+    assert context.strip() in NotesContext(store).get_context_for_prompt(4)
+
+
+def test_a_long_summary_is_cut_with_where_to_read_it_whole(tmp_path: Path) -> None:
+    steps = [make_step(n, input_variables=[]) for n in range(3)]
+    steps[2].depends_on = [0]
+    store = write_plan(tmp_path, steps)
+    accept(store, 0, summary="a" * 5000)
+    accept(store, 1, summary="b" * 5000)
+    brief = build_brief(store, None, 2, budget=BriefBudget(summary_chars=300))
+    assert "a" * 300 not in brief and "b" * 300 not in brief
+    assert "a" * 200 in brief and "b" * 200 in brief
+    assert "(cut: read `summary` in plans/handoffs/00-step-number-0.md)" in brief
+    assert "(cut: read `summary` in plans/handoffs/01-step-number-1.md)" in brief
+
+
+def test_summaries_past_the_budget_are_named_and_counted_not_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    steps = [make_step(n, input_variables=[]) for n in range(40)]
+    steps[39].depends_on = list(range(39))
+    store = write_plan(tmp_path, steps)
+    for n in range(38):
+        accept(store, n, summary=f"summary of step {n} ".ljust(500, "s"))
+    read: list[int] = []
+    real = PlanStore.read_handoff
+
+    def counted(self: PlanStore, number: int) -> Any:
+        read.append(number)
+        return real(self, number)
+
+    monkeypatch.setattr(PlanStore, "read_handoff", counted)
+    budget = BriefBudget(summaries_chars=2000, summary_chars=500, summaries_named=3)
+    context = section(build_brief(store, None, 39, budget=budget),
+                      "Context from previous work")
+    deps = context.split("### What the steps this one depends on did")[1]
+    shown = [int(m) for m in re.findall(r"^- step (\d+)", deps, re.MULTILINE)]
+    # Nearest first (37 is the previous agent's, above; 38 has no handoff).
+    assert shown == [38, 36, 35, 34], deps
+    assert "- step 38: no accepted handoff yet" in deps
+    assert "(34 older summaries left out (steps 33, 32, 31 and 31 more): read `summary` " \
+           "in their handoffs, plans/handoffs/NN-*.md)" in deps, deps
+    # The left-out steps' handoffs are never opened (37: the previous agent's).
+    assert sorted(read) == [34, 35, 36, 37, 38]
+
+
+def test_the_brief_stays_flat_when_every_step_depends_on_every_earlier_one(
+        tmp_path: Path) -> None:
+    n_steps = 60
+    steps = [make_step(n, input_variables=[]) for n in range(n_steps)]
+    for n, spec in enumerate(steps):
+        spec.depends_on = list(range(n))
+    store = write_plan(tmp_path, steps)
+    for n in range(n_steps - 1):
+        accept(store, n, facts=2, fact_len=100, summary=f"step {n} did ".ljust(1500, "x"))
+    plan = store.load()
+    # (The step's own "depends on:" line lists them all: the plan's to size.)
+    sizes = [len(section(build_brief(store, plan, n), "Context from previous work"))
+             for n in (10, 30, 59)]
+    assert max(sizes) <= sizes[0] + 60, sizes

@@ -1,9 +1,11 @@
 """The brief's "Context from previous work" (seed 002), bounded so it never grows.
 
-The previous agent's ``for_next_agent`` (from the handoff accepted most recently) and the
-newest facts of ``NOTES.md``, each cut to a ``BriefBudget``, with a line saying how much
-was left out and where to read it. ``maker.executor.brief`` puts it in every brief; the
-headless runner puts it in its prompt (``persistent_context``).
+The previous agent's ``summary`` and ``for_next_agent`` (from the handoff accepted most
+recently), the ``summary`` of each step this one depends on (``depends_on``, nearest
+first), and the newest facts of ``NOTES.md``, each cut to a ``BriefBudget``, with a line
+saying how much was left out and where to read it whole. ``maker.executor.brief`` puts
+it in every brief (the plugin's executor's, and ``maker run``'s sessions'); seed 000's
+AgentRunner puts it in its prompt (``persistent_context``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = ["BriefBudget", "context_section", "cut", "persistent_context", "previ
 
 _ACCEPTED_AT = re.compile(r"^accepted_at:[ \t]*['\"]?([^'\"\n]+)", re.MULTILINE)
 _CUT = " …"
+_MIN_SUMMARY = 80  # room below which no further summary is read
 _HEAD_BYTES = 1024  # the gate writes accepted_at third: it is in the first bytes
 
 
@@ -35,13 +38,18 @@ class BriefBudget:
     """Size limits, in characters, of the parts of a brief that would otherwise grow.
 
     ``notes_chars`` bounds the NOTES.md facts (newest kept), ``fact_chars`` each one
-    fact, ``for_next_agent_chars`` the previous agent's note, ``outputs_chars`` the
-    referenced outputs, ``task_chars`` the plan's task line.
+    fact, ``for_next_agent_chars`` the previous agent's note, ``summaries_chars`` the
+    summaries of the previous step and of the steps this one depends on together,
+    ``summary_chars`` each one, ``summaries_named`` how many left-out steps are named,
+    ``outputs_chars`` the referenced outputs, ``task_chars`` the plan's task line.
     """
 
     notes_chars: int = 6000
     fact_chars: int = 600
     for_next_agent_chars: int = 3000
+    summaries_chars: int = 4000
+    summary_chars: int = 800
+    summaries_named: int = 12
     outputs_chars: int = 60_000
     task_chars: int = 1000
 
@@ -94,14 +102,21 @@ def persistent_context(store: PlanStore, plan: StoredPlan, step: int,
 
 
 def context_section(store: PlanStore, plan: StoredPlan, step: int, project: Path,
-                     budget: BriefBudget) -> str:
+                    budget: BriefBudget) -> str:
     lines = ["## Context from previous work"]
     prev = previous_handoff(store, step)
+    room = [budget.summaries_chars]  # what the summaries may still take
     if prev is not None:
         n = prev.get("step", "?")
         status = prev.get("status", "?")
         note = str(prev.get("for_next_agent") or "").strip()
         lines += ["", f"### From the previous agent (step {n}, {status})", ""]
+        summary = _summary(prev)
+        if summary:
+            where = shown_path(_handoff_file(store, plan, n), project)
+            lines.append("What it did (its `summary`): "
+                         + _within(summary, room, budget, where))
+            lines.append("")
         if note:
             lines.append(cut(note, budget.for_next_agent_chars))
             if len(note) > budget.for_next_agent_chars:
@@ -110,7 +125,58 @@ def context_section(store: PlanStore, plan: StoredPlan, step: int, project: Path
                           f"left out: read `for_next_agent` in {where})"]
         else:
             lines.append("(it left no note for you)")
+    record = plan.find(step)
+    shown = prev.get("step") if prev is not None else None
+    deps = [d for d in (record.depends_on if record is not None else []) if d != shown]
+    if deps:
+        lines.append(_depends_section(store, plan, deps, project, budget, room))
     lines.append(_notes_section(store, plan, project, budget))
+    return "\n".join(lines)
+
+
+def _summary(handoff: dict[str, Any]) -> str:
+    summary = handoff.get("summary")
+    return summary.strip() if isinstance(summary, str) else ""
+
+
+def _within(summary: str, room: list[int], budget: BriefBudget, where: str) -> str:
+    """``summary`` cut to its own limit and to what ``room`` has left (which it spends),
+    with where to read it whole when it was cut."""
+    limit = min(budget.summary_chars, room[0])
+    text = cut(summary, limit)
+    if len(summary) > limit:
+        text += f" (cut: read `summary` in {where})"
+    room[0] -= len(text)
+    return text
+
+
+def _depends_section(store: PlanStore, plan: StoredPlan, deps: list[int], project: Path,
+                     budget: BriefBudget, room: list[int]) -> str:
+    """The ``summary`` of each step this one depends on, nearest first, within ``room``:
+    the steps that do not fit are named (a few) and counted, never read."""
+    lines = ["", "### What the steps this one depends on did (their `summary`)", ""]
+    left_out: list[int] = []
+    for n in sorted(set(deps), reverse=True):  # the nearest step first
+        if left_out or room[0] < _MIN_SUMMARY:
+            left_out.append(n)
+            continue
+        handoff = store.read_handoff(n) or {}
+        summary = _summary(handoff)
+        if not summary:
+            line = f"- step {n}: no accepted handoff yet"
+            room[0] -= len(line)
+        else:
+            where = shown_path(_handoff_file(store, plan, n), project)
+            line = f"- step {n} ({handoff.get('status', '?')}): " + _within(
+                summary, room, budget, where)
+        lines.append(line)
+    if left_out:
+        named = ", ".join(str(n) for n in left_out[:budget.summaries_named])
+        more = len(left_out) - budget.summaries_named
+        named += f" and {more} more" if more > 0 else ""
+        lines.append(f"({len(left_out)} older summaries left out (steps {named}): read "
+                     f"`summary` in their handoffs, {shown_path(store.handoffs_dir, project)}"
+                     "/NN-*.md)")
     return "\n".join(lines)
 
 
