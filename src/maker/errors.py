@@ -23,7 +23,8 @@
     │   ├── ClaudeNotFoundError   the Claude Code CLI is not installed
     │   ├── AgentProcessError     the CLI failed or could not be reached (exit code, stderr)
     │   ├── AgentStreamError      the CLI's output could not be read (an SDK/CLI mismatch)
-    │   └── BudgetExceededError   a call stopped by its max_budget_usd, or the run's budget spent
+    │   ├── BudgetExceededError   a call stopped by its max_budget_usd, or the run's budget spent
+    │   └── SessionTimeoutError   a session of ``maker run`` stopped at its session_timeout
     └── DemoError                 ``maker demo`` did not go as scripted (maker_scripted)
         ├── ClaudeTimeoutError    a Claude Code CLI run did not finish in time; it was killed
         ├── ScriptError           the scripted model was sent what its script did not expect
@@ -77,6 +78,7 @@ __all__ = [
     "RequestError",
     "ReviewMissingError",
     "ScriptError",
+    "SessionTimeoutError",
     "StateError",
     "StepError",
     "StepNotFoundError",
@@ -288,6 +290,11 @@ class AgentStreamError(AgentSDKError):
 class BudgetExceededError(AgentSDKError):
     """A call reached its ``max_budget_usd`` and the CLI stopped it, or the run's whole
     budget is spent (``maker.engine.ledger.Budget.check``, before a call)."""
+
+
+class SessionTimeoutError(AgentSDKError):
+    """A ``maker run`` session ran past ``session_timeout`` (``plans/settings.yaml``, or
+    ``--session-timeout``) and was stopped: its CLI ended, the call is in the ledger."""
 
 
 class DemoError(MakerError):

@@ -34,6 +34,7 @@ from maker.cli.main import cli
 from maker.core.events import Event, StepCompleted, StepFailed, StepFlagged, StepStarted
 from maker.engine.orchestrator import Orchestrator, RunResult
 from maker.engine.step_run import EngineParts
+from maker.executor.step_rules import settings
 from maker.planner.parser import MAX_VOTES, MODEL_CHARS, MODEL_PATTERN
 from maker.store.plan_store import PlanStore
 
@@ -204,12 +205,16 @@ def _run_until_stopped(orch: Orchestrator, task: str | None) -> RunResult:
 @click.option("--sample-success", type=click.FloatRange(0.5, 1, min_open=True),
               default=None, metavar="P",
               help="Your estimate of one sample's success (`maker calibrate` measures it).")
+@click.option("--session-timeout", type=click.FloatRange(0, 604800), default=None,
+              metavar="SECONDS",
+              help="Stop an SDK session that runs longer (0: no limit); for this run, "
+                   "over session_timeout in plans/settings.yaml (default 1800).")
 @plans_dir_option
 @reports_errors
 def run(task: str | None, approve: str | None, max_budget_usd: float | None,
         model: str | None, events_to: str | None, vote: int | None,
         target_success: float | None, sample_success: float | None,
-        plans_dir: Path | None) -> None:
+        session_timeout: float | None, plans_dir: Path | None) -> None:
     """Plan TASK (or continue the plan in plans/) and run every reachable step."""
     if approve is not None:  # a person's policy: never the model's, from inside Claude Code
         not_inside_claude_code(f"maker run --approve {approve}", f"/maker:policy {approve}")
@@ -220,8 +225,10 @@ def run(task: str | None, approve: str | None, max_budget_usd: float | None,
         raise click.UsageError("--target-success T and --sample-success P go together: "
                                "the law needs both (`maker calibrate STEP` estimates P)")
     store = PlanStore(resolve_plans_dir(plans_dir))
+    settings(store.root)  # a broken plans/settings.yaml is said before anything is spent
     parts = build_parts(store, max_budget_usd, model)
     parts.votes = vote or 1
+    parts.session_timeout = session_timeout
     law = (sample_success, target_success) if sample_success and target_success else None
     orch = Orchestrator(store, parts, planner=build_planner(store) if task else None,
                         approve=approve, vote_law=law)

@@ -11,7 +11,9 @@ import click
 
 from maker.cli._common import echo_json, plans_dir_option, reports_errors, resolve_plans_dir
 from maker.cli.main import cli
+from maker.executor.step_rules import settings
 from maker.store.plan_store import PlanStore
+from maker.verify.fixes import budget_note, fix_budget_spent
 from maker.verify.runner import Progress, evidence_path, run_verification
 
 __all__ = ["verify"]
@@ -26,11 +28,18 @@ __all__ = ["verify"]
 def verify(step: int | None, as_json: bool, plans_dir: Path | None) -> None:
     """Run format, lint, build and the full tests; record the evidence."""
     store = PlanStore(resolve_plans_dir(plans_dir))
+    # A started step's fix budget (max_fix_attempts in plans/settings.yaml): read first,
+    # so that a broken settings file is said before the commands run.
+    bound = settings(store.root).max_fix_attempts if step is not None else 0
     _exit_on_termination()
     run = run_verification(store, store.project, step, _print_progress)
+    note = budget_note(run, bound)
+    stop = bool(run.attempt) and fix_budget_spent(run.failed_runs, bound)
     if as_json:
         data = run.to_dict()
         data["recorded"] = str(evidence_path(store, step)) if store.exists() else None
+        data["fix_budget"] = {"max_fix_attempts": bound, "spent": stop, "note": note} \
+            if run.attempt else None
         echo_json(data)
     else:
         click.echo(run.message)
@@ -42,7 +51,9 @@ def verify(step: int | None, as_json: bool, plans_dir: Path | None) -> None:
             click.echo(f"evidence recorded in {evidence_path(store, step)}")
         else:
             click.echo(f"evidence not recorded: no plan in {store.root}")
-    sys.exit(1 if run.status == "failed" else 0)
+        if note:
+            click.echo(note)
+    sys.exit(1 if run.status == "failed" or stop else 0)
 
 
 def _print_progress(p: Progress) -> None:

@@ -6,14 +6,16 @@ executor session (``factory(max_budget_usd=…, model=…, can_use_tool=…, hoo
 disallowed_tools=…, resume=…)``, an
 object with ``async run(step, prompt, config) -> AgentResult``) and a *reviewer*
 (``async reviewer(prompt, max_budget_usd=…, model=…) -> SdkAnswer``). Tests inject
-scripted fakes for both; these are the real ones.
+scripted fakes for both; these are the real ones. :func:`within` holds a session to
+its wall-clock limit (``session_timeout``).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from maker.core.models import AgentResult, PlanStep, TaskConfig
 from maker.core.sdk import SdkAnswer, read_answer
@@ -21,8 +23,10 @@ from maker.engine.tool_limits import reviewer_hooks
 from maker.executor.agent_runner import AgentRunner
 from maker.prompts import load_prompt, prompt_tools
 
-__all__ = ["REVIEWER_PROMPT", "BriefRunner", "Reviewer", "RunnerFactory", "StepSession",
-           "sdk_reviewer", "sdk_runner_factory"]
+__all__ = ["REVIEWER_PROMPT", "BriefRunner", "Reviewer", "RunnerFactory", "SessionTimedOut",
+           "StepSession", "sdk_reviewer", "sdk_runner_factory", "within"]
+
+T = TypeVar("T")
 
 REVIEWER_PROMPT = "reviewer"
 """The plugin's ``agents/reviewer.md`` (via :mod:`maker.prompts`): the reviewer's system
@@ -117,3 +121,44 @@ def sdk_reviewer(cwd: Path, *, env: dict[str, str] | None = None,
         return await read_answer(stream(), agent="reviewer")
 
     return review
+
+
+class SessionTimedOut(Exception):
+    """The session :func:`within` held ran past its limit and was cancelled."""
+
+
+async def within(seconds: float | None, call: Awaitable[T]) -> T:
+    """Await ``call`` (one SDK session) for ``seconds`` at most (None or 0: no limit).
+
+    Past the limit the task is cancelled at its await, inside the SDK, whose clean-up
+    ends the CLI subprocess; then SessionTimedOut is raised. A cancellation that does
+    not come from the limit (Ctrl-C, SIGTERM) goes on as it came. A session that
+    absorbed the cancellation and ended by itself still counts as timed out: what it
+    said after the limit is not an answer."""
+    if not seconds:
+        return await call
+    task = asyncio.current_task()
+    assert task is not None
+    fired = False
+
+    def fire() -> None:
+        nonlocal fired
+        fired = True
+        task.cancel()
+
+    timer = asyncio.get_running_loop().call_later(seconds, fire)
+    try:
+        result = await call
+    except asyncio.CancelledError:
+        if not fired or (task.cancelling() if hasattr(task, "cancelling") else 0) > 1:
+            raise  # (someone else cancelled it too: that one wins)
+        if hasattr(task, "uncancel"):  # (the cancellation is spent here)
+            task.uncancel()
+        raise SessionTimedOut() from None
+    finally:
+        timer.cancel()
+    if fired:
+        if hasattr(task, "uncancel"):
+            task.uncancel()
+        raise SessionTimedOut()
+    return result

@@ -7,7 +7,7 @@
                                          │ passed                session resumed with the
                                          ▼                       failure's tail
                                  accept_handoff ──refused──▶ a new session with every
-                                         │                   problem (``max_gate_attempts``
+                                         │                   problem (``gate_attempts``    
                                          ▼                   answers in all)
                      complete | awaiting-approval | blocked | failed
 
@@ -35,23 +35,23 @@ from maker.core.clock import utc_now
 from maker.core.events import Event, StepFailed, StepFlagged, StepStarted
 from maker.core.models import AgentResult, TaskConfig
 from maker.engine.deviation import after_answer, stop_reason
-from maker.engine.sessions import Reviewer, RunnerFactory
+from maker.engine.feedback import failure, fix_feedback, refusal_feedback
+from maker.engine.sessions import Reviewer, RunnerFactory, SessionTimedOut, within
 from maker.engine.vote_step import undecided_reason, vote_on, vote_record
-from maker.errors import AgentSDKError, HandoffRejectedError, Problem
+from maker.errors import AgentSDKError, HandoffRejectedError, SessionTimeoutError
 from maker.executor.accept import accept_handoff
 from maker.executor.brief import build_brief
 from maker.executor.lifecycle import fail_step, start_step
 from maker.executor.orient import pending_deviation
-from maker.executor.step_rules import GATE_ATTEMPTS, MAX_FIX_ATTEMPTS, MAX_REVIEW_ATTEMPTS
+from maker.executor.step_rules import MAX_REVIEW_ATTEMPTS, settings
 from maker.executor.vote_rules import step_votes
 from maker.red_flag.red_flagger import RedFlagger
 from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord
-from maker.verify.runner import VerificationRun, run_verification
+from maker.verify.fixes import fix_budget_spent
+from maker.verify.runner import run_verification
 
 __all__ = ["EngineParts", "StepRun"]
-
-_ANSWER_CHARS = 4000  # of a previous answer quoted back to the next session
 
 
 @dataclass
@@ -76,9 +76,9 @@ class EngineParts:
     flagger: RedFlagger = field(default_factory=RedFlagger)
     session_id: str = "maker-run"
     max_samples: int = 3  # red-flagged samples of one answer before the step fails
-    # The bounds of one step: maker.executor.step_rules, as /maker:step has them.
-    max_gate_attempts: int = GATE_ATTEMPTS  # answers the gate may see for one step
-    max_fix_attempts: int = MAX_FIX_ATTEMPTS
+    # The bounds of one step (the gate's, the fixes'): plans/settings.yaml, read through
+    # maker.executor.step_rules when the step starts, as /maker:step reads them.
+    session_timeout: float | None = None  # --session-timeout: this run's (else the file's)
     max_review_attempts: int = MAX_REVIEW_ATTEMPTS  # reviewer rejections before the run stops
     votes: int = 1  # --vote K: the lead a side-effect-free step's answer needs (1: none)
     stopping: bool = False  # set by the signal handler of `maker run`
@@ -133,9 +133,13 @@ class StepRun:
         self._winner: tuple[AgentResult, dict[str, Any]] | None = None
         self.cost_usd = 0.0
         self._attempt = 0
+        self._timeout: float | None = None
 
     async def events(self) -> AsyncIterator[Event]:
         parts, store, n = self.parts, self.store, self.n
+        bounds = settings(store.root)  # a person's tunables: a broken file stops here
+        timeout = parts.session_timeout
+        self._timeout = bounds.session_timeout if timeout is None else timeout
         started = start_step(store, n, session_id=parts.session_id, take_over=True)
         yield StepStarted(timestamp=time.time(), step=n, title=started.title)
         record = store.load_step(n)  # (one file: the whole plan was checked just now)
@@ -145,7 +149,7 @@ class StepRun:
         brief = build_brief(store, None, n)
         feedback, kind = "", "executor"
         resume: str | None = None  # the session a fix resumes
-        flagged = refused = fixes = 0
+        flagged = refused = 0
         voted: AgentResult | None = None  # the winner of a vote, when the step votes
         vote: dict[str, Any] | None = None
         k = step_votes(record.spec, parts.votes)
@@ -182,14 +186,14 @@ class StepRun:
             if output.get("status") == "complete":
                 run = run_verification(store, step=n)
                 if run.status == "failed":
-                    fixes += 1
-                    if fixes > parts.max_fix_attempts:
+                    # The count is maker verify's record of this run of the step.
+                    if fix_budget_spent(run.failed_runs, bounds.max_fix_attempts):
                         yield self._fail(f"verification still fails after "
-                                         f"{parts.max_fix_attempts} fix attempts: "
-                                         f"{_failure(run)}")
+                                         f"{bounds.max_fix_attempts} fix attempts "
+                                         f"(max_fix_attempts): {failure(run)}")
                         return
-                    feedback = _fix_feedback(run, result.raw_response, fixes,
-                                             parts.max_fix_attempts)
+                    feedback = fix_feedback(run, result.raw_response, run.failed_runs,
+                                            bounds.max_fix_attempts)
                     kind, resume = "fix", result.session_id
                     continue
             try:
@@ -197,12 +201,12 @@ class StepRun:
             except HandoffRejectedError as exc:
                 refused += 1
                 vote = None  # what the gate sees next is a fresh answer, not the vote's
-                if refused >= parts.max_gate_attempts:
+                if refused >= bounds.gate_attempts:
                     yield self._fail(f"the gate refused {refused} handoffs; the last: "
                                      + "; ".join(str(p) for p in exc.problems))
                     return
-                feedback = _refusal_feedback(exc.problems, result.raw_response, refused,
-                                             parts.max_gate_attempts)
+                feedback = refusal_feedback(exc.problems, result.raw_response, refused,
+                                            bounds.gate_attempts)
                 kind = "executor"
                 continue
             self.status = accepted.status
@@ -244,6 +248,8 @@ class StepRun:
         if resume:
             try:
                 result = await self._sample(record, feedback, kind, resume=resume)
+            except SessionTimeoutError:
+                raise  # (not a session that cannot be resumed: one that hung)
             except AgentSDKError:
                 result = None  # (recorded in the ledger by _sample)
             if result is not None and not result.error:
@@ -265,9 +271,19 @@ class StepRun:
         began = time.monotonic()
         result: AgentResult | None = None
         try:
-            result = await session.run(record.spec, prompt, parts.config)
+            result = await within(self._timeout, session.run(record.spec, prompt,
+                                                             parts.config))
             parts.check_stop()  # (what the session said after the stop is not an answer)
             return result
+        except SessionTimedOut:
+            parts.check_stop()  # (Ctrl-C at the same moment: an interruption)
+            why = (f"step {self.n}'s {kind} session ran past session_timeout "
+                   f"({self._timeout:g} s: plans/settings.yaml, or --session-timeout) and "
+                   "was stopped; its cost is not known to maker")
+            parts.record(kind, self.n, self._attempt, model=model, error=why,
+                         duration_ms=int((time.monotonic() - began) * 1000))
+            raise SessionTimeoutError(why, duration_ms=int((time.monotonic() - began)
+                                                           * 1000)) from None
         except asyncio.CancelledError:
             # Ctrl-C (or SIGTERM): the session is cut; unless it ended on its own, what
             # it cost is unknown to maker.
@@ -308,36 +324,6 @@ class StepRun:
         fail_step(self.store, self.n, reason)
         self.status, self.reason = "failed", reason
         return StepFailed(timestamp=time.time(), step=self.n, reason=reason)
-
-
-def _quoted(answer: str) -> str:
-    text = answer.strip()
-    if len(text) > _ANSWER_CHARS:
-        text = text[:_ANSWER_CHARS] + "\n… (cut)"
-    return f"Your previous answer:\n\n```\n{text}\n```"
-
-
-def _refusal_feedback(problems: list[Problem], answer: str, attempt: int, limit: int) -> str:
-    listed = "\n".join(f"- {p}" for p in problems)
-    return (f"\n\n## maker refused your previous handoff (answer {attempt} of {limit})\n\n"
-            f"Nothing was accepted. {_quoted(answer)}\n\nFix every problem below, then "
-            f"answer again with the whole corrected handoff YAML as your final message:\n"
-            f"{listed}\n")
-
-
-def _failure(run: VerificationRun) -> str:
-    bad = run.failed_command
-    return f"`{bad.command}` exited with {bad.exit_code}" if bad is not None else run.status
-
-
-def _fix_feedback(run: VerificationRun, answer: str, attempt: int, limit: int) -> str:
-    bad = run.failed_command
-    tail = (bad.output_tail or "").strip()[-1500:] if bad is not None else ""
-    shown = f"\n\nIts output ends with:\n\n```\n{tail}\n```" if tail else ""
-    return (f"\n\n## Verification failed (fix attempt {attempt} of {limit})\n\nYou answered "
-            f"complete, and maker ran the project's verification itself: {_failure(run)}."
-            f"{shown}\n\n{_quoted(answer)}\n\nThe working tree holds your previous edits. "
-            "Fix what fails, then answer with the whole handoff YAML again.\n")
 
 
 def review_prompt(store: PlanStore, record: StepRecord) -> str:

@@ -30,6 +30,7 @@ from maker.executor.previous_work import (
     shown_path,
 )
 from maker.executor.runs import executor_attempts
+from maker.executor.step_rules import settings
 from maker.executor.vote_rules import side_effect_free
 from maker.verify.detect import ENV_VARS, KINDS, detect_commands, off_text, turned_off
 from maker.yaml_cleaner.dump import dump_yaml
@@ -84,7 +85,8 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
     if inputs:
         parts.append(inputs)
     parts.append(context_section(store, plan, spec.step, project, budget))
-    parts.append(_verify_section(spec.step, project))
+    parts.append(_verify_section(spec.step, project,
+                                 settings(store.root).max_fix_attempts))
     parts.append(handoff_section(spec))
     # Handoffs, notes and plans are others' words: no NUL or terminal control reaches
     # the executor; everything else stays verbatim.
@@ -191,7 +193,7 @@ def _where_output(store: PlanStore, plan: StoredPlan, name: str, project: Path) 
 # -- verification and the handoff -------------------------------------------------------
 
 
-def _verify_section(step: int, project: Path) -> str:
+def _verify_section(step: int, project: Path, fixes: int) -> str:
     head = ["## Before you hand off: verify", ""]
     commands = detect_commands(project)
     off = turned_off()
@@ -210,4 +212,11 @@ def _verify_section(step: int, project: Path) -> str:
         f"Before a `complete` handoff, run `maker verify --step {step}`: it runs {kinds} "
         "and records the result. Fix what fails and run it again until it passes: the "
         "gate rejects a complete handoff without a passing run recorded after this step "
-        "started. Copy the commands it ran and their exit codes into `evidence`."])
+        "started. Copy the commands it ran and their exit codes into `evidence`.",
+        "",
+        f"Your fix budget (max_fix_attempts: {fixes}): after each of the first {fixes} "
+        f"failing runs in this run of the step you may fix and run it again; failing run "
+        f"{fixes + 1} spends the budget. When `maker verify` says STOP, do not "
+        "fix further; hand off at once with `status: failed`, what still fails in "
+        "`blockers` and what you tried in `summary` (maker refuses a `complete` handoff "
+        "then)."])

@@ -2,7 +2,9 @@
 
 A handoff cannot just claim ``exit_code: 0``: when the project has verification
 commands, the gate looks for the run that ``maker verify --step N`` recorded and
-sealed (``maker.store.seal``), in this project, with the project's own commands.
+sealed (``maker.store.seal``), in this project, with the project's own commands; and
+once that record shows the step's fix budget spent (``maker.verify.fixes``), no
+``complete`` handoff is accepted for this run of the step.
 """
 
 from __future__ import annotations
@@ -65,6 +67,16 @@ def check_evidence(store: PlanStore, record: StepRecord,
                                 f"{run.finished_at}, before this step started "
                                 f"({record.meta.get('started_at')})", n, fix=rerun))
         return None
+    if run.failed_runs:  # seed 004's max_fix_attempts: past it, the step's run is over
+        from maker.store.settings import load_settings
+        from maker.verify.fixes import spent, spent_problem
+
+        bound = load_settings(store.root).max_fix_attempts
+        if spent(run, str(record.meta.get("started_at") or ""), bound):
+            problems.append(Problem("status", spent_problem(run, bound), n,
+                                    fix="hand off with `status: failed`, what still fails "
+                                        "in `blockers` and what you tried in `summary`"))
+            return None
     expected = [c.command for c in detect_commands(project_dir(store))]
     ran = [c.command for c in run.commands]
     if run.passed and ran != expected:

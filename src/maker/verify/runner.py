@@ -1,18 +1,15 @@
 """Run a project's verification commands and record what happened as evidence (seed 004).
 
-Format, lint, build, then the full tests, each in a shell in the project directory
-with a timeout (``MAKER_VERIFY_TIMEOUT`` seconds, default 1800). The run stops after
-the first command that fails: tests run against code that does not build, or that the
-formatter choked on, would produce evidence that misleads, so the commands not run are
-listed instead.
+Format, lint, build, then the full tests, each in a shell in the project directory with a
+timeout (``MAKER_VERIFY_TIMEOUT`` seconds, default 1800). The run stops after the first
+command that fails (later results would mislead), listing the commands not run.
 
-Each command's evidence is its command line, exit code, duration and the tail of its
-output. The run is written atomically to ``plans/.maker/evidence/step-NN.json`` (or
-``last-run.json`` with no step), sealed (``maker.store.seal``) with a key kept outside
-the project, where ``recorded_evidence`` reads it back and checks the seal: the handoff
-gate compares what a handoff claims with what really ran, and refuses a run that
-``maker verify`` did not write.
-"""
+Each command's evidence is its command line, exit code, duration and output tail. The run
+is written atomically to ``plans/.maker/evidence/step-NN.json`` (``last-run.json`` with no
+step) and sealed (``maker.store.seal``) with a key kept outside the project:
+``recorded_evidence`` checks the seal, so the handoff gate refuses a run that ``maker
+verify`` did not write. A step's record also counts the failing runs of the step's
+current run (``maker.verify.fixes``: seed 004's ``max_fix_attempts``)."""
 
 from __future__ import annotations
 
@@ -42,6 +39,7 @@ from maker.verify.detect import (
     off_text,
     turned_off,
 )
+from maker.verify.fixes import failed_runs, step_attempt
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -95,6 +93,8 @@ class VerificationRun:
     commands: list[Evidence] = field(default_factory=list)
     not_run: list[VerifyCommand] = field(default_factory=list)
     message: str = ""
+    attempt: str = ""  # the step's started_at when it ran: which run of the step
+    failed_runs: int = 0  # the failing runs recorded in that run of the step, this one too
     # Whether the recorded file carried maker's valid seal (not part of the record).
     sealed: bool = field(default=False, compare=False)
 
@@ -115,6 +115,8 @@ class VerificationRun:
             "status": self.status,
             "passed": self.passed,
             "message": self.message,
+            "attempt": self.attempt,
+            "failed_runs": self.failed_runs,
             "commands": [asdict(e) for e in self.commands],
             "not_run": [asdict(c) for c in self.not_run],
         }
@@ -126,15 +128,13 @@ class VerificationRun:
         if status not in ("passed", "failed", "nothing-to-run"):
             raise ValueError(f"status {status!r}")
         return cls(
-            step=data.get("step"),
-            project_dir=str(data["project_dir"]),
-            started_at=str(data["started_at"]),
-            finished_at=str(data["finished_at"]),
+            step=data.get("step"), project_dir=str(data["project_dir"]),
+            started_at=str(data["started_at"]), finished_at=str(data["finished_at"]),
             status=status,
             commands=[Evidence(**e) for e in data.get("commands") or []],
             not_run=[VerifyCommand(**c) for c in data.get("not_run") or []],
-            message=str(data.get("message") or ""),
-        )
+            message=str(data.get("message") or ""), attempt=str(data.get("attempt") or ""),
+            failed_runs=int(data.get("failed_runs") or 0))
 
 
 def evidence_path(store: PlanStore, step: int | None) -> Path:
@@ -195,8 +195,7 @@ def run_verification(
     project = Path(project_dir) if project_dir is not None else store.project
     if not project.is_dir():
         raise VerificationError(f"cannot verify {project}: no such directory")
-    if step is not None and store.exists():
-        store.step_path(step)  # StepNotFoundError, naming the steps, for a wrong number
+    attempt = step_attempt(store, step)  # StepNotFoundError, naming the steps
     timeout = timeout_s if timeout_s is not None else _timeout_from(env)
 
     commands = detect_commands(project, env)
@@ -217,6 +216,12 @@ def run_verification(
     run = VerificationRun(step, str(project), started, utc_now(),
                           _status(evidence), evidence, not_run)
     run.message = _message(run, turned_off(env))
+    if step is not None and store.exists():
+        try:  # (a record that cannot be read is not maker's: it counts nothing)
+            previous = recorded_evidence(store, step)
+        except PlanFileError:
+            previous = None
+        run.attempt, run.failed_runs = attempt, failed_runs(previous, attempt, run.status)
     if store.exists():
         atomic_write(evidence_path(store, step),
                      json.dumps(seal(run.to_dict()), indent=2) + "\n")
