@@ -15,7 +15,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # typing's, without importing typing on every hook
 
-__all__ = ["bump", "clear", "refuse_handoff", "remind"]
+__all__ = ["bump", "clear", "keep_answer", "refuse_handoff", "remind"]
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -59,19 +59,15 @@ def clear(store: _Plans, kind: str, key: str) -> None:
 
 
 def refuse_handoff(store: PlanStore, step: int, key: str, text: str,
-                   problems: list[str]) -> tuple[int, list[str] | None]:
+                   problems: list[str], bound: int) -> tuple[int, list[str] | None]:
     """Count a handoff the gate refused for step ``step``'s run ``key``, keeping the
     refused answer (nothing the executor wrote is lost). Returns ``(count, reasons)``:
     ``reasons`` is None while the executor may try again, else why the step failed (it
-    has just been recorded ``failed``: the bound, :data:`GATE_ATTEMPTS`, is spent)."""
-    from maker.core.clock import file_stamp
-    from maker.executor.step_rules import GATE_ATTEMPTS
-    from maker.store.atomic import atomic_write
-
-    kept = store.state_dir / "refused" / f"step-{step:02d}-{file_stamp()}.txt"
-    atomic_write(kept, text, durable=False)
+    has just been recorded ``failed``: the bound, ``gate_attempts`` in
+    ``plans/settings.yaml``, is spent)."""
+    kept = keep_answer(store, step, text)
     count = bump(store, "handoff", key)
-    if count < GATE_ATTEMPTS:
+    if count < bound:
         return count, None
     from maker.executor.lifecycle import fail_step
 
@@ -79,6 +75,16 @@ def refuse_handoff(store: PlanStore, step: int, key: str, text: str,
                             f"{kept})", *problems])
     clear(store, "handoff", key)
     return count, problems
+
+
+def keep_answer(store: PlanStore, step: int, text: str) -> Path:
+    """Keep an executor's answer that maker did not accept; the file it is kept in."""
+    from maker.core.clock import file_stamp
+    from maker.store.atomic import atomic_write
+
+    kept = store.state_dir / "refused" / f"step-{step:02d}-{file_stamp()}.txt"
+    atomic_write(kept, text, durable=False)
+    return kept
 
 
 def remind(state: PlanState, step: int, key: str, continuing: bool) -> tuple[int, bool]:

@@ -117,6 +117,12 @@ def executor_verdict(store: PlanStore, facts: dict[str, Any]) -> str:
                 f"step {step} (it ended, was begun again or taken over), so its answer was "
                 "not recorded. Tell the user; `maker status` shows the plan. End your reply "
                 "with the line STEP_BLOCKED.")
+    if facts.get("outcome") == "unchecked":  # (a broken plans/settings.yaml, say)
+        return (f"the step executor of step {step} returned, but maker could not check its "
+                f"handoff: {facts.get('error')}. Its answer is kept; the step stays in "
+                "progress. Do not launch it again: tell the user what to fix, and that "
+                f"/maker:step {step} continues then. End your reply with the line "
+                "STEP_BLOCKED.")
     if facts.get("outcome") == "no-step" or not isinstance(step, int):
         return ("the step executor returned, but no step was in progress, so its answer was "
                 "not recorded. Tell the user; `maker status` shows the plan. End your reply "

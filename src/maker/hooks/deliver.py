@@ -161,10 +161,10 @@ def _planner_stop(hook: HookInput, text: str) -> Output:
 
 
 def _executor_stop(hook: HookInput, text: str) -> Output:
-    from maker.errors import HandoffRejectedError
+    from maker.errors import HandoffRejectedError, PlanFileError
     from maker.executor.accept import accept_handoff
-    from maker.executor.attempts import refuse_handoff
-    from maker.executor.step_rules import GATE_ATTEMPTS
+    from maker.executor.attempts import keep_answer, refuse_handoff
+    from maker.executor.step_rules import settings
 
     store = store_for(hook)
     active = running_step(store)
@@ -187,11 +187,18 @@ def _executor_stop(hook: HookInput, text: str) -> Output:
     voted = ballot_stop(hook, store, step, text)  # a voting step: a ballot, not accepted
     if voted is not None:
         return voted
-    try:
+    try:  # a person's bounds (gate_attempts, max_fix_attempts): plans/settings.yaml
+        gate_bound = settings(store.root).gate_attempts
         result = accept_handoff(store, text)
+    except PlanFileError as exc:  # (a broken settings file, say): said, never a wedge
+        kept = keep_answer(store, step, text)
+        records.record(hook, "unchecked", step=step, error=str(exc)[:500])
+        return message(f"maker: the handoff for step {step} was not checked: {exc}\nIts "
+                       f"answer is kept in {kept}. Fix that file, then run /maker:step "
+                       f"{step} again.")
     except HandoffRejectedError as exc:
         count, reasons = refuse_handoff(store, step, key, text,
-                                        [str(p) for p in exc.problems])
+                                        [str(p) for p in exc.problems], gate_bound)
         if reasons is not None:  # the bound is spent: the step failed
             records.record(hook, "failed", step=step, attempts=count, reasons=reasons)
             return message(f"maker: step {step} FAILED: its handoff was rejected {count} "
@@ -200,7 +207,7 @@ def _executor_stop(hook: HookInput, text: str) -> Output:
                         problems=[str(p) for p in exc.problems])
         return block(
             f"maker rejected your handoff for step {step} (attempt {count} of "
-            f"{GATE_ATTEMPTS}). Fix every problem below in the handoff YAML, then {_AGAIN}:\n"
+            f"{gate_bound}). Fix every problem below in the handoff YAML, then {_AGAIN}:\n"
             f"{_problem_list(exc.problems)}")
     clear(store, "handoff", key)
     records.record(hook, "accepted", step=step, status=result.status)
