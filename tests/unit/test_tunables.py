@@ -338,7 +338,8 @@ def test_a_broken_settings_file_is_a_clear_error_in_each_command(
     store = linear(project, 1)
     start_step(store, 1)
     settings_file(store, BROKEN)
-    for args in (["verify", "--step", "1"], ["run"], ["context", "1"]):
+    # (`maker run TASK`: said before the planner is paid for)
+    for args in (["verify", "--step", "1"], ["run"], ["run", "a new task"], ["context", "1"]):
         out = CliRunner().invoke(cli, [*args, "--plans-dir", str(store.root)])
         assert out.exit_code != 0 and said_broken(out.output), (args, out.output)
         assert "Traceback" not in out.output
