@@ -66,9 +66,9 @@ def budget_note(run: VerificationRun, bound: int) -> str:
         return ""
     left = bound - run.failed_runs + 1
     return (f"fix attempts: this is failing run {run.failed_runs} in this run of step "
-            f"{run.step}; {left} more failing run{'s' if left != 1 else ''} spend the fix "
-            f"budget (max_fix_attempts: {bound}, plans/settings.yaml). Fix what fails, "
-            f"then run `maker verify --step {run.step}` again.")
+            f"{run.step}; after {left} more failing run{'s' if left != 1 else ''} the fix "
+            f"budget (max_fix_attempts: {bound}, plans/settings.yaml) is spent. Fix what "
+            f"fails, then run `maker verify --step {run.step}` again.")
 
 
 def stop_text(step: int, failures: int, bound: int) -> str:
