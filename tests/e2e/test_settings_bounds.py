@@ -208,8 +208,10 @@ def test_a_hung_session_is_stopped_at_session_timeout_and_the_next_run_finishes(
     write_plan(project, policy="never")
     release = threading.Event()
     asked = threading.Event()
+    running: list[int] = []
 
     def hangs(request: RecordedRequest) -> Reply:
+        running.extend(cli_processes(claude_home))  # (the check below sees the CLI)
         asked.set()
         release.wait(60)  # the model "thinks" until the test is over
         return Reply.text("too late")
@@ -233,7 +235,7 @@ def test_a_hung_session_is_stopped_at_session_timeout_and_the_next_run_finishes(
                "or --session-timeout) and was stopped" in said, said[-2000:]
         assert "Traceback" not in run.stderr
         # Nothing is left running: the session's CLI ended with it.
-        assert cli_processes(claude_home) == []
+        assert running and cli_processes(claude_home) == []
     finally:
         release.set()
     (call,) = Ledger(PlanStore(project / "plans")).calls()
