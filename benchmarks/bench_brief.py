@@ -2,7 +2,8 @@
 
 Builds a 2,000-step chain in a temporary directory. Every step reads one earlier
 step's output, and every step is accepted in order with a handoff that adds
-discoveries and a decision to NOTES.md, as the handoff gate does. The brief of steps
+discoveries and a decision to NOTES.md, as the handoff gate does, and a long summary
+(the brief carries the summaries of the previous step and of the steps it depends on). The brief of steps
 10, 1,000 and 1,990 is built at the moment each would start (every earlier step
 accepted) and its size printed. Goal: flat, largest / smallest <= 1.05.
 Exits 1 when the ratio exceeds 1.1.
@@ -57,7 +58,10 @@ def accept(store: PlanStore, n: int) -> None:
         "step": n, "status": "complete", "accepted_at": utc_now(),
         "output": {"summary": f"part {n} implemented and tested",
                    "files": [f"src/module_{n}.py", f"tests/test_module_{n}.py"]},
-        "summary": f"Implemented part {n}.", "discoveries": discoveries,
+        "summary": f"Implemented part {n}: module_{n} now caches per request, its public "
+                   "API is unchanged, and the new behaviour sits behind a flag that is off "
+                   "by default; the tests cover both settings of the flag." * 3,
+        "discoveries": discoveries,
         "decisions": decisions, "blockers": [],
         "for_next_agent": f"Part {n} is done; its tests live in tests/test_module_{n}.py and "
                           "run in about a second. Start from the module it left behind.",
