@@ -3,9 +3,9 @@
 Builds a 2,000-step chain in a temporary directory. Every step reads one earlier
 step's output, and every step is accepted in order with a handoff that adds
 discoveries and a decision to NOTES.md, as the handoff gate does, and a long summary
-(the brief carries the summaries of the previous step and of the steps it depends on). The brief of steps
-10, 1,000 and 1,990 is built at the moment each would start (every earlier step
-accepted) and its size printed. Goal: flat, largest / smallest <= 1.05.
+(the brief carries those of the previous step and of the steps it depends on). The
+brief of steps 10, 1,000 and 1,990 is built at the moment each would start (every
+earlier step accepted) and its size printed. Goal: flat, largest / smallest <= 1.05.
 Exits 1 when the ratio exceeds 1.1.
 
     .venv/bin/python benchmarks/bench_brief.py [--steps N]
