@@ -41,7 +41,15 @@ from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 
 from ._maker import PLUGIN_ROOT, Run, step, write_plan
 from .conftest import StartInteractive
-from .test_maker_run import MAKER, greeting_run, run_env, run_maker, write_hello
+from .test_maker_run import (
+    MAKER,
+    greeting_run,
+    oriented_then,
+    orients,
+    run_env,
+    run_maker,
+    write_hello,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -168,7 +176,8 @@ def test_maker_run_fixes_as_often_as_the_settings_file_says(
     fake_api.script(
         "step-executor",
         Reply.text(CLAIMS_COMPLETE),    # step 0: the check fails (failing run 1) ...
-        write_hello,                    # ... its one fix ...
+        orients(0),                     # ... its one fix (orient, then the edit) ...
+        oriented_then(write_hello),
         Reply.text(CLAIMS_COMPLETE),    # ... passes
         breaks_the_check,               # step 1: failing run 1 ...
         Reply.text(step_1),             # ... and 2: past max_fix_attempts 1
