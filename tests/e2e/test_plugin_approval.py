@@ -21,10 +21,11 @@ from harness.scenarios import (
     executor_writes,
     handoff,
     main_asks_approval,
+    main_ends_after_approval,
     main_launches_executor,
     main_runs_outcome,
     plugin_env,
-    step_flow,
+    tool,
 )
 from harness.sdk_client import Question, run_sdk
 from maker.cli.main import cli
@@ -38,10 +39,19 @@ GOOD_0 = handoff(0, {"files": ["hello.txt"]}, summary="Wrote hello.txt.", files=
 NOTES = "Say hello in French, and don't forget the accent: 'salut' isn't enough"
 
 
-def test_the_user_sends_a_step_back_with_notes_then_approves_the_next_attempt(
+def main_relaunches_after_the_notes(request: RecordedRequest) -> Reply:
+    """The user sent the step back with notes: maker started it again and says to launch."""
+    if "maker: the user sent step 0 back with the notes" not in request.latest_text:
+        raise AssertionError("expected maker's note that step 0 runs again")
+    return tool("Agent", subagent_type="maker:step-executor", run_in_background=False,
+                description="Execute maker step 0", prompt="Execute maker step 0.")
+
+
+def test_the_user_sends_a_step_back_with_notes_and_approves_the_next_attempt(
         fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
+    """Seed 004's revision loop, in one /maker:step: the notes go back through implement,
+    verify and handoff, and the user approves the second attempt."""
     write_plan(project, policy="never")
-    step_flow(fake_api, [executor_writes("hello.txt", "hello\n")], GOOD_0, approval=True)
 
     def reads_the_notes_then_writes(request: RecordedRequest) -> Reply:
         brief = request.tool_results[0].text
@@ -49,38 +59,35 @@ def test_the_user_sends_a_step_back_with_notes_then_approves_the_next_attempt(
         assert f"- {NOTES}" in brief  # the user's words, exactly
         return executor_writes("hello.txt", "salut\n")(request)
 
-    step_flow(fake_api, [reads_the_notes_then_writes], GOOD_0, approval=True)
+    fake_api.script(MAIN, main_launches_executor(), main_runs_outcome(), main_asks_approval(),
+                    main_relaunches_after_the_notes, main_runs_outcome(),
+                    main_asks_approval(), main_ends_after_approval())
+    executor_flow(fake_api, [executor_writes("hello.txt", "hello\n")], GOOD_0)
+    executor_flow(fake_api, [reads_the_notes_then_writes], GOOD_0)
     answers = iter([NOTES, APPROVE])
 
     def user(question: Question) -> str:
         assert question.options == [APPROVE, "Reject step 0"]
         return next(answers)
 
-    run = run_sdk(["/maker:step 0", "/maker:step 0"], api=fake_api, cwd=project,
-                  home=claude_home, answer=user, plugin_dirs=[PLUGIN_ROOT],
-                  env=plugin_env(), timeout=30)
+    run = run_sdk(["/maker:step 0"], api=fake_api, cwd=project, home=claude_home,
+                  answer=user, plugin_dirs=[PLUGIN_ROOT], env=plugin_env(), timeout=30)
 
     fake_api.assert_done()
     assert [q.question for q in run.questions] == \
         ["maker: approve step 0 (Write hello.txt)?"] * 2
-    outcomes = [r.tool_results[0].text for r in fake_api.requests_for(MAIN)
-                if r.tool_results and r.tool_results[0].text.startswith("step 0: Write")]
-    assert len(outcomes) == 2 and all("status: awaiting-approval" in o for o in outcomes)
-    first, second = run.results
-    assert first is not None and first.startswith("maker: the user rejected step 0")
-    assert first.endswith("STEP_REJECTED")
-    assert second is not None and second.startswith("maker: the user approved step 0")
-    assert second.endswith("STEP_COMPLETE")
+    (result,) = run.results
+    assert result is not None and result.startswith("maker: the user approved step 0")
+    assert result.endswith("STEP_COMPLETE")
     record = step(project, 0)
     assert record.status == "complete" and record.meta["revision_notes"] == [NOTES]
     assert record.meta["approved_by"] == "user (AskUserQuestion)"
+    assert (project / "hello.txt").read_text() == "salut\n"
     ran = [block["input"].get("command", "") for r in fake_api.requests_for(MAIN)
            for m in r.messages if m.get("role") == "assistant"
            for block in (m["content"] if isinstance(m["content"], list) else [])
            if block.get("type") == "tool_use" and block.get("name") == "Bash"]
     assert ran and not [c for c in ran if "approve" in c or "reject" in c]
-    assert (project / "hello.txt").read_text() == "salut\n"
-    assert len(list((project / "plans/handoffs/reset").glob("00-*"))) == 1  # kept aside
 
 
 def _print_mode_step_awaiting_approval(fake_api: FakeMessagesAPI, run_claude: Run,
@@ -132,15 +139,32 @@ def test_in_print_mode_the_user_approves_by_typing_the_command(
 def test_in_print_mode_the_user_rejects_by_typing_the_command_with_notes(
         fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
     _print_mode_step_awaiting_approval(fake_api, run_claude, project)
-    fake_api.script(MAIN, _reports_maker)
     notes = "Use \"salut\"; don't `rm -rf` $(anything) 'here'"
 
+    def relaunches(request: RecordedRequest) -> Reply:
+        said = re.search(r"maker: the user sent step 0 back with the notes ([^\n]*)",
+                         request.all_text)
+        assert said is not None and repr(notes) in said.group(0), request.all_text[-800:]
+        return tool("Agent", subagent_type="maker:step-executor", run_in_background=False,
+                    description="Execute maker step 0", prompt="Execute maker step 0.")
+
+    def waits_again(request: RecordedRequest) -> Reply:
+        assert "status: awaiting-approval" in request.tool_results[-1].text
+        return Reply.text("Step 0 ran again with your notes and waits for your approval."
+                          "\n\nSTEP_AWAITING_APPROVAL")
+
+    def runs_outcome(request: RecordedRequest) -> Reply:
+        return tool("Bash", command="maker step outcome 0", description="Where step 0 is")
+
+    fake_api.script(MAIN, relaunches, runs_outcome, waits_again)
+    executor_flow(fake_api, [executor_writes("hello.txt", "salut\n")], GOOD_0)
     run = run_maker(run_claude, f"/maker:reject 0 {notes}")
 
     fake_api.assert_done()
-    assert run.result is not None and run.result.startswith("maker: the user rejected step 0")
+    assert run.result is not None and run.result.endswith("STEP_AWAITING_APPROVAL")
     record = step(project, 0)
-    assert record.status == "pending" and record.meta["revision_notes"] == [notes]
+    assert record.status == "awaiting-approval" and record.meta["revision_notes"] == [notes]
+    assert (project / "hello.txt").read_text() == "salut\n"
 
 
 def test_a_person_at_a_terminal_approves_with_the_cli(

@@ -159,17 +159,24 @@ def test_repeated_bad_handoffs_end_with_the_step_failed_within_the_bound(
     assert run.result is not None and run.result.endswith("\nSTEP_FAILED")
 
 
-def test_a_step_whose_dependencies_are_not_complete_is_refused(
+def test_a_step_whose_dependencies_are_not_complete_asks_and_starts_nothing_in_print_mode(
         fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
+    """Seed 004's gate_blocked in `claude -p`: maker asks (its `ask:` line); print mode has
+    no AskUserQuestion, so the main agent says how to force it, and nothing starts. (The
+    question answered in an interactive session: test_interactive_blocked.py.)"""
     write_plan(project)
-    fake_api.script(MAIN, main_refuses_step())
 
+    def says_how_to_force(request: RecordedRequest) -> Reply:
+        seen = request.last_user_text
+        assert "ASK: step 1 depends on steps that are not complete: step 0 (pending)." in seen
+        assert '"Start step 1 anyway"' in seen and "/maker:step 1 --force" in seen
+        return Reply.text("Step 1 depends on step 0, which is pending: run step 0 first, or "
+                          "type `/maker:step 1 --force` to start it anyway.\n\nSTEP_BLOCKED")
+
+    fake_api.script(MAIN, says_how_to_force)
     run = run_maker(run_claude, "/maker:step 1")
 
     fake_api.assert_done()
-    seen = fake_api.requests_for(MAIN)[0].last_user_text
-    assert ("REFUSED: step 1 depends on steps that are not complete: step 0 (pending)."
-            in seen)
     assert run.result is not None and run.result.endswith("\nSTEP_BLOCKED")
     assert fake_api.requests_for(EXECUTOR) == []
     assert [step(project, n).status for n in (0, 1)] == ["pending", "pending"]
