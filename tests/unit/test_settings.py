@@ -66,3 +66,15 @@ def test_not_a_regular_file_is_an_error_not_a_hang(tmp_path: Path) -> None:
     (tmp_path / "settings.yaml").mkdir()
     with pytest.raises(PlanFileError, match="cannot be read"):
         load_settings(tmp_path)
+
+
+def test_an_error_stays_short_whatever_the_file_holds(tmp_path: Path) -> None:
+    """QA: a 200 KB value, or 20,000 unknown keys, made megabyte-long errors."""
+    with pytest.raises(PlanFileError) as e:
+        load_settings(_write(tmp_path, "max_fix_attempts: '" + "x" * 200_000 + "'\n"))
+    assert len(str(e.value)) < 1000
+    keys = "".join(f"k{i}: 1\n" for i in range(20_000))
+    with pytest.raises(PlanFileError) as e:
+        load_settings(_write(tmp_path, keys))
+    assert len(str(e.value)) < 5000 and "and 19990 more" in str(e.value)
+    assert str(e.value).count("settings.yaml") == 1

@@ -114,3 +114,40 @@ def test_the_executor_cannot_decide_a_proposal(project: Path) -> None:
         "tool_name": "Bash", "tool_input": {"command": "maker proposal accept 1"},
         "tool_use_id": "t1", "agent_id": "a1", "agent_type": "maker:step-executor"})
     assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_an_unreadable_proposals_file_is_set_aside_not_lost(project: Path) -> None:
+    """QA: a cut or hand-broken proposals.json was silently overwritten."""
+    store = linear(project, 3)
+    path = store.state_dir / "proposals.json"
+    path.write_text('[{"id": 1, "text": "keep me", "status": "open"')
+    start_step(store, 1)
+    accept_handoff(store, _swept(proposals=["new"]))
+    assert (store.state_dir / "proposals.json.unreadable").read_text().startswith(
+        '[{"id": 1, "text": "keep me"')
+    assert [p["text"] for p in open_proposals(store)] == ["new"]
+
+
+def test_odd_ids_in_a_hand_edited_file_give_no_traceback(project: Path) -> None:
+    store = linear(project, 3)
+    (store.state_dir / "proposals.json").write_text('[{"id": "x", "status": "open"}]')
+    start_step(store, 1)
+    accept_handoff(store, _swept(proposals=["new"]))
+    status = CliRunner().invoke(cli, ["status", "--plans-dir", str(store.root)])
+    assert status.exit_code == 0, status.output
+    assert "Proposal 1 (from step 1), yours to decide: new" in status.output
+
+
+def test_open_proposals_are_bounded(project: Path) -> None:
+    """QA: proposals.json grew without bound until every handoff failed."""
+    from maker.core.models import Handoff
+    from maker.executor.sweep import apply_sweep
+
+    store = linear(project, 3)
+    plan = store.load()
+    for k in range(6):
+        texts = [f"p{k}-{i} " + "x" * 900 for i in range(50)]
+        apply_sweep(store, plan, 1, Handoff(step=1, status="complete", output={},
+                                            proposals=texts))
+    assert len(open_proposals(store)) == 200
+    assert (store.state_dir / "proposals.json").stat().st_size < 2**20

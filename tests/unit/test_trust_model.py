@@ -77,6 +77,8 @@ MAIN_AGENT_REFUSED = [
     "cd pl*ns && sed -i s/a/b/ steps/00-a.md",      # cd through a glob
     "tar -xf /tmp/p.tar",                           # an archive holding plans/...
     "a=appr; maker step ${a}ove 0",                 # the verb hidden in a variable
+    "maker proposal accept 1",                      # a change of scope is the user's call
+    "env -i maker proposal drop 1",
 ]
 
 

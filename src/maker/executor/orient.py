@@ -45,6 +45,11 @@ __all__ = ["AUTOAPPROVE_ENV", "DEVIATION_LABELS", "DEVIATION_PREFIX", "DEVIATION
            "record_orient"]
 
 DEVIATIONS = ("none", "minor", "major")
+# The tools that change nothing in the project; any other (Write, Edit, an MCP tool, one
+# maker does not know) waits for orient. Bash is read command by command.
+_NO_EDIT = frozenset({"Read", "Grep", "Glob", "LS", "NotebookRead", "WebFetch", "WebSearch",
+                      "ToolSearch", "AskUserQuestion", "TodoWrite", "TodoRead",
+                      "SubagentHandback", "BashOutput", "KillShell"})
 AUTOAPPROVE_ENV = "STEP_AUTOAPPROVE"
 # maker's deviation question (AskUserQuestion); the hook that records the answer
 # recognises it by this prefix and these labels.
@@ -134,11 +139,11 @@ def edits_project(tool: str, command: str | None) -> bool:
     writer, or a Bash command that is neither a reader nor maker's reads and ``orient``
     (``maker verify`` runs the project's formatters: it waits too). Both front ends ask
     here: the plugin's PreToolUse hook and ``maker run``'s (``engine.tool_limits``)."""
-    from maker.tools.guard import WRITERS
-
-    if tool in WRITERS:
-        return True
-    if tool != "Bash" or not command:
+    if tool in _NO_EDIT:
+        return False
+    if tool != "Bash":
+        return True  # a writer, an MCP tool, one maker does not know: it may change things
+    if not command:
         return False
     from maker.tools.maker_commands import orient_command, plumbing
     from maker.tools.readonly import is_read_only
@@ -308,6 +313,11 @@ def orient_section(store: PlanStore, plan: StoredPlan, n: int) -> str:
         lines += ["A person approved a revision of this step: do the step as revised "
                   "below, where it differs from the task above.", "", str(revised), ""]
     entry = record.meta.get("orient")
+    if pending_deviation(record) is not None:
+        lines.append("This step deviates from the plan and awaits a person's decision on the "
+                     "revised step: edit nothing; stop now and answer with one line: "
+                     "DEVIATION.")
+        return "\n".join(lines)
     if isinstance(entry, dict):
         lines.append(f"This attempt's orientation is recorded ({entry.get('deviation')}"
                      + (f": {entry.get('what_changed')}" if entry.get("what_changed") else "")

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 __all__ = ["apply_sweep", "decide_proposal", "open_proposals", "read_proposals"]
 
 _LIMIT = 4 * 2**20
+_OPEN_MAX = 200      # open proposals kept; more wait until the user decides some (the
+                     # handoff, kept in plans/handoffs/, still lists every one)
+_DECIDED_KEPT = 200  # decided ones kept for the record (the accepted are in NOTES.md too)
 
 
 def _path(store: PlanStore) -> Any:
@@ -35,14 +38,45 @@ def _path(store: PlanStore) -> Any:
 
 
 def read_proposals(store: PlanStore) -> list[dict[str, Any]]:
-    """Every proposal kept with the plan, oldest first (``[]`` when none or unreadable)."""
+    """Every proposal kept with the plan, oldest first: ``[]`` when there is none. A file
+    maker cannot read as its own (a hand edit, a cut) is moved aside whole, to
+    ``proposals.json.unreadable``, and said so on stderr: nothing is lost, and no handoff
+    or decision is wedged by it."""
     from maker.core.bounded import read_text_file
+    from maker.errors import InputError
 
+    path = _path(store)
     try:
-        data = json.loads(read_text_file(_path(store), _LIMIT))
-    except (OSError, ValueError, UnicodeDecodeError):
+        data = json.loads(read_text_file(path, _LIMIT))
+    except FileNotFoundError:
         return []
-    return [p for p in data if isinstance(p, dict)] if isinstance(data, list) else []
+    except (OSError, ValueError, UnicodeDecodeError, InputError) as exc:
+        return _set_aside(path, str(exc))
+    if not isinstance(data, list):
+        return _set_aside(path, "it is not a list")
+    return [_clean(p) for p in data if isinstance(p, dict)]
+
+
+def _clean(p: dict[str, Any]) -> dict[str, Any]:
+    def number(v: Any) -> int:
+        return v if isinstance(v, int) and not isinstance(v, bool) else 0
+
+    return dict(p, id=number(p.get("id")), from_step=number(p.get("from_step")),
+                text=str(p.get("text") or ""), status=str(p.get("status") or "open"))
+
+
+def _set_aside(path: Any, why: str) -> list[dict[str, Any]]:
+    import os
+    import sys
+
+    aside = path.with_name(path.name + ".unreadable")
+    try:
+        os.replace(path, aside)
+    except OSError:
+        return []
+    print(f"maker: {path} could not be read ({why[:200]}); it was moved to {aside}, and "
+          "maker keeps new proposals in a fresh file", file=sys.stderr)
+    return []
 
 
 def open_proposals(store: PlanStore) -> list[dict[str, Any]]:
@@ -66,13 +100,18 @@ def apply_sweep(store: PlanStore, plan: StoredPlan, step: int, handoff: Handoff)
     if not handoff.proposals:
         return 0
     kept = read_proposals(store)
-    first = max((int(p.get("id") or 0) for p in kept), default=0) + 1
-    known = {(p.get("from_step"), p.get("text")) for p in kept}
+    first = max((p["id"] for p in kept), default=0) + 1
+    known = {(p["from_step"], p["text"]) for p in kept}
+    room = max(0, _OPEN_MAX - sum(p["status"] == "open" for p in kept))
     new = [{"id": first + i, "from_step": step, "text": text, "status": "open",
             "at": utc_now()}
-           for i, text in enumerate(t for t in handoff.proposals if (step, t) not in known)]
+           for i, text in enumerate([t for t in handoff.proposals
+                                     if (step, t) not in known][:room])]
     if new:
-        atomic_write(_path(store), json.dumps(kept + new, indent=2))
+        decided = [p for p in kept if p["status"] != "open"][-_DECIDED_KEPT:]
+        still = [p for p in kept if p["status"] == "open"]
+        atomic_write(_path(store), json.dumps(sorted(decided + still + new,
+                                                     key=lambda p: p["id"]), indent=2))
     return len(new)
 
 

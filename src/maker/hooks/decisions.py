@@ -32,7 +32,7 @@ from maker.executor.orient import DEVIATION_LABELS, DEVIATION_PREFIX, person_dec
 from maker.executor.revision import run_again
 from maker.store.plan_store import PlanStore
 
-__all__ = ["answer_decision", "prompt_decision", "prefilled_answer"]
+__all__ = ["answer_decision", "asks_makers_question", "prefilled_answer", "prompt_decision"]
 
 DECISION_COMMANDS = ("approve", "reject", "policy", "proposal")
 _NUMBER = re.compile(r"\A#?(\d{1,6})\b[:.]?\s*(.*)\Z", re.S)
@@ -113,6 +113,11 @@ def _maker_questions(tool_input: Any) -> dict[str, int]:
                 if m:
                     out[text] = int(m.group())
     return out
+
+
+def asks_makers_question(tool_input: Any) -> bool:
+    """Whether an AskUserQuestion input asks one of maker's questions."""
+    return bool(_maker_questions(tool_input))
 
 
 def prefilled_answer(tool_input: Any) -> str | None:

@@ -49,6 +49,9 @@ def on_pre_tool_use(hook: HookInput) -> Output:
         return _any_agent_tool(hook)
     if hook.text("tool_name") == HANDBACK:  # its deliverable: gated, never tool-limited
         return on_handback(hook)
+    if hook.text("tool_name") == "AskUserQuestion" and _makers_question(hook):
+        return deny_tool("maker: maker's questions are the main agent's to ask and the "
+                         "user's to answer; a subagent asks none of them. Hand off instead.")
     try:
         if hook.agent_type.endswith(EXECUTOR_SUFFIX):
             return _executor_tool(hook)
@@ -58,6 +61,14 @@ def on_pre_tool_use(hook: HookInput) -> Output:
         return deny_tool(f"maker could not check this tool call ({type(exc).__name__}: "
                          f"{first}), so it is refused. If it keeps happening, hand off with "
                          "status: blocked and this reason.")
+
+
+def _makers_question(hook: HookInput) -> bool:
+    """Whether this AskUserQuestion call asks one of maker's questions (approval, a
+    deviation, a blocked step)."""
+    from maker.hooks.decisions import asks_makers_question
+
+    return asks_makers_question(hook.raw.get("tool_input"))
 
 
 def _executor_tool(hook: HookInput) -> Output:
@@ -187,6 +198,8 @@ def on_post_tool_use(hook: HookInput) -> Output:
     """The user's answer to maker's approval question (AskUserQuestion)."""
     if hook.text("tool_name") != "AskUserQuestion":
         return allow()
+    if hook.agent_id or hook.agent_type:  # a subagent's question is never the user's word
+        return allow()                    # on maker's gates (its PreToolUse refuses them)
     store = store_for(hook)
     if not store.exists():
         return allow()

@@ -83,14 +83,14 @@ def _settings(path: Path, data: dict[Any, Any]) -> Settings:
     values: dict[str, Any] = {}
     for key, value in data.items():
         if key not in _KEYS:
-            problems.append(PlanFileError(path, f"{key!r} is not a maker setting", str(key),
-                                          "use one of " + ", ".join(_KEYS)))
+            problems.append(PlanFileError(path, f"{_show(key)} is not a maker setting",
+                                          _show(key, 60), "use one of " + ", ".join(_KEYS)))
         elif key in _INTS:
             low, high, what = _INTS[key]
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 problems.append(PlanFileError(
                     path, f"must be a whole number from {low} to {high} ({what}), "
-                    f"not {value!r}", key, f"`{key}: {min(max(low, 2), high)}`"))
+                    f"not {_show(value)}", key, f"`{key}: {min(max(low, 2), high)}`"))
             else:
                 values[key] = value
         elif key == "session_timeout":
@@ -99,7 +99,7 @@ def _settings(path: Path, data: dict[Any, Any]) -> Settings:
             if not ok:
                 problems.append(PlanFileError(
                     path, f"must be a number of seconds from 0 (no limit) to 604800, "
-                    f"not {value!r}", key, "`session_timeout: 1800`"))
+                    f"not {_show(value)}", key, "`session_timeout: 1800`"))
             else:
                 values[key] = float(value)
         else:
@@ -107,12 +107,15 @@ def _settings(path: Path, data: dict[Any, Any]) -> Settings:
             if globs is None:
                 problems.append(PlanFileError(
                     path, "must be a list of path globs relative to the project root, "
-                    f"not {value!r}", key, "`boundaries: [\"src/api/**\", \"src/db/**\"]`"))
+                    f"not {_show(value)}", key, "`boundaries: [\"src/api/**\", \"src/db/**\"]`"))
             else:
                 values[key] = globs
+    if len(problems) == 1:
+        raise problems[0]
     if problems:
-        raise PlanFileError(path, "; ".join(str(p) for p in problems), problems=problems) \
-            if len(problems) > 1 else problems[0]
+        shown = "; ".join(str(p).removeprefix(f"{path}: ") for p in problems[:10])
+        more = f"; and {len(problems) - 10} more" if len(problems) > 10 else ""
+        raise PlanFileError(path, shown + more, problems=problems[:100])
     return Settings(**values, source=str(path))
 
 
@@ -128,6 +131,12 @@ def _globs(value: Any) -> tuple[str, ...] | None:
             return None
         out.append(item.strip())
     return tuple(out)
+
+
+def _show(value: Any, limit: int = 80) -> str:
+    """A value as an error shows it: its repr, cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _first_line(e: Exception) -> str:

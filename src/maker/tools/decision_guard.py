@@ -36,15 +36,16 @@ from maker.tools.spill import spill_reason
 
 __all__ = ["decision_refusal"]
 
-_DECISIONS = frozenset({"approve", "reject", "policy", "adopt"})
+_DECISIONS = frozenset({"approve", "reject", "policy", "adopt", "proposal"})
 _CLAUDE_VARS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
 _SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&", "\n", ";;", ";&", "(", ")"})
 _WRAPPERS = frozenset({"env", "command", "builtin", "exec", "nohup", "nice", "ionice",
                        "timeout", "sudo", "doas", "setsid", "stdbuf", "time", "xargs"})
 _GLOB_LIMIT = 2000
-_DECIDE = ("maker: approving, rejecting, the approval policy and adopting a plan are the "
-           "user's decisions, never an agent's: the user types `/maker:approve N`, "
-           "`/maker:reject N <what to change>` or `/maker:policy NAME` in Claude Code. Ask "
+_DECIDE = ("maker: approving, rejecting, the approval policy, a step's proposals and adopting "
+           "a plan are the user's decisions, never an agent's: the user types `/maker:approve "
+           "N`, `/maker:reject N <what to change>`, `/maker:proposal accept|drop N` or "
+           "`/maker:policy NAME` in Claude Code. Ask "
            "them to (for a step awaiting approval, with AskUserQuestion as `maker step "
            "outcome N` says).")
 _UNSEEN = ("maker: this command runs maker with text the shell builds at run time (`$…`, "
