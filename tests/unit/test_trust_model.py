@@ -79,6 +79,9 @@ MAIN_AGENT_REFUSED = [
     "a=appr; maker step ${a}ove 0",                 # the verb hidden in a variable
     "maker proposal accept 1",                      # a change of scope is the user's call
     "env -i maker proposal drop 1",
+    # (QA) a command line in one word, its verb split by quotes the inner shell undoes
+    "setsid -f env -i script -qfc \"maker step appr''ove 1 --plans-dir plans\" /tmp/ts",
+    "bash -c 'maker step rej\"\"ect 1'",
 ]
 
 

@@ -53,8 +53,11 @@ _UNSEEN = ("maker: this command runs maker with text the shell builds at run tim
            "command with its words written out.")
 
 
-def decision_refusal(command: str, *, cwd: Path, plans_root: Path) -> str | None:
-    """Why an agent may not run this Bash command, or None."""
+def decision_refusal(command: str, *, cwd: Path, plans_root: Path,
+                     depth: int = 0) -> str | None:
+    """Why an agent may not run this Bash command, or None. A word that is itself a
+    command line (``script -qc "…"``, ``bash -c "…"``, ``ssh host "…"``) is read as one
+    too, its own quoting undone: ``"maker step appr''ove 1"`` decides as plainly."""
     try:
         tokens = tokenize(command)
     except ShellSyntaxError:
@@ -69,6 +72,13 @@ def decision_refusal(command: str, *, cwd: Path, plans_root: Path) -> str | None
         return _UNSEEN
     if decides and (names_maker or unseen):
         return _DECIDE
+    if depth < 3:
+        for word in words:
+            if " " in word.text.strip() or "\t" in word.text:
+                nested = decision_refusal(word.text, cwd=cwd, plans_root=plans_root,
+                                          depth=depth + 1)
+                if nested:
+                    return nested
     root = os.path.realpath(plans_root)
     if any(_names_plans(w, cwd, root, plans_root) for w in words):
         from maker.tools.readonly import why_not_read_only
