@@ -22,6 +22,7 @@ from maker.executor.schedule import next_steps
 from maker.executor.sweep import apply_sweep
 from maker.handoff.evidence import project_dir
 from maker.handoff.gate import inspect_handoff
+from maker.handoff.measured import MEASURED_FIELD, step_files
 from maker.store.notes import add_notes
 from maker.store.records import StepRecord, StoredPlan
 from maker.yaml_cleaner.dump import canonical_sha256
@@ -93,6 +94,8 @@ def accept_handoff(store: PlanStore, text: str | bytes,
         if handoff.edge_cases or handoff.proposals:
             data["edge_cases"] = [{"step": n, "note": t} for n, t in handoff.edge_cases]
             data["proposals"] = list(handoff.proposals)
+        if checked.measured is not None:
+            data[MEASURED_FIELD] = checked.measured
         if run is not None:
             data["verification"] = {
                 "finished_at": run.finished_at, "status": run.status,
@@ -106,7 +109,7 @@ def accept_handoff(store: PlanStore, text: str | bytes,
         added = add_step_facts(store, plan, record, handoff)
         if handoff.status == "complete":
             apply_sweep(store, plan, record.number, handoff)
-            status = hold_or_approve(store, plan, record, handoff.files_changed)
+            status = hold_or_approve(store, plan, record, step_files(data))
             upcoming = [(r.number, r.title) for r in next_steps(plan, store)] \
                 if status == "complete" else []
             return AcceptResult(handoff.step, status, path, added, upcoming,

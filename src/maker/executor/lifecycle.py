@@ -29,7 +29,7 @@ from maker.executor.schedule import (
     unmet_dependencies,
 )
 from maker.store.records import in_progress, occupying
-from maker.store.step_file import ATTEMPT_META
+from maker.store.step_file import ATTEMPT_META, REVISION_META
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -164,6 +164,7 @@ def start_step(store: PlanStore, n: int | None = None, force: bool = False,
             record.meta.pop(key, None)
         record.meta["started_at"] = started
         record.meta["started_by"] = session_id or "cli"
+        _measure_from_now(store, record)
         overridden = dict(missing)
         if force and (missing or skipped):
             record.meta["forced"] = True
@@ -177,6 +178,17 @@ def start_step(store: PlanStore, n: int | None = None, force: bool = False,
         refresh_overview(store, plan)
         return StartResult(n, record.title, started,
                            forced=bool(force and (missing or skipped)), overridden=overridden)
+
+
+def _measure_from_now(store: PlanStore, record: StepRecord) -> None:
+    """Record the tree the step's changes are measured from (``maker.handoff.measured``);
+    a step sent back for revision keeps the one it first started from."""
+    from maker.handoff.measured import MEASURE_KEY, measure_start
+
+    if not record.meta.get(MEASURE_KEY):
+        tree = measure_start(store)
+        if tree:
+            record.meta[MEASURE_KEY] = tree
 
 
 def _resume(store: PlanStore, plan: StoredPlan, record: StepRecord,
@@ -280,7 +292,7 @@ def reset_step(store: PlanStore, n: int) -> ResetResult:
         previous = record.status
         archived = _archive_handoff(store, n)
         record.status = "pending"
-        for key in ATTEMPT_META:
+        for key in ATTEMPT_META + REVISION_META:
             record.meta.pop(key, None)
         if previous != "pending" or archived:
             attempt = int(record.meta.get("resets") or 0) + 1

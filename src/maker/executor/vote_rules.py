@@ -28,7 +28,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from maker.core.models import AgentResult, PlanStep
-from maker.tools.registry import READ_ONLY_TOOLS
+from maker.tools.registry import only_read
 from maker.voting import Tally, canonical
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def side_effect_free(spec: PlanStep) -> bool:
     """Whether the step's answer can be sampled more than once without side effects:
     its tools (primary and fallback) all only read. A conditional step's tools may
     write too: then each sample would do its writes."""
-    return all(t in READ_ONLY_TOOLS for t in [*spec.primary_tools, *spec.fallback_tools])
+    return only_read([*spec.primary_tools, *spec.fallback_tools])
 
 
 def answer_form(spec: PlanStep, data: Any) -> list[Any]:

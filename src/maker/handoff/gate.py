@@ -16,7 +16,9 @@ The stages, each with its own module and typed result:
 - the evidence (``maker.handoff.evidence``): when the project has verification
   commands, a complete step needs a recorded ``maker verify --step N`` run that passed
   after the step started, sealed by maker: a handoff cannot just claim ``exit_code: 0``,
-  and a run file written by hand is refused.
+  and a run file written by hand is refused;
+- the files the step changed, measured by maker (``maker.handoff.measured``):
+  ``files_changed`` must name every one.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from maker.errors import YAMLCleanError as _YAMLCleanError
 from maker.handoff.against_plan import check_output, red_flags, target_step
 from maker.handoff.evidence import check_evidence
 from maker.handoff.fields import FORMAT_HINT, is_int, parse_handoff
+from maker.handoff.measured import check_measured
 from maker.handoff.sweep import check_sweep
 from maker.store.records import StepRecord, StoredPlan, in_progress
 from maker.yaml_cleaner.cleaner import YAMLCleaner
@@ -47,7 +50,8 @@ class CheckedHandoff:
 
     ``handoff`` is None when its fields cannot be read; ``plan`` and ``record`` (the
     step in progress) once the plan was read; ``run`` is the sealed verification run
-    behind a complete step, when the project has verification commands.
+    behind a complete step, when the project has verification commands; ``measured``
+    the files the step changed as maker measured them (None: not measured).
     """
 
     handoff: Handoff | None
@@ -56,6 +60,7 @@ class CheckedHandoff:
     plan: StoredPlan | None = None
     record: StepRecord | None = None
     run: VerificationRun | None = None
+    measured: list[str] | None = None
 
 
 def check_handoff(store: PlanStore, text: str | bytes) -> tuple[Handoff | None, list[Problem]]:
@@ -94,4 +99,5 @@ def inspect_handoff(store: PlanStore, text: str | bytes) -> CheckedHandoff:
     if handoff is not None:
         check_sweep(plan, record, handoff.edge_cases, problems)
     run = check_evidence(store, record, problems) if status == "complete" else None
-    return CheckedHandoff(handoff, problems, was_repaired, plan, record, run)
+    measured = check_measured(store, record, data.get("files_changed"), problems)
+    return CheckedHandoff(handoff, problems, was_repaired, plan, record, run, measured)

@@ -14,8 +14,8 @@ from maker.planner.parser import parse_step, structure_problems, unknown_key_pro
 from maker.store.frontmatter import read_front_matter, render_front_matter
 from maker.store.records import StepRecord
 
-__all__ = ["ATTEMPT_META", "EDGE_CASES", "HISTORY_META", "RUN_META", "STEP_KEYS", "read_step",
-           "render_step"]
+__all__ = ["ATTEMPT_META", "EDGE_CASES", "HISTORY_META", "REVISION_META", "RUN_META",
+           "STEP_KEYS", "read_step", "render_step"]
 
 STEP_KEYS = ("step", "title", "task_type", "status", "depends_on", "input_variables",
              "output_variable", "output_schema", "primary_tools", "fallback_tools", "next",
@@ -26,11 +26,15 @@ STEP_KEYS = ("step", "title", "task_type", "status", "depends_on", "input_variab
 # the step's history (how often it was reset, what a person sent back) is kept.
 ATTEMPT_META = ("started_at", "started_by", "forced", "forced_over", "finished_at",
                 "failed_at", "reasons", "handoff_accepted_at", "approved_at", "approved_by",
-                "approval_seal", "awaiting_approval", "orient", "deviation")
+                "approval_seal", "awaiting_approval", "orient", "deviation", "review_skipped")
 # (``rejected_by``: who sent the newest revision notes back; a rejection with notes runs
 # the step again at once, and the new attempt keeps saying who asked for it.)
 HISTORY_META = ("resets", "revision_notes", "revised_task", "rejected_by")
-RUN_META = frozenset(ATTEMPT_META + HISTORY_META)
+# The step's run across its revisions (a rejection sends it back with these kept): the
+# tree its changes are measured from, and how often review findings sent it back. A
+# reset (``maker step reset``) clears them.
+REVISION_META = ("measured_from", "review_rounds")
+RUN_META = frozenset(ATTEMPT_META + HISTORY_META + REVISION_META)
 EDGE_CASES = "edge_cases"  # the body's "## Edge cases" section (StepRecord.edge_cases)
 _EDGE_HEADING = "Edge cases"
 _SECTIONS = {"Task": "task_description",

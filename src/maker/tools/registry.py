@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["BUILTIN_TOOLS", "READ_ONLY_TOOLS", "Tool", "ToolRegistry", "is_mcp_name"]
+__all__ = ["BUILTIN_TOOLS", "READ_ONLY_TOOLS", "Tool", "ToolRegistry", "is_mcp_name",
+           "only_read"]
 
 # Claude Code's built-in tools (code.claude.com/docs/en/tools-reference), plus the
 # names older releases used (Task, BashOutput, KillShell, LS, MultiEdit,
@@ -71,6 +73,11 @@ READ_ONLY_TOOLS = frozenset({
 _MCP_NAME = re.compile(r"^mcp__[A-Za-z0-9][\w.-]*?__[A-Za-z0-9][\w.-]*$")
 # A permission-rule specifier after a name: ``Bash(git log:*)``.
 _SPECIFIER = re.compile(r"^([^()\s]+)\(.*\)$", re.DOTALL)
+
+
+def only_read(tools: Iterable[str]) -> bool:
+    """Whether every one of ``tools`` only reads (:data:`READ_ONLY_TOOLS`)."""
+    return all(t in READ_ONLY_TOOLS for t in tools)
 
 
 def is_mcp_name(name: str) -> bool:

@@ -1,0 +1,128 @@
+"""The files a step changed, measured by maker: not the executor's ``files_changed`` claim.
+
+When a step starts (``maker.executor.lifecycle.start_step``, which ``/maker:step`` and
+``maker run`` both use), maker records a git tree of the project's working tree in the
+step's front matter (:data:`MEASURE_KEY`; ``maker.tools.git_tree``). At the handoff it
+writes the tree again and lists what differs (maker's own ``plans/`` left out): those
+are the step's changes. A resumed step keeps its start, and so does a step sent back
+for revision (its earlier attempts' edits are still its own); ``maker step reset``
+starts the measure afresh.
+
+- A handoff whose ``files_changed`` leaves a measured change out is refused by the gate
+  with the missing paths (:func:`check_measured`), so the executor corrects it, within
+  the gate's bound.
+- Who reviews and who approves is decided on the measured files
+  (``maker.executor.review_route``); the accepted handoff keeps them as
+  ``files_measured``.
+- A step whose tools only read (a voting step's executors) cannot change a file: its
+  measure is empty, whatever else changed in the tree meanwhile.
+- Without git (or when git cannot measure the tree in time) nothing is measured, and
+  every reader says the count is the executor's claim: without a repository's ignore
+  rules, a stat snapshot would count build outputs and caches (``__pycache__``,
+  ``node_modules``, the verification's own files) as the step's work, refuse honest
+  handoffs and send every step to review.
+
+A person's own edits made while the step runs are in the working tree too: the measure
+counts them, and the refusal says to list them (noting whose they are).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from maker.errors import Problem
+from maker.tools.git_tree import MAX_PATHS, changed_paths, snapshot_tree
+from maker.tools.registry import only_read
+
+if TYPE_CHECKING:
+    from maker.store.plan_store import PlanStore
+    from maker.store.records import StepRecord
+
+__all__ = ["MEASURE_KEY", "MEASURED_FIELD", "check_measured", "measure_start",
+           "measured_changes", "step_files"]
+
+MEASURE_KEY = "measured_from"  # the step's front matter: the tree it started from
+MEASURED_FIELD = "files_measured"  # the accepted handoff: what maker measured
+_SHOWN = 30  # missing paths named in one refusal
+
+
+def measure_start(store: PlanStore) -> str | None:
+    """The tree a step starting now is measured from; None when git cannot say."""
+    return snapshot_tree(store.project)
+
+
+def measured_changes(store: PlanStore, record: StepRecord) -> list[str] | None:
+    """The files step ``record`` changed since it started (relative to the project root,
+    sorted, ``plans/`` left out); None when nothing was measured (no git, no start)."""
+    start = record.meta.get(MEASURE_KEY)
+    if not isinstance(start, str) or not start:
+        return None
+    if only_read([*record.spec.primary_tools, *record.spec.fallback_tools]):
+        return []  # its executors cannot write: whatever changed is not the step's
+    end = snapshot_tree(store.project)
+    paths = changed_paths(store.project, start, end) if end else None
+    if paths is None:
+        return None
+    own = _plans_prefix(store)
+    return [p for p in paths if not (own and (p == own or p.startswith(own + "/")))]
+
+
+def _plans_prefix(store: PlanStore) -> str:
+    try:
+        rel = os.path.relpath(os.path.realpath(store.root), os.path.realpath(store.project))
+    except ValueError:
+        return ""
+    rel = Path(rel).as_posix()
+    return "" if rel in ("", ".") or rel.startswith("../") or rel == ".." else rel
+
+
+def _claimed(project: Path, item: Any) -> str:
+    """A ``files_changed`` entry as a path relative to the project root."""
+    text = str(item).strip().strip("`").strip()
+    if os.path.isabs(text):
+        try:
+            text = os.path.relpath(text, os.path.realpath(project))
+        except ValueError:
+            return text
+    return Path(text).as_posix().removeprefix("./") if text else ""
+
+
+def _covers(claim: str, path: str) -> bool:
+    """``claim`` names ``path``: the path itself (maybe followed by a note: ``a.py (new)``,
+    ``a.py: why``), or a folder above it."""
+    if claim == path or claim.rstrip("/") and path.startswith(claim.rstrip("/") + "/"):
+        return True
+    return claim.startswith(path) and claim[len(path):len(path) + 1] in (" ", ":", "\t")
+
+
+def check_measured(store: PlanStore, record: StepRecord, claimed: Any,
+                   problems: list[Problem]) -> list[str] | None:
+    """The files step ``record`` changed, as maker measured them (None: not measured);
+    adds a problem naming every measured change that ``claimed`` (the handoff's
+    ``files_changed``) leaves out."""
+    measured = measured_changes(store, record)
+    if not measured:
+        return measured
+    claims = [c for c in (_claimed(store.project, item) for item in
+                          (claimed if isinstance(claimed, list) else [])) if c]
+    missing = [p for p in measured if not any(_covers(c, p) for c in claims)]
+    if missing:
+        shown = ", ".join(missing[:_SHOWN]) + (
+            f" and {len(missing) - _SHOWN} more" if len(missing) > _SHOWN else "")
+        problems.append(Problem(
+            "files_changed", f"leaves out {len(missing)} file(s) this step changed, as maker "
+            f"measured the working tree against the step's start: {shown}", record.number,
+            fix="list every file the step changed under `files_changed`, one `- path` per "
+                "file, relative to the project root (a file someone else changed meanwhile "
+                "too: list it and say so in the summary)"))
+    return measured[:MAX_PATHS]
+
+
+def step_files(handoff: dict[str, Any]) -> list[str]:
+    """The files an accepted handoff's step changed: what maker measured, else (nothing
+    measured: no git) the executor's ``files_changed`` claim."""
+    measured = handoff.get(MEASURED_FIELD)
+    chosen = measured if isinstance(measured, list) else handoff.get("files_changed")
+    return [str(f) for f in chosen or [] if isinstance(f, (str, int, float))]

@@ -1,0 +1,125 @@
+"""The working tree as git sees it, measured without the user's index.
+
+:func:`snapshot_tree` writes a tree object of the whole working tree (tracked files and
+untracked files that are not ignored) through a temporary index (``GIT_INDEX_FILE``:
+a copy of the real one, so unchanged files are not hashed again; ``git add -A``;
+``git write-tree``); :func:`changed_paths` lists the files that differ between two such
+trees. Only the project's own subtree is
+added (a project inside a larger repository, or a home folder kept in git, is not the
+step's to measure). The user's real index is only read (copied), never written; what
+git adds is loose objects, which its garbage collection prunes.
+
+A step executor could have planted programs for git to run (a filter's ``clean`` runs on
+``git add``, ``core.fsmonitor`` on every index refresh, a hook on an index write, an
+external diff): every call runs git by its absolute path with
+``maker.tools.git_programs``'s overrides and every filter the config defines emptied,
+as maker's read-only git does. Each call is bounded (:data:`TIMEOUT_S`); a repository
+git cannot measure in time, or no git at all, gives None: the caller says the count is
+not measured.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from maker.tools.git_programs import GLOBAL_OVERRIDES, filter_drivers
+
+__all__ = ["MAX_PATHS", "TIMEOUT_S", "changed_paths", "snapshot_tree"]
+
+TIMEOUT_S = 30.0  # for one snapshot (or one diff): a huge untracked tree gives up here
+MAX_PATHS = 5000  # changed paths listed at most; beyond that the measure is "too many"
+_SAFE = ("-c", "core.splitIndex=false", "-c", "core.untrackedCache=false",
+         "-c", "index.threads=1")
+
+
+def _git() -> str | None:
+    return shutil.which("git")
+
+
+def _run(git: str, args: list[str], cwd: Path, env: dict[str, str] | None = None,
+         timeout: float = TIMEOUT_S) -> str | None:
+    """git's stdout, or None when it fails or takes longer than ``timeout``."""
+    try:
+        done = subprocess.run([git, *args], cwd=cwd, stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=timeout, env=env)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    return done.stdout.decode("utf-8", "surrogateescape") if done.returncode == 0 else None
+
+
+def _overrides(git: str, cwd: Path) -> list[str]:
+    names = filter_drivers(git, cwd)
+    if any("=" in name or "\n" in name for name in names):
+        return []  # a filter -c cannot switch off: no measure rather than run it
+    filters = [w for name in names for key in ("clean", "smudge", "process")
+               for w in ("-c", f"filter.{name}.{key}=")]
+    return [*GLOBAL_OVERRIDES, *_SAFE, *filters]
+
+
+def snapshot_tree(project: Path, timeout: float = TIMEOUT_S) -> str | None:
+    """The id of a git tree object holding the working tree of ``project``'s repository
+    as it is now; None outside a git repository, without git, or past ``timeout``."""
+    git = _git()
+    project = Path(project)
+    if git is None or not project.is_dir():
+        return None
+    where = _run(git, ["--no-pager", "-c", "core.fsmonitor=false", "rev-parse",
+                       "--show-toplevel", "--git-path", "index"], project, timeout=timeout)
+    lines = (where or "").splitlines()
+    if len(lines) != 2:
+        return None
+    real_index = Path(project, lines[1])
+    overrides = _overrides(git, project)
+    if not overrides:
+        return None
+    with tempfile.TemporaryDirectory(prefix="maker-measure-") as tmp:
+        index = Path(tmp) / "index"
+        try:  # a copy of the real index: unchanged files keep their stat data
+            if real_index.is_file() and real_index.stat().st_size < 512 << 20:
+                shutil.copyfile(real_index, index)
+        except OSError:
+            pass
+        env = {**os.environ, "GIT_INDEX_FILE": str(index), "GIT_OPTIONAL_LOCKS": "0"}
+        for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY"):
+            env.pop(key, None)
+        deadline = time.monotonic() + timeout
+        for _ in (1, 2):  # a copied index git cannot read: once more from an empty one
+            # (only the project's own files: a project inside a larger repository, a
+            # home folder under git, is not the step's to measure)
+            added = _run(git, [*overrides, "add", "-A", "--", "."], project, env,
+                         max(deadline - time.monotonic(), 0.1))
+            tree = _run(git, [*overrides, "write-tree"], project, env,
+                        max(deadline - time.monotonic(), 0.1)) if added is not None else None
+            if tree is not None and _is_id(tree.strip()):
+                return tree.strip()
+            if time.monotonic() >= deadline or not index.exists():
+                break
+            index.unlink()
+    return None
+
+
+def changed_paths(project: Path, start: str, end: str,
+                  timeout: float = TIMEOUT_S) -> list[str] | None:
+    """The files that differ between trees ``start`` and ``end``, relative to
+    ``project`` and within it (sorted); None when git cannot tell."""
+    git = _git()
+    if git is None or not all(_is_id(t) for t in (start, end)):
+        return None
+    overrides = _overrides(git, Path(project))
+    if not overrides:
+        return None
+    out = _run(git, [*overrides, "diff", "--no-ext-diff", "--no-textconv", "--no-renames",
+                     "--name-only", "-z", "--relative", start, end, "--"], Path(project),
+               timeout=timeout)
+    if out is None:
+        return None
+    return sorted({p for p in out.split("\0") if p})
+
+
+def _is_id(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
