@@ -185,7 +185,7 @@ def test_the_person_sends_a_step_back_with_notes_and_it_runs_again(
     # The step runs again, and the person's notes reach the new executor's brief.
     def reads_the_notes_then_writes(request: RecordedRequest) -> Reply:
         brief = next(r.text for r in request.tool_results if "# Step " in r.text)
-        assert "## The user sent an earlier attempt back" in brief
+        assert "## An earlier attempt was sent back" in brief
         assert f"- {NOTES}" in brief
         return executor_writes("hello.txt", "salut\n")(request)
 

@@ -55,7 +55,7 @@ def test_the_user_sends_a_step_back_with_notes_and_approves_the_next_attempt(
 
     def reads_the_notes_then_writes(request: RecordedRequest) -> Reply:
         brief = request.tool_results[0].text
-        assert "## The user sent an earlier attempt back" in brief
+        assert "## An earlier attempt was sent back" in brief
         assert f"- {NOTES}" in brief  # the user's words, exactly
         return executor_writes("hello.txt", "salut\n")(request)
 

@@ -169,7 +169,7 @@ def test_status_and_plan_md_show_awaiting_approval(store: PlanStore) -> None:
 
 
 def test_a_large_step_waits_for_review_even_under_the_auto_policy(store: PlanStore) -> None:
-    from maker.executor.approval import apply_review
+    from maker.executor.review_loop import apply_review
 
     set_policy(store, "auto", "person (terminal)")
     small = accept_handoff(store, handoff(1, files_changed=["a.py", "b.py"]))
@@ -180,31 +180,34 @@ def test_a_large_step_waits_for_review_even_under_the_auto_policy(store: PlanSto
     out = CliRunner().invoke(cli, ["step", "outcome", "2", "--plans-dir", str(store.root)])
     assert "launch maker:reviewer" in out.output
     record = store.load().get(2)
-    record_review(store, record, "RED: no tests\nVERDICT: changes-needed")
-    assert "rejected by the reviewer under the `auto` policy" in str(
-        apply_review(store, record, approves=False))
-    record = store.load().get(2)
-    assert record.status == "pending" and record.meta["revision_notes"] == ["RED: no tests"]
+    review = record_review(store, record, "RED: no tests\nVERDICT: changes-needed")
+    decided = apply_review(store, record, review)
+    assert decided.kind == "sent-back"
+    assert "sent back to implementation" in decided.text
+    record = store.load().get(2)  # back to implementation: in progress, findings kept
+    assert record.status == "in-progress"
+    assert record.meta["revision_notes"] == ["The independent reviewer's findings:\n"
+                                             "RED: no tests"]
 
 
 def test_under_the_never_policy_the_reviewer_does_not_decide(store: PlanStore) -> None:
-    from maker.executor.approval import apply_review
+    from maker.executor.review_loop import apply_review
 
     accept_handoff(store, handoff(1, files_changed=[f"f{i}.py" for i in range(5)]))
     record = store.load().get(1)
-    record_review(store, record, "VERDICT: approve")
-    assert apply_review(store, record, approves=True) is None
+    review = record_review(store, record, "VERDICT: approve")
+    assert apply_review(store, record, review).kind == "person"
     assert store.load().get(1).status == "awaiting-approval"
 
 
 def test_under_the_reviewer_policy_its_verdict_approves(store: PlanStore) -> None:
-    from maker.executor.approval import apply_review
+    from maker.executor.review_loop import apply_review
 
     set_policy(store, "reviewer", "person (terminal)")
     accept_handoff(store, handoff(1))
     record = store.load().get(1)
-    record_review(store, record, "VERDICT: approve")
-    apply_review(store, record, approves=True)
+    review = record_review(store, record, "VERDICT: approve")
+    assert apply_review(store, record, review).kind == "approved"
     record = store.load().get(1)
     assert record.status == "complete"
     assert record.meta["approved_by"] == "policy:reviewer (reviewer approved)"

@@ -523,13 +523,14 @@ def test_the_reviewers_verdict_is_recorded_and_gates_approval(
     out = fire("subagent-stop", subagent_input(
         project, "maker:reviewer", "- RED: f4.py drops the error.\nGREEN: tests.\n"
         "VERDICT: changes-needed"))
-    # Under the `auto` policy the reviewer decides a large step: it goes back.
+    # RED findings send the step back to implementation, in progress again.
     assert out is not None and "verdict: changes-needed" in out["systemMessage"]
-    assert "rejected by the reviewer under the `auto` policy" in out["systemMessage"]
+    assert "sent back to implementation" in out["systemMessage"]
     record = store.load().get(1)
-    assert record.status == "pending"
-    assert record.meta["revision_notes"] == ["RED: f4.py drops the error."]
-    assert record.meta["rejected_by"] == "policy:auto (reviewer)"
+    assert record.status == "in-progress"
+    assert record.meta["revision_notes"] == ["The independent reviewer's findings:\n"
+                                             "RED: f4.py drops the error."]
+    assert record.meta["review_rounds"] == 1
 
 
 @pytest.mark.parametrize(("command", "fragment"), [

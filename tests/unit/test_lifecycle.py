@@ -283,20 +283,21 @@ def test_reset_of_a_pending_step_changes_nothing(tmp_path: Path) -> None:
 
 
 def test_reset_clears_every_key_of_the_attempt_and_keeps_the_history(tmp_path: Path) -> None:
-    from maker.store.step_file import ATTEMPT_META, HISTORY_META, RUN_META
+    from maker.store.step_file import ATTEMPT_META, HISTORY_META, REVISION_META, RUN_META
 
-    assert RUN_META == set(ATTEMPT_META) | set(HISTORY_META)
+    assert RUN_META == set(ATTEMPT_META) | set(HISTORY_META) | set(REVISION_META)
     assert not set(ATTEMPT_META) & set(HISTORY_META)
+    assert not set(REVISION_META) & (set(ATTEMPT_META) | set(HISTORY_META))
     store = linear(tmp_path, 1)
     start_step(store, 1)
     record = store.load().get(1)
     record.status = "failed"
-    record.meta.update({key: "x" for key in ATTEMPT_META})
+    record.meta.update({key: "x" for key in ATTEMPT_META + REVISION_META})
     record.meta["revision_notes"] = ["use the cache"]
     store.save_step(record)
     reset_step(store, 1)
     meta = store.load().get(1).meta
-    assert not set(ATTEMPT_META) & set(meta)
+    assert not (set(ATTEMPT_META) | set(REVISION_META)) & set(meta)
     assert meta["resets"] == 1 and meta["revision_notes"] == ["use the cache"]
     # Starting again also begins a clean attempt, with the history kept.
     record = store.load().get(1)

@@ -117,7 +117,6 @@ def policy_cmd(name: str | None, plans_dir: Path | None) -> None:
 def step_outcome(number: int, as_json: bool, plans_dir: Path | None) -> None:
     """Where a step ended up after its executor returned, and what to do next."""
     from maker.executor.outcome import outcome
-    from maker.executor.step_rules import REVIEW_THRESHOLD
 
     data = outcome(PlanStore(resolve_plans_dir(plans_dir)), number)
     if as_json:
@@ -129,12 +128,13 @@ def step_outcome(number: int, as_json: bool, plans_dir: Path | None) -> None:
         click.echo(f"summary: {data['summary']}")
     if data["reasons"]:
         click.echo("reasons: " + "; ".join(data["reasons"]))
-    click.echo(f"files changed: {len(data['files_changed'])}")
+    counted = "measured by maker" if data["files_measured"] else "the executor's claim"
+    click.echo(f"files changed: {len(data['files_changed'])} ({counted})")
     if data["review_required"]:
-        why = (f"{len(data['files_changed'])} files changed" if len(data["files_changed"])
-               >= REVIEW_THRESHOLD else f"the approval policy is {data.get('policy')}")
-        click.echo(f"review: required ({why}): launch maker:reviewer with the handoff "
-                   "before asking for approval")
+        click.echo(f"review: required ({data['review_why']}): launch maker:reviewer with "
+                   "the handoff before asking for approval")
+    elif data["review_skipped"]:
+        click.echo("review: skipped (STEP_SKIP_REVIEW=1): the user decides")
     if data.get("ask"):
         click.echo(f"ask: {json.dumps(data['ask'], ensure_ascii=False)}")
     click.echo(f"next: {data['next']}")

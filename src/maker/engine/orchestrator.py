@@ -13,10 +13,14 @@ step's accepted ``next_step`` chooses the branch.
 Approval (``--approve NAME`` is a person's flag, recorded with ``set_policy``):
 ``never`` stops at the first step awaiting approval; ``auto`` approves a small step
 and asks the independent reviewer about a large one; ``reviewer`` asks it about every
-step. The reviewer is an SDK session with the plugin's ``agents/reviewer.md``; its
-verdict is recorded (``record_review``) and applied (``apply_review``); a rejected step
-goes back to pending with the findings as revision notes and runs again, at most
-``max_review_attempts`` times.
+step; a large step (5+ files maker measured, or two declared boundaries) is reviewed
+under every policy, unless a person set ``STEP_SKIP_REVIEW=1`` (then a person decides
+it). The reviewer is an SDK session with the plugin's ``agents/reviewer.md``; its
+verdict is recorded (``record_review``) and applied (``review_loop.apply_review``, as
+the plugin's hook does): RED findings send the step back to implementation with them as
+revision notes, and it runs again, at most ``max_review_attempts`` times
+(``plans/settings.yaml``); past that, the run stops for a person (exit 4) with the
+findings.
 
 Every SDK call goes to the ledger and is preceded by the budget's check; each call
 gets the remaining budget as its own ``max_budget_usd``.
@@ -24,12 +28,13 @@ gets the remaining budget as its own ``max_budget_usd``.
 Exit codes (:attr:`RunResult.exit_code`):
 
 - 0 ``EXIT_COMPLETE``: every reachable step is complete (the rest skipped);
-- 1 ``EXIT_FAILED``: a step failed or was blocked, the plan was refused, the reviewer
-  rejected a step too often, or an SDK call failed (the step stays in progress);
+- 1 ``EXIT_FAILED``: a step failed or was blocked, the plan was refused, or an SDK call
+  failed (the step stays in progress);
 - 2 ``EXIT_USAGE``: no task and no plan to continue;
 - 3 ``EXIT_BUDGET``: stopped by ``--max-budget-usd`` (``maker run`` continues);
 - 4 ``EXIT_APPROVAL``: a step awaits a person's approval (``maker step approve N`` or
-  ``/maker:step``, then ``maker run``, continues). No Task* event is emitted then:
+  ``/maker:step``, then ``maker run``, continues): the ``never`` policy, review skipped,
+  or the reviewer's findings past ``max_review_attempts``. No Task* event is emitted then:
   the task is neither done nor failed.
 """
 
@@ -52,7 +57,7 @@ from maker.core.events import (
 from maker.core.models import TaskConfig
 from maker.core.module import Module
 from maker.core.statuses import AWAITING
-from maker.engine.step_run import EngineParts, StepRun, review_prompt
+from maker.engine.step_run import EngineParts, StepRun
 from maker.engine.vote_step import law_votes
 from maker.errors import (
     AgentSDKError,
@@ -61,16 +66,12 @@ from maker.errors import (
     PlanRefusedError,
     StepError,
 )
-from maker.executor.approval import (
-    apply_review,
-    approve_step,
-    read_policy,
-    set_policy,
-)
+from maker.executor.approval import approve_step, read_policy, set_policy
 from maker.executor.lifecycle import default_step, flush_overview
-from maker.executor.review import latest_review, record_review
+from maker.executor.review import Review, latest_review, record_review
+from maker.executor.review_loop import apply_review
+from maker.executor.review_route import ReviewNeed, review_need, review_prompt, review_rounds
 from maker.executor.schedule import SKIPPED, plan_schedule
-from maker.executor.step_rules import approval_route, review_required
 from maker.store import changes
 from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord, StoredPlan
@@ -124,7 +125,6 @@ class Orchestrator(Module):
         self.on_event = on_event
         self.step_costs: dict[int, float] = {}
         self._current: StepRun | None = None
-        self._rejections: dict[int, int] = {}
 
     def step_cost(self, n: int) -> float:
         """What step ``n``'s calls cost in this run so far (its running step included)."""
@@ -271,48 +271,52 @@ class Orchestrator(Module):
 
     async def _decide(self, record: StepRecord) -> AsyncIterator[Event]:
         """A step awaiting approval: approve it by policy, ask the reviewer, or stop for
-        a person (``maker.executor.step_rules.approval_route``, as in /maker:step)."""
+        a person (``maker.executor.review_route.review_need``, as in /maker:step). RED
+        findings send the step back to implementation (``review_loop.apply_review``):
+        the loop then runs it again."""
         store, n = self.store, record.number
         policy = read_policy(store)
         handoff = store.read_handoff(n) or {}
-        files = [str(f) for f in handoff.get("files_changed") or []]
-        route = approval_route(policy.name, files)
+        need = review_need(store, record, policy.name, handoff)
         output = _mapping(handoff.get("output"))
-        if route == "person" and review_required(files) and self.parts.reviewer \
-                is not None and latest_review(store, record) is None:
-            await self._review(record)  # a large step: reviewed before a person decides
-        if route == "person" or route == "reviewer" and self.parts.reviewer is None:
-            why = "" if route == "person" else " (no reviewer is available to this run)"
-            raise _Stop(EXIT_APPROVAL, f"step {n} ({record.title}) is done and awaits "
-                        f"approval{why}. To go on: `maker step approve {n}` in a terminal, "
-                        f"or /maker:step (/maker:approve {n}) in Claude Code; then "
-                        "`maker run` continues the plan", None)
-        if route == "policy":
+        if need.route == "policy":
             approve_step(store, n, "policy:auto")
             yield StepCompleted(timestamp=time.time(), step=n, output=output)
             return
-        review = latest_review(store, record)  # (reviewed already: under never, or cut off)
-        approves = review.approves if review is not None else await self._review(record)
-        apply_review(store, store.load().get(n), approves)
-        if approves:
+        review = latest_review(store, record)
+        why = ""
+        if need.wants_review and review is None and self.parts.reviewer is not None:
+            review = await self._review(record, need)
+            decided = apply_review(store, store.load().get(n), review,
+                                   session_id=self.parts.session_id)
+            if decided.kind == "approved":
+                yield StepCompleted(timestamp=time.time(), step=n, output=output)
+            if decided.kind != "person":
+                return  # approved; or sent back: in progress again, run next
+            why = f" ({decided.text}: `maker status` shows them)"
+        elif review is not None and review.approves and need.route == "reviewer":
+            apply_review(store, record, review)  # (reviewed, then cut off before this)
             yield StepCompleted(timestamp=time.time(), step=n, output=output)
             return
-        self._rejections[n] = self._rejections.get(n, 0) + 1
-        if self._rejections[n] > self.parts.max_review_attempts:
-            reason = (f"the reviewer rejected step {n} ({record.title}) "
-                      f"{self._rejections[n]} times; it is pending with the findings as "
-                      f"revision notes (`maker status`); `maker run` tries it again")
-            raise _Stop(EXIT_FAILED, reason, TaskFailed(timestamp=time.time(),
-                                                        reason=reason))
+        elif need.skipped:
+            why = " (STEP_SKIP_REVIEW=1: no review; a person decides)"
+        elif need.wants_review and review is None:
+            why = (" (no reviewer is available to this run: /maker:step reviews it, or "
+                   "approve it without a review with `STEP_SKIP_REVIEW=1 maker step "
+                   f"approve {n}`)")
+        raise _Stop(EXIT_APPROVAL, f"step {n} ({record.title}) is done and awaits "
+                    f"approval{why}. To go on: `maker step approve {n}` in a terminal, "
+                    f"or /maker:step (/maker:approve {n}) in Claude Code; then "
+                    "`maker run` continues the plan", None)
 
-    async def _review(self, record: StepRecord) -> bool:
+    async def _review(self, record: StepRecord, need: ReviewNeed) -> Review:
         parts, n = self.parts, record.number
         assert parts.reviewer is not None
-        attempt = self._rejections.get(n, 0) + 1
+        attempt = review_rounds(record) + 1
         model = parts.model_for(record)
         budget = parts.call_budget()
         try:
-            answer = await parts.reviewer(review_prompt(self.store, record),
+            answer = await parts.reviewer(review_prompt(self.store, record, need),
                                           max_budget_usd=budget, model=model)
         except AgentSDKError as exc:
             parts.record("reviewer", n, attempt, cost_usd=exc.cost_usd,
@@ -323,7 +327,7 @@ class Orchestrator(Module):
                      duration_ms=answer.duration_ms, tokens=answer.tokens, model=model,
                      error=answer.error, session_id=answer.session_id)
         self.step_costs[n] = self.step_costs.get(n, 0.0) + answer.cost_usd
-        return record_review(self.store, record, answer.text).approves
+        return record_review(self.store, record, answer.text)
 
 
 def _mapping(value: Any) -> dict[str, Any]:

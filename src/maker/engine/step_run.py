@@ -29,8 +29,6 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from maker.core.clock import utc_now
 from maker.core.events import Event, StepFailed, StepFlagged, StepStarted
 from maker.core.models import AgentResult, TaskConfig
@@ -43,7 +41,7 @@ from maker.executor.accept import accept_handoff
 from maker.executor.brief import build_brief
 from maker.executor.lifecycle import fail_step, start_step
 from maker.executor.orient import pending_deviation
-from maker.executor.step_rules import MAX_REVIEW_ATTEMPTS, settings
+from maker.executor.step_rules import settings
 from maker.executor.vote_rules import step_votes
 from maker.red_flag.red_flagger import RedFlagger
 from maker.store.plan_store import PlanStore
@@ -79,7 +77,6 @@ class EngineParts:
     # The bounds of one step (the gate's, the fixes'): plans/settings.yaml, read through
     # maker.executor.step_rules when the step starts, as /maker:step reads them.
     session_timeout: float | None = None  # --session-timeout: this run's (else the file's)
-    max_review_attempts: int = MAX_REVIEW_ATTEMPTS  # reviewer rejections before the run stops
     votes: int = 1  # --vote K: the lead a side-effect-free step's answer needs (1: none)
     stopping: bool = False  # set by the signal handler of `maker run`
 
@@ -324,13 +321,3 @@ class StepRun:
         fail_step(self.store, self.n, reason)
         self.status, self.reason = "failed", reason
         return StepFailed(timestamp=time.time(), step=self.n, reason=reason)
-
-
-def review_prompt(store: PlanStore, record: StepRecord) -> str:
-    """What the independent reviewer reads: the step and its accepted handoff."""
-    handoff = store.read_handoff(record.number) or {}
-    shown = {k: handoff.get(k) for k in ("status", "summary", "files_changed", "output",
-                                         "evidence", "decisions") if k in handoff}
-    return (f"Review step {record.number} of a maker plan: {record.title}\n\n"
-            f"{record.spec.task_description.strip()}\n\nIts accepted handoff:\n\n```yaml\n"
-            f"{yaml.safe_dump(shown, sort_keys=False, allow_unicode=True)}```\n")

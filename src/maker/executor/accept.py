@@ -22,7 +22,7 @@ from maker.executor.schedule import next_steps
 from maker.executor.sweep import apply_sweep
 from maker.handoff.evidence import project_dir
 from maker.handoff.gate import inspect_handoff
-from maker.handoff.measured import MEASURED_FIELD, step_files
+from maker.handoff.measured import MEASURED_FIELD
 from maker.store.notes import add_notes
 from maker.store.records import StepRecord, StoredPlan
 from maker.yaml_cleaner.dump import canonical_sha256
@@ -109,7 +109,7 @@ def accept_handoff(store: PlanStore, text: str | bytes,
         added = add_step_facts(store, plan, record, handoff)
         if handoff.status == "complete":
             apply_sweep(store, plan, record.number, handoff)
-            status = hold_or_approve(store, plan, record, step_files(data))
+            status = hold_or_approve(store, plan, record, data)
             upcoming = [(r.number, r.title) for r in next_steps(plan, store)] \
                 if status == "complete" else []
             return AcceptResult(handoff.step, status, path, added, upcoming,

@@ -16,11 +16,14 @@ The policy (``plans/.maker/policy.json``, set with ``/maker:policy`` or
 - ``never`` (the default): a person approves every step;
 - ``reviewer``: the independent reviewer's verdict approves or rejects every step;
 - ``auto``: an accepted handoff is approved, except a large step (``REVIEW_THRESHOLD``
-  changed files or more), which the reviewer's verdict decides.
+  changed files or more, or files in two or more declared boundaries), which the
+  reviewer's verdict decides.
 
 Who decides which step is one rule for both front ends:
-``maker.executor.step_rules.approval_route``; a large step is reviewed before anyone
-approves it (``review_required``).
+``maker.executor.step_rules.approval_route``, read for a step by
+``maker.executor.review_route.review_need``; a large step is reviewed before anyone
+approves it, unless a person set ``STEP_SKIP_REVIEW=1`` (then a person decides it). The
+reviewer's verdict is applied by ``maker.executor.review_loop``.
 
 An approval by policy is recorded as ``approved_by: policy:<name>``.
 """
@@ -34,13 +37,15 @@ from typing import Any
 from maker.core.clock import utc_now
 from maker.core.statuses import AWAITING
 from maker.errors import StepError, TransitionError
-from maker.executor.step_rules import REVIEW_THRESHOLD, approval_route, review_required
+from maker.executor.review_route import review_need, skip_meta
+from maker.executor.step_rules import REVIEW_THRESHOLD
 from maker.store.atomic import atomic_write
 from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord, StoredPlan
+from maker.store.step_file import REVISION_META
 
 __all__ = ["APPROVE_LABEL", "POLICIES", "QUESTION_PREFIX", "REJECT_LABEL", "Policy",
-           "RejectResult", "adopt_approvals", "apply_review", "approval_question",
+           "RejectResult", "adopt_approvals", "approval_question",
            "approve_step", "hold_or_approve", "is_awaiting", "read_policy", "reject_step",
            "set_policy"]
 
@@ -48,7 +53,8 @@ POLICIES: dict[str, str] = {
     "never": "a person approves every step",
     "reviewer": "the independent reviewer's verdict approves or rejects every step",
     "auto": "an accepted handoff is approved; a step that changed "
-            f"{REVIEW_THRESHOLD}+ files needs the reviewer's approving verdict",
+            f"{REVIEW_THRESHOLD}+ files (or crossed two declared boundaries) needs the "
+            "reviewer's approving verdict",
 }
 
 
@@ -115,19 +121,21 @@ def approval_question(n: int, title: str) -> dict[str, Any]:
 
 
 def hold_or_approve(store: PlanStore, plan: StoredPlan, record: StepRecord,
-                    files_changed: list[str]) -> str:
-    """For a step whose complete handoff was just accepted: complete it if the policy
-    approves it, else hold it for approval. Returns the step's new status."""
+                    handoff: dict[str, Any]) -> str:
+    """For a step whose complete handoff (``handoff``, as written) was just accepted:
+    complete it if the policy approves it, else hold it for approval. Returns the
+    step's new status."""
     from maker.executor.lifecycle import set_status
 
     policy = read_policy(store)
     now = utc_now()
-    if approval_route(policy.name, files_changed) == "policy":
+    if review_need(store, record, policy.name, handoff).route == "policy":
         set_status(store, record.number, "complete",
                    {"finished_at": now, "handoff_accepted_at": now,
                     "approved_at": now, "approved_by": "policy:auto"}, plan=plan)
         return "complete"
-    set_status(store, record.number, AWAITING, {"handoff_accepted_at": now}, plan=plan)
+    set_status(store, record.number, AWAITING, {"handoff_accepted_at": now, **skip_meta()},
+               plan=plan)
     return AWAITING
 
 
@@ -144,19 +152,19 @@ def _awaiting(store: PlanStore, n: int) -> tuple[StoredPlan, StepRecord]:
 def approve_step(store: PlanStore, n: int, by: str) -> StepRecord:
     """Complete step ``n`` (awaiting approval), approved by ``by``. Raises
     TransitionError otherwise, and ReviewMissingError for a large step without its
-    review."""
+    review (unless a person skipped it: ``STEP_SKIP_REVIEW=1``)."""
     from maker.errors import ReviewMissingError
     from maker.executor.lifecycle import set_status
     from maker.executor.review import latest_review
 
     with store.lock():
         plan, record = _awaiting(store, n)
-        handoff = store.read_handoff(n) or {}
-        files = [str(f) for f in handoff.get("files_changed") or []]
-        if review_required(files) and latest_review(store, record) is None:
+        need = review_need(store, record, read_policy(store).name)
+        if need.reasons and not need.skipped and latest_review(store, record) is None:
             raise ReviewMissingError(
-                f"step {n} changed {len(files)} files: it needs the independent review "
-                "first. Launch the maker:reviewer subagent for it, then approve.")
+                f"step {n} needs the independent review first ({need.why()}). Launch the "
+                "maker:reviewer subagent for it, then approve (or set STEP_SKIP_REVIEW=1 "
+                "to decide without it).")
         return set_status(store, n, "complete", {"approved_at": utc_now(), "approved_by": by},
                           plan=plan)
 
@@ -172,7 +180,9 @@ def reject_step(store: PlanStore, n: int, notes: str = "", from_review: bool = F
                 by: str = "user") -> RejectResult:
     """Send step ``n`` back to pending with revision notes; its handoff is kept aside.
 
-    ``from_review`` takes the notes from the recorded review's findings.
+    ``from_review`` takes the notes from the recorded review's findings. The step's
+    revision record (where its changes are measured from, its review rounds) is kept:
+    it goes on with the same work.
     """
     from maker.errors import ReviewMissingError
     from maker.executor.lifecycle import reset_step
@@ -184,9 +194,12 @@ def reject_step(store: PlanStore, n: int, notes: str = "", from_review: bool = F
             review = latest_review(store, record)
             if review is None:
                 raise ReviewMissingError(f"step {n} has no recorded review to send back")
-            notes = "\n".join(x for x in (findings_for_notes(review), notes.strip()) if x)
+            notes = "\n".join(x for x in ("The independent reviewer's findings:\n"
+                                           + findings_for_notes(review), notes.strip()) if x)
+        kept = {k: record.meta[k] for k in REVISION_META if k in record.meta}
         result = reset_step(store, n)
         record = store.load().get(n)
+        record.meta.update(kept)
         history = list(record.meta.get("revision_notes") or [])
         history.append(notes.strip() or f"rejected by {by} (no notes given)")
         record.meta["revision_notes"] = history
@@ -215,21 +228,3 @@ def adopt_approvals(store: PlanStore, by: str) -> list[StepRecord]:
             store.save_step(record)
             adopted.append(record)
     return adopted
-
-
-def apply_review(store: PlanStore, record: StepRecord, approves: bool) -> str | None:
-    """After the reviewer's verdict on a step awaiting approval: where the policy lets
-    the reviewer decide, approve or reject the step. Returns what happened, or None
-    when a person decides."""
-    policy = read_policy(store)
-    handoff = store.read_handoff(record.number) or {}
-    files = [str(f) for f in handoff.get("files_changed") or []]
-    if approval_route(policy.name, files) != "reviewer":
-        return None
-    by = f"policy:{policy.name}"
-    if approves:
-        approve_step(store, record.number, f"{by} (reviewer approved)")
-        return f"approved by the reviewer under the `{policy.name}` policy: complete"
-    reject_step(store, record.number, from_review=True, by=f"{by} (reviewer)")
-    return (f"rejected by the reviewer under the `{policy.name}` policy: back to pending "
-            "with its findings as revision notes")

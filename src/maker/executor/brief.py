@@ -70,8 +70,9 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
     notes = record.meta.get("revision_notes") or []
     revisions = [str(n) for n in (notes if isinstance(notes, list) else [notes])][-3:]
     if revisions:
-        parts.append("## The user sent an earlier attempt back\n\nAddress these revision "
-                     "notes (newest last):\n\n"
+        parts.append("## An earlier attempt was sent back\n\nBy the user, or by the "
+                     "independent reviewer's findings. Address these revision notes "
+                     "(newest last):\n\n"
                      + "\n".join(f"- {cut(n, budget.fact_chars)}" for n in revisions))
     if record.status == "in-progress" and executor_attempts(store, spec.step) > 1:
         parts.append("## An earlier attempt was interrupted\n\nAn earlier executor of this "

@@ -16,7 +16,7 @@ from maker.executor.approval import (
 from maker.executor.instructions import decide_hint
 from maker.executor.orient import deviation_question, pending_deviation
 from maker.executor.review import latest_review
-from maker.executor.step_rules import approval_route, review_required
+from maker.executor.review_route import review_need, review_request
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -28,23 +28,24 @@ def outcome(store: PlanStore, n: int) -> dict[str, Any]:
     """Where step ``n`` ended up after its executor returned, and what to do next."""
     record = store.load_step(n)
     handoff = store.read_handoff(n) or {}
-    files = [str(f) for f in handoff.get("files_changed") or []]
+    policy = read_policy(store)
+    need = review_need(store, record, policy.name, handoff)
     out: dict[str, Any] = {"step": n, "title": record.title, "status": record.status,
                            "handoff": str(store.handoff_path(n)) if handoff else None,
                            "summary": str(handoff.get("summary") or "").strip(),
-                           "files_changed": files,
-                           "review_required": review_required(files),
+                           "files_changed": need.files, "files_measured": need.measured,
+                           "review_required": bool(need.reasons) and not need.skipped,
+                           "review_why": need.why(), "review_skipped": need.skipped,
                            "reasons": [str(r) for r in record.meta.get("reasons") or []]}
     if is_awaiting(record):
-        policy = read_policy(store)
-        needs_review = review_required(files) or approval_route(policy.name, files) == "reviewer"
-        out["review_required"] = needs_review
+        out["review_required"] = need.wants_review
         out["policy"] = policy.name
-        if needs_review and latest_review(store, record) is None:
-            out["next"] = (f"launch maker:reviewer with `maker context {n}` as its prompt; "
-                           "maker records its verdict" + (
-                               " and decides the step by the approval policy"
-                               if policy.name != "never" else ""))
+        if need.wants_review and latest_review(store, record) is None:
+            out["next"] = (f"launch maker:reviewer with the Agent tool and the prompt "
+                           f"\"{review_request(store, need)}\"; maker records its verdict"
+                           + (" and decides the step by the approval policy"
+                              if policy.name != "never" else "")
+                           + ", and RED findings send the step back to implementation")
         else:
             question = approval_question(n, record.title)
             out["ask"] = question

@@ -165,9 +165,12 @@ def executor_verdict(store: PlanStore, facts: dict[str, Any]) -> str:
         said += "\nReasons:\n" + _problems(now["reasons"])
     sentinel = now.get("sentinel") or SENTINELS.get(now["status"])
     if now["status"] == "awaiting-approval":
-        review = (f"\nA review is required ({len(now['files_changed'])} files changed): "
-                  "launch maker:reviewer with the handoff before asking for approval."
+        review = (f"\nA review is required ({now['review_why']}): launch maker:reviewer "
+                  "as `Next:` says before asking for approval."
                   if now["review_required"] and not now.get("ask") else "")
+        if now.get("review_skipped"):
+            review = ("\nNo review: STEP_SKIP_REVIEW=1 is set (a person's setting), so the "
+                      "reviewer is not launched and the user decides.")
         return f"{head}: {said}{review}\nNext: {now['next']}.{_ask(now)}"
     tell = {"complete": "Tell the user what the step did (the summary).",
             "failed": "Tell the user that the step failed, and why.",
@@ -203,11 +206,15 @@ def reviewer_verdict(store: PlanStore, facts: dict[str, Any]) -> str:
                 "awaits approval). Tell the user; `maker status` shows the plan.")
     step = int(facts["step"])
     now = outcome(store, step)
-    if facts.get("decided"):
-        sentinel = "STEP_REJECTED" if str(facts["decided"]).startswith("rejected") \
-            else now.get("sentinel") or SENTINELS.get(now["status"]) or "STEP_BLOCKED"
-        return (f"the review of step {step} is recorded (verdict: {facts.get('verdict')}), "
-                f"and step {step} was {facts['decided']}. Show the user its findings, and "
-                f"end your reply with the line {sentinel}.")
-    return (f"the review of step {step} is recorded (verdict: {facts.get('verdict')}). "
-            f"Show the user its findings. Next: {now['next']}.{_ask(now)}")
+    head = f"the review of step {step} is recorded (verdict: {facts.get('verdict')})"
+    kind = facts.get("decision")
+    if kind == "sent-back":
+        return (f"{head}. RED findings: step {step} was {facts.get('decided')}. Tell the user "
+                f"in a sentence or two what the reviewer found; then {relaunch_instruction(step)} "
+                "(maker's verdict on it follows, as for the first executor).")
+    if kind == "approved":
+        sentinel = now.get("sentinel") or SENTINELS.get(now["status"]) or "STEP_BLOCKED"
+        return (f"{head}, and step {step} was {facts.get('decided')}. Show the user its "
+                f"findings, and end your reply with the line {sentinel}.")
+    said = f": step {step} is {facts['decided']}" if facts.get("decided") else ""
+    return (f"{head}{said}. Show the user its findings. Next: {now['next']}.{_ask(now)}")

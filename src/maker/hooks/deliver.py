@@ -106,16 +106,17 @@ def _reviewer_stop(hook: HookInput, text: str) -> Output:
                        "so its review was not recorded.")
     review = record_review(store, waiting[0], text)
     from maker.errors import MakerError
-    from maker.executor.approval import apply_review
+    from maker.executor.review_loop import apply_review
 
     try:
-        decided = apply_review(store, waiting[0], review.approves)
+        decided = apply_review(store, waiting[0], review, session_id=hook.session_id)
+        kind, said = decided.kind, decided.text
     except MakerError as exc:
-        decided = f"not decided by the policy: {exc}"
+        kind, said = "person", f"not decided: {exc}"
     records.record(hook, "recorded", step=review.step, verdict=review.verdict,
-                    decided=decided)
+                    decision=kind, decided=said)
     return message(f"maker: review of step {review.step} recorded (verdict: {review.verdict})"
-                   + (f"; step {review.step} {decided}." if decided else "."))
+                   f"; step {review.step}: {said}.")
 
 
 def _planner_stop(hook: HookInput, text: str) -> Output:

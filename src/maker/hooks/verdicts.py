@@ -20,7 +20,8 @@ words, and the reads of the step and its vote behind them, are the core's
 (``maker.executor.verdict``).
 
 PreToolUse on the Agent tool (``on_agent_launch``) refuses a second executor for a
-step whose executor has not returned (``maker.executor.runs``).
+step whose executor has not returned (``maker.executor.runs``), and the reviewer when a
+person set ``STEP_SKIP_REVIEW=1``.
 """
 
 from __future__ import annotations
@@ -49,7 +50,16 @@ def _subagent(hook: HookInput) -> str:
 
 
 def on_agent_launch(hook: HookInput) -> Output:
-    """Refuse a second executor while one runs the step (in the foreground or not)."""
+    """Refuse a second executor while one runs the step (in the foreground or not), and
+    the reviewer when a person set ``STEP_SKIP_REVIEW=1``."""
+    if _subagent(hook) == "maker:reviewer" and not hook.agent_type:
+        from maker.executor.step_rules import skip_review
+
+        if skip_review():
+            return deny_tool("maker: STEP_SKIP_REVIEW=1 is set (a person's setting): the "
+                             "independent reviewer is never launched. Ask the user to decide "
+                             "the step instead (`maker step outcome N` prints the question).")
+        return allow()
     if not _subagent(hook).endswith(":step-executor") or hook.agent_type:
         return allow()
     from maker.executor.runs import start_launch
