@@ -18,7 +18,7 @@ from maker.verify.detect import ENV_VARS
 
 # What configures maker, Claude Code, the API client and the XDG directories, whatever
 # the variable's name: removed from every test's environment.
-_PREFIXES = ("MAKER_", "CLAUDE_", "ANTHROPIC_", "XDG_")
+_PREFIXES = ("MAKER_", "CLAUDE_", "ANTHROPIC_", "XDG_", "STEP_")
 
 
 @pytest.fixture(autouse=True)

@@ -31,19 +31,6 @@ from .test_hooks import fire, subagent_input
 EXECUTOR = "maker:step-executor"
 
 
-@pytest.fixture()
-def both(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-         verification_off: None) -> tuple[Path, Path]:
-    """Two projects: one the plugin runs in (the hooks' cwd), one for the engine."""
-    plugin, engine = tmp_path / "plugin", tmp_path / "engine"
-    plugin.mkdir()
-    engine.mkdir()
-    monkeypatch.chdir(plugin)
-    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(plugin))
-    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "plugin-data"))
-    return plugin, engine
-
-
 def executor_returns(project: Path, text: str, agent_id: str | None = None) -> Any:
     """A step executor's SubagentStop, as the client fires it."""
     data = subagent_input(project, EXECUTOR, text)

@@ -3,10 +3,10 @@
 When a step starts (``maker.executor.lifecycle.start_step``, which ``/maker:step`` and
 ``maker run`` both use), maker records a git tree of the project's working tree in the
 step's front matter (:data:`MEASURE_KEY`; ``maker.tools.git_tree``). At the handoff it
-writes the tree again and lists what differs (maker's own ``plans/`` left out): those
-are the step's changes. A resumed step keeps its start, and so does a step sent back
-for revision (its earlier attempts' edits are still its own); ``maker step reset``
-starts the measure afresh.
+writes the tree again and lists what differs (maker's own ``plans/`` and plugin data
+left out): those are the step's changes. A resumed step keeps its start, and so does a
+step sent back for revision (its earlier attempts' edits are still its own);
+``maker step reset`` starts the measure afresh.
 
 - A handoff whose ``files_changed`` leaves a measured change out is refused by the gate
   with the missing paths (:func:`check_measured`), so the executor corrects it, within
@@ -32,6 +32,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from maker.core.paths import data_dir
 from maker.errors import Problem
 from maker.tools.git_tree import MAX_PATHS, changed_paths, snapshot_tree
 from maker.tools.registry import only_read
@@ -65,13 +66,16 @@ def measured_changes(store: PlanStore, record: StepRecord) -> list[str] | None:
     paths = changed_paths(store.project, start, end) if end else None
     if paths is None:
         return None
-    own = _plans_prefix(store)
-    return [p for p in paths if not (own and (p == own or p.startswith(own + "/")))]
+    own = [p for p in (_inside(store.project, store.root), _inside(store.project, data_dir()))
+           if p]
+    return [p for p in paths if not any(p == o or p.startswith(o + "/") for o in own)]
 
 
-def _plans_prefix(store: PlanStore) -> str:
+def _inside(project: Path, folder: Path) -> str:
+    """``folder`` relative to ``project`` when it lies inside it (maker's own files:
+    ``plans/``, the plugin's data), else ""."""
     try:
-        rel = os.path.relpath(os.path.realpath(store.root), os.path.realpath(store.project))
+        rel = os.path.relpath(os.path.realpath(folder), os.path.realpath(project))
     except ValueError:
         return ""
     rel = Path(rel).as_posix()
