@@ -5,6 +5,9 @@ read; only the model is scripted (tests/harness/background.py).
 
 - a large step: maker's verdict asks for the independent review, the reviewer runs in
   the background too, and its verdict decides the step by the `auto` policy;
+- review routing: a hand-back that leaves out a file maker measured is refused; a change
+  across two declared boundaries is reviewed; RED findings send the step back to
+  implementation and maker's verdict has the main agent launch the executor again;
 - the person's `/maker:approve N` and `/maker:reject N <notes>`, typed;
 - a step decided by a vote: several executors at once, each in the background;
 - `/maker:reset N`;
@@ -45,7 +48,7 @@ from maker.store.plan_store import PlanStore
 from maker_scripted import RecordedRequest, Reply
 from maker_scripted.replies import ToolUseBlock
 from maker_scripted.terminal import Terminal
-from maker_scripted.turns import Turn, off_script, search
+from maker_scripted.turns import Turn, off_script, search, working_dir
 
 from ._maker import branching_plan, finish_step_0, step, write_plan
 from .conftest import StartInteractive
@@ -60,6 +63,15 @@ LARGE_0 = handoff(0, {"files": FILES}, summary="Wrote hello.txt and five more fi
                   files=FILES)
 
 
+def executor_also_writes(relative: str, content: str) -> Turn:
+    """A second Write, after the first one's result."""
+
+    def turn(request: RecordedRequest) -> Reply:
+        return tool("Write", file_path=str(working_dir(request) / relative), content=content)
+
+    return turn
+
+
 def main_launches_reviewer(request: RecordedRequest) -> Reply:
     """The executor's notification turn: maker's verdict asks for the review."""
     agent, _, verdict = notified_verdict(request)
@@ -72,18 +84,16 @@ def main_launches_reviewer(request: RecordedRequest) -> Reply:
                        "Summary: Wrote hello.txt and five more files.")
 
 
-@pytest.mark.parametrize(("review", "sentinel", "status"), [
-    ("GREEN: the six files are as described.\nVERDICT: approve", "STEP_COMPLETE",
-     "complete"),
-    ("RED: f5.txt is empty.\nVERDICT: changes-needed", "STEP_REJECTED", "pending"),
-], ids=["approve", "changes-needed"])
 def test_a_large_step_gets_the_review_in_the_background_which_decides_it(
-        interactive: StartInteractive, fake_api: RecordingAPI, project: Path, review: str,
-        sentinel: str, status: str) -> None:
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    review, sentinel = "GREEN: the six files are as described.\nVERDICT: approve", \
+        "STEP_COMPLETE"
     write_plan(project)  # policy auto: a large step is the reviewer's to decide
     fake_api.script(MAIN, main_launches_executor(), main_waits(), main_launches_reviewer,
                     main_waits(), main_follows_notification())
+    # six files written: maker measures them (the claim alone would not count)
     fake_api.script(EXECUTOR, executor_reads_brief(), executor_writes("hello.txt", "hello\n"),
+                    *(executor_also_writes(name, "x\n") for name in FILES[1:]),
                     handback(LARGE_0))
     fake_api.script(REVIEWER, handback(review))
     terminal = interactive()
@@ -97,10 +107,8 @@ def test_a_large_step_gets_the_review_in_the_background_which_decides_it(
     # The reviewer's notification turn got maker's verdict: the policy decided the step.
     agent, _, verdict = notified_verdict(mains[4])
     assert agent == "maker:reviewer"
-    verb = "approved" if status == "complete" else "rejected"
-    kind = review.rsplit("VERDICT: ", 1)[1]
-    assert verdict.startswith(f"the review of step 0 is recorded (verdict: {kind}), and "
-                              f"step 0 was {verb} by the reviewer under the `auto` policy")
+    assert verdict.startswith("the review of step 0 is recorded (verdict: approve), and "
+                              "step 0 was approved by the reviewer under the `auto` policy")
     assert verdict.endswith(f"end your reply with the line {sentinel}.")
     assert sentinel in screen
     # The reviewer worked as maker's reviewer, with its read-only tools.
@@ -108,13 +116,99 @@ def test_a_large_step_gets_the_review_in_the_background_which_decides_it(
     assert "maker-agent: reviewer" in reviewed.system_text
     assert "Write" not in reviewed.tool_names and "SubagentHandback" in reviewed.tool_names
     record = step(project, 0)
-    assert record.status == status
-    if status == "complete":
-        assert record.meta["approved_by"] == "policy:auto (reviewer approved)"
-    else:
-        assert record.meta["revision_notes"] == ["RED: f5.txt is empty."]
-        assert list((project / "plans/handoffs/reset").glob("00-*"))  # kept aside
+    assert record.status == "complete"
+    assert record.meta["approved_by"] == "policy:auto (reviewer approved)"
     assert (project / "plans/.maker/reviews/step-00.json").is_file()
+
+
+# -- review routing: the measured files, boundaries, RED findings back to implementation -----
+
+_REVIEW_PROMPT = re.compile(r'launch maker:reviewer with the Agent tool and the prompt "(.*?)"; '
+                            r"maker records", re.S)
+RED = "RED: greeting.txt is empty; it must say hello too.\nVERDICT: changes-needed"
+CLAIMED = handoff(0, {"files": ["hello.txt"]}, summary="Wrote hello.txt.", files=["hello.txt"])
+BOTH = handoff(0, {"files": ["hello.txt", "greeting.txt"]}, files=["hello.txt", "greeting.txt"],
+               summary="Wrote hello.txt and greeting.txt.")
+
+
+def main_launches_the_review_it_is_told(request: RecordedRequest) -> Reply:
+    """The executor's notification turn: maker's verdict asks for the review, says why,
+    and gives the reviewer's prompt."""
+    agent, _, verdict = notified_verdict(request)
+    assert agent == "maker:step-executor", verdict
+    assert "status: awaiting-approval" in verdict, verdict
+    assert "A review is required (the change crosses architectural boundaries: " \
+           "`hello.txt`, `greeting.txt`)" in verdict, verdict
+    prompt = _REVIEW_PROMPT.search(verdict)
+    assert prompt is not None, verdict
+    return tool("Agent", subagent_type="maker:reviewer", description="Review step 0",
+                prompt=prompt.group(1))
+
+
+def main_relaunches_the_executor(request: RecordedRequest) -> Reply:
+    """The reviewer's notification turn: RED findings sent the step back, and maker's
+    verdict says to launch the executor again."""
+    agent, _, verdict = notified_verdict(request)
+    assert agent == "maker:reviewer", verdict
+    assert "RED findings: step 0 was sent back to implementation with the reviewer's " \
+           "findings (review round 1 of 1" in verdict, verdict
+    assert 'Next: launch the maker:step-executor subagent' in verdict, verdict
+    return tool("Agent", subagent_type="maker:step-executor",
+                description="Execute maker step 0", prompt="Execute maker step 0.")
+
+
+def executor_corrects_the_files(request: RecordedRequest) -> Reply:
+    """maker refused the handback: it left out a file maker measured."""
+    refusal = request.tool_results[-1].text
+    assert "files_changed: leaves out 1 file(s) this step changed" in refusal, refusal
+    assert "greeting.txt" in refusal, refusal
+    return handback(BOTH)
+
+
+def executor_fixes_the_finding(request: RecordedRequest) -> Reply:
+    """The second executor's brief carries the reviewer's findings."""
+    brief = request.tool_results[-1].text
+    assert "## An earlier attempt was sent back" in brief, brief
+    assert "The independent reviewer's findings:" in brief and "greeting.txt is empty" in brief
+    return tool("Write", file_path=str(working_dir(request) / "greeting.txt"),
+                content="hello\n")
+
+
+def test_an_under_report_is_refused_and_red_findings_send_the_step_back_in_the_background(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    """A step whose change crosses two declared boundaries (a 2-file step): the executor
+    claims one file, maker measured two, and the hand-back is refused with the missing
+    path; the reviewer's RED findings send the step back to implementation, the main
+    agent launches the executor again (told by maker's verdict), its brief carries the
+    findings; reviewed again, the step is approved by the `auto` policy's reviewer."""
+    store = write_plan(project)
+    (store.root / "settings.yaml").write_text("boundaries: [hello.txt, greeting.txt]\n")
+    fake_api.script(MAIN, main_launches_executor(), main_waits(),
+                    main_launches_the_review_it_is_told, main_waits(),
+                    main_relaunches_the_executor, main_waits(),
+                    main_launches_the_review_it_is_told, main_waits(),
+                    main_follows_notification())
+    fake_api.script(EXECUTOR, executor_reads_brief(), executor_writes("hello.txt", "hello\n"),
+                    executor_also_writes("greeting.txt", ""), handback(CLAIMED),
+                    executor_corrects_the_files,
+                    executor_reads_brief(), executor_fixes_the_finding, handback(BOTH))
+    fake_api.script(REVIEWER, handback(RED), handback("GREEN: fixed.\nVERDICT: approve"))
+    terminal = interactive()
+    terminal.submit("/maker:step 0")
+
+    screen = finished(terminal, fake_api, "STEP_COMPLETE")
+    fake_api.assert_done()
+    first, second = fake_api.requests_for(REVIEWER)
+    for reviewed in (first, second):  # told why
+        assert "Why a review is required: the change crosses architectural boundaries: " \
+               "`hello.txt`, `greeting.txt` (2 file(s) changed, measured by maker)" in \
+               reviewed.all_text
+    record = step(project, 0)
+    assert record.status == "complete", screen
+    assert record.meta["approved_by"] == "policy:auto (reviewer approved)"
+    assert record.meta["review_rounds"] == 1
+    assert store.read_handoff(0)["files_measured"] == ["greeting.txt", "hello.txt"]
+    assert (project / "greeting.txt").read_text() == "hello\n"
 
 
 # -- the person's /maker:approve and /maker:reject ---------------------------------------

@@ -93,7 +93,7 @@ def handoff_template(step: PlanStep) -> str:
         "  - <a decision>",
         "blockers: []  # what stops progress; required when status is blocked",
         "for_next_agent: <what the next agent must know first>",
-        "files_changed:",
+        "files_changed:  # EVERY file the step changed: maker measures them",
         "  - <path>",
         "evidence:  # from `maker verify`: each command and its exit code",
         "  - command: <command>",

@@ -210,8 +210,9 @@ def reviewer_verdict(store: PlanStore, facts: dict[str, Any]) -> str:
     kind = facts.get("decision")
     if kind == "sent-back":
         return (f"{head}. RED findings: step {step} was {facts.get('decided')}. Tell the user "
-                f"in a sentence or two what the reviewer found; then {relaunch_instruction(step)} "
-                "(maker's verdict on it follows, as for the first executor).")
+                "in a sentence or two what the reviewer found. Next: "
+                f"{relaunch_instruction(step)} (maker's verdict on it follows, as for the "
+                "first executor).")
     if kind == "approved":
         sentinel = now.get("sentinel") or SENTINELS.get(now["status"]) or "STEP_BLOCKED"
         return (f"{head}, and step {step} was {facts.get('decided')}. Show the user its "
