@@ -108,4 +108,5 @@ def test_the_reviewers_description_names_what_the_code_routes_to_it() -> None:
     words = {5: "five"}
     assert f"changed {words[REVIEW_THRESHOLD]} or more files" in description
     assert "every step under the `reviewer` approval policy" in description
-    assert "architectural" not in description
+    # the boundaries a person declares (plans/settings.yaml), two of them crossed
+    assert "crossed two declared architectural boundaries" in description
