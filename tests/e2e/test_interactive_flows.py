@@ -167,7 +167,7 @@ def executor_corrects_the_files(request: RecordedRequest) -> Reply:
 
 def executor_fixes_the_finding(request: RecordedRequest) -> Reply:
     """The second executor's brief carries the reviewer's findings."""
-    brief = request.tool_results[-1].text
+    brief = next(r.text for r in request.tool_results if "# Step " in r.text)
     assert "## An earlier attempt was sent back" in brief, brief
     assert "The independent reviewer's findings:" in brief and "greeting.txt is empty" in brief
     return tool("Write", file_path=str(working_dir(request) / "greeting.txt"),
