@@ -30,7 +30,8 @@ from harness.scenarios import (
     tool,
 )
 from maker.verify.detect import ENV_VARS
-from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
+from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply, ToolUseBlock
+from maker_scripted.turns import working_dir
 
 from ._maker import PLUGIN_ROOT, Run, feedback, git_trap, step, write_plan
 
@@ -127,17 +128,40 @@ def main_ends_with(sentinel: str) -> Callable[[RecordedRequest], Reply]:
 FILES = [f"f{i}.txt" for i in range(6)]
 
 
+def writes_the_six_files(request: RecordedRequest) -> Reply:
+    """After the brief, one message writing all six files: maker counts what it measured,
+    not what the handoff claims."""
+    assert any("# Step " in r.text for r in request.tool_results), "expected the brief"
+    return Reply.of(*(ToolUseBlock("Write", {"file_path": str(working_dir(request) / name),
+                                             "content": "x\n"}) for name in FILES))
+
+
+WRITES = [writes_the_six_files]
+
+
+def main_is_told_a_person_decides(request: RecordedRequest) -> Reply:
+    """The reviewer's RED findings past ``max_review_attempts`` (0 here): not sent back;
+    maker's verdict leaves the step to a person, with them."""
+    assert "awaits a person's decision" in request.all_text, request.all_text[-3000:]
+    assert "max_review_attempts: 0" in request.all_text
+    return Reply.text("The reviewer found RED issues; you decide.\n\nSTEP_AWAITING_APPROVAL")
+
+
 @pytest.mark.parametrize(("verdict", "sentinel", "status"), [
     ("GREEN: the six files are as described.\nVERDICT: approve", "STEP_COMPLETE", "complete"),
-    ("RED: f5.txt is empty.\nVERDICT: changes-needed", "STEP_REJECTED", "pending"),
-], ids=["approved", "changes-needed"])
+    ("RED: f5.txt is empty.\nVERDICT: changes-needed", "STEP_AWAITING_APPROVAL",
+     "awaiting-approval"),
+], ids=["approved", "changes-needed-past-the-bound"])
 def test_a_large_step_is_decided_by_the_independent_review(
         fake_api: FakeMessagesAPI, run_claude: Run, project: Path, verdict: str,
         sentinel: str, status: str) -> None:
-    write_plan(project)
+    store = write_plan(project)
+    if status != "complete":  # no round back to implementation: a person decides
+        (store.root / "settings.yaml").write_text("max_review_attempts: 0\n")
     fake_api.script(MAIN, main_launches_executor(), main_runs_outcome(),
-                    main_launches_reviewer, main_ends_with(sentinel))
-    executor_flow(fake_api, [executor_writes("hello.txt", "hello\n")],
+                    main_launches_reviewer, main_ends_with(sentinel) if status == "complete"
+                    else main_is_told_a_person_decides)
+    executor_flow(fake_api, WRITES,
                   handoff(0, {"files": FILES}, summary="Wrote six files.", files=FILES))
     fake_api.script("reviewer", Reply.text(verdict))
 
@@ -155,7 +179,7 @@ def test_a_large_step_is_decided_by_the_independent_review(
     if status == "complete":
         assert record.meta["approved_by"] == "policy:auto (reviewer approved)"
     else:
-        assert record.meta["revision_notes"] == ["RED: f5.txt is empty."]
+        assert "review_rounds" not in record.meta
 
 
 def test_a_detected_verification_command_is_what_the_gate_asks_for(
@@ -189,7 +213,7 @@ def test_the_reviewers_git_diff_runs_no_program_the_repositorys_config_names(
     write_plan(project)
     fake_api.script(MAIN, main_launches_executor(), main_runs_outcome(),
                     main_launches_reviewer, main_ends_with("STEP_COMPLETE"))
-    executor_flow(fake_api, [executor_writes("hello.txt", "hello\n")],
+    executor_flow(fake_api, WRITES,
                   handoff(0, {"files": FILES}, summary="Wrote six files.", files=FILES))
 
     def approves_what_the_diff_shows(request: RecordedRequest) -> Reply:
