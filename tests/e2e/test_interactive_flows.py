@@ -26,7 +26,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.background import finished, main_follows_notification, notified_verdict, verdicts_in
+from harness.background import (
+    IDLE,
+    TIMEOUT,
+    finished,
+    main_follows_notification,
+    notified_verdict,
+    verdicts_in,
+)
 from harness.queries import RecordingAPI
 from harness.scenarios import (
     EXECUTOR,
@@ -192,9 +199,24 @@ def test_an_under_report_is_refused_and_red_findings_send_the_step_back_in_the_b
                     executor_also_writes("greeting.txt", ""), handback(CLAIMED),
                     executor_corrects_the_files,
                     executor_reads_brief(), executor_fixes_the_finding, handback(BOTH))
-    fake_api.script(REVIEWER, handback(RED), handback("GREEN: fixed.\nVERDICT: approve"))
+    shown: list[Terminal] = []
+
+    def red_once_main_waits(request: RecordedRequest) -> Reply:
+        """The RED verdict once the main agent's turn that launched the reviewer is over
+        (else maker's Stop hook, seeing the step back in progress, asks for the executor
+        before the reviewer's notification does: both are right, one order is scripted)."""
+        terminal = shown[0]
+        terminal.wait(lambda: "reviewer runs in the background" in terminal.text()
+                      and IDLE not in terminal.text(), "the main agent idle, waiting",
+                      TIMEOUT)
+        return handback(RED)
+
+    fake_api.script(REVIEWER, red_once_main_waits,
+                    handback("GREEN: fixed.\nVERDICT: approve"))
     terminal = interactive()
     terminal.submit("/maker:step 0")
+
+    shown.append(terminal)
 
     screen = finished(terminal, fake_api, "STEP_COMPLETE")
     fake_api.assert_done()

@@ -351,3 +351,31 @@ def test_the_reviewers_verdict_tells_the_main_agent_to_launch_the_executor_again
     said = reviewer_verdict(store, read_record(data["agent_id"]))
     assert "RED findings: step 1 was sent back to implementation" in said
     assert "launch the maker:step-executor subagent" in said
+
+
+def test_a_late_reviewer_notification_does_not_launch_a_second_executor(
+        project: Path) -> None:
+    """The Stop hook may ask for the next executor before the reviewer's notification
+    arrives: its verdict then says one runs already, or what became of it."""
+    from maker.executor.runs import launched_in_background, start_launch
+    from maker.executor.verdict import reviewer_verdict
+    from maker.hooks.records import read_record
+
+    store = write(project, [make_step(1, -1)], policy="never")
+    start_step(store, 1, session_id="sess-1")
+    files = [f"f{i}" for i in range(5)]
+    executor_returns(project, handoff(1, files_changed=files))
+    data = subagent_input(project, REVIEWER, "RED: wrong\nVERDICT: changes-needed")
+    fire("subagent-stop", data)
+    facts = read_record(data["agent_id"])
+    assert "Next: launch the maker:step-executor" in reviewer_verdict(store, facts)
+
+    assert start_launch(store, "toolu-2", "sess-1", "prompt-2") is None
+    launched_in_background(store, "toolu-2", "agent-2")
+    said = reviewer_verdict(store, facts)
+    assert "was launched already and runs in the background: do not launch another" in said
+
+    executor_returns(project, handoff(1, files_changed=files), agent_id="agent-2")
+    said = reviewer_verdict(store, facts)
+    assert "Its next attempt has returned since: awaiting-approval" in said
+    assert "launch maker:reviewer" in said

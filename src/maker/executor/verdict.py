@@ -209,13 +209,29 @@ def reviewer_verdict(store: PlanStore, facts: dict[str, Any]) -> str:
     head = f"the review of step {step} is recorded (verdict: {facts.get('verdict')})"
     kind = facts.get("decision")
     if kind == "sent-back":
-        return (f"{head}. RED findings: step {step} was {facts.get('decided')}. Tell the user "
-                "in a sentence or two what the reviewer found. Next: "
-                f"{relaunch_instruction(step)} (maker's verdict on it follows, as for the "
-                "first executor).")
+        said = (f"{head}. RED findings: step {step} was {facts.get('decided')}. Tell the user "
+                "in a sentence or two what the reviewer found.")
+        return f"{said} {_after_sent_back(store, step, now)}"
     if kind == "approved":
         sentinel = now.get("sentinel") or SENTINELS.get(now["status"]) or "STEP_BLOCKED"
         return (f"{head}, and step {step} was {facts.get('decided')}. Show the user its "
                 f"findings, and end your reply with the line {sentinel}.")
     said = f": step {step} is {facts['decided']}" if facts.get("decided") else ""
     return (f"{head}{said}. Show the user its findings. Next: {now['next']}.{_ask(now)}")
+
+
+def _after_sent_back(store: PlanStore, step: int, now: dict[str, Any]) -> str:
+    """What to do about a step the reviewer sent back, as it is now: the reviewer's
+    notification may come after the main agent launched the next executor already (its
+    Stop hook asks for it as soon as the step is in progress again)."""
+    if now["status"] != "in-progress":  # the next attempt returned already
+        return f"Its next attempt has returned since: {now['status']}. Next: {now['next']}." \
+            + _ask(now)
+    from maker.executor.runs import background_running
+
+    if background_running(store, store.read_active() or {}):
+        return ("Its next executor was launched already and runs in the background: do not "
+                "launch another; end your turn, and maker's verdict on it arrives with its "
+                "notification.")
+    return (f"Next: {relaunch_instruction(step)} (maker's verdict on it follows, as for the "
+            "first executor).")
