@@ -123,9 +123,11 @@ def test_the_measure_never_writes_the_users_index_nor_runs_planted_programs(
     index = (tmp_path / ".git/index").read_bytes()
     planted = tmp_path / "planted"
     for key, value in (("filter.evil.clean", f"touch {planted}-clean; cat"),
-                       ("core.fsmonitor", f"touch {planted}-fsmonitor; false")):
+                       ("core.fsmonitor", f"touch {planted}-fsmonitor; false"),
+                       ("diff.external", f"touch {planted}-diff"),
+                       ("diff.evil.textconv", f"touch {planted}-textconv; cat")):
         subprocess.run(["git", "config", key, value], cwd=tmp_path, check=True)
-    (tmp_path / ".gitattributes").write_text("* filter=evil\n")
+    (tmp_path / ".gitattributes").write_text("* filter=evil diff=evil\n")
     (tmp_path / ".git/hooks/post-index-change").write_text(f"#!/bin/sh\ntouch {planted}-hook\n")
     (tmp_path / ".git/hooks/post-index-change").chmod(0o755)
     start = snapshot_tree(tmp_path)

@@ -29,9 +29,13 @@ from pathlib import Path
 
 from maker.tools.git_programs import GLOBAL_OVERRIDES, filter_drivers
 
-__all__ = ["MAX_PATHS", "TIMEOUT_S", "changed_paths", "snapshot_tree"]
+__all__ = ["DIFF_TIMEOUT_S", "MAX_PATHS", "TIMEOUT_S", "changed_paths", "snapshot_tree"]
 
-TIMEOUT_S = 30.0  # for one snapshot (or one diff): a huge untracked tree gives up here
+# A snapshot gives up after this long (a huge untracked tree), a diff after DIFF_TIMEOUT_S:
+# the gate measures inside a hook that Claude Code gives 30 s (PreToolUse, for a
+# SubagentHandback), so both together stay well under that.
+TIMEOUT_S = 10.0
+DIFF_TIMEOUT_S = 5.0
 MAX_PATHS = 5000  # changed paths listed at most; beyond that the measure is "too many"
 _SAFE = ("-c", "core.splitIndex=false", "-c", "core.untrackedCache=false",
          "-c", "index.threads=1")
@@ -104,18 +108,17 @@ def snapshot_tree(project: Path, timeout: float = TIMEOUT_S) -> str | None:
 
 
 def changed_paths(project: Path, start: str, end: str,
-                  timeout: float = TIMEOUT_S) -> list[str] | None:
+                  timeout: float = DIFF_TIMEOUT_S) -> list[str] | None:
     """The files that differ between trees ``start`` and ``end``, relative to
-    ``project`` and within it (sorted); None when git cannot tell."""
+    ``project`` and within it (sorted); None when git cannot tell. Two trees' names are
+    compared by object id: no filter or textconv runs, and no external diff (switched
+    off), nor the index or fsmonitor (not read)."""
     git = _git()
     if git is None or not all(_is_id(t) for t in (start, end)):
         return None
-    overrides = _overrides(git, Path(project))
-    if not overrides:
-        return None
-    out = _run(git, [*overrides, "diff", "--no-ext-diff", "--no-textconv", "--no-renames",
-                     "--name-only", "-z", "--relative", start, end, "--"], Path(project),
-               timeout=timeout)
+    out = _run(git, [*GLOBAL_OVERRIDES, *_SAFE, "diff", "--no-ext-diff", "--no-textconv",
+                     "--no-renames", "--name-only", "-z", "--relative", start, end, "--"],
+               Path(project), timeout=timeout)
     if out is None:
         return None
     return sorted({p for p in out.split("\0") if p})
