@@ -20,7 +20,7 @@ from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply, ToolUseBlock
 from maker_scripted.scenarios import handoff
 
 from ._maker import step, write_plan
-from .test_maker_run import EXECUTOR, request_cwd, run_maker
+from .test_maker_run import EXECUTOR, oriented_then, orients, request_cwd, run_maker
 
 pytestmark = pytest.mark.e2e
 
@@ -63,7 +63,7 @@ def test_a_change_across_two_boundaries_is_reviewed_and_an_under_report_refused(
                "`hello.txt`, `docs` (2 file(s) changed, measured by maker)" in said
         return Reply.text("GREEN: both files are right.\nVERDICT: approve")
 
-    fake_api.script(EXECUTOR, writes("hello.txt", "docs/notes.md"),
+    fake_api.script(EXECUTOR, orients(0), oriented_then(writes("hello.txt", "docs/notes.md")),
                     Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"])),
                     corrects, Reply.text(handoff(1, {"ok": True})))
     fake_api.script("reviewer", reviews)
@@ -85,7 +85,7 @@ def test_skip_review_never_calls_the_reviewer_and_a_person_decides_a_large_step(
     """Under `auto` the reviewer would decide the step; under `never` it would review it
     before the person: with the skip, neither, and the person's approval then works."""
     store = write_plan(project, policy=policy)
-    fake_api.script(EXECUTOR, writes(*FILES),
+    fake_api.script(EXECUTOR, orients(0), oriented_then(writes(*FILES)),
                     Reply.text(handoff(0, {"files": FILES}, files=FILES)),
                     Reply.text(handoff(1, {"ok": True})))
 
@@ -111,7 +111,7 @@ def test_approve_never_on_a_large_step_reviews_stops_for_the_person_who_approves
         fake_api: FakeMessagesAPI, project: Path, claude_home: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     write_plan(project, policy="never")
-    fake_api.script(EXECUTOR, writes(*FILES),
+    fake_api.script(EXECUTOR, orients(0), oriented_then(writes(*FILES)),
                     Reply.text(handoff(0, {"files": FILES}, files=FILES)))
     fake_api.script("reviewer", Reply.text("GREEN: fine.\nVERDICT: approve"))
 
