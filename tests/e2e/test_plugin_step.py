@@ -269,3 +269,28 @@ def test_makers_plumbing_runs_the_plugins_own_maker_whatever_is_on_path(
     fake_api.assert_done()  # the executor got its real brief (executor_writes checks it)
     assert not ran.exists()
     assert run.result is not None and run.result.endswith("\nSTEP_COMPLETE")
+
+
+@pytest.mark.parametrize(("typed", "started"), [
+    ("execute step 1", 1),   # seed 004's own phrasing
+    ("the next step", 0),
+    ("run step 1 --force", 1),
+])
+def test_the_seeds_phrasings_start_the_step_they_name(
+        fake_api: FakeMessagesAPI, run_claude: Run, project: Path, typed: str,
+        started: int) -> None:
+    """Issue 15, item 7: `/maker:step execute step 3` and "the next step" name a step."""
+    store: PlanStore = write_plan(project)
+    if started == 1 and "--force" not in typed:
+        finish_step_0(store)
+
+    fake_api.script(MAIN, Reply.text("(the step is left for later)"))
+    run_maker(run_claude, f"/maker:step {typed}")  # (the Stop hook then reminds: unscripted)
+
+    assert f"STARTED: step {started} " in fake_api.requests_for(MAIN)[0].last_user_text
+    record = step(project, started)  # started (then failed: the main agent never ran it)
+    assert record.status in ("in-progress", "failed") and record.meta.get("started_by")
+    assert bool(record.meta.get("forced")) == ("--force" in typed)
+    others = [step(project, n).status for n in (0, 1) if n != started]
+    assert others == (["complete"] if started == 1 and "--force" not in typed
+                      else ["pending"])
