@@ -136,3 +136,35 @@ def test_the_sweep_reaches_the_later_steps_brief_and_proposals_wait(
     store = PlanStore(project / "plans")
     assert [p["text"] for p in open_proposals(store)] == ["Also write salut.txt"]
     assert not (project / "salut.txt").exists()
+
+
+def test_a_plan_in_docs_plans_verifies_and_works_at_the_project_root(
+        fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
+    """Issue 15, item 8 (seed 004's own example, MAKER_PLANS_DIR=docs/plans): the project
+    root is found apart from the plans folder, so the project's failing tests are run and
+    a `complete` answer does not count; the sessions work at the root, not in docs/."""
+    from maker_scripted.scenarios import GREETING_TASK, greeting_plan, to_yaml
+
+    (project / "Makefile").write_text("test:\n\texit 1\n")
+    done = Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"]))
+    fake_api.script("planner", Reply.text(to_yaml(greeting_plan())))
+    fake_api.script(EXECUTOR, done, done, done)  # each "fix" answers complete again
+    import subprocess
+
+    from maker.verify.detect import ENV_VARS
+
+    from .test_maker_run import MAKER, run_env
+
+    env = run_env(fake_api, claude_home, {"MAKER_PLANS_DIR": "docs/plans"})
+    for var in ENV_VARS.values():  # (no check set or switched off: maker detects them)
+        env.pop(var, None)
+    run = subprocess.run([*MAKER, "run", GREETING_TASK, "--approve", "auto"], cwd=project,
+                         env=env, capture_output=True, text=True, timeout=180, check=False)
+
+    assert run.returncode == 1, run.stdout[-1500:] + run.stderr[-1500:]
+    assert "`make test` exited with" in run.stdout + run.stderr
+    fake_api.assert_done()
+    store = PlanStore(project / "docs" / "plans")
+    assert store.load().get(0).status == "failed"
+    assert (project / "docs/plans/.maker/project").read_text().strip() == "../.."
+    assert not (project / "docs" / "hello.txt").exists()  # (nothing worked in docs/)

@@ -73,12 +73,16 @@ def BUDGET(help: str) -> Callable[[F], F]:
 def build_parts(store: PlanStore, max_budget_usd: float | None,
                 model: str | None) -> EngineParts:
     """The real engine: SDK sessions, the ledger in plans/, the budget, the tool limits."""
+    # Where the sessions work: the plan's project; for a plan still to be made, the root
+    # it will record (``core.paths``), not the plans folder's parent (MAKER_PLANS_DIR=
+    # docs/plans makes its plan for the project, not for docs/, which may not exist yet).
+    from maker.core.paths import project_to_be
     from maker.engine.budget import Budget
     from maker.engine.ledger import Call, Ledger
     from maker.engine.sessions import sdk_reviewer, sdk_runner_factory
     from maker.engine.tool_limits import session_limits
 
-    project = store.project
+    project = store.project if store.exists() else project_to_be(store.root)
     ledger = Ledger(store)
     return EngineParts(
         runner_factory=sdk_runner_factory(project), ledger=ledger, call_type=Call,

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 __all__ = ["PROJECT_RECORD", "data_dir", "find_plans_dir", "find_project_root", "has_plan",
+           "project_to_be",
            "project_of", "project_record", "seal_key_path"]
 
 SEAL_KEY_FILE = "seal.key"
@@ -54,6 +55,14 @@ def project_of(plans: Path) -> Path:
     if not rel or len(parts) > 64 or any(part != ".." for part in parts):
         return plans.parent
     return Path(os.path.normpath(plans.resolve() / rel))
+
+
+def project_to_be(plans: Path) -> Path:
+    """The project a plan still to be made in ``plans`` will be for: the root
+    :func:`project_record` will record (found from here), or the plans folder's parent.
+    (``maker run "<task>"`` plans there, before any record exists.)"""
+    root = find_project_root()
+    return root if root in plans.resolve().parents else plans.parent
 
 
 def has_plan(plans: Path) -> bool:

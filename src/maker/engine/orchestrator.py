@@ -205,8 +205,10 @@ class Orchestrator(Module):
                     submitted: TaskSubmitted | None) -> AsyncIterator[Event]:
         if self.planner is None:
             raise _Stop(EXIT_USAGE, "a task needs a planner", None)
+        from maker.core.paths import project_to_be  # (no plan yet: no recorded root)
+
         config = config or TaskConfig(instruction=task, model=self.parts.model,
-                                      cwd=str(self.store.project))
+                                      cwd=str(project_to_be(self.store.root)))
         submitted = submitted or TaskSubmitted(timestamp=time.time(), instruction=task,
                                                config=config)
         yield submitted
