@@ -168,3 +168,28 @@ def test_a_plan_in_docs_plans_verifies_and_works_at_the_project_root(
     assert store.load().get(0).status == "failed"
     assert (project / "docs/plans/.maker/project").read_text().strip() == "../.."
     assert not (project / "docs" / "hello.txt").exists()  # (nothing worked in docs/)
+
+
+def test_a_budget_stop_while_planning_keeps_the_plan_it_paid_for(
+        fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
+    """Issue 15, item 8, with the real SDK: the budget runs out on the planner's call, whose
+    answer is a valid plan: the plan is kept, and `maker run` continues it."""
+    from maker_scripted.scenarios import GREETING_TASK, greeting_plan, to_yaml
+
+    from .test_maker_run import oriented_then, writes_hello
+
+    fake_api.script("planner", Reply.text(to_yaml(greeting_plan())))
+    stopped = run_maker(fake_api, project, claude_home, GREETING_TASK, "--approve", "auto",
+                        "--max-budget-usd", "0.0001")
+    assert stopped.returncode == 3, stopped.stdout[-1500:] + stopped.stderr[-1500:]
+    store = PlanStore(project / "plans")
+    assert [r.status for r in store.load().steps] == ["pending", "pending"]
+    assert fake_api.requests_for(EXECUTOR) == []
+
+    fake_api.script(EXECUTOR, writes_hello, oriented_then(write_hello),
+                    Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"])),
+                    Reply.text(handoff(1, {"ok": True})))
+    done = run_maker(fake_api, project, claude_home, "--approve", "auto")
+    assert done.returncode == 0, done.stdout[-1500:] + done.stderr[-1500:]
+    fake_api.assert_done()
+    assert [r.status for r in store.load().steps] == ["complete", "complete"]
