@@ -100,3 +100,33 @@ async def test_missing_cli_is_translated_with_what_to_do(
     with pytest.raises(ClaudeNotFoundError, match="pip install"):
         await runner.run(make_step(), context="",
                          config=TaskConfig(instruction="greet", cwd=str(project)))
+
+
+async def test_notes_keep_only_the_facts_of_an_answer_that_passes(
+        fake_api: FakeMessagesAPI, claude_binary: Path, project: Path,
+        claude_home: Path) -> None:
+    """Issue 15, item 8, with the real SDK: seed 002's NotesContext on AgentRunner writes
+    NOTES.md from an answer the red flagger and the gate's checks accept, never from one
+    they refuse."""
+    from maker.executor.notes_context import NotesContext
+    from maker.store.plan_store import PlanStore
+
+    from ._maker import write_plan
+
+    store: PlanStore = write_plan(project)
+    spec = store.load().get(0).spec
+    refused = ("step: 0\nstatus: complete\noutput: {files: [hello.txt]}\n"
+               "discoveries:\n  - A fact from a refused answer.\n")  # no summary
+    good = ("step: 0\nstatus: complete\noutput: {files: [hello.txt]}\nsummary: Wrote it.\n"
+            "discoveries:\n  - A fact from a good answer.\n")
+    fake_api.script("step-executor", Reply.text(refused), Reply.text(good))
+    runner = make_runner(fake_api, claude_binary, claude_home, notes=NotesContext(store))
+    config = TaskConfig(instruction="greet", cwd=str(project))
+
+    await runner.run(spec, context="", config=config)
+    notes = store.notes_path
+    assert not notes.exists() or "refused answer" not in notes.read_text()
+    await runner.run(spec, context="", config=config)
+    assert "A fact from a good answer." in notes.read_text()
+    assert "refused answer" not in notes.read_text()
+    fake_api.assert_done()
