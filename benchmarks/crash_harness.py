@@ -70,6 +70,13 @@ COMMANDS: dict[str, tuple[Callable[[Path], PlanStore], list[str], str | None]] =
     "step start": (stopped, ["step", "start", "2"], None),
     "handoff accept": (in_progress, ["handoff", "accept", "-"],
                        handoff(2, discoveries=["Found x"])),
+    # Seed 004's protocol (issue 15): the sweep's edge case written into step 3's file and
+    # a proposal kept, in the gate's transaction; orient's major deviation recorded.
+    "handoff accept swept": (in_progress, ["handoff", "accept", "-"],
+                             handoff(2, edge_cases=[{"step": 3, "note": "an empty list"}],
+                                     proposals=["Paginate the export"])),
+    "orient major": (in_progress, ["orient", "2", "major", "--what", "moved", "--revised",
+                                   "Do it the new way"], None),
     "step fail": (in_progress, ["step", "fail", "2", "--reason", "It broke"], None),
     "step reset": (awaiting, ["step", "reset", "2"], None),
     "step approve": (awaiting, ["step", "approve", "2"], None),
