@@ -26,7 +26,7 @@ from maker.executor.step_rules import (
     review_reasons,
     skip_review,
 )
-from maker.handoff.measured import MEASURED_FIELD, step_files
+from maker.handoff.measured import MEASURE_KEY, MEASURED_FIELD, step_files
 from maker.store.settings import load_settings
 
 if TYPE_CHECKING:
@@ -95,11 +95,20 @@ def review_need(store: PlanStore, record: StepRecord, policy: str,
     settings = load_settings(store.root)
     files = step_files(handoff)
     reasons = review_reasons(files, settings.boundaries)
+    measured = isinstance(handoff.get(MEASURED_FIELD), list)
     skipped = bool(record.meta.get(SKIPPED_META)) or skip_review()
-    return ReviewNeed(record.number, policy, files, isinstance(handoff.get(MEASURED_FIELD),
-                                                              list),
-                      reasons, skipped, approval_route(policy, files, settings.boundaries,
-                                                       skipped),
+    route = approval_route(policy, files, settings.boundaries, skipped)
+    if review_rounds(record):  # (its fix, whatever its size, is what the findings asked)
+        reasons.append("the reviewer sent it back before: its fix is reviewed again")
+        route = "person" if skipped or route == "person" else "reviewer"
+    start = record.meta.get(MEASURE_KEY)
+    if isinstance(start, str) and start and not measured:
+        # The start was measured and the end could not be (a repository broken or hidden
+        # mid-step): the claim is not trusted with the decision.
+        reasons.append("maker measured the step's start but could not measure its end, "
+                       "so the files it changed are only the executor's claim")
+        route = "person"
+    return ReviewNeed(record.number, policy, files, measured, reasons, skipped, route,
                       settings.max_review_attempts)
 
 

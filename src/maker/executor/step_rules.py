@@ -83,6 +83,8 @@ def _glob_matches(glob: str, path: str) -> bool:
     import re
 
     glob = glob.strip().strip("/")
+    while "**/**/" in glob:  # (the same match; repeated, it backtracks exponentially)
+        glob = glob.replace("**/**/", "**/")
     if not glob:
         return False
     if not any(c in glob for c in "*?["):
@@ -120,6 +122,10 @@ def review_reasons(files_changed: Iterable[object],
     if len(crossed) >= 2:
         why.append("the change crosses architectural boundaries: "
                    + ", ".join(f"`{b}`" for b in crossed))
+    ignores = [str(f) for f in files if str(f).rsplit("/", 1)[-1] == ".gitignore"]
+    if ignores:  # (a new ignore rule hides what it covers from maker's measure)
+        why.append("it changes an ignore rule (" + ", ".join(f"`{f}`" for f in ignores[:3])
+                   + "), which can hide files from maker's measure")
     return why
 
 

@@ -38,7 +38,10 @@ TIMEOUT_S = 10.0
 DIFF_TIMEOUT_S = 5.0
 MAX_PATHS = 5000  # changed paths listed at most; beyond that the measure is "too many"
 _SAFE = ("-c", "core.splitIndex=false", "-c", "core.untrackedCache=false",
-         "-c", "index.threads=1")
+         "-c", "index.threads=1",
+         # (a user-wide ignore file is not the project's, and an executor could write one
+         # to hide what it adds: the measure reads only the project's own ignore rules)
+         "-c", "core.excludesFile=/dev/null")
 
 
 def _git() -> str | None:
@@ -92,6 +95,9 @@ def snapshot_tree(project: Path, timeout: float = TIMEOUT_S) -> str | None:
         for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY"):
             env.pop(key, None)
         deadline = time.monotonic() + timeout
+        if index.exists() and _hides_files(git, overrides, project, env, timeout):
+            index.unlink()  # (an entry marked assume-unchanged or skip-worktree would
+            #                 keep its edits out of `git add`: start from an empty index)
         for _ in (1, 2):  # a copied index git cannot read: once more from an empty one
             # (only the project's own files: a project inside a larger repository, a
             # home folder under git, is not the step's to measure)
@@ -105,6 +111,18 @@ def snapshot_tree(project: Path, timeout: float = TIMEOUT_S) -> str | None:
                 break
             index.unlink()
     return None
+
+
+def _hides_files(git: str, overrides: list[str], project: Path, env: dict[str, str],
+                 timeout: float) -> bool:
+    """Whether the copied index marks an entry assume-unchanged (a lowercase tag in
+    ``ls-files -v``) or skip-worktree (``S``): ``git add`` would not see its edits.
+    True when it cannot tell."""
+    listed = _run(git, [*overrides, "ls-files", "-v", "-z"], project, env, timeout)
+    if listed is None:
+        return True
+    return any(entry[:1].islower() or entry[:1] == "S"
+               for entry in listed.split("\0") if entry)
 
 
 def changed_paths(project: Path, start: str, end: str,

@@ -32,7 +32,9 @@ def git_config_places(project: Path) -> tuple[Path, ...]:
     ``diff.external``, filter and textconv drivers, hooks): its config, hooks and
     ``info/`` (attributes), for a project whose ``.git`` is a folder."""
     git = project / ".git"
-    return (git / "config", git / "hooks", git / "info") if git.is_dir() else ()
+    # (all of it: no step writes git's own files by hand; its HEAD or index broken mid-
+    # step would also turn maker's measure of the step's files off)
+    return (git,) if git.is_dir() else ()
 
 
 def resolve(cwd: Path, text: str) -> Path:

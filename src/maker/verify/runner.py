@@ -4,12 +4,11 @@ Format, lint, build, then the full tests, each in a shell in the project directo
 timeout (``MAKER_VERIFY_TIMEOUT`` seconds, default 1800). The run stops after the first
 command that fails (later results would mislead), listing the commands not run.
 
-Each command's evidence is its command line, exit code, duration and output tail. The run
-is written atomically to ``plans/.maker/evidence/step-NN.json`` (``last-run.json`` with no
-step) and sealed (``maker.store.seal``) with a key kept outside the project:
-``recorded_evidence`` checks the seal, so the handoff gate refuses a run that ``maker
-verify`` did not write. A step's record also counts the failing runs of the step's
-current run (``maker.verify.fixes``: seed 004's ``max_fix_attempts``)."""
+Each command's evidence: its command line, exit code, duration and output tail. The run is
+written atomically to ``plans/.maker/evidence/step-NN.json`` (``last-run.json``, no step),
+sealed (``maker.store.seal``) with a key kept outside the project: ``recorded_evidence``
+checks the seal, so the gate refuses a run that ``maker verify`` did not write. A step's
+record counts its current run's failures (``maker.verify.fixes``: ``max_fix_attempts``)."""
 
 from __future__ import annotations
 
@@ -216,15 +215,16 @@ def run_verification(
     run = VerificationRun(step, str(project), started, utc_now(),
                           _status(evidence), evidence, not_run)
     run.message = _message(run, turned_off(env))
-    if step is not None and store.exists():
-        try:  # (a record that cannot be read is not maker's: it counts nothing)
-            previous = recorded_evidence(store, step)
-        except PlanFileError:
-            previous = None
-        run.attempt, run.failed_runs = attempt, failed_runs(previous, attempt, run.status)
-    if store.exists():
-        atomic_write(evidence_path(store, step),
-                     json.dumps(seal(run.to_dict()), indent=2) + "\n")
+    if store.exists():  # (under the lock: two runs at once lose no failure from the count)
+        with store.lock():
+            if step is not None:  # (a record maker cannot read counts nothing)
+                try:
+                    previous = recorded_evidence(store, step)
+                except PlanFileError:
+                    previous = None
+                run.attempt, run.failed_runs = attempt, failed_runs(previous, attempt, run.status)
+            atomic_write(evidence_path(store, step),
+                         json.dumps(seal(run.to_dict()), indent=2) + "\n")
     return run
 
 
