@@ -152,6 +152,19 @@ def main_launches_the_review_it_is_told(request: RecordedRequest) -> Reply:
                 prompt=prompt.group(1))
 
 
+def main_launches_the_second_review(request: RecordedRequest) -> Reply:
+    """After the fix: reviewed again, for both reasons (a fix after RED findings is always
+    reviewed again, whatever its size)."""
+    _, _, verdict = notified_verdict(request)
+    assert "A review is required (the change crosses architectural boundaries: " \
+           "`hello.txt`, `greeting.txt`; the reviewer sent it back before: its fix is " \
+           "reviewed again)" in verdict, verdict
+    prompt = _REVIEW_PROMPT.search(verdict)
+    assert prompt is not None, verdict
+    return tool("Agent", subagent_type="maker:reviewer", description="Review step 0",
+                prompt=prompt.group(1))
+
+
 def main_relaunches_the_executor(request: RecordedRequest) -> Reply:
     """The reviewer's notification turn: RED findings sent the step back, and maker's
     verdict says to launch the executor again."""
@@ -193,7 +206,7 @@ def test_an_under_report_is_refused_and_red_findings_send_the_step_back_in_the_b
     fake_api.script(MAIN, main_launches_executor(), main_waits(),
                     main_launches_the_review_it_is_told, main_waits(),
                     main_relaunches_the_executor, main_waits(),
-                    main_launches_the_review_it_is_told, main_waits(),
+                    main_launches_the_second_review, main_waits(),
                     main_follows_notification())
     fake_api.script(EXECUTOR, executor_reads_brief(), executor_writes("hello.txt", "hello\n"),
                     executor_also_writes("greeting.txt", ""), handback(CLAIMED),
@@ -221,10 +234,12 @@ def test_an_under_report_is_refused_and_red_findings_send_the_step_back_in_the_b
     screen = finished(terminal, fake_api, "STEP_COMPLETE")
     fake_api.assert_done()
     first, second = fake_api.requests_for(REVIEWER)
-    for reviewed in (first, second):  # told why
-        assert "Why a review is required: the change crosses architectural boundaries: " \
-               "`hello.txt`, `greeting.txt` (2 file(s) changed, measured by maker)" in \
-               reviewed.all_text
+    assert "Why a review is required: the change crosses architectural boundaries: " \
+           "`hello.txt`, `greeting.txt` (2 file(s) changed, measured by maker)" in \
+           first.all_text  # told why
+    assert "Why a review is required: the change crosses architectural boundaries: " \
+           "`hello.txt`, `greeting.txt`; the reviewer sent it back before: its fix is " \
+           "reviewed again (2 file(s) changed, measured by maker)" in second.all_text
     record = step(project, 0)
     assert record.status == "complete", screen
     assert record.meta["approved_by"] == "policy:auto (reviewer approved)"
