@@ -126,6 +126,9 @@ class StepCache:
         was_settled = stamp is not None and settled(stamp)  # before the bytes are read
         before = _bytes(path)
         record = parse(path)
+        # Read again: its seal verdict is too (its bytes may have changed under the same
+        # stamp, an edit in the tick of the last read, which the seal key does not see).
+        self._seals.pop(path, None)
         if hit is not None and hit[2].spec == record.spec:
             # The same step with a new status: keep its spec object, so what was derived
             # from the specs (the schedule) is still known to be of the same steps.
