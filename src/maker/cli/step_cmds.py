@@ -17,6 +17,7 @@ from maker.cli._common import (
 )
 from maker.cli.main import MakerGroup, cli
 from maker.errors import HandoffRejectedError
+from maker.executor.orient import DEVIATIONS
 from maker.store.plan_store import PlanStore
 
 __all__ = ["context", "handoff", "next_cmd", "status", "step"]
@@ -252,7 +253,7 @@ def context(number: int | None, plans_dir: Path | None) -> None:
 
 @cli.command("orient")
 @click.argument("number", type=int)
-@click.argument("deviation", required=False, type=click.Choice(["none", "minor", "major"]))
+@click.argument("deviation", required=False, type=click.Choice(DEVIATIONS))
 @click.option("--what", default="", help="What changed (minor and major).")
 @click.option("--revised", default="", help="The step's task as it should now read (major).")
 @plans_dir_option

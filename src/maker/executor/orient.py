@@ -129,11 +129,6 @@ def pending_deviation(record: StepRecord) -> dict[str, Any] | None:
     return dev if isinstance(dev, dict) and dev.get("status") == "pending" else None
 
 
-def oriented(record: StepRecord) -> bool:
-    """Whether this attempt of the step may edit: orient recorded, nothing pending."""
-    return isinstance(record.meta.get("orient"), dict) and pending_deviation(record) is None
-
-
 def edits_project(tool: str, command: str | None) -> bool:
     """Whether an executor's call may change the project (so it waits for orient): a file
     writer, or a Bash command that is neither a reader nor maker's reads and ``orient``
