@@ -67,6 +67,9 @@ class PlanStep:
     # needs among isolated samples. Only for a step whose answer can be sampled without
     # side effects (a conditional step, or read-only tools); the parser checks it.
     votes: int | None = None
+    # Optional: the paths or globs (relative to the project root) the step will change
+    # (issue 17; ``maker.planner.writes``). None: it says nothing, and runs alone.
+    writes: list[str] | None = None
 
     # A spec a store keeps (``maker.store.records.kept``) is shared by every record of
     # its step, handed out or kept: nothing may change it in place.

@@ -14,6 +14,7 @@ from typing import Any
 
 from maker.core.models import TASK_TYPES, Plan, PlanStep
 from maker.errors import PlanValidationError, Problem
+from maker.planner.writes import writes_problems
 from maker.tools.registry import READ_ONLY_TOOLS
 from maker.yaml_cleaner.load import bracket_depth
 
@@ -36,7 +37,7 @@ _TEXT_FIELDS = ("primary_tool_instructions", "fallback_tool_instructions")
 # Every field a planner's step may have, and every top-level key of a plan (the
 # seed's parser reads `reasoning` and `plan` or `steps`; maker adds the `task`).
 STEP_FIELDS = (*REQUIRED_FIELDS, *_LIST_FIELDS, *_TEXT_FIELDS, "output_variable", "depends_on",
-               "model", "votes")
+               "model", "votes", "writes")
 MAX_VOTES = 20  # a lead of 20 already asks for ~40 sessions per step
 # A model name or id as Claude Code takes it: an alias (`sonnet`, `opus`, `haiku`), an
 # id (`claude-sonnet-4-5`), a provider's id (`us.anthropic.claude-…-v1:0`, `…@2025…`),
@@ -146,6 +147,7 @@ def _step_problems(index: int, item: Any) -> list[Problem]:
                                f"{MODEL_CHARS} characters), or remove the line to use the "
                                "run's model"))
     out += _votes_problems(item, prefix, where)
+    out += writes_problems(item.get("writes"), prefix, where)
     deps = item.get("depends_on")
     if deps is not None and (not isinstance(deps, list) or not all(
             isinstance(d, int) and not isinstance(d, bool) for d in deps)):
@@ -241,6 +243,7 @@ def parse_step(item: dict[str, Any]) -> PlanStep:
         depends_on=list(item["depends_on"]) if item.get("depends_on") is not None else None,
         model=item.get("model") or None,
         votes=item.get("votes"),
+        writes=[w.strip() for w in item["writes"]] if item.get("writes") is not None else None,
     )
 
 

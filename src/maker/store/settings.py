@@ -7,6 +7,9 @@
     session_timeout: 1800      # seconds one SDK session of ``maker run`` may take (0: none)
     boundaries: []             # globs of architectural areas: a step that changes files
                                # in two or more is reviewed, as a 5+ file step is
+    shared: []                 # globs of files every step may touch (beside maker's own
+                               # list of lockfiles, migrations, generated code): a step
+                               # that writes one never runs beside another
 
 The file lives under ``plans/``, which no step executor may write (the PreToolUse
 guard), so it is a person's word, like the approval policy. It is read on use, never
@@ -40,6 +43,7 @@ class Settings:
     gate_attempts: int = 3
     session_timeout: float = 1800.0  # 0: no limit
     boundaries: tuple[str, ...] = field(default_factory=tuple)
+    shared: tuple[str, ...] = field(default_factory=tuple)
     source: str = ""  # the file they came from ("" = the defaults)
 
 
@@ -49,7 +53,7 @@ _INTS: dict[str, tuple[int, int, str]] = {
     "max_review_attempts": (0, 20, "times RED review findings go back to the step"),
     "gate_attempts": (1, _GATE_MAX, "handoffs the gate may refuse in one run of a step"),
 }
-_KEYS = (*_INTS, "session_timeout", "boundaries")
+_KEYS = (*_INTS, "session_timeout", "boundaries", "shared")
 
 
 def load_settings(plans_root: Path) -> Settings:
@@ -107,7 +111,7 @@ def _settings(path: Path, data: dict[Any, Any]) -> Settings:
             if globs is None:
                 problems.append(PlanFileError(
                     path, "must be a list of path globs relative to the project root, "
-                    f"not {_show(value)}", key, "`boundaries: [\"src/api/**\", \"src/db/**\"]`"))
+                    f"not {_show(value)}", key, f"`{key}: [\"src/api/**\", \"src/db/**\"]`"))
             else:
                 values[key] = globs
     if len(problems) == 1:

@@ -19,17 +19,20 @@ __all__ = ["ATTEMPT_META", "EDGE_CASES", "HISTORY_META", "REVISION_META", "RUN_M
 
 STEP_KEYS = ("step", "title", "task_type", "status", "depends_on", "input_variables",
              "output_variable", "output_schema", "primary_tools", "fallback_tools", "next",
-             "model", "votes")
+             "model", "votes", "writes")
 # What maker records in a step's front matter as the step runs. One attempt's record is
 # cleared when the step starts again or is reset (``awaiting_approval`` is an older
 # spelling of the awaiting-approval status, cleared with the attempt it belonged to);
 # the step's history (how often it was reset, what a person sent back) is kept.
 ATTEMPT_META = ("started_at", "started_by", "forced", "forced_over", "finished_at",
                 "failed_at", "reasons", "handoff_accepted_at", "approved_at", "approved_by",
-                "approval_seal", "awaiting_approval", "orient", "deviation", "review_skipped")
+                "approval_seal", "awaiting_approval", "orient", "deviation", "review_skipped",
+                # a step run beside others (maker.executor.waves, .land)
+                "worktree", "worktree_base", "worktree_ready", "landed_at", "landed_files",
+                "land_attempts", "land_failure")
 # (``rejected_by``: who sent the newest revision notes back; a rejection with notes runs
 # the step again at once, and the new attempt keeps saying who asked for it.)
-HISTORY_META = ("resets", "revision_notes", "revised_task", "rejected_by")
+HISTORY_META = ("resets", "revision_notes", "revised_task", "rejected_by", "unlanded")
 # The step's run across its revisions (a rejection sends it back with these kept): the
 # tree its changes are measured from, and how often review findings sent it back. A
 # reset (``maker step reset``) clears them.
@@ -99,6 +102,8 @@ def render_step(record: StepRecord) -> str:
         meta["model"] = s.model
     if s.votes:
         meta["votes"] = s.votes
+    if s.writes is not None:
+        meta["writes"] = list(s.writes)
     meta.update(record.meta)
     parts = [f"# Step {s.step}: {s.title}", "", "## Task", "", s.task_description.strip()]
     for heading, name in list(_SECTIONS.items())[1:]:

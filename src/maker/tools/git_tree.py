@@ -68,9 +68,11 @@ def _overrides(git: str, cwd: Path) -> list[str]:
     return [*GLOBAL_OVERRIDES, *_SAFE, *filters]
 
 
-def snapshot_tree(project: Path, timeout: float = TIMEOUT_S) -> str | None:
+def snapshot_tree(project: Path, timeout: float = TIMEOUT_S,
+                  exclude: str | None = None) -> str | None:
     """The id of a git tree object holding the working tree of ``project``'s repository
-    as it is now; None outside a git repository, without git, or past ``timeout``."""
+    as it is now (without the folder ``exclude``, relative to ``project``, when given);
+    None outside a git repository, without git, or past ``timeout``."""
     git = _git()
     project = Path(project)
     if git is None or not project.is_dir():
@@ -103,6 +105,10 @@ def snapshot_tree(project: Path, timeout: float = TIMEOUT_S) -> str | None:
             # home folder under git, is not the step's to measure)
             added = _run(git, [*overrides, "add", "-A", "--", "."], project, env,
                          max(deadline - time.monotonic(), 0.1))
+            if added is not None and exclude:
+                added = _run(git, [*overrides, "rm", "-r", "-q", "--cached",
+                                   "--ignore-unmatch", "--", exclude], project, env,
+                             max(deadline - time.monotonic(), 0.1))
             tree = _run(git, [*overrides, "write-tree"], project, env,
                         max(deadline - time.monotonic(), 0.1)) if added is not None else None
             if tree is not None and _is_id(tree.strip()):

@@ -1,0 +1,150 @@
+"""The git worktrees maker owns for steps that run side by side (issue 17).
+
+A step's worktree is cut from a commit maker makes of the main checkout as it is (HEAD
+plus every change in the working tree, the work already accepted and the person's own,
+without the plans folder): never from a remote branch, so the step sees what a serial
+run would have shown it. It is a detached checkout (no branch to leave behind) under
+``plans/.maker/worktrees/``, a folder git is told to ignore, so the main checkout's
+``git status`` and maker's own measures never see it.
+
+Every git call runs git by its absolute path with the repository's programs switched
+off (``maker.tools.git_programs``: no hook, no fsmonitor, every filter emptied), as the
+measures do, and is bounded in time. Callers serialise the calls that change the
+repository's worktree list (the plan lock), so no two ``git worktree add`` race on
+git's own lock files.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from maker.errors import MakerError
+from maker.tools.git_programs import GLOBAL_OVERRIDES, filter_drivers
+from maker.tools.git_tree import snapshot_tree
+
+__all__ = ["WORKTREES", "WorktreeError", "add_worktree", "base_commit", "blob",
+           "is_worktree", "prune", "read_entries", "remove_worktree"]
+
+WORKTREES = os.path.join(".maker", "worktrees")  # under the plans folder
+TIMEOUT_S = 60.0
+_IDENTITY = {"GIT_AUTHOR_NAME": "maker", "GIT_AUTHOR_EMAIL": "maker@localhost",
+             "GIT_COMMITTER_NAME": "maker", "GIT_COMMITTER_EMAIL": "maker@localhost"}
+_MODES = ("100644", "100755", "120000")  # a regular file, an executable, a symlink
+
+
+class WorktreeError(MakerError):
+    """A worktree maker needs could not be made, read or removed."""
+
+
+def _git() -> str:
+    git = shutil.which("git")
+    if git is None:
+        raise WorktreeError("steps run side by side only in a git repository, and maker "
+                            "finds no git: install git, or run with --parallel 1")
+    return git
+
+
+def _run(args: list[str], cwd: Path, *, data: bytes | None = None,
+         env: dict[str, str] | None = None) -> bytes:
+    git = _git()
+    names = filter_drivers(git, cwd)
+    filters = [w for name in names if "=" not in name and "\n" not in name
+               for key in ("clean", "smudge", "process") for w in ("-c", f"filter.{name}.{key}=")]
+    full = {**os.environ, **_IDENTITY, "GIT_OPTIONAL_LOCKS": "0", **(env or {})}
+    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY"):
+        full.pop(key, None)
+    try:
+        done = subprocess.run([git, *GLOBAL_OVERRIDES, *filters, *args], cwd=cwd,
+                              input=data, capture_output=True, timeout=TIMEOUT_S, env=full,
+                              stdin=None if data is not None else subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise WorktreeError(f"git {args[0]} failed in {cwd}: {exc}") from None
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise WorktreeError(f"git {args[0]} failed in {cwd}: "
+                            + (said[-1][:300] if said else f"exit {done.returncode}"))
+    return done.stdout
+
+
+def ignore_folder(folder: Path) -> None:
+    """Make ``folder`` (maker's worktrees) one git never lists: a ``.gitignore`` of ``*``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    marker = folder / ".gitignore"
+    if not marker.is_file():
+        marker.write_text("# maker's worktrees: not the project's files\n*\n")
+
+
+def base_commit(project: Path, exclude: str) -> tuple[str, str]:
+    """``(commit, tree)``: a commit of the main checkout as it is now (its working tree,
+    ``exclude`` left out), whose parent is HEAD when there is one."""
+    tree = snapshot_tree(project, timeout=TIMEOUT_S, exclude=exclude)
+    if tree is None:
+        raise WorktreeError(f"maker cannot read the working tree of {project} with git "
+                            "(not a git repository, or git took too long)")
+    try:
+        head = _run(["rev-parse", "--verify", "-q", "HEAD^{commit}"], project).decode().strip()
+    except WorktreeError:
+        head = ""  # a repository without a commit yet
+    parents = ["-p", head] if head else []
+    commit = _run(["commit-tree", tree, *parents, "-m", "maker: the base of a step's worktree"],
+                  project).decode().strip()
+    return commit, tree
+
+
+def add_worktree(project: Path, path: Path, commit: str) -> None:
+    """A detached worktree of ``commit`` at ``path`` (which must not exist yet)."""
+    ignore_folder(path.parent)
+    _run(["worktree", "add", "--detach", "--quiet", str(path), commit], project)
+
+
+def is_worktree(path: Path) -> bool:
+    return (path / ".git").is_file()
+
+
+def remove_worktree(project: Path, path: Path) -> None:
+    """``path``'s worktree gone, files and git's record of it alike (no error when it
+    already is)."""
+    if path.exists():
+        try:
+            _run(["worktree", "remove", "--force", "--force", str(path)], project)
+        except WorktreeError:
+            shutil.rmtree(path, ignore_errors=True)
+    prune(project)
+
+
+def prune(project: Path) -> None:
+    """git forgets worktrees whose folders are gone."""
+    try:
+        _run(["worktree", "prune"], project)
+    except WorktreeError:
+        pass
+
+
+def read_entries(project: Path, tree: str, paths: list[str]) -> dict[str, tuple[str, str]]:
+    """``{path: (mode, blob id)}`` of ``paths`` in ``tree`` (a path not in it: absent).
+    Raises WorktreeError for an entry that is not a file or a symlink (a submodule)."""
+    if not paths:
+        return {}
+    out: dict[str, tuple[str, str]] = {}
+    listed = _run(["ls-tree", "-z", "-r", "--full-tree", tree, "--", *paths], project)
+    wanted = set(paths)
+    for entry in listed.decode("utf-8", "surrogateescape").split("\0"):
+        if not entry:
+            continue
+        info, _, name = entry.partition("\t")
+        mode, kind, oid = info.split()
+        if name not in wanted:
+            continue
+        if kind != "blob" or mode not in _MODES:
+            raise WorktreeError(f"{name} is a {kind} ({mode}): maker merges files and "
+                                "symlinks only")
+        out[name] = (mode, oid)
+    return out
+
+
+def blob(project: Path, oid: str) -> bytes:
+    """The bytes of blob ``oid``."""
+    return _run(["cat-file", "blob", oid], project)

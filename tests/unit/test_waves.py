@@ -1,0 +1,204 @@
+"""Issue 17: which steps run together, their worktrees, and bringing their changes back."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from maker.errors import PlanValidationError, StepError
+from maker.executor.land import LANDING, land, recover
+from maker.executor.schedule import plan_schedule
+from maker.executor.waves import LANDED_KEY, step_project, wave, worktree_of
+from maker.executor.worktree_step import on_new_base, prune_worktrees, start_in_worktree
+from maker.planner.parser import parse_plan
+from maker.planner.writes import may_overlap, shared_hit
+from maker.store.plan_store import PlanStore
+
+from ._step_plans import complete, make_step, step_data, write
+
+
+def _sh(project: Path, cmd: str) -> str:
+    return subprocess.run(cmd, shell=True, cwd=project, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def _branches(project: Path, w1: list[str] | None = None, w2: list[str] | None = None,
+              n: int = 2) -> PlanStore:
+    """A committed git project; step 0, then steps 1..n that each depend on step 0 only."""
+    _sh(project, "git init -q && git config user.email a@b && git config user.name a")
+    (project / "a").mkdir()
+    (project / "b").mkdir()
+    (project / "a" / "x.txt").write_text("a\n")
+    (project / "b" / "y.txt").write_text("b\n")
+    _sh(project, "git add -A && git commit -qm base")
+    writes = [w1 if w1 is not None else ["a/**"], w2 if w2 is not None else ["b/**"],
+              ["c/**"], ["d/**"]]
+    steps = [make_step(0, 1)]
+    for k in range(1, n + 1):
+        step = make_step(k, k + 1 if k < n else -1, depends_on=[0])
+        object.__setattr__(step, "writes", writes[k - 1])
+        steps.append(step)
+    store = write(project, steps)
+    complete(store, 0)
+    return store
+
+
+@pytest.mark.parametrize(("a", "b", "meet"), [
+    ("src/a/**", "src/b/x.py", False), ("src/*.py", "src/main.py", True),
+    ("src/a.py", "src/b.py", False), ("docs/*.md", "src/*.py", False), ("src", "src/x", True),
+    ("**/x", "y/z", True), ("a/[bc].py", "a/d.py", False), ("a/*.py", "a/*.md", True),
+])
+def test_overlap_is_conservative(a: str, b: str, meet: bool) -> None:
+    assert may_overlap(a, b) is meet
+    assert may_overlap(b, a) is meet
+
+
+def test_shared_files_and_the_projects_own() -> None:
+    assert shared_hit(["package-lock.json"], ()) is not None
+    assert shared_hit(["db/migrations/0001.py"], ()) is not None
+    assert shared_hit(["src/app.py"], ()) is None
+    assert shared_hit(["src/app.py"], ["src/app.py"]) is not None
+
+
+def test_writes_is_linted() -> None:
+    for bad in ("src/**", ["/etc/passwd"], ["../x"], [3], ["a"] * 201):
+        with pytest.raises(PlanValidationError, match="writes"):
+            parse_plan({"reasoning": "r", "plan": [step_data(0, -1, writes=bad)]})
+    plan = parse_plan({"reasoning": "r", "plan": [step_data(0, -1, writes=[" src/** "])]})
+    assert plan.steps[0].writes == ["src/**"]
+
+
+def test_a_wave_is_the_ready_steps_whose_writes_cannot_meet(project: Path) -> None:
+    store = _branches(project, n=4)
+    plan = store.load()
+    assert plan.get(1).spec.writes == ["a/**"]  # (kept in the step file)
+    sched = plan_schedule(store, plan)
+    assert wave(store, plan, sched, 4) == [1, 2, 3, 4]
+    assert wave(store, plan, sched, 2) == [1, 2]
+    assert wave(store, plan, sched, 1) == [1]
+
+
+@pytest.mark.parametrize(("w1", "w2"), [(["a/x.txt"], ["a/**"]), (None, ["b/**"]),
+                                        (["a/**", "uv.lock"], ["b/**"])])
+def test_a_step_that_may_meet_another_or_says_nothing_runs_alone(
+        project: Path, w1: list[str] | None, w2: list[str]) -> None:
+    store = _branches(project, w1 if w1 is not None else [], w2)
+    if w1 is None:
+        record = store.load_step(1)
+        record.spec = make_step(1, 2, depends_on=[0])
+        store.save_step(record)
+    plan = store.load()
+    assert wave(store, plan, plan_schedule(store, plan), 4) == [1]
+
+
+def _work(store: PlanStore, n: int, rel: str, text: str) -> Path:
+    tree = worktree_of(store, store.load_step(n))
+    assert tree is not None
+    (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+    (tree / rel).write_text(text)
+    return tree
+
+
+def test_two_steps_work_apart_and_both_land(project: Path) -> None:
+    store = _branches(project)
+    (project / "notes.txt").write_text("the person's own, uncommitted\n")
+    one = start_in_worktree(store, 1, "s")
+    two = start_in_worktree(store, 2, "s")
+    t1, t2 = worktree_of(store, one), worktree_of(store, two)
+    assert t1 and t2 and t1 != t2 and step_project(store, one) == t1
+    assert (t1 / "notes.txt").read_text() == "the person's own, uncommitted\n"  # its base
+    assert not (t1 / "plans").exists()  # the plan stays in the main checkout alone
+    assert _sh(project, "git status --porcelain --untracked-files=all") .count(
+        ".maker/worktrees") == 0
+    _work(store, 1, "a/x.txt", "one\n")
+    _work(store, 2, "b/new.txt", "two\n")
+    assert (project / "a" / "x.txt").read_text() == "a\n"  # nothing lands before its turn
+    assert land(store, 2).kind == "landed"
+    assert land(store, 1).kind == "landed"
+    assert (project / "a" / "x.txt").read_text() == "one\n"
+    assert (project / "b" / "new.txt").read_text() == "two\n"
+    assert (project / "notes.txt").read_text() == "the person's own, uncommitted\n"
+    assert store.load_step(1).meta["landed_files"] == ["a/x.txt"]
+    assert not t1.exists() and not t2.exists()
+    assert "step-" not in _sh(project, "git worktree list")
+
+
+def test_a_step_cannot_join_a_wave_it_would_clash_with(project: Path) -> None:
+    store = _branches(project, ["a/**"], ["a/x.txt"])
+    start_in_worktree(store, 1, "s")
+    with pytest.raises(StepError, match="cannot run beside"):
+        start_in_worktree(store, 2, "s")
+
+
+def test_a_conflict_writes_nothing_and_the_step_runs_again_on_the_new_base(
+        project: Path) -> None:
+    store = _branches(project)
+    start_in_worktree(store, 1, "s")
+    _work(store, 1, "a/x.txt", "the step's\n")
+    (project / "a" / "x.txt").write_text("the person's\n")
+    landing = land(store, 1)
+    assert landing.kind == "conflict" and landing.files == ["a/x.txt"]
+    assert (project / "a" / "x.txt").read_text() == "the person's\n"
+    again = on_new_base(store, 1, landing.reason, landing.end)
+    fresh = worktree_of(store, again)
+    assert fresh and (fresh / "a" / "x.txt").read_text() == "the person's\n"
+    assert again.meta["unlanded"] == [landing.end] and again.meta["land_attempts"] == 1
+    _work(store, 1, "a/x.txt", "the person's\nand the step's\n")
+    assert land(store, 1).kind == "landed"
+    assert (project / "a" / "x.txt").read_text() == "the person's\nand the step's\n"
+
+
+def test_a_run_on_a_new_base_is_bounded(project: Path) -> None:
+    store = _branches(project)
+    start_in_worktree(store, 1, "s")
+    for _ in range(2):
+        on_new_base(store, 1, "conflict")
+    assert on_new_base(store, 1, "conflict").status == "failed"
+
+
+def test_a_merged_tree_that_fails_verification_is_undone(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEST_CMD", "! grep -q broken a/x.txt")
+    store = _branches(project)
+    (project / "Makefile").write_text("test:\n\t! grep -q broken a/x.txt\n")
+    _sh(project, "git add -A && git commit -qm make")
+    start_in_worktree(store, 1, "s")
+    _work(store, 1, "a/x.txt", "broken\n")
+    landing = land(store, 1)
+    assert landing.kind == "failed" and "grep -q broken" in landing.reason
+    assert (project / "a" / "x.txt").read_text() == "a\n"
+    assert not (store.root / LANDING).exists()
+    assert not store.load_step(1).meta.get(LANDED_KEY)
+
+
+def test_a_killed_landing_is_put_back(project: Path) -> None:
+    store = _branches(project)
+    start_in_worktree(store, 1, "s")
+    _work(store, 1, "a/x.txt", "one\n")
+    _work(store, 1, "a/y.txt", "new\n")
+    record = store.load_step(1)
+    end = subprocess.run(["git", "-C", str(worktree_of(store, record)), "add", "-A"],
+                         check=True)
+    assert end.returncode == 0
+    tree = _sh(worktree_of(store, record) or project, "git write-tree").strip()
+    (store.root / LANDING).write_text(
+        f'{{"step": 1, "base": "{record.meta["measured_from"]}", "end": "{tree}", '
+        '"files": ["a/x.txt", "a/y.txt"]}')
+    (project / "a" / "x.txt").write_text("one\n")  # written before the kill; y was not
+    recover(store)
+    assert (project / "a" / "x.txt").read_text() == "a\n"
+    assert not (project / "a" / "y.txt").exists()
+    assert land(store, 1).kind == "landed"  # and it lands whole afterwards
+    assert (project / "a" / "y.txt").read_text() == "new\n"
+
+
+def test_orphaned_worktrees_are_pruned(project: Path) -> None:
+    store = _branches(project)
+    start_in_worktree(store, 1, "s")
+    record = store.load_step(1)
+    record.status = "pending"
+    store.save_step(record)
+    assert len(prune_worktrees(store)) == 1
+    assert "step-" not in _sh(project, "git worktree list")
