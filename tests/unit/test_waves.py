@@ -10,11 +10,12 @@ import pytest
 from maker.errors import PlanValidationError, StepError
 from maker.executor.land import LANDING, land, recover
 from maker.executor.schedule import plan_schedule
-from maker.executor.waves import LANDED_KEY, step_project, wave, worktree_of
+from maker.executor.waves import wave
 from maker.executor.worktree_step import on_new_base, prune_worktrees, start_in_worktree
 from maker.planner.parser import parse_plan
 from maker.planner.writes import may_overlap, shared_hit
 from maker.store.plan_store import PlanStore
+from maker.store.workspace import LANDED_KEY, step_project, worktree_of
 
 from ._step_plans import complete, make_step, step_data, write
 

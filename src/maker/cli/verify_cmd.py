@@ -32,7 +32,7 @@ def verify(step: int | None, as_json: bool, plans_dir: Path | None) -> None:
     # so that a broken settings file is said before the commands run.
     bound = settings(store.root).max_fix_attempts if step is not None else 0
     _exit_on_termination()
-    run = run_verification(store, store.project, step, _print_progress)
+    run = run_verification(store, _where(store, step), step, _print_progress)
     note = budget_note(run, bound)
     stop = bool(run.attempt) and fix_budget_spent(run.failed_runs, bound)
     if as_json:
@@ -84,3 +84,17 @@ def _exit_on_termination() -> None:
     for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if sig is not None:
             signal.signal(sig, leave)
+
+
+def _where(store: PlanStore, step: int | None) -> Path:
+    """Where a step's checks run: its worktree when it runs beside others (its evidence
+    there is its own; maker verifies the main checkout again when it lands)."""
+    if step is None or not store.exists():
+        return store.project
+    from maker.errors import MakerError
+    from maker.store.workspace import step_project
+
+    try:
+        return step_project(store, store.load_step(step))
+    except MakerError:
+        return store.project  # (run_verification names the step that is not there)

@@ -44,7 +44,7 @@ class RunnerFactory(Protocol):
     def __call__(self, *, max_budget_usd: float | None, model: str | None,
                  can_use_tool: Any = None, hooks: Any = None,
                  disallowed_tools: list[str] | None = None,
-                 resume: str | None = None) -> StepSession:
+                 resume: str | None = None, cwd: Path | None = None) -> StepSession:
         ...
 
 
@@ -63,20 +63,22 @@ class BriefRunner(AgentRunner):
         return context
 
 
-def sdk_runner_factory(cwd: Path, *, env: dict[str, str] | None = None,
+def sdk_runner_factory(home: Path, *, env: dict[str, str] | None = None,
                        cli_path: str | Path | None = None) -> RunnerFactory:
     """The real executor sessions: one fresh :class:`BriefRunner` per call.
 
-    The SDK warns (``CanUseToolShadowedWarning``) that the step's own tools in
-    ``allowed_tools`` never reach ``can_use_tool``. maker means it: those calls are
-    checked by its PreToolUse hook (``maker.engine.tool_limits``), so the warning,
-    printed once per step, says nothing a user can act on and is silenced here."""
+    Each session works in ``home`` (the project), or in the ``cwd`` it is given (the
+    worktree of a step run beside others). The SDK warns
+    (``CanUseToolShadowedWarning``) that the step's own tools in ``allowed_tools``
+    never reach ``can_use_tool``. maker means it: those calls are checked by its
+    PreToolUse hook (``maker.engine.tool_limits``), so the warning, printed once per
+    step, says nothing a user can act on and is silenced here."""
     _silence_shadowed_warning()
 
     def factory(*, max_budget_usd: float | None, model: str | None, can_use_tool: Any = None,
                 hooks: Any = None, disallowed_tools: list[str] | None = None,
-                resume: str | None = None) -> StepSession:
-        return BriefRunner(cwd=cwd, model=model, max_budget_usd=max_budget_usd,
+                resume: str | None = None, cwd: Path | None = None) -> StepSession:
+        return BriefRunner(cwd=cwd or home, model=model, max_budget_usd=max_budget_usd,
                            can_use_tool=can_use_tool, hooks=hooks,
                            disallowed_tools=disallowed_tools, resume=resume, env=env,
                            cli_path=cli_path)

@@ -68,7 +68,7 @@ _NEVER_REMOVED = frozenset({"Bash", "AskUserQuestion"}) | ALWAYS_ALLOWED
 
 
 def decide(step: StepTools, tool: str, tool_input: Mapping[str, Any], *, cwd: Path,
-           plans_root: Path) -> str | None:
+           plans_root: Path, workspace: Path | None = None) -> str | None:
     """Why the headless executor of ``step`` may not make this call, or None.
 
     AskUserQuestion gets :data:`NO_USER`; every other call the plugin's rule
@@ -78,7 +78,8 @@ def decide(step: StepTools, tool: str, tool_input: Mapping[str, Any], *, cwd: Pa
     if tool == "AskUserQuestion":
         return NO_USER
     try:
-        return executor_decision(step, tool, tool_input, cwd=cwd, plans_root=plans_root)
+        return executor_decision(step, tool, tool_input, cwd=cwd, plans_root=plans_root,
+                                 workspace=workspace)
     except Exception as exc:  # fail closed: the call is refused, visibly
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         return (f"maker could not check this tool call ({type(exc).__name__}: {first}), so "
@@ -94,14 +95,15 @@ def make_can_use_tool(store: PlanStore, step: StepRecord | StepTools, *,
     ``cwd`` is the session's working directory (default: the directory holding
     ``plans/``). Needs ``permission_mode="default"`` to be called at all.
     """
-    spec, where = _spec(step), cwd or store.project
+    spec, space = _spec(step), _workspace(store, step)
+    where = cwd or space or store.project
 
     async def can_use_tool(tool_name: str, tool_input: dict[str, Any], context: Any
                            ) -> PermissionResultAllow | PermissionResultDeny:
         from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
 
         reason = decide(spec, tool_name, tool_input if isinstance(tool_input, dict) else {},
-                        cwd=where, plans_root=store.root)
+                        cwd=where, plans_root=store.root, workspace=space)
         return PermissionResultDeny(message=reason) if reason else PermissionResultAllow()
 
     return can_use_tool
@@ -116,7 +118,8 @@ def make_hooks(store: PlanStore, step: StepRecord | StepTools, *,
     call's own ``cwd`` wins over ``cwd``."""
     from claude_agent_sdk import HookMatcher
 
-    spec, default_cwd = _spec(step), cwd or store.project
+    spec, space = _spec(step), _workspace(store, step)
+    default_cwd = cwd or space or store.project
 
     async def pre_tool_use(hook_input: HookInput, tool_use_id: str | None,
                            context: HookContext) -> HookJSONOutput:
@@ -126,7 +129,7 @@ def make_hooks(store: PlanStore, step: StepRecord | StepTools, *,
         given = tool_input if isinstance(tool_input, dict) else {}
         where = Path(call_cwd) if isinstance(call_cwd, str) and call_cwd else default_cwd
         tool = str(raw.get("tool_name") or "")
-        reason = decide(spec, tool, given, cwd=where, plans_root=store.root)
+        reason = decide(spec, tool, given, cwd=where, plans_root=store.root, workspace=space)
         run = None
         command = str(given.get("command") or "") if tool == "Bash" else ""
         if reason is None:  # (orient first, and maker orient as this run's own maker)
@@ -202,9 +205,20 @@ def _answer(refusal: str | None, run: str | None, given: Mapping[str, Any]) -> H
 def session_limits(store: PlanStore, record: StepRecord) -> dict[str, Any]:
     """The options of ``record``'s executor session that hold its limits: all three
     means above, each for what it alone holds."""
-    return {"hooks": make_hooks(store, record),
-            "can_use_tool": make_can_use_tool(store, record),
-            "disallowed_tools": disallowed_tools(record)}
+    limits = {"hooks": make_hooks(store, record),
+              "can_use_tool": make_can_use_tool(store, record),
+              "disallowed_tools": disallowed_tools(record)}
+    space = _workspace(store, record)
+    if space is not None:  # (a step run beside others works in its worktree)
+        limits["cwd"] = space
+    return limits
+
+
+def _workspace(store: PlanStore, step: StepRecord | StepTools) -> Path | None:
+    from maker.store.workspace import worktree_of
+
+    meta = getattr(step, "meta", None)
+    return worktree_of(store, cast("StepRecord", step)) if isinstance(meta, dict) else None
 
 
 def disallowed_tools(step: StepRecord | StepTools) -> list[str]:

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maker.core.clock import utc_now
-from maker.executor.waves import LANDED_KEY, worktree_of
 from maker.store.atomic import atomic_write
+from maker.store.workspace import LANDED_KEY, worktree_of
 from maker.tools import worktrees
 from maker.tools.git_tree import changed_paths, snapshot_tree
 

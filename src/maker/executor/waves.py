@@ -22,40 +22,17 @@ brought back by :mod:`maker.executor.land`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maker.planner.writes import may_overlap, shared_hit
+from maker.store.workspace import LANDED_KEY, worktree_of
 
 if TYPE_CHECKING:
     from maker.executor.schedule import Schedule
     from maker.store.plan_store import PlanStore
     from maker.store.records import StepRecord, StoredPlan
 
-__all__ = ["BASE_KEY", "LANDED_KEY", "READY_KEY", "WORKTREE_KEY", "alone_reason",
-           "step_project", "together", "wave", "worktree_of"]
-
-WORKTREE_KEY = "worktree"  # the step's worktree, relative to the plans folder
-BASE_KEY = "worktree_base"  # the commit it was cut from
-READY_KEY = "worktree_ready"  # the worktree was made whole (a kill before: made again)
-LANDED_KEY = "landed_at"  # its change was brought into the main checkout
-
-
-def worktree_of(store: PlanStore, record: StepRecord) -> Path | None:
-    """The folder step ``record`` works in when it runs beside others, else None."""
-    rel = record.meta.get(WORKTREE_KEY)
-    if not isinstance(rel, str) or not rel or record.meta.get(LANDED_KEY):
-        return None
-    parts = Path(rel).parts
-    if len(parts) != 3 or parts[:2] != (".maker", "worktrees") or ".." in parts:
-        return None  # (a hand edit: not a folder maker made)
-    return store.root / rel
-
-
-def step_project(store: PlanStore, record: StepRecord) -> Path:
-    """Where step ``record`` works and is verified: its worktree, else the project."""
-    return worktree_of(store, record) or store.project
-
+__all__ = ["alone_reason", "together", "wave"]
 
 def alone_reason(record: StepRecord, shared: Sequence[str]) -> str:
     """Why step ``record`` must run alone ("" when it may run beside others)."""

@@ -17,15 +17,9 @@ from typing import TYPE_CHECKING
 
 from maker.core.clock import utc_now
 from maker.errors import StepError
-from maker.executor.waves import (
-    BASE_KEY,
-    LANDED_KEY,
-    READY_KEY,
-    WORKTREE_KEY,
-    together,
-    worktree_of,
-)
+from maker.executor.waves import together
 from maker.store.step_file import ATTEMPT_META
+from maker.store.workspace import BASE_KEY, LANDED_KEY, READY_KEY, WORKTREE_KEY, worktree_of
 from maker.tools import worktrees
 
 if TYPE_CHECKING:

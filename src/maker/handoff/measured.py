@@ -62,8 +62,14 @@ def measured_changes(store: PlanStore, record: StepRecord) -> list[str] | None:
         return None
     if only_read([*record.spec.primary_tools, *record.spec.fallback_tools]):
         return []  # its executors cannot write: whatever changed is not the step's
-    end = snapshot_tree(store.project)
-    paths = changed_paths(store.project, start, end) if end else None
+    landed = record.meta.get("landed_files")
+    if isinstance(landed, list):  # (a step run beside others: what it brought back)
+        return sorted(str(p) for p in landed)
+    from maker.store.workspace import step_project
+
+    home = step_project(store, record)  # (its worktree, when it has one)
+    end = snapshot_tree(home)
+    paths = changed_paths(home, start, end) if end else None
     if paths is None:
         return None
     own = [p for p in (_inside(store.project, store.root), _inside(store.project, data_dir()))

@@ -37,13 +37,14 @@ _READERS = {"Read": "file_path", "NotebookRead": "notebook_path", "Grep": "path"
 
 def executor_refusal(tool: str, tool_input: Mapping[str, Any], *, cwd: Path,
                      plans_root: Path, data_dirs: tuple[Path, ...] | None = None,
-                     home: Path | None = None) -> str | None:
+                     home: Path | None = None, workspace: Path | None = None) -> str | None:
     """Why the step executor may not make this call, or None when the guard allows it
     (the step's own tool list is checked apart, by ``maker.tools.permissions``).
 
-    ``data_dirs`` defaults to ``maker_data_dirs()``, ``home`` to the user's home.
+    ``data_dirs`` defaults to ``maker_data_dirs()``, ``home`` to the user's home;
+    ``workspace`` is the worktree of a step run beside others (it writes only there).
     """
-    guard = BashGuard(plans_root, data_dirs, home)
+    guard = BashGuard(plans_root, data_dirs, home, workspace)
     if tool == "Bash":
         command = tool_input.get("command")
         return guard.bash(command if isinstance(command, str) else "", cwd)
@@ -54,6 +55,10 @@ def executor_refusal(tool: str, tool_input: Mapping[str, Any], *, cwd: Path,
     path = resolve(cwd, value)
     if guard.inside(path, guard.key_dirs):
         return guard.key_text()
+    if workspace is not None and tool in WRITERS and not guard.in_workspace(path):
+        return guard.workspace_text()
+    if guard.in_workspace(path):
+        return None
     if tool in WRITERS and guard.inside(path, guard.plan_dirs):
         return guard.plans_text()
     if tool in WRITERS and guard.inside(path, guard.git_places):
@@ -62,7 +67,7 @@ def executor_refusal(tool: str, tool_input: Mapping[str, Any], *, cwd: Path,
 
 
 def bash_refusal(command: str, *, cwd: Path, plans_root: Path,
-                 data_dirs: tuple[Path, ...] | None = None, home: Path | None = None
-                 ) -> str | None:
+                 data_dirs: tuple[Path, ...] | None = None, home: Path | None = None,
+                 workspace: Path | None = None) -> str | None:
     """Why the step executor may not run this Bash command, or None."""
-    return BashGuard(plans_root, data_dirs, home).bash(command, cwd)
+    return BashGuard(plans_root, data_dirs, home, workspace).bash(command, cwd)

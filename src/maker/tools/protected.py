@@ -48,8 +48,12 @@ class Protected:
 
 
     def __init__(self, plans_root: Path, data_dirs: tuple[Path, ...] | None,
-                 home: Path | None) -> None:
+                 home: Path | None, workspace: Path | None = None) -> None:
         self.plans_root = plans_root
+        # A step run beside others works in its own worktree (under the plans folder):
+        # there, and only there, it may write; the main checkout is not its own.
+        self.workspace = _both(workspace) if workspace is not None else ()
+        self.main_dirs = _both(project_of(plans_root)) if workspace is not None else ()
         self.data_dirs = maker_data_dirs() if data_dirs is None else data_dirs
         self.home = Path.home() if home is None else home
         self.plan_dirs = _both(plans_root)
@@ -69,6 +73,16 @@ class Protected:
                 "for a `git status` or `git diff`; no step changes them. If the step needs "
                 "a git setting, report it in your handoff for a person to make.")
 
+    def in_workspace(self, path: Path) -> bool:
+        return bool(self.workspace) and self.inside(path, self.workspace)
+
+    def workspace_text(self, named: str = "") -> str:
+        via = f" (`{named}` names it)" if named else ""
+        return (f"maker: this step runs beside others, in its own worktree "
+                f"{self.workspace[0]}: the main checkout {self.main_dirs[0]} is not its to "
+                f"touch{via}. Work on the same files in the worktree (same relative paths); "
+                "maker brings the change back when the step hands off.")
+
     def key_text(self) -> str:
         dirs = " and ".join(str(d) for d in self.data_dirs)
         return (f"maker: {dirs} is maker's own data (the key that seals verification runs, "
@@ -87,6 +101,10 @@ class Protected:
         path = resolve(cwd, text)
         if self.inside(path, self.key_dirs):
             raise Refused(self.key_text())
+        if self.in_workspace(path):
+            return  # (inside plans/, yet the step's own worktree)
+        if self.workspace and self.inside(path, self.main_dirs):
+            raise Refused(self.workspace_text(text))
         if self.inside(path, self.plan_dirs):
             raise Refused(self.plans_text(text))
         if self.inside(path, self.git_places):
@@ -99,7 +117,11 @@ class Protected:
         """Refuse a glob that could name (or, for ``destroys``, hold) a protected dir."""
         full = PurePosixPath(os.path.normpath(pattern if pattern.startswith("/")
                                               else f"{cwd}/{pattern}")).parts
-        for root in (*self.plan_dirs, *self.key_dirs, *self.git_places):
+        inside = any(full[:len(w.parts)] == w.parts and len(full) > len(w.parts)
+                     for w in self.workspace)
+        roots = (*self.key_dirs, *self.git_places) if inside else \
+            (*self.plan_dirs, *self.main_dirs, *self.key_dirs, *self.git_places)
+        for root in roots:
             parts = root.parts
             n = min(len(full), len(parts))
             if not all(_component_matches(parts[i], full[i]) for i in range(n)):
