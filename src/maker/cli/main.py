@@ -29,6 +29,7 @@ _COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "policy": _STEP,
     "proposal": ("maker.cli.decide_cmds",),
     "verify": ("maker.cli.verify_cmd",),
+    "land": ("maker.cli.land_cmd",),
     "demo": ("maker.cli.demo_cmd",),
     "run": ("maker.cli.run_cmd",),
     "calibrate": ("maker.cli.calibrate_cmd",),

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import math
+import os
 import signal
 import sys
 import time
@@ -131,13 +132,25 @@ class _Progress:
         if isinstance(event, StepStarted):
             self.titles[event.step] = event.title
             self.started[event.step] = time.monotonic()
-            self._line(event.step, "running")
+            self._line(event.step, self._running(event.step))
         elif isinstance(event, StepFlagged):
             self._line(event.step, f"flagged ({event.reason[:60]}); resampling")
         elif isinstance(event, StepCompleted):
             self._line(event.step, "complete")
         elif isinstance(event, StepFailed):
             self._line(event.step, f"failed: {event.reason[:80]}")
+
+    def _running(self, n: int) -> str:
+        """"running", and where when the step runs beside others (its worktree)."""
+        from maker.errors import MakerError
+        from maker.store.workspace import worktree_of
+
+        store = self.orch.store
+        try:
+            tree = worktree_of(store, store.load_step(n))
+        except MakerError:
+            tree = None
+        return f"running in its worktree {os.path.relpath(tree)}" if tree else "running"
 
     def _line(self, n: int, state: str) -> None:
         began = self.started.get(n)
@@ -186,7 +199,8 @@ def _run_until_stopped(orch: Orchestrator, task: str | None) -> RunResult:
         return asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
         running = orch.store.read_active() if orch.store.exists() else None
-        where = (f"step {running.get('step')} is left in progress; " if running else "")
+        steps = (running or {}).get("wave") or [(running or {}).get("step")]
+        where = (f"step {', '.join(map(str, steps))} left in progress; " if running else "")
         return RunResult(EXIT_INTERRUPTED, f"interrupted: {where}`maker run` continues "
                          "(or /maker:step in Claude Code)")
 
@@ -213,12 +227,15 @@ def _run_until_stopped(orch: Orchestrator, task: str | None) -> RunResult:
               metavar="SECONDS",
               help="Stop an SDK session that runs longer (0: no limit); for this run, "
                    "over session_timeout in plans/settings.yaml (default 1800).")
+@click.option("--parallel", type=click.IntRange(1, 16), default=1, metavar="N",
+              help="Run up to N independent steps at once, each in a git worktree maker "
+                   "owns (default 1: one at a time).")
 @plans_dir_option
 @reports_errors
 def run(task: str | None, approve: str | None, max_budget_usd: float | None,
         model: str | None, events_to: str | None, vote: int | None,
         target_success: float | None, sample_success: float | None,
-        session_timeout: float | None, plans_dir: Path | None) -> None:
+        session_timeout: float | None, parallel: int, plans_dir: Path | None) -> None:
     """Plan TASK (or continue the plan in plans/) and run every reachable step."""
     if approve is not None:  # a person's policy: never the model's, from inside Claude Code
         not_inside_claude_code(f"maker run --approve {approve}", f"/maker:policy {approve}")
@@ -235,7 +252,7 @@ def run(task: str | None, approve: str | None, max_budget_usd: float | None,
     parts.session_timeout = session_timeout
     law = (sample_success, target_success) if sample_success and target_success else None
     orch = Orchestrator(store, parts, planner=build_planner(store) if task else None,
-                        approve=approve, vote_law=law)
+                        approve=approve, vote_law=law, parallel=parallel)
     out: IO[str] | None = None
     if events_to == "-":
         out = sys.stdout

@@ -16,7 +16,7 @@ from pathlib import Path
 
 __all__ = ["PROJECT_RECORD", "data_dir", "find_plans_dir", "find_project_root", "has_plan",
            "project_to_be",
-           "project_of", "project_record", "seal_key_path"]
+           "project_of", "project_record", "seal_key_path", "worktree_plans"]
 
 SEAL_KEY_FILE = "seal.key"
 
@@ -78,6 +78,9 @@ def find_project_root(cwd: Path | None = None, env: Mapping[str, str] | None = N
     if project:
         return Path(project).resolve()
     here = (cwd or Path.cwd()).resolve()
+    plans = worktree_plans(here)
+    if plans is not None:
+        return project_of(plans)
     git_root: Path | None = None
     for candidate in (here, *here.parents):
         if (candidate / ".git").exists():
@@ -101,7 +104,19 @@ def find_plans_dir(explicit: str | os.PathLike[str] | None = None, cwd: Path | N
     if chosen:
         path = Path(chosen)
         return (path if path.is_absolute() else base / path).resolve()
-    return find_project_root(cwd, env) / "plans"
+    plans = worktree_plans(base.resolve()) if not env.get("CLAUDE_PROJECT_DIR") else None
+    return plans or find_project_root(cwd, env) / "plans"
+
+
+def worktree_plans(here: Path) -> Path | None:
+    """The plans folder whose step worktree holds ``here``
+    (``<plans>/.maker/worktrees/<step>/…``: a step run beside others works there, and
+    its maker commands find the plan it belongs to), else None."""
+    for candidate in (here, *here.parents):
+        if candidate.parent.name == "worktrees" and candidate.parent.parent.name == ".maker":
+            plans = candidate.parent.parent.parent
+            return plans if (plans / "steps").is_dir() else None
+    return None
 
 
 def data_dir(env: Mapping[str, str] | None = None) -> Path:

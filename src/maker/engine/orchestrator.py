@@ -6,7 +6,8 @@
 ``Orchestrator.run(task)`` plans ``task`` (:class:`~maker.planner.planner.PlannerModule`)
 and stores the plan; ``run(None)`` continues the plan in ``plans/`` (after a crash,
 after ``/maker:step``, after a budget stop): a step left in progress is resumed, a step
-awaiting approval is decided by the policy. Then one step at a time
+awaiting approval is decided by the policy. Then, with ``parallel`` above 1, up to that
+many steps at once (``maker.engine.wave_loop``); else one step at a time
 (:class:`~maker.engine.step_run.StepRun`), in the schedule's order, so a conditional
 step's accepted ``next_step`` chooses the branch.
 
@@ -58,7 +59,9 @@ from maker.core.models import TaskConfig
 from maker.core.module import Module
 from maker.core.statuses import AWAITING
 from maker.engine.step_run import EngineParts, StepRun
+from maker.engine.stops import RunStop
 from maker.engine.vote_step import law_votes
+from maker.engine.wave_loop import WaveLoop
 from maker.errors import (
     AgentSDKError,
     BudgetExceededError,
@@ -90,12 +93,6 @@ class RunResult:
     events: list[Event] = field(default_factory=list)
 
 
-class _Stop(Exception):
-    def __init__(self, code: int, message: str, event: Event | None) -> None:
-        super().__init__(message)
-        self.code, self.message, self.event = code, message, event
-
-
 class Orchestrator(Module):
     """Runs a task, or the plan in ``store``, headless.
 
@@ -109,7 +106,7 @@ class Orchestrator(Module):
 
     def __init__(self, store: PlanStore, parts: EngineParts, *, planner: Any = None,
                  approve: str | None = None, vote_law: tuple[float, float] | None = None,
-                 on_event: Callable[[Event], None] | None = None) -> None:
+                 on_event: Callable[[Event], None] | None = None, parallel: int = 1) -> None:
         self.store = store
         # A run loads the plan several times per step: each load reads what maker
         # changed, and all of plans/ at least once a second (hand edits). PLAN.md is for
@@ -125,10 +122,13 @@ class Orchestrator(Module):
         self.on_event = on_event
         self.step_costs: dict[int, float] = {}
         self._current: StepRun | None = None
+        self.parallel = parallel  # steps at once (--parallel N; issue 17)
+        self._waves: WaveLoop | None = None
 
     def step_cost(self, n: int) -> float:
         """What step ``n``'s calls cost in this run so far (its running step included)."""
         running = self._current.cost_usd if self._current and self._current.n == n else 0.0
+        running += self._waves.running_cost(n) if self._waves is not None else 0.0
         return self.step_costs.get(n, 0.0) + running
 
     async def run(self, task: str | None = None) -> RunResult:
@@ -167,7 +167,7 @@ class Orchestrator(Module):
                 async for event in self._plan(task, config, submitted):
                     yield event
             elif not self.store.exists():
-                raise _Stop(EXIT_USAGE, f"no plan in {self.store.root} to continue: give a "
+                raise RunStop(EXIT_USAGE, f"no plan in {self.store.root} to continue: give a "
                             "task (`maker run \"TASK\"`) or make one with /maker:plan", None)
             if self.approve is not None:
                 set_policy(self.store, self.approve,
@@ -177,10 +177,10 @@ class Orchestrator(Module):
                     self.parts.votes, self.vote_note = law_votes(self.store.load(),
                                                                  *self.vote_law)
                 except ValueError as exc:
-                    raise _Stop(EXIT_USAGE, str(exc), None) from None
+                    raise RunStop(EXIT_USAGE, str(exc), None) from None
             async for event in self._steps():
                 yield event
-        except _Stop as stop:
+        except RunStop as stop:
             result.exit_code, result.message = stop.code, stop.message
             if stop.event is not None:
                 yield stop.event
@@ -204,7 +204,7 @@ class Orchestrator(Module):
     async def _plan(self, task: str, config: TaskConfig | None,
                     submitted: TaskSubmitted | None) -> AsyncIterator[Event]:
         if self.planner is None:
-            raise _Stop(EXIT_USAGE, "a task needs a planner", None)
+            raise RunStop(EXIT_USAGE, "a task needs a planner", None)
         from maker.core.paths import project_to_be  # (no plan yet: no recorded root)
 
         config = config or TaskConfig(instruction=task, model=self.parts.model,
@@ -226,6 +226,12 @@ class Orchestrator(Module):
                                   session_id=call.session_id)
 
     async def _steps(self) -> AsyncIterator[Event]:
+        if self.parallel > 1:
+            self._waves = WaveLoop(self.store, self.parts, self.parallel, self._decide,
+                                   self.step_costs)
+            async for event in self._waves.events():
+                yield event
+            return
         store = self.store
         follows: int | None = None  # the step the gate said is ready next
         while True:
@@ -253,22 +259,22 @@ class Orchestrator(Module):
                 # (start_step checks it again: this only saves reading the whole plan)
                 follows = step.next_ready[0] if step.next_ready else None
             elif step.status == "deviation":  # (a gate of its own: a person decides)
-                raise _Stop(EXIT_APPROVAL, step.reason, None)
+                raise RunStop(EXIT_APPROVAL, step.reason, None)
             elif step.status != AWAITING:
                 reason = f"step {n} is {step.status}: {step.reason}"
-                raise _Stop(EXIT_FAILED, reason, TaskFailed(timestamp=time.time(),
+                raise RunStop(EXIT_FAILED, reason, TaskFailed(timestamp=time.time(),
                                                             reason=reason))
 
     def _next(self, plan: StoredPlan) -> int | None:
         """The step to run next: the one in progress, else the first ready one; None
-        when every reachable step is done. Raises _Stop when nothing can run."""
+        when every reachable step is done. Raises RunStop when nothing can run."""
         sched = plan_schedule(self.store, plan)
         try:
             return default_step(plan, sched)  # (the plugin's rule: `maker step start`)
         except StepError as exc:
             if all(s in ("complete", SKIPPED) for s in sched.statuses.values()):
                 return None
-            raise _Stop(EXIT_FAILED, str(exc), TaskFailed(timestamp=time.time(),
+            raise RunStop(EXIT_FAILED, str(exc), TaskFailed(timestamp=time.time(),
                                                           reason=str(exc))) from None
 
     async def _decide(self, record: StepRecord) -> AsyncIterator[Event]:
@@ -306,7 +312,7 @@ class Orchestrator(Module):
             why = (" (no reviewer is available to this run: /maker:step reviews it, or "
                    "approve it without a review with `STEP_SKIP_REVIEW=1 maker step "
                    f"approve {n}`)")
-        raise _Stop(EXIT_APPROVAL, f"step {n} ({record.title}) is done and awaits "
+        raise RunStop(EXIT_APPROVAL, f"step {n} ({record.title}) is done and awaits "
                     f"approval{why}. To go on: `maker step approve {n}` in a terminal, "
                     f"or /maker:step (/maker:approve {n}) in Claude Code; then "
                     "`maker run` continues the plan", None)

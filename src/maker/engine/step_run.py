@@ -32,6 +32,7 @@ from typing import Any
 from maker.core.clock import utc_now
 from maker.core.events import Event, StepFailed, StepFlagged, StepStarted
 from maker.core.models import AgentResult, TaskConfig
+from maker.engine.apart import land_apart, land_feedback, verify_apart
 from maker.engine.deviation import after_answer, stop_reason
 from maker.engine.feedback import failure, fix_feedback, refusal_feedback
 from maker.engine.sessions import Reviewer, RunnerFactory, SessionTimedOut, within
@@ -46,6 +47,7 @@ from maker.executor.vote_rules import step_votes
 from maker.red_flag.red_flagger import RedFlagger
 from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord
+from maker.store.workspace import worktree_of
 from maker.verify.fixes import fix_budget_spent
 from maker.verify.runner import run_verification
 
@@ -180,8 +182,9 @@ class StepRun:
                     return
                 continue  # discarded: a fresh sample of the same prompt
             output = result.output
+            apart = worktree_of(store, record) is not None  # (run beside others)
             if output.get("status") == "complete":
-                run = run_verification(store, step=n)
+                run = await verify_apart(store, n) if apart else run_verification(store, step=n)
                 if run.status == "failed":
                     # The count is maker verify's record of this run of the step.
                     if fix_budget_spent(run.failed_runs, bounds.max_fix_attempts):
@@ -193,6 +196,15 @@ class StepRun:
                                             bounds.max_fix_attempts)
                     kind, resume = "fix", result.session_id
                     continue
+                if apart:
+                    landing = await land_apart(store, n)
+                    if landing["failed"]:
+                        yield self._failed(landing["reason"])
+                        return
+                    if landing["kind"] != "landed":  # a fresh run on the new base
+                        record, brief = store.load_step(n), build_brief(store, None, n)
+                        feedback, kind = land_feedback(landing), "executor"
+                        continue
             try:
                 accepted = accept_handoff(store, result.raw_response, vote=vote)
             except HandoffRejectedError as exc:
@@ -316,6 +328,11 @@ class StepRun:
             self.status, self.reason = "deviation", said
             return None
         return said
+
+    def _failed(self, reason: str) -> StepFailed:
+        """The step failed already (the code that stopped it recorded why)."""
+        self.status, self.reason = "failed", reason
+        return StepFailed(timestamp=time.time(), step=self.n, reason=reason)
 
     def _fail(self, reason: str) -> StepFailed:
         fail_step(self.store, self.n, reason)

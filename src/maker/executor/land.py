@@ -41,7 +41,7 @@ from maker.tools.git_tree import changed_paths, snapshot_tree
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
 
-__all__ = ["LANDING", "MAX_LAND_ATTEMPTS", "Landing", "land", "recover"]
+__all__ = ["LANDING", "MAX_LAND_ATTEMPTS", "Landing", "land", "land_step", "recover"]
 
 LANDING = os.path.join(".maker", "landing.json")
 _LOCK = os.path.join(".maker", "land.lock")
@@ -59,6 +59,33 @@ class Landing:
     files: list[str] = field(default_factory=list)
     reason: str = ""
     end: str = ""  # the tree of the step's worktree (kept when the step runs again)
+    again: str = ""  # the new worktree the step runs again in (after a conflict)
+    failed: bool = False  # it ran on a new base too often: the step failed
+
+    def to_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "step": self.step, "files": self.files,
+                "reason": self.reason, "end": self.end, "again": self.again,
+                "failed": self.failed}
+
+    def text(self) -> str:
+        """What the step's executor (or a person) reads of it."""
+        n = self.step
+        if self.kind == "landed":
+            return (f"maker: step {n}'s change landed in the main checkout "
+                    f"({len(self.files)} file(s): {', '.join(self.files[:20])}), and its "
+                    "verification passed there. Nothing more is edited for this step: "
+                    "hand off now.")
+        if self.kind == "nothing":
+            return f"maker: step {n} has no worktree change to land ({self.reason or 'none'})."
+        if self.failed:
+            return (f"maker: step {n}'s change could not land: {self.reason}. It ran on a "
+                    f"new base {MAX_LAND_ATTEMPTS} times, and the step has failed: hand off "
+                    "with status: failed and this reason in blockers.")
+        return (f"maker: step {n}'s change could not land: {self.reason}. Nothing of it "
+                f"was kept in the main checkout. maker cut a new worktree from the main "
+                f"checkout as it is now: {self.again}. Do the step again there (the same "
+                f"relative paths; the other change is in it), then `maker verify --step "
+                f"{n}` and `maker land {n}` again.")
 
 
 @contextlib.contextmanager
@@ -167,6 +194,19 @@ def land(store: PlanStore, n: int) -> Landing:
             (store.root / LANDING).unlink()
         worktrees.remove_worktree(project, path)
         return Landing("landed", n, list(changed), end=end)
+
+
+def land_step(store: PlanStore, n: int) -> Landing:
+    """:func:`land`, and when the change cannot land, the step's next run on a new base
+    (``worktree_step.on_new_base``), or its failure past ``MAX_LAND_ATTEMPTS``."""
+    from maker.executor.worktree_step import on_new_base
+
+    landing = land(store, n)
+    if landing.kind in ("conflict", "failed"):
+        record = on_new_base(store, n, landing.reason, landing.end, MAX_LAND_ATTEMPTS)
+        landing.failed = record.status == "failed"
+        landing.again = str(worktree_of(store, record) or "")
+    return landing
 
 
 def _undo(store: PlanStore, n: int, base: str, end: str, files: list[str]) -> None:

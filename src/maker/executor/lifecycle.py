@@ -58,7 +58,6 @@ ALLOWED_TRANSITIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-
 @dataclass(frozen=True)
 class StartResult:
     """A started (or resumed) step."""
@@ -206,7 +205,9 @@ def _resume(store: PlanStore, plan: StoredPlan, record: StepRecord,
             f"{take_over_instruction(record.number)}", record.number)
     if owner and not session_id and not take_over:
         session_id = owner  # a shell asking for the brief again does not take it over
-    if not active or active.get("step") != record.number:
+    if record.meta.get("worktree") and (active or {}).get("wave"):
+        pass  # (one of a wave: the marker names them all)
+    elif not active or active.get("step") != record.number:
         store.write_active({"step": record.number, "started_at": started or utc_now(),
                             "session_id": session_id, "attempts": {}})
     elif (session_id or take_over) and active.get("session_id") != session_id:
@@ -322,9 +323,10 @@ def _archive_handoff(store: PlanStore, n: int) -> Path | None:
 
 
 def _clear_active(store: PlanStore, n: int) -> None:
+    from maker.store.active import without_step
     active = store.read_active()
-    if active is not None and active.get("step") == n:
-        store.write_active(None)
+    if active is not None and (active.get("step") == n or n in (active.get("wave") or ())):
+        store.write_active(without_step(active, n))
 
 
 def refresh_overview(store: PlanStore, plan: StoredPlan, force: bool = False) -> None:

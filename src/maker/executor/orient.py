@@ -152,6 +152,9 @@ def edits_project(tool: str, command: str | None) -> bool:
 def edit_refusal(record: StepRecord) -> str | None:
     """Why the executor may not edit yet (the PreToolUse guard's words), or None."""
     n = record.number
+    if record.meta.get("landed_at") and record.meta.get("worktree"):
+        return (f"maker: step {n}'s change has landed in the main checkout (`maker land "
+                f"{n}`); nothing more is edited for it. Hand off now.")
     if pending_deviation(record) is not None:
         return (f"maker: step {n} deviates from the plan and awaits a person's decision; "
                 "nothing may be edited until they approve the revised step. Stop now and "

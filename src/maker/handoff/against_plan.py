@@ -28,6 +28,9 @@ def target_step(plan: StoredPlan, running: list[StepRecord], step: int | None,
                                     "before handing off"))
         return None
     record = running[0]
+    this = [r for r in running if r.number == step]
+    if this:  # (steps run beside others: the one this handoff names)
+        return this[0]
     if step is not None and step != record.number:
         where = "" if isinstance(step, int) and plan.find(step) is not None \
             else f" (the plan has no step {step})"

@@ -21,12 +21,26 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.verify.runner import VerificationRun
 
-__all__ = ["check_evidence", "project_dir"]
+__all__ = ["check_evidence", "check_landed", "project_dir"]
 
 
 def project_dir(store: PlanStore) -> Path:
     """Where verification runs: the plan's project (as ``maker verify``)."""
     return store.project
+
+
+def check_landed(store: PlanStore, record: StepRecord, problems: list[Problem]) -> None:
+    """A step run beside others is complete only once its change has landed in the main
+    checkout (``maker land N``: merged file by file and verified there)."""
+    from maker.store.workspace import worktree_of
+
+    if worktree_of(store, record) is not None:
+        n = record.number
+        problems.append(Problem("evidence", f"step {n} runs in its own worktree, and its "
+                                "change has not landed in the main checkout yet", n,
+                                fix=f"run `maker land {n}` (it merges the change and "
+                                    "verifies the main checkout); once it lands, send the "
+                                    "handoff again"))
 
 
 def check_evidence(store: PlanStore, record: StepRecord,

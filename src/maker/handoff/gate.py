@@ -30,7 +30,7 @@ from maker.core.models import Handoff
 from maker.errors import Problem
 from maker.errors import YAMLCleanError as _YAMLCleanError
 from maker.handoff.against_plan import check_output, red_flags, target_step
-from maker.handoff.evidence import check_evidence
+from maker.handoff.evidence import check_evidence, check_landed
 from maker.handoff.fields import FORMAT_HINT, is_int, parse_handoff
 from maker.handoff.measured import check_measured
 from maker.handoff.sweep import check_sweep
@@ -98,6 +98,8 @@ def inspect_handoff(store: PlanStore, text: str | bytes) -> CheckedHandoff:
                                 "`blockers:`, one `- text` per item"))
     if handoff is not None:
         check_sweep(plan, record, handoff.edge_cases, problems)
+    if status == "complete":
+        check_landed(store, record, problems)
     run = check_evidence(store, record, problems) if status == "complete" else None
     measured = check_measured(store, record, data.get("files_changed"), problems)
     return CheckedHandoff(handoff, problems, was_repaired, plan, record, run, measured)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     # The plan model is for rebuilding the marker only: not on every stop.
     from maker.store.records import StoredPlan
 
-__all__ = ["read_active", "rebuild_active", "write_active"]
+__all__ = ["read_active", "rebuild_active", "without_step", "write_active"]
 
 
 if TYPE_CHECKING:  # for the type checker only: a Protocol needs typing at run time
@@ -65,6 +65,13 @@ def rebuild_active(store: PlanFiles) -> dict[str, Any] | None:
 
     with store.lock():
         running = in_progress(store.load())
+        apart = [r.number for r in running if r.meta.get("worktree")]
+        if len(running) > 1 and len(apart) == len(running):  # a wave (issue 17)
+            first = running[0]
+            active = {"step": first.number, "wave": apart, "session_id": None,
+                      "started_at": str(first.meta.get("started_at") or ""), "attempts": {}}
+            write_active(store, active)
+            return active
         if len(running) != 1:
             write_active(store, None)
             return None
@@ -76,6 +83,15 @@ def rebuild_active(store: PlanFiles) -> dict[str, Any] | None:
                   else None, "attempts": {}}
         write_active(store, active)
         return active
+
+
+def without_step(active: dict[str, Any], n: int) -> dict[str, Any] | None:
+    """The marker once step ``n`` is no longer in progress: None, or the rest of its
+    wave (steps run beside others, issue 17)."""
+    rest = [s for s in active.get("wave") or () if s != n]
+    if not rest:
+        return None
+    return dict(active, step=rest[0], wave=rest)
 
 
 def write_active(store: PlanFiles, data: dict[str, Any] | None) -> None:

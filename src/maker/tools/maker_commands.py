@@ -25,7 +25,10 @@ READ_COMMANDS: tuple[tuple[str, ...], ...] = (
 )
 # The executor also records its orientation (``maker orient N ...``, seed 004's orient):
 # it moves nothing but that step's own record, and never past a person's gate.
-EXECUTOR_COMMANDS: tuple[tuple[str, ...], ...] = (("verify",), ("orient",), *READ_COMMANDS)
+# A step run beside others brings its change back with ``maker land N``: code checks
+# each file, verifies the merged tree and records it; the executor decides nothing.
+EXECUTOR_COMMANDS: tuple[tuple[str, ...], ...] = (("verify",), ("orient",), ("land",),
+                                                  *READ_COMMANDS)
 # maker with nothing but these words only prints its help or version.
 _ALONE: tuple[frozenset[str], ...] = (frozenset(), frozenset({"--help"}), frozenset({"-h"}),
                                       frozenset({"--version"}))
