@@ -241,6 +241,13 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
     # to take it over (a number only the model supplied is not); a gone owner needs none.
     taking = _take_over_reason(store, number if raw is not None else None,
                                str(saved.get("transcript_path") or ""), session_id)
+    if number is None and not force:
+        from maker.executor.wave_begin import begin_wave
+
+        begun = begin_wave(store, session_id, str(saved.get("prompt_id") or ""))
+        if begun:
+            click.echo("\n".join(begun))
+            return
     try:
         result = start_step(store, number, force=force, session_id=session_id or None,
                             take_over=taking is not None)

@@ -201,7 +201,7 @@ class StepRun:
                     if landing["failed"]:
                         yield self._failed(landing["reason"])
                         return
-                    if landing["kind"] != "landed":  # a fresh run on the new base
+                    if landing["kind"] not in ("landed", "nothing"):  # a run on a new base
                         record, brief = store.load_step(n), build_brief(store, None, n)
                         feedback, kind = land_feedback(landing), "executor"
                         continue

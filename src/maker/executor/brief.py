@@ -32,6 +32,7 @@ from maker.executor.previous_work import (
 from maker.executor.runs import executor_attempts
 from maker.executor.step_rules import settings
 from maker.executor.vote_rules import side_effect_free
+from maker.store.workspace import worktree_of
 from maker.verify.detect import ENV_VARS, KINDS, detect_commands, off_text, turned_off
 from maker.yaml_cleaner.dump import dump_yaml
 
@@ -64,6 +65,9 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
         parts.append("Plan task: " + clip(plan.task.strip(), budget.task_chars,
                                           str(store.overview_path)))
     parts.append(_step_section(spec, record.depends_on))
+    apart = worktree_of(store, record)
+    if apart is not None:  # (a step run beside others: issue 17)
+        parts.append(_worktree_section(spec.step, apart, project))
     if record.edge_cases.strip():
         parts.append("## Edge cases (earlier steps' sweeps found these: handle them)\n\n"
                      + clip(record.edge_cases.strip(), budget.task_chars, str(record.path)))
@@ -92,6 +96,18 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
     # Handoffs, notes and plans are others' words: no NUL or terminal control reaches
     # the executor; everything else stays verbatim.
     return strip_controls("\n\n".join(p.rstrip() for p in parts)) + "\n"
+
+
+def _worktree_section(n: int, tree: Path, project: Path) -> str:
+    return (f"## Where you work\n\nOther steps run at the same time as this one, so this "
+            f"step has a git worktree of its own: {tree}\n\nIt holds the project as it is "
+            f"now. Do all your work there: run each command in it (`cd {tree} && ...`) and "
+            f"write files under it (the same relative paths as in the project). The main "
+            f"checkout ({project}) is not yours to change, and maker refuses it to you. "
+            f"Once `maker verify --step {n}` passes there, run `maker land {n}`: maker "
+            "brings your change into the main checkout, file by file, and verifies it "
+            "there. If it says your change could not land, do what it says (a new "
+            "worktree, on the new base); once it has landed, hand off.")
 
 
 # -- the step ------------------------------------------------------------------------

@@ -122,6 +122,10 @@ def load_run(store: StateDir, step: int | None = None,
         active = store.read_active()  # type: ignore[attr-defined]
     if not isinstance(active, dict):
         return None
+    if step is not None and step != active.get("step"):
+        from maker.store.active import member
+
+        active = member(active, step) or active  # (one step of a wave: its own run)
     number = active.get("step")
     if not isinstance(number, int) or (step is not None and number != step):
         return None

@@ -102,13 +102,15 @@ def turn_runs_step(store: StateDir, active: dict[str, Any], session_id: str,
 # -- executor launches -----------------------------------------------------------------
 
 
-def start_launch(store: PlanStore, launch_id: str, session_id: str, prompt_id: str) -> str | None:
-    """Record an executor launch for the step in progress; the reason to refuse it instead
-    (as many executors run the step as it can use), or None."""
+def start_launch(store: PlanStore, launch_id: str, session_id: str, prompt_id: str,
+                 step: int | None = None) -> str | None:
+    """Record an executor launch for the step in progress (``step``: that one of a
+    wave); the reason to refuse it instead (as many executors run the step as it can
+    use), or None."""
     from maker.executor.vote_rules import launch_limit
 
     with store.lock():
-        run = load_run(store)
+        run = load_run(store, step)
         if run is None:
             return None  # no step in progress: the executor will say so in its handoff
         running = run.running(launch_id)
@@ -162,15 +164,24 @@ def launched_in_background(store: PlanStore, launch_id: str, agent_id: str) -> i
     background as agent ``agent_id``; the step it runs, or None when it is not a launch
     of the step in progress."""
     with store.lock():
-        run = load_run(store)
-        if run is None or not launch_id or not agent_id:
-            return None
-        for launch in run.launches:
-            if launch.get("id") == launch_id:
-                launch["agent"], launch["background"] = agent_id, True
-                run.save()
-                return run.step
+        for run in _runs(store):
+            if not launch_id or not agent_id:
+                return None
+            for launch in run.launches:
+                if launch.get("id") == launch_id:
+                    launch["agent"], launch["background"] = agent_id, True
+                    run.save()
+                    return run.step  # type: ignore[no-any-return]
         return None
+
+
+def _runs(store: StateDir, active: dict[str, Any] | None = None) -> list[Any]:
+    """The run of the step in progress; of each step of a wave (issue 17)."""
+    from maker.store.active import wave_of
+
+    active = store.read_active() if active is None else active  # type: ignore[attr-defined]
+    steps: list[int | None] = [*wave_of(active)] or [None]
+    return [r for r in (load_run(store, n, active) for n in steps) if r is not None]
 
 
 def end_agent(store: PlanStore, agent_id: str) -> int | None:
@@ -179,17 +190,16 @@ def end_agent(store: PlanStore, agent_id: str) -> int | None:
     if not agent_id:
         return None
     with store.lock():
-        run = load_run(store)
-        if run is None:
-            return None
-        hit = [x for x in run.launches if x.get("agent") == agent_id]
-        if not hit:
-            return None
-        if any(not x.get("done") for x in hit):
-            for launch in hit:
-                launch["done"] = True
-            run.save()
-        return run.step
+        for run in _runs(store):
+            hit = [x for x in run.launches if x.get("agent") == agent_id]
+            if not hit:
+                continue
+            if any(not x.get("done") for x in hit):
+                for launch in hit:
+                    launch["done"] = True
+                run.save()
+            return run.step  # type: ignore[no-any-return]
+        return None
 
 
 def background_running(store: StateDir, active: dict[str, Any],
@@ -198,20 +208,20 @@ def background_running(store: StateDir, active: dict[str, Any],
     still run. ``tasks``: a Stop input's ``background_tasks``, when the client sent
     one: a launch it does not list as running is gone (stopped with TaskStop, say), and
     is marked returned here (call it under the plan lock)."""
-    run = load_run(store, active=active)
-    if run is None:
-        return []
-    running = [x for x in run.running() if x.get("background")]
-    if isinstance(tasks, list):
-        alive = {t["id"] for t in tasks if isinstance(t, dict)
-                 and t.get("status") == "running" and isinstance(t.get("id"), str)}
-        gone = [x for x in running if x.get("agent") not in alive]
-        for launch in gone:
-            launch["done"] = True
-        if gone:
-            run.save()
-        running = [x for x in running if not x.get("done")]
-    return running
+    out: list[dict[str, Any]] = []
+    for run in _runs(store, active):  # (each step of a wave: any of them runs)
+        running = [x for x in run.running() if x.get("background")]
+        if isinstance(tasks, list):
+            alive = {t["id"] for t in tasks if isinstance(t, dict)
+                     and t.get("status") == "running" and isinstance(t.get("id"), str)}
+            gone = [x for x in running if x.get("agent") not in alive]
+            for launch in gone:
+                launch["done"] = True
+            if gone:
+                run.save()
+            running = [x for x in running if not x.get("done")]
+        out += running
+    return out
 
 
 def forget_session_launches(store: PlanStore, session_id: str) -> None:

@@ -90,9 +90,10 @@ def start_in_worktree(store: PlanStore, n: int, session_id: str | None,
         new_base(store, record)
         store.save_step(record)  # (first: a kill after it leaves a worktree to make again)
         wave = sorted({r.number for r in running} | {n})
-        store.write_active({"step": wave[0], "wave": wave, "started_at":
-                            record.meta["started_at"], "session_id": session_id,
-                            "attempts": {}})
+        runs = {str(r.number): str(r.meta.get("started_at") or "") for r in running}
+        runs[str(n)] = record.meta["started_at"]
+        store.write_active({"step": wave[0], "wave": wave, "started_at": runs[str(wave[0])],
+                            "session_id": session_id, "attempts": {}, "runs": runs})
         ensure_worktree(store, record)
         refresh_overview(store, store.load())
         return record

@@ -97,3 +97,34 @@ def active_marker(store: PlanStore) -> dict[str, Any] | None:
     if active or not store.active_path.exists():
         return active
     return running_step(store)
+
+
+def executor_marker(hook: HookInput, store: PlanStore, active: dict[str, Any]
+                    ) -> tuple[dict[str, Any] | None, str]:
+    """The in-progress marker as it reads for this executor's own step, and "" ; or
+    (None, why) when several steps run at once (a wave, issue 17) and maker cannot yet
+    tell which one this executor works for. An executor of a wave is bound to its step
+    at its background launch (its prompt names it), else by its first ``maker context
+    N`` (``handoff``: the step its answer names, for one that never asked)."""
+    from maker.store.active import member, wave_of
+
+    wave = wave_of(active)
+    if not wave:
+        return active, ""
+    from maker.hooks import records
+
+    bound = records.read_record(hook.agent_id).get("run")
+    if isinstance(bound, list) and bound and bound[0] in wave:
+        return member(active, bound[0]), ""
+    from maker.tools.maker_commands import plumbing
+
+    said = plumbing(bash_command(hook)) if hook.text("tool_name") == "Bash" else None
+    n = said[1] if said and said[0] == "context" else None
+    if n in wave and isinstance(n, int):
+        mine = member(active, n)
+        if mine is not None:
+            records.bind_run(hook.agent_id, hook.agent_type, records.run_of(mine))
+        return mine, ""
+    return None, (f"maker: steps {', '.join(map(str, wave))} run at once, each in its own "
+                  "worktree. First read your brief with `maker context N`, N being the "
+                  "step your prompt names; it says where you work.")

@@ -173,6 +173,13 @@ def _executor_stop(hook: HookInput, text: str) -> Output:
         records.record(hook, "no-step")
         return message("maker: the step executor stopped, but no step is in progress, so "
                        "its answer was not recorded. Start a step with `maker step start`.")
+    from maker.hooks.common import executor_marker
+
+    mine, why = executor_marker(hook, store, _named(text, active))
+    if mine is None:
+        records.record(hook, "no-step")
+        return message(why)
+    active = mine  # (a wave's executor: its own step)
     step = int(active["step"])
     bound = records.bind_run(hook.agent_id, hook.agent_type, records.run_of(active))
     if bound is not None and bound != records.run_of(active):
@@ -215,6 +222,20 @@ def _executor_stop(hook: HookInput, text: str) -> Output:
     return message(f"maker: handoff for step {step} accepted ({result.status}).")
 
 
+
+
+def _named(text: str, active: dict[str, Any]) -> dict[str, Any]:
+    """The marker, for an executor of a wave that never said which step it works for:
+    as the step its handoff names reads (any other: unchanged)."""
+    from maker.store.active import member, wave_of
+
+    if not wave_of(active):
+        return active
+
+    for line in text.splitlines()[:40]:
+        if line.startswith("step:") and line[5:].strip().isdigit():
+            return member(active, int(line[5:].strip())) or active
+    return active
 
 
 def _deviation_stop(hook: HookInput, store: Any, step: int) -> Output | None:

@@ -105,10 +105,14 @@ def _executor_runs(hook: HookInput, state: PlanState, active: dict[str, Any]) ->
         if isinstance(tasks, list) else []
     if listed:
         from maker.hooks.records import read_record, run_of
+        from maker.store.active import member
 
         for task in listed:  # one maker bound to an earlier run does not count
             bound = read_record(str(task.get("id") or "")).get("run")
-            if not isinstance(bound, list) or bound == run_of(active):
+            if not isinstance(bound, list) or not bound or bound == run_of(active):
+                return True
+            mine = member(active, bound[0])  # (a step of a wave: its own run)
+            if mine is not None and bound == run_of(mine):
                 return True
     from maker.executor.runs import background_running
 

@@ -24,6 +24,7 @@ from maker.hooks.common import (
     REVIEWER_SUFFIX,
     active_marker,
     bash_command,
+    executor_marker,
     store_for,
 )
 from maker.hooks.deliver import is_maker_agent, on_handback
@@ -94,6 +95,10 @@ def _executor_check(hook: HookInput, store: PlanStore) -> Output:
                          "done for it. Stop now and hand off what you have.")
     from maker.hooks import records
 
+    mine, why = executor_marker(hook, store, active)
+    if mine is None:
+        return deny_tool(why)
+    active = mine  # (a wave's executor: its own step)
     bound = records.bind_run(hook.agent_id, hook.agent_type, records.run_of(active))
     if bound is not None and bound != records.run_of(active):
         return deny_tool(f"maker: you were launched for step {bound[0]}, whose run is over "
@@ -107,17 +112,20 @@ def _executor_check(hook: HookInput, store: PlanStore) -> Output:
         return deny_tool(f"maker cannot read the step in progress, so it cannot check this "
                          f"tool: {exc}. Hand off with status: blocked and this reason.")
     tool_input = hook.raw.get("tool_input")
+    from maker.store.workspace import worktree_of
+
     reason = executor_decision(record.spec, hook.text("tool_name"),
                                tool_input if isinstance(tool_input, dict) else {},
-                               cwd=Path(hook.cwd or "."), plans_root=store.root)
+                               cwd=Path(hook.cwd or "."), plans_root=store.root,
+                               workspace=worktree_of(store, record))
     if reason:
         return deny_tool(reason)
     from maker.executor.orient import edit_refusal, edits_project
 
     if edits_project(hook.text("tool_name"), bash_command(hook)):
-        why = edit_refusal(record)
-        if why:
-            return deny_tool(why)
+        refused = edit_refusal(record)
+        if refused:
+            return deny_tool(refused)
     if hook.text("tool_name") == "Bash":
         pinned = plumbing_allow(hook, bash_command(hook), record.number)
         if pinned:

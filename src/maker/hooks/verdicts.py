@@ -69,9 +69,26 @@ def on_agent_launch(hook: HookInput) -> Output:
     step = active.get("step") if isinstance(active, dict) else None
     if not isinstance(step, int):
         return allow()
+    from maker.store.active import wave_of
+
+    wave, named = wave_of(active), _prompt_step(hook)
+    if wave and named not in wave:  # (several steps run at once: the prompt names one)
+        return deny_tool(f"maker: steps {', '.join(map(str, wave))} run at once, each with "
+                         "its own executor: launch each with the prompt `Execute maker step "
+                         "N.` (N: one of them), one Agent call per step in one message.")
     refusal = start_launch(store, hook.text("tool_use_id"), hook.session_id,
-                           hook.text("prompt_id"))
+                           hook.text("prompt_id"), named if wave else None)
     return deny_tool(refusal) if refusal else allow()
+
+
+def _prompt_step(hook: HookInput) -> int | None:
+    """The step an executor's launch prompt names (``Execute maker step N.``)."""
+    import re
+
+    tool_input = hook.raw.get("tool_input")
+    prompt = tool_input.get("prompt") if isinstance(tool_input, dict) else None
+    found = re.search(r"\bmaker step (\d{1,6})\b", prompt) if isinstance(prompt, str) else None
+    return int(found.group(1)) if found else None
 
 
 # -- PostToolUse on the Agent tool: the verdict, or that it runs ---------------------------
@@ -130,8 +147,11 @@ def _launched(hook: HookInput, agent: str, agent_id: str) -> str:
 
             step = launched_in_background(store, launch_id, agent_id)
             if step is not None:
+                from maker.store.active import member
+
                 what = f"The step executor for step {step}"
                 active = store.read_active()
+                active = member(active, step) or active  # (its own step of a wave)
                 if isinstance(active, dict):
                     bind_run(agent_id, agent, run_of(active))
             if delivered(agent_id):

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     # The plan model is for rebuilding the marker only: not on every stop.
     from maker.store.records import StoredPlan
 
-__all__ = ["read_active", "rebuild_active", "without_step", "write_active"]
+__all__ = ["member", "read_active", "rebuild_active", "wave_of", "without_step",
+           "write_active"]
 
 
 if TYPE_CHECKING:  # for the type checker only: a Protocol needs typing at run time
@@ -69,7 +70,9 @@ def rebuild_active(store: PlanFiles) -> dict[str, Any] | None:
         if len(running) > 1 and len(apart) == len(running):  # a wave (issue 17)
             first = running[0]
             active = {"step": first.number, "wave": apart, "session_id": None,
-                      "started_at": str(first.meta.get("started_at") or ""), "attempts": {}}
+                      "started_at": str(first.meta.get("started_at") or ""), "attempts": {},
+                      "runs": {str(r.number): str(r.meta.get("started_at") or "")
+                               for r in running}}
             write_active(store, active)
             return active
         if len(running) != 1:
@@ -85,13 +88,30 @@ def rebuild_active(store: PlanFiles) -> dict[str, Any] | None:
         return active
 
 
+def wave_of(active: dict[str, Any] | None) -> list[int]:
+    """The steps of the wave the marker names (several steps run beside others, each in
+    its worktree: issue 17); [] for one step in progress."""
+    wave = (active or {}).get("wave")
+    return [n for n in wave if _is_step_number(n)] if isinstance(wave, list) else []
+
+
+def member(active: dict[str, Any] | None, n: int) -> dict[str, Any] | None:
+    """The marker as it would read for step ``n`` of its wave alone (its own start: each
+    step's run is its own), or None when ``n`` is not one of them."""
+    if active is None or n not in wave_of(active):
+        return None
+    runs = active.get("runs")
+    runs = runs if isinstance(runs, dict) else {}
+    return dict(active, step=n, started_at=str(runs.get(str(n)) or active.get("started_at")))
+
+
 def without_step(active: dict[str, Any], n: int) -> dict[str, Any] | None:
     """The marker once step ``n`` is no longer in progress: None, or the rest of its
     wave (steps run beside others, issue 17)."""
-    rest = [s for s in active.get("wave") or () if s != n]
+    rest = [s for s in wave_of(active) if s != n]
     if not rest:
         return None
-    return dict(active, step=rest[0], wave=rest)
+    return member(dict(active, wave=rest), rest[0])
 
 
 def write_active(store: PlanFiles, data: dict[str, Any] | None) -> None:

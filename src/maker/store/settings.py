@@ -7,6 +7,7 @@
     session_timeout: 1800      # seconds one SDK session of ``maker run`` may take (0: none)
     boundaries: []             # globs of architectural areas: a step that changes files
                                # in two or more is reviewed, as a 5+ file step is
+    parallel: 4                # steps /maker:step runs at once when they may (1: one)
     shared: []                 # globs of files every step may touch (beside maker's own
                                # list of lockfiles, migrations, generated code): a step
                                # that writes one never runs beside another
@@ -41,6 +42,7 @@ class Settings:
     max_fix_attempts: int = 2
     max_review_attempts: int = 1
     gate_attempts: int = 3
+    parallel: int = 4
     session_timeout: float = 1800.0  # 0: no limit
     boundaries: tuple[str, ...] = field(default_factory=tuple)
     shared: tuple[str, ...] = field(default_factory=tuple)
@@ -52,6 +54,7 @@ _INTS: dict[str, tuple[int, int, str]] = {
     "max_fix_attempts": (0, 20, "times a failed verification goes back to the step"),
     "max_review_attempts": (0, 20, "times RED review findings go back to the step"),
     "gate_attempts": (1, _GATE_MAX, "handoffs the gate may refuse in one run of a step"),
+    "parallel": (1, 16, "steps /maker:step runs at once when they may"),
 }
 _KEYS = (*_INTS, "session_timeout", "boundaries", "shared")
 

@@ -61,8 +61,9 @@ def plain_command(commands: Sequence[tuple[str, ...]]) -> re.Pattern[str]:
 
 # maker's own plumbing in a step, exactly as its prompts word it: nothing before, after
 # or between (no options, no quoting, no second command).
-_PLUMBING = re.compile(r"maker (context|status|step outcome|verify --step)(?: (\d{1,6}))?")
-_NEEDS_STEP = {"context": True, "status": False, "step outcome": True, "verify --step": True}
+_PLUMBING = re.compile(r"maker (context|status|step outcome|verify --step|land)(?: (\d{1,6}))?")
+_NEEDS_STEP = {"context": True, "status": False, "step outcome": True, "verify --step": True,
+               "land": True}
 
 
 # ``maker orient N none|minor|major`` with its texts quoted plainly: single quotes, or

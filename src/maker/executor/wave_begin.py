@@ -1,0 +1,57 @@
+"""``/maker:step`` with no step named: when the next ready steps may run together
+(``maker.executor.waves``), start each in its own worktree and tell the main agent to
+launch an executor for each, all in one message (issue 17)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from maker.errors import MakerError
+from maker.executor.instructions import EXECUTOR_AGENT
+from maker.executor.runs import add_turn
+from maker.executor.schedule import plan_schedule
+from maker.executor.waves import wave
+from maker.executor.worktree_step import start_in_worktree
+from maker.store.settings import load_settings
+
+if TYPE_CHECKING:
+    from maker.store.plan_store import PlanStore
+    from maker.store.records import StepRecord
+
+__all__ = ["begin_wave"]
+
+
+def begin_wave(store: PlanStore, session_id: str, prompt_id: str) -> list[str] | None:
+    """The lines ``maker step begin`` prints for a wave it started; None when fewer than
+    two steps may run together now (the next ready step starts alone, as before)."""
+    if not store.exists():
+        return None
+    plan = store.load()
+    limit = load_settings(store.root).parallel
+    if limit < 2 or any(r.status == "in-progress" for r in plan.steps):
+        return None
+    picked = wave(store, plan, plan_schedule(store, plan), limit)
+    if len(picked) < 2:
+        return None
+    started: list[StepRecord] = []
+    lines: list[str] = []
+    for n in picked:
+        try:
+            started.append(start_in_worktree(store, n, session_id or None, limit))
+        except MakerError as exc:  # (no git, say: the rest wait; one alone starts as ever)
+            if not started:
+                return None
+            lines.append(f"(step {n} waits: {exc})")
+            break
+    for record in started:
+        add_turn(store, record.number, session_id, prompt_id)
+        lines.append(f"STARTED: step {record.number} ({record.title}) started in its own "
+                     "worktree.")
+    prompts = ", ".join(f'"Execute maker step {r.number}."' for r in started)
+    lines.append(
+        f"NEXT: launch {len(started)} {EXECUTOR_AGENT} subagents at once ({len(started)} "
+        "Agent tool calls in one message, each with run_in_background: false), with the "
+        f"prompts {prompts}, one each: these steps run at the same time, each in a git "
+        "worktree maker made for it. Each reads its own brief with `maker context N`. "
+        "maker's verdict on each, as it returns, says what to do for that step.")
+    return lines
