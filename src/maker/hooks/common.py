@@ -116,10 +116,11 @@ def executor_marker(hook: HookInput, store: PlanStore, active: dict[str, Any]
     bound = records.read_record(hook.agent_id).get("run")
     if isinstance(bound, list) and bound and bound[0] in wave:
         return member(active, bound[0]), ""
-    from maker.tools.maker_commands import plumbing
+    from maker.tools.maker_commands import orient_command, plumbing
 
-    said = plumbing(bash_command(hook)) if hook.text("tool_name") == "Bash" else None
-    n = said[1] if said and said[0] == "context" else None
+    command = bash_command(hook) if hook.text("tool_name") == "Bash" else ""
+    said = plumbing(command) if command else None
+    n = said[1] if said and said[0] == "context" else orient_command(command)
     if n in wave and isinstance(n, int):
         mine = member(active, n)
         if mine is not None:

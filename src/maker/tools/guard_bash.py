@@ -151,6 +151,10 @@ class BashGuard(Protected):
             return cwd
         name = PurePosixPath(words[0]).name
         args = words[1:]
+        if self.workspace and not self.in_workspace(cwd) and name not in ("cd", "pushd") \
+                and not _maker_name(words[:1]):
+            raise Refused(self.workspace_text() + f" Run it there: `cd {self.workspace[0]} "
+                          f"&& {' '.join(words)[:80]}`.")
         if _maker_name(words[:1]):
             self._maker(args)
         elif name in ("cd", "pushd"):

@@ -103,7 +103,10 @@ class Protected:
             raise Refused(self.key_text())
         if self.in_workspace(path):
             return  # (inside plans/, yet the step's own worktree)
-        if self.workspace and self.inside(path, self.main_dirs):
+        if self.workspace and self.inside(path, self.main_dirs) and (
+                "/" in text or text.startswith(".")):
+            # (a path named outright; a bare name is the directory's it runs in, and the
+            # Bash guard runs a step's commands only in its worktree)
             raise Refused(self.workspace_text(text))
         if self.inside(path, self.plan_dirs):
             raise Refused(self.plans_text(text))

@@ -1,0 +1,161 @@
+"""Steps run at once in an interactive session (issue 17): the real Claude Code CLI in a
+pseudo-terminal with its defaults (auto mode; every subagent in the background,
+delivering through SubagentHandback). `/maker:step` starts the ready steps that may run
+together, each in a worktree maker made; the main agent launches an executor for each
+in one message; each works in its own worktree, lands its change with `maker land N`
+and hands back; maker's verdict on each decides that step."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.background import finished, verdicts_in
+from harness.queries import RecordingAPI
+from harness.scenarios import EXECUTOR, MAIN, handback, handoff, tool
+from maker.store.plan_store import PlanStore
+from maker_scripted import RecordedRequest, Reply
+from maker_scripted.recorded import content_text
+from maker_scripted.replies import ToolUseBlock
+
+from ._maker import step, write_plan
+from .conftest import StartInteractive
+
+pytestmark = pytest.mark.e2e
+
+_LAUNCH = re.compile(r"launch (\d+) maker:step-executor subagents at once")
+_PROMPTS = re.compile(r"\"(Execute maker step \d+\.)\"")
+_LAUNCHED = re.compile(r"maker: The step executor for step (\d+) was launched and runs in "
+                       r"the background \(agent ([\w-]+)\)")
+_END_WITH = re.compile(r"End your reply with the line (STEP_[A-Z_]+)\.")
+_TREE = re.compile(r"has a git worktree of its own: (\S+)")
+
+
+def two_steps(files: tuple[str, str], writes: tuple[list[str], list[str]]) -> dict[str, Any]:
+    def one(n: int) -> dict[str, Any]:
+        return {"step": n, "task_type": "action_step", "title": f"Write {files[n]}",
+                "task_description": f"Write {files[n]}.", "primary_tools": ["Write", "Bash"],
+                "fallback_tools": [], "primary_tool_instructions": "Write the file.",
+                "fallback_tool_instructions": "None.", "input_variables": [],
+                "output_variable": f"step_{n}_output", "output_schema": "{files: list}",
+                "next_step_sequence_number": 1 if n == 0 else -1, "depends_on": [],
+                "writes": writes[n]}
+    return {"task": "Write two files", "reasoning": "Two independent files.",
+            "plan": [one(0), one(1)]}
+
+
+class WaveMain:
+    """The main agent: launches as many executors at once as maker says (each its own
+    prompt), waits, and once every one it launched has maker's verdict, ends with the
+    line the last names."""
+
+    def __init__(self, api: RecordingAPI) -> None:
+        self.api = api
+        self.launched: dict[str, int] = {}  # agent id -> step
+        self.verdicts: dict[str, str] = {}
+        self.batches: list[int] = []
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        text = request.latest_text
+        for n, agent in _LAUNCHED.findall(text):
+            self.launched[agent] = int(n)
+        for agent_type, agent, verdict in verdicts_in(request):
+            if agent_type == "maker:step-executor":
+                self.verdicts[agent] = verdict
+        reply = self._turn(text)
+        if reply.tool_calls:
+            self.batches.append(len(reply.tool_calls))
+        if reply.tool_calls or set(self.launched) - set(self.verdicts):
+            self.api.script(MAIN, self)
+        return reply
+
+    def _turn(self, text: str) -> Reply:
+        if _LAUNCH.search(text) and not self.launched:
+            return Reply.of(*[ToolUseBlock("Agent", {
+                "subagent_type": "maker:step-executor", "description": prompt[:-1],
+                "prompt": prompt}) for prompt in _PROMPTS.findall(text)])
+        if set(self.launched) - set(self.verdicts) or not self.verdicts:
+            return Reply.text("The executors run in the background; maker reports.")
+        last = list(self.verdicts.values())[-1]
+        end = _END_WITH.search(last)
+        return Reply.text(f"maker says: {last}" + (f"\n\n{end.group(1)}" if end else ""))
+
+
+def executors(work: dict[int, list[tuple[str, str]]]) -> list[Any]:
+    """Each executor, by the step its prompt names: reads its brief and orients, writes
+    its files in its worktree (``work[n]``: (relative path, content)), lands its change
+    and hands back. Their requests interleave: each is answered by what it asks."""
+    lock = threading.Lock()
+    trees: dict[int, str] = {}
+
+    def turn(request: RecordedRequest) -> Reply:
+        first = content_text(request.messages[0].get("content", ""))
+        n = int(re.search(r"Execute maker step (\d+)\.", first).group(1))  # type: ignore[union-attr]
+        done = sum(1 for m in request.messages if m.get("role") == "assistant")
+        files = work[n]
+        if done == 0:
+            return Reply.of(ToolUseBlock("Bash", {"command": f"maker context {n}",
+                                                  "description": "Read my brief"}),
+                            ToolUseBlock("Bash", {"command": f"maker orient {n} none",
+                                                  "description": "Orient"}))
+        if done == 1:
+            found = _TREE.search(request.all_text)
+            assert found, request.last_user_text[-1500:]
+            with lock:
+                trees[n] = found.group(1)
+        if done <= len(files):
+            rel, content = files[done - 1]
+            return tool("Write", file_path=f"{trees[n]}/{rel}", content=content)
+        if done == len(files) + 1:
+            return tool("Bash", command=f"maker land {n}", description="Land my change")
+        assert "landed in the main checkout" in request.last_user_text, request.last_user_text
+        return handback(handoff(n, {"files": [f for f, _ in files]},
+                                files=[f for f, _ in files]))
+
+    return [turn] * sum(len(files) + 3 for files in work.values())
+
+
+def committed(project: Path) -> None:
+    (project / "README.md").write_text("the project\n")
+    for cmd in ("git config user.email a@b", "git config user.name a", "git add -A",
+                "git commit -qm base"):
+        subprocess.run(cmd, shell=True, cwd=project, check=True)
+
+
+def test_two_independent_steps_run_at_once_in_the_background_and_both_land(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    committed(project)
+    (project / "README.md").write_text("the project\nthe person's own line\n")
+    write_plan(project, two_steps(("left.txt", "right.txt"), (["left.txt"], ["right.txt"])))
+    main = WaveMain(fake_api)
+    fake_api.script(MAIN, main)
+    fake_api.script(EXECUTOR, *executors({0: [("left.txt", "left\n")],
+                                          1: [("right.txt", "right\n")]}))
+    terminal = interactive()
+    terminal.submit("/maker:step")
+
+    screen = finished(terminal, fake_api, "STEP_COMPLETE", timeout=120)
+    assert main.batches == [2]  # both launched in one message
+    assert sorted(main.launched.values()) == [0, 1]
+    assert all("handoff accepted; status: complete" in v for v in main.verdicts.values())
+    assert (project / "left.txt").read_text() == "left\n"
+    assert (project / "right.txt").read_text() == "right\n"
+    assert (project / "README.md").read_text() == "the project\nthe person's own line\n"
+    for n, name in ((0, "left.txt"), (1, "right.txt")):
+        record = step(project, n)
+        assert record.status == "complete" and record.meta["landed_files"] == [name]
+    runs = [r for r in fake_api.requests if r.agent == EXECUTOR]
+    starts = {}
+    for r in runs:  # each executor's requests: the two overlap in time
+        n = int(re.search(r"step (\d+)\.", content_text(  # type: ignore[union-attr]
+            r.messages[0].get("content", ""))).group(1))
+        starts.setdefault(n, []).append(r.index)
+    assert min(starts[1]) < max(starts[0]) and min(starts[0]) < max(starts[1])
+    assert not list((project / "plans" / ".maker" / "worktrees").glob("step-*"))
+    assert "STEP_COMPLETE" in screen
+    assert PlanStore(project / "plans").read_active() is None
