@@ -159,3 +159,99 @@ def test_two_independent_steps_run_at_once_in_the_background_and_both_land(
     assert not list((project / "plans" / ".maker" / "worktrees").glob("step-*"))
     assert "STEP_COMPLETE" in screen
     assert PlanStore(project / "plans").read_active() is None
+
+
+def test_two_steps_that_write_the_same_file_are_not_run_together(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    from harness.background import main_follows_notification
+    from harness.scenarios import executor_reads_brief, executor_writes, main_waits
+    from maker_scripted.turns import main_launches_executor
+
+    committed(project)
+    write_plan(project, two_steps(("same.txt", "same.txt"), (["same.txt"], ["same.txt"])))
+    fake_api.script(MAIN, main_launches_executor(), main_waits(),
+                    main_follows_notification())
+    fake_api.script(EXECUTOR, executor_reads_brief(), executor_writes("same.txt", "zero\n"),
+                    handback(handoff(0, {"files": ["same.txt"]}, files=["same.txt"])))
+    terminal = interactive()
+    terminal.submit("/maker:step")
+
+    finished(terminal, fake_api, "STEP_COMPLETE")
+    launches = [r for r in fake_api.requests if r.agent == EXECUTOR
+                and not any(m.get("role") == "assistant" for m in r.messages)]
+    assert len(launches) == 1  # one executor: step 0 alone, in the main checkout
+    assert step(project, 0).status == "complete" and not step(project, 0).meta.get("worktree")
+    assert step(project, 1).status == "pending"
+    assert (project / "same.txt").read_text() == "zero\n"
+
+
+def test_a_merge_conflict_sends_the_second_step_back_and_it_lands_on_the_new_base(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    committed(project)
+    (project / "a.txt").write_text("a\n")
+    subprocess.run("git add -A && git commit -qm a", shell=True, cwd=project, check=True)
+    # Each claims its own file, yet step 1 also edits a.txt, which step 0 changes.
+    write_plan(project, two_steps(("a.txt", "b.txt"), (["a.txt"], ["b.txt"])))
+    store = PlanStore(project / "plans")
+    main = WaveMain(fake_api)
+    fake_api.script(MAIN, main)
+    fake_api.script(EXECUTOR, *conflicting_executors(store))
+    terminal = interactive()
+    terminal.submit("/maker:step")
+
+    finished(terminal, fake_api, "STEP_COMPLETE", timeout=120)
+    assert (project / "a.txt").read_text() == "a\nstep 0's line\nstep 1's line\n"
+    assert (project / "b.txt").read_text() == "b\n"
+    record = step(project, 1)
+    assert record.status == "complete" and record.meta["land_attempts"] == 1
+    assert "a.txt" in record.meta["land_failure"] and len(record.meta["unlanded"]) == 1
+    assert step(project, 0).status == "complete"
+    assert not list((project / "plans" / ".maker" / "worktrees").glob("step-*"))
+
+
+def conflicting_executors(store: PlanStore) -> list[Any]:
+    """Step 0 writes a.txt and lands. Step 1 writes b.txt and a.txt, waits for step 0
+    to land, and its landing is refused (a conflict): in the new worktree maker gives
+    it, it writes a.txt on top of step 0's line and b.txt again, and lands."""
+    import time
+
+    def tree(n: int) -> str:
+        record = store.load_step(n)
+        return str(store.root / record.meta["worktree"])
+
+    def turn(request: RecordedRequest) -> Reply:
+        first = content_text(request.messages[0].get("content", ""))
+        n = int(re.search(r"Execute maker step (\d+)\.", first).group(1))  # type: ignore[union-attr]
+        done = sum(1 for m in request.messages if m.get("role") == "assistant")
+        last = request.last_user_text
+        if done == 0:
+            return Reply.of(ToolUseBlock("Bash", {"command": f"maker context {n}",
+                                                  "description": "Read my brief"}),
+                            ToolUseBlock("Bash", {"command": f"maker orient {n} none",
+                                                  "description": "Orient"}))
+        if n == 0:
+            return [tool("Write", file_path=f"{tree(0)}/a.txt", content="a\nstep 0's line\n"),
+                    tool("Bash", command="maker land 0", description="Land"),
+                    handback(handoff(0, {"files": ["a.txt"]}, files=["a.txt"]))][done - 1]
+        if done == 1:
+            return tool("Write", file_path=f"{tree(1)}/b.txt", content="b\n")
+        if done == 2:
+            return tool("Write", file_path=f"{tree(1)}/a.txt", content="a\nstep 1's line\n")
+        if done == 3:
+            deadline = time.monotonic() + 60
+            while not store.load_step(0).meta.get("landed_at"):
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+            return tool("Bash", command="maker land 1", description="Land")
+        if done == 4:
+            assert "could not land" in last and "a.txt" in last, last
+            base = Path(tree(1), "a.txt").read_text()
+            return tool("Write", file_path=f"{tree(1)}/a.txt", content=base + "step 1's line\n")
+        if done == 5:
+            return tool("Write", file_path=f"{tree(1)}/b.txt", content="b\n")
+        if done == 6:
+            return tool("Bash", command="maker land 1", description="Land")
+        assert "landed in the main checkout" in last, last
+        return handback(handoff(1, {"files": ["a.txt", "b.txt"]}, files=["a.txt", "b.txt"]))
+
+    return [turn] * (4 + 8)
