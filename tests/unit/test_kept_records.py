@@ -16,8 +16,9 @@ What makes that safe:
    ``test_kept_store.py``, ``test_changes.py``.
 2. **A file's stamp alone is trusted only once it is settled.** A parse is reused on the
    file's (inode, size, mtime, ctime) only after its bytes were seen unchanged while
-   the stamp was older than the coarsest clock tick (``step_cache.SETTLED_NS``); until
-   then it is compared by its bytes. An approval seal is checked again when the step
+   the stamp was older than the coarsest clock tick, and than how far the file
+   system's clock may run behind maker's (``step_cache.SETTLED_NS``); until then it is
+   compared by its bytes. An approval seal is checked again when the step
    file, its handoff or the plan's ``created_at`` changes. Held by
    ``test_step_cache.py`` and ``test_step_cache_coarse_clock.py``.
 3. **What is kept is read-only, all the way down.** The records in ``plan.steps`` (and

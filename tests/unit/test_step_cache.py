@@ -164,3 +164,29 @@ def test_whatever_changed_is_checked_as_a_first_load_would(project: Path, settle
             kept = got
     assert kept == got
     assert edit in ("added", "removed") or isinstance(got, str)
+
+
+def test_a_derived_value_is_kept_only_if_its_stamp_was_settled_before_the_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``derived`` judged "settled" after ``compute`` read the file: an edit in the
+    stamp's tick made just after that read, while the stamp settled, kept the old value
+    for ever (the rule ``read`` keeps: settled is judged before the bytes are read)."""
+    from types import SimpleNamespace
+
+    path = tmp_path / "01-a.md"
+    path.write_text("old")
+    stamp = (1, 3, 0, 0)  # the file's stamps, unchanged by the edit (the same tick)
+    now = [step_cache.SETTLED_NS]  # maker's clock: the stamp is not yet settled
+    monkeypatch.setattr(step_cache, "time", SimpleNamespace(time_ns=lambda: now[0]))
+    monkeypatch.setattr(step_cache, "stat_stamp", lambda p: stamp)
+
+    def compute(p: Path) -> str:
+        text = p.read_text()
+        if text == "old":
+            p.write_text("new")  # the edit, just after the read
+            now[0] += 1  # and the stamp is settled from now on
+        return text
+
+    cache = step_cache.StepCache()
+    assert cache.derived(path, compute, stamp) == "old"  # what the file held when read
+    assert cache.derived(path, compute, stamp) == "new"

@@ -13,11 +13,15 @@ When an entry is trusted (git's index has the same problem, "racily clean" files
 - and its bytes were found to be the bytes parsed at a time when the stamp was
   already older than :data:`SETTLED_NS`. A file can be rewritten in place within one
   clock tick of the file system and keep its stamps; once it is older than the
-  coarsest tick (2 s, FAT) that cannot happen unseen. An entry made while the stamp
-  was recent is compared by its bytes on every use until that is so: a same-size edit
-  in the tick of the parse, made after it, keeps the stamp, and a stamp that merely
-  grew old would hide it for ever. (The bytes are read before and after the parse,
-  and the result is kept only when they agree.)
+  coarsest tick (:data:`TICK_NS`, 2 s: FAT), and than how far the file system's clock
+  may run behind the one maker reads (:data:`LAG_NS`), that cannot happen unseen. (A
+  kernel stamps files from a clock it updates once a jiffy: up to 6 ms behind
+  ``time.time_ns()`` as measured on Linux 6.18. With the tick alone, an edit made just
+  after a load found a stamp settled could still fall in that stamp's tick.) An entry
+  made while the stamp was recent is compared by its bytes on every use until that is
+  so: a same-size edit in the tick of the parse, made after it, keeps the stamp, and a
+  stamp that merely grew old would hide it for ever. (The bytes are read before and
+  after the parse, and the result is kept only when they agree.)
 
 A seal check's result also depends on the accepted handoff's bytes and the plan's
 ``created_at``, so it is keyed by the handoff file's stamps and ``created_at`` too.
@@ -40,9 +44,12 @@ from maker.store.records import copy_record
 if TYPE_CHECKING:
     from maker.store.records import StepRecord
 
-__all__ = ["SETTLED_NS", "Stamp", "StepCache", "settled", "stat_stamp"]
+__all__ = ["LAG_NS", "SETTLED_NS", "TICK_NS", "Stamp", "StepCache", "settled",
+           "stat_stamp"]
 
-SETTLED_NS = 2_000_000_000
+TICK_NS = 2_000_000_000  # the coarsest clock tick of a file system (FAT)
+LAG_NS = 1_000_000_000  # a file system's clock behind maker's (a jiffy; with room)
+SETTLED_NS = TICK_NS + LAG_NS  # a stamp older than this cannot be kept by an edit
 T = TypeVar("T")
 Stamp = tuple[int, int, int, int]
 
@@ -155,8 +162,9 @@ class StepCache:
         hit = self._derived.get((path, compute))
         if stamp is not None and hit is not None and hit[0] == stamp:
             return hit[1]  # type: ignore[no-any-return]
+        was_settled = stamp is not None and settled(stamp)  # before the file is read
         value = compute(path)
-        if stamp is not None and settled(stamp) and stat_stamp(path) == stamp:
+        if stamp is not None and was_settled and stat_stamp(path) == stamp:
             self._derived[(path, compute)] = (stamp, value)
         return value
 
