@@ -149,6 +149,9 @@ def land(store: PlanStore, n: int) -> Landing:
     Raises ``worktrees.WorktreeError`` when git cannot read the step's worktree."""
     from maker.verify.runner import run_verification
 
+    # The step's worktree is read before the lock (it is the step's alone, and its
+    # session has answered): other landings wait only for the main checkout's part.
+    read = _read_worktree(store, n)
     with _land_lock(store):
         recover(store)
         record = store.load_step(n)
@@ -156,10 +159,11 @@ def land(store: PlanStore, n: int) -> Landing:
         base = record.meta.get("measured_from")
         if path is None or not isinstance(base, str):
             return Landing("nothing", n)
-        end = snapshot_tree(path, timeout=worktrees.TIMEOUT_S)
-        changed = changed_paths(path, base, end, timeout=worktrees.TIMEOUT_S) if end else None
-        if end is None or changed is None:
+        if read is None or read[:2] != (path, base):  # (it changed meanwhile: read again)
+            read = _read_worktree(store, n)
+        if read is None or read[:2] != (path, base):
             raise worktrees.WorktreeError(f"maker cannot read step {n}'s worktree {path}")
+        _, _, end, changed = read
         project = store.project
         before = _tree_states(project, base, changed)
         after = _tree_states(project, end, changed)
@@ -192,8 +196,25 @@ def land(store: PlanStore, n: int) -> Landing:
             record.meta["landed_files"] = list(changed)
             store.save_step(record)
             (store.root / LANDING).unlink()
-        worktrees.remove_worktree(project, path)
-        return Landing("landed", n, list(changed), end=end)
+    # (after the lock: the step is landed, its worktree is no one's; a kill before this
+    # leaves an orphan that ``prune_worktrees`` removes)
+    worktrees.remove_worktree(project, path)
+    return Landing("landed", n, list(changed), end=end)
+
+
+def _read_worktree(store: PlanStore, n: int) -> tuple[Path, str, str, list[str]] | None:
+    """``(worktree, base, end tree, changed files)`` of step ``n``, as its worktree is
+    now; None when it has none to land, or git cannot read it."""
+    record = store.load_step(n)
+    path = worktree_of(store, record)
+    base = record.meta.get("measured_from")
+    if path is None or not isinstance(base, str):
+        return None
+    end = snapshot_tree(path, timeout=worktrees.TIMEOUT_S)
+    changed = changed_paths(path, base, end, timeout=worktrees.TIMEOUT_S) if end else None
+    if end is None or changed is None:
+        return None
+    return path, base, end, changed
 
 
 def land_step(store: PlanStore, n: int) -> Landing:

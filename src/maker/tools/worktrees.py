@@ -110,6 +110,7 @@ def remove_worktree(project: Path, path: Path) -> None:
     if path.exists():
         try:
             _run(["worktree", "remove", "--force", "--force", str(path)], project)
+            return  # (git forgot it as it removed it)
         except WorktreeError:
             shutil.rmtree(path, ignore_errors=True)
     prune(project)
