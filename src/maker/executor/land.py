@@ -196,9 +196,11 @@ def land(store: PlanStore, n: int) -> Landing:
             record.meta["landed_files"] = list(changed)
             store.save_step(record)
             (store.root / LANDING).unlink()
-    # (after the lock: the step is landed, its worktree is no one's; a kill before this
-    # leaves an orphan that ``prune_worktrees`` removes)
-    worktrees.remove_worktree(project, path)
+    # (after the landing lock: the step is landed, its worktree is no one's; a kill
+    # before this leaves an orphan that ``prune_worktrees`` removes. Under the plan lock,
+    # as every change to git's list of worktrees is: none races a `git worktree add`.)
+    with store.lock():
+        worktrees.remove_worktree(project, path)
     return Landing("landed", n, list(changed), end=end)
 
 
