@@ -203,3 +203,24 @@ def test_orphaned_worktrees_are_pruned(project: Path) -> None:
     store.save_step(record)
     assert len(prune_worktrees(store)) == 1
     assert "step-" not in _sh(project, "git worktree list")
+
+
+def test_plan_md_and_status_show_which_steps_run_together(project: Path) -> None:
+    from maker.executor.status_view import status_summary
+
+    store = _branches(project, n=3)
+    text = store.overview_path.read_text()
+    assert "## Steps that may run together" in text
+    assert "- step 1 beside steps 2, 3" in text
+    assert "May run together: steps 1, 2, 3" in status_summary(store)
+    start_in_worktree(store, 1, "s")
+    start_in_worktree(store, 2, "s")
+    assert "Running together: steps 1, 2, each in its own worktree" in status_summary(store)
+
+
+def test_no_step_runs_beside_one_it_depends_on_however_indirectly() -> None:
+    from maker.planner.writes import beside
+
+    pairs = beside([(0, [], ["a"]), (1, [0], ["b"]), (2, [1], ["c"]), (3, [], ["d"]),
+                    (4, [], None), (5, [], ["uv.lock"])])
+    assert pairs == {0: [3], 1: [3], 2: [3], 3: [0, 1, 2]}

@@ -93,6 +93,7 @@ def status_summary(store: PlanStore) -> str:
                          f"In progress: step {record.number} ({record.title}); it needs a "
                          f"handoff. To continue it, the user types /maker:step "
                          f"{record.number} (which takes it over from a crashed session).")
+    lines += _waves(store, plan, sched)
     for n in sched.ready[:3]:
         lines.append(f"Ready: step {n} ({plan.get(n).title}): `/maker:step {n}`.")
     for record in plan.steps:
@@ -104,6 +105,28 @@ def status_summary(store: PlanStore) -> str:
     if all(s in ("complete", SKIPPED) for s in sched.statuses.values()):
         lines.append("Every step is complete.")
     return "\n".join(lines)
+
+
+def _waves(store: PlanStore, plan: StoredPlan, sched: Schedule) -> list[str]:
+    """The steps running together now (each in its worktree), or the next that may."""
+    from maker.store.active import wave_of
+
+    now = wave_of(store.read_active())
+    if now:
+        return [f"Running together: steps {', '.join(map(str, now))}, each in its own "
+                "worktree (plans/.maker/worktrees/)."]
+    from maker.errors import MakerError
+    from maker.executor.waves import wave
+    from maker.store.settings import load_settings
+
+    try:
+        picked = wave(store, plan, sched, max(load_settings(store.root).parallel, 2))
+    except MakerError:
+        return []
+    if len(picked) < 2:
+        return []
+    return [f"May run together: steps {', '.join(map(str, picked))} (`/maker:step` starts "
+            "them at once, or `maker run --parallel N`)."]
 
 
 def _sentence(text: str) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 
 from maker.errors import Problem
 
-__all__ = ["MAX_WRITES", "SHARED", "may_overlap", "shared_hit", "writes_problems"]
+__all__ = ["MAX_WRITES", "SHARED", "beside", "may_overlap", "shared_hit", "writes_problems"]
 
 MAX_WRITES = 200  # entries in one step's `writes`
 _MAX_CHARS = 300  # characters in one entry
@@ -144,9 +144,9 @@ def _meet(x: str, y: str) -> bool:
 
 def shared_hit(writes: Sequence[str], shared: Iterable[str]) -> str | None:
     """The first of ``writes`` that names a shared file (:data:`SHARED` and the
-    project's own) or a folder of them, with the shared glob it names; None when none
-    does. (A claim such as ``src/**`` may hold a stray shared file too: the landing
-    compares each file, so two steps writing it are a conflict, not a silent merge.)"""
+    project's own), with the shared glob it names; None when none does. (A claim such
+    as ``src/**`` may hold a stray shared file too: the landing compares every file, so
+    two steps writing it are a conflict, not a silent merge.)"""
     listed = [*SHARED, *shared]
     for entry in writes:
         claim = tuple(_segments(entry))
@@ -158,7 +158,8 @@ def shared_hit(writes: Sequence[str], shared: Iterable[str]) -> str | None:
 
 def _covers(pattern: tuple[str, ...], claim: tuple[str, ...]) -> bool:
     """Whether ``claim``, read as a path (its own wildcards as plain text), is matched
-    by ``pattern`` or is a folder holding what ``pattern`` matches."""
+    by ``pattern`` (``db/migrations`` by ``**/migrations/**``). A folder that merely
+    could hold a shared file is not: its landing compares every file."""
     seen: set[tuple[int, int]] = set()
     todo = [(0, 0)]
     while todo:
@@ -167,8 +168,7 @@ def _covers(pattern: tuple[str, ...], claim: tuple[str, ...]) -> bool:
             continue
         seen.add((i, j))
         if j == len(claim):
-            if all(seg == "**" for seg in pattern[i:]) or (i < len(pattern)
-                                                          and _folder(claim)):
+            if all(seg == "**" for seg in pattern[i:]):
                 return True
             continue
         if i == len(pattern):
@@ -178,6 +178,29 @@ def _covers(pattern: tuple[str, ...], claim: tuple[str, ...]) -> bool:
         elif fnmatch.fnmatchcase(claim[j], pattern[i]):
             todo.append((i + 1, j + 1))
     return False
+
+
+def beside(steps: Sequence[tuple[int, list[int], list[str] | None]],
+           shared: Iterable[str] = ()) -> dict[int, list[int]]:
+    """For ``(number, depends_on, writes)`` of each step: the steps each may run beside
+    (neither depends on the other, however indirectly; both say what they write; no
+    claim names a shared file; no two claims may meet). Quadratic: for a plan a person
+    reads (PLAN.md draws it up to a few hundred steps)."""
+    listed = list(shared)
+    deps = {n: set(d) for n, d, _ in steps}
+    above: dict[int, set[int]] = {}
+    for n, _, _ in sorted(steps):  # (a step depends only on earlier ones)
+        seen = set(deps[n])
+        for d in deps[n]:
+            seen |= above.get(d, set())
+        above[n] = seen
+    free = {n: w for n, _, w in steps if w is not None and shared_hit(w, listed) is None}
+    out: dict[int, list[int]] = {}
+    for n, w in free.items():
+        out[n] = [m for m, v in free.items() if m != n and m not in above[n]
+                  and n not in above[m]
+                  and not any(may_overlap(x, y) for x in w for y in v)]
+    return {n: ms for n, ms in out.items() if ms}
 
 
 def _show(value: Any, limit: int = 60) -> str:

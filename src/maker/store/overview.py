@@ -90,6 +90,7 @@ def render_overview(plan: StoredPlan, root: Path, shown: Mapping[int, str] | Non
         lines.append(_row(prefix, s.step, s.title, s.is_conditional,
                           s.next_step_sequence_number, r.path,
                           shown.get(r.number, r.status), tuple(r.depends_on)))
+    lines += _together(plan)
     lines += ["", "## Dependency graph", ""]
     if len(plan.steps) > _GRAPH_LIMIT:
         lines.append(f"({len(plan.steps)} steps: too many to draw; see the table.)")
@@ -109,3 +110,18 @@ def render_overview(plan: StoredPlan, root: Path, shown: Mapping[int, str] | Non
                 lines.append(f"  s{d} -.-> s{r.number}")
     lines.append("```")
     return strip_controls("\n".join(lines))
+
+
+def _together(plan: StoredPlan) -> list[str]:
+    """Which steps may run at the same time (``maker run --parallel N``, /maker:step):
+    independent, and what they say they write (``writes``) cannot meet."""
+    if len(plan.steps) > _GRAPH_LIMIT:
+        return []
+    from maker.planner.writes import beside
+
+    pairs = beside([(r.number, list(r.depends_on), r.spec.writes) for r in plan.steps])
+    if not pairs:
+        return []
+    return ["", "## Steps that may run together", "",
+            *(f"- step {n} beside step{'s' if len(ms) > 1 else ''} "
+              f"{', '.join(map(str, ms))}" for n, ms in sorted(pairs.items()))]
