@@ -224,3 +224,17 @@ def test_no_step_runs_beside_one_it_depends_on_however_indirectly() -> None:
     pairs = beside([(0, [], ["a"]), (1, [0], ["b"]), (2, [1], ["c"]), (3, [], ["d"]),
                     (4, [], None), (5, [], ["uv.lock"])])
     assert pairs == {0: [3], 1: [3], 2: [3], 3: [0, 1, 2]}
+
+
+def test_a_failed_steps_worktree_is_removed_and_its_work_kept(project: Path) -> None:
+    from maker.executor.lifecycle import fail_step
+
+    store = _branches(project)
+    start_in_worktree(store, 1, "s")
+    tree = _work(store, 1, "a/x.txt", "half done\n")
+    fail_step(store, 1, "it could not be done")
+    assert prune_worktrees(store) and not tree.exists()
+    kept = store.load_step(1).meta["unlanded"]
+    shown = _sh(project, f"git show {kept[-1]}:a/x.txt")
+    assert shown == "half done\n"
+    assert "step-" not in _sh(project, "git worktree list")

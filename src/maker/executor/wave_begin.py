@@ -26,6 +26,9 @@ def begin_wave(store: PlanStore, session_id: str, prompt_id: str) -> list[str] |
     two steps may run together now (the next ready step starts alone, as before)."""
     if not store.exists():
         return None
+    from maker.executor.worktree_step import prune_worktrees
+
+    prune_worktrees(store)  # (what a failed step or a kill left: kept, then removed)
     plan = store.load()
     limit = load_settings(store.root).parallel
     if limit < 2 or any(r.status == "in-progress" for r in plan.steps):

@@ -162,11 +162,29 @@ def prune_worktrees(store: PlanStore) -> list[str]:
                   if r.status in ("in-progress", "awaiting-approval")
                   and isinstance(r.meta.get(WORKTREE_KEY), str)
                   and not r.meta.get(LANDED_KEY)}
+        named = {str(store.root / r.meta[WORKTREE_KEY]): r.number for r in plan.steps
+                 if isinstance(r.meta.get(WORKTREE_KEY), str) and not r.meta.get(LANDED_KEY)}
         gone = []
         for entry in sorted(folder.iterdir()):
             if entry.name != ".gitignore" and str(entry) not in needed:
+                _keep(store, named.get(str(entry)), entry)
                 worktrees.remove_worktree(store.project, entry)
                 gone.append(entry.name)
         if gone:
             worktrees.prune(store.project)
         return gone
+
+
+def _keep(store: PlanStore, n: int | None, entry: Path) -> None:
+    """Before a failed or blocked step's worktree goes: its work, as a tree id in the
+    step's ``unlanded`` (``git checkout <id> -- .`` brings it back). Nothing is lost."""
+    from maker.tools.git_tree import snapshot_tree
+
+    if n is None or not worktrees.is_worktree(entry):
+        return
+    record = store.load_step(n)  # (a copy of its own, to change)
+    tree = snapshot_tree(entry, timeout=worktrees.TIMEOUT_S)
+    kept = list(record.meta.get("unlanded") or [])
+    if tree and tree not in kept:
+        record.meta["unlanded"] = [*kept[-9:], tree]
+        store.save_step(record)
