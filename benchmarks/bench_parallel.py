@@ -1,7 +1,7 @@
 """Parallel steps' speed-up (issue 17), with an in-process scripted model.
 
     .venv/bin/python benchmarks/bench_parallel.py [--widths 2,4] [--length 3]
-                                                  [--answer-s 1.0] [--repeats R] [--quick]
+                                                  [--answer-s 2.0] [--repeats R] [--quick]
 
 A git project (one commit) and a plan of W independent chains of L steps: chain c's
 steps write only ``chain{c}/**`` (``writes``), each depends on the previous step of its
@@ -12,7 +12,8 @@ the waves, the worktrees, the executor's orientation and handoff through the gat
 verification (no command configured: it records "nothing to run") and the landings
 (``engine/apart.py``: in a ``python -m maker`` child process when there are checks to
 run, else in the run's own process). Only the model is
-scripted: each executor session waits ``--answer-s`` seconds (a model's answer), writes
+scripted: each executor session waits ``--answer-s`` seconds (a model's answer: 2 s by
+default, far shorter than a real model's tens of seconds, so maker's own time shows), writes
 its step's file into its working folder (the step's worktree, or the project), records
 its orientation (``maker orient N none``, in process) and answers a valid handoff.
 
@@ -233,8 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--widths", default="2,4", help="the Ws (default 2,4)")
     parser.add_argument("--length", type=int, default=3, help="steps per chain (default 3)")
-    parser.add_argument("--answer-s", type=float, default=1.0,
-                        help="seconds the scripted model takes per answer (default 1.0)")
+    parser.add_argument("--answer-s", type=float, default=2.0,
+                        help="seconds the scripted model takes per answer (default 2.0)")
     parser.add_argument("--repeats", type=int, default=2,
                         help="best of R runs of each (default 2)")
     parser.add_argument("--quick", action="store_true",
