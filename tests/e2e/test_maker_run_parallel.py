@@ -206,3 +206,60 @@ def test_a_merge_conflict_sends_the_second_step_back_and_it_lands_on_the_new_bas
     retry = [r for r in api.requests if r.agent == "step-1"
              and "could not land" in r.last_user_text]
     assert retry  # the fresh session was told why
+
+
+@pytest.mark.parametrize("sig", ["SIGKILL", "SIGINT"])
+def test_a_wave_stopped_midway_is_finished_by_the_next_run(
+        project: Path, claude_home: Path, sig: str) -> None:
+    """kill -9 (a crash) or Ctrl-C while both steps' sessions wait on the model: both
+    stay in progress in their worktrees, and the next `maker run --parallel 2` finishes
+    the plan from there, leaving no worktree behind."""
+    import os
+    import signal
+    import threading
+
+    committed(project)
+    (project / "notes.txt").write_text("the person's notes\n")
+    write_plan(project, plan((["left.txt"], ["right.txt"]), ("left.txt", "right.txt")))
+    asked = {0: threading.Event(), 1: threading.Event()}
+
+    def hangs(n: int) -> Turn:
+        def turn(request: RecordedRequest) -> Reply:
+            asked[n].set()
+            time.sleep(20)
+            return Reply.text("too late")
+        return turn
+
+    with FakeMessagesAPI(classifier=by_step) as api:
+        for n in (0, 1):
+            api.script(f"step-{n}", orient(n), hangs(n))
+        proc = subprocess.Popen([*MAKER, "run", "--approve", "auto", "--parallel", "2"],
+                                cwd=project, env=run_env(api, claude_home, {"TEST_CMD": "true"}),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        try:
+            assert asked[0].wait(90) and asked[1].wait(90), "the sessions never waited"
+            os.killpg(proc.pid, getattr(signal, sig))
+            out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(30)
+        if sig == "SIGINT":
+            assert proc.returncode == 130 and "Traceback" not in err, err[-2000:]
+            assert "step 0, 1 left in progress" in out + err
+        for n in (0, 1):
+            record = step(project, n)
+            assert record.status == "in-progress" and record.meta.get("worktree")
+        for n, name in ((0, "left.txt"), (1, "right.txt")):  # (oriented already)
+            api.script(f"step-{n}", write(name, f"{name}\n"), hand_off(n, [name]))
+        done = run(api, project, claude_home, "--parallel", "2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (project / "left.txt").read_text() == "left.txt\n"
+    assert (project / "right.txt").read_text() == "right.txt\n"
+    assert (project / "notes.txt").read_text() == "the person's notes\n"
+    assert [step(project, n).status for n in (0, 1)] == ["complete", "complete"]
+    listed = subprocess.run(["git", "worktree", "list"], cwd=project, text=True,
+                            capture_output=True, check=True).stdout
+    assert len(listed.strip().splitlines()) == 1
+    assert not list((project / "plans" / ".maker" / "worktrees").glob("step-*"))
