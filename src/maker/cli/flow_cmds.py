@@ -244,7 +244,12 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
     if number is None and not force:
         from maker.executor.wave_begin import begin_wave
 
-        begun = begin_wave(store, session_id, str(saved.get("prompt_id") or ""))
+        try:
+            begun = begin_wave(store, session_id, str(saved.get("prompt_id") or ""))
+        except MakerError as exc:
+            click.echo(f"REFUSED: {exc}\nNEXT: tell the user, and end your reply with the "
+                       "line STEP_BLOCKED.")
+            return
         if begun:
             click.echo("\n".join(begun))
             return

@@ -116,6 +116,8 @@ class WaveLoop:
         main = [r for r in running if worktree_of(store, r) is None]
         for record in running:
             if record.number not in self._tasks and (not main or not self._tasks):
+                if worktree_of(store, record) is not None:  # (made whole if a kill cut it)
+                    start_in_worktree(store, record.number, self.parts.session_id)
                 self._spawn(record.number)
                 if worktree_of(store, record) is None:
                     return  # (a step in the main checkout runs alone)

@@ -13,6 +13,7 @@ from maker.executor.schedule import plan_schedule
 from maker.executor.waves import wave
 from maker.executor.worktree_step import start_in_worktree
 from maker.store.settings import load_settings
+from maker.store.workspace import worktree_of
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -30,6 +31,9 @@ def begin_wave(store: PlanStore, session_id: str, prompt_id: str) -> list[str] |
 
     prune_worktrees(store)  # (what a failed step or a kill left: kept, then removed)
     plan = store.load()
+    for record in plan.steps:  # (a wave a crash cut short: its worktrees made whole)
+        if record.status == "in-progress" and worktree_of(store, record) is not None:
+            start_in_worktree(store, record.number, session_id or None)
     limit = load_settings(store.root).parallel
     if limit < 2 or any(r.status == "in-progress" for r in plan.steps):
         return None
