@@ -238,3 +238,16 @@ def test_a_failed_steps_worktree_is_removed_and_its_work_kept(project: Path) -> 
     shown = _sh(project, f"git show {kept[-1]}:a/x.txt")
     assert shown == "half done\n"
     assert "step-" not in _sh(project, "git worktree list")
+
+
+def test_parallel_and_shared_settings_are_checked_and_obeyed(project: Path) -> None:
+    from maker.errors import PlanFileError
+    from maker.store.settings import load_settings
+
+    store = _branches(project, ["a/**"], ["docs/api.md"])
+    (store.root / "settings.yaml").write_text("parallel: 0\n")
+    with pytest.raises(PlanFileError, match="parallel"):
+        load_settings(store.root)
+    (store.root / "settings.yaml").write_text("shared: [docs/*.md]\n")
+    plan = store.load()
+    assert wave(store, plan, plan_schedule(store, plan), 4) == [1]  # step 2 waits
