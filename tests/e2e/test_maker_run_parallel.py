@@ -247,7 +247,7 @@ def test_a_wave_stopped_midway_is_finished_by_the_next_run(
                 proc.wait(30)
         if sig == "SIGINT":
             assert proc.returncode == 130 and "Traceback" not in err, err[-2000:]
-            assert "step 0, 1 left in progress" in out + err
+            assert "steps 0, 1 are left in progress" in out + err
         for n in (0, 1):
             record = step(project, n)
             assert record.status == "in-progress" and record.meta.get("worktree")

@@ -25,8 +25,9 @@ def test_no_file_gives_the_seed_defaults(tmp_path: Path) -> None:
 def test_every_key_is_read(tmp_path: Path) -> None:
     s = load_settings(_write(tmp_path, "max_fix_attempts: 4\nmax_review_attempts: 0\n"
                              "gate_attempts: 5\nsession_timeout: 90\n"
-                             "boundaries: ['src/api/**', src/db/]\n"))
-    assert s == Settings(4, 0, 5, 90.0, ("src/api/**", "src/db/"),
+                             "boundaries: ['src/api/**', src/db/]\n"
+                             "shared: [schema.sql]\nparallel: 2\n"))
+    assert s == Settings(4, 0, 5, 90.0, ("src/api/**", "src/db/"), ("schema.sql",), 2,
                          source=str(tmp_path / "settings.yaml"))
 
 
@@ -44,6 +45,8 @@ def test_an_empty_file_is_the_defaults(tmp_path: Path) -> None:
     ("boundaries: src/api\n", ["boundaries", "list of path globs"]),
     ("boundaries: ['/etc/**']\n", ["boundaries", "relative to the project root"]),
     ("boundaries: ['../x/**']\n", ["boundaries"]),
+    ("shared: schema.sql\n", ["shared", "list of path globs"]),
+    ("parallel: 17\n", ["parallel", "from 1 to 16"]),
     ("- 1\n- 2\n", ["must be a mapping"]),
     ("a: [\n", ["not valid YAML"]),
 ])

@@ -200,7 +200,9 @@ def _run_until_stopped(orch: Orchestrator, task: str | None) -> RunResult:
     except (KeyboardInterrupt, asyncio.CancelledError):
         running = orch.store.read_active() if orch.store.exists() else None
         steps = (running or {}).get("wave") or [(running or {}).get("step")]
-        where = (f"step {', '.join(map(str, steps))} left in progress; " if running else "")
+        where = ("" if not running else f"step {steps[0]} is left in progress; "
+                 if len(steps) == 1 else
+                 f"steps {', '.join(map(str, steps))} are left in progress; ")
         return RunResult(EXIT_INTERRUPTED, f"interrupted: {where}`maker run` continues "
                          "(or /maker:step in Claude Code)")
 

@@ -42,10 +42,10 @@ class Settings:
     max_fix_attempts: int = 2
     max_review_attempts: int = 1
     gate_attempts: int = 3
-    parallel: int = 4
     session_timeout: float = 1800.0  # 0: no limit
     boundaries: tuple[str, ...] = field(default_factory=tuple)
     shared: tuple[str, ...] = field(default_factory=tuple)
+    parallel: int = 4  # steps /maker:step starts at once when they may (issue 17)
     source: str = ""  # the file they came from ("" = the defaults)
 
 
