@@ -15,6 +15,18 @@ After each kill the next command (``maker status --json``) runs, and the tree of
 the tree after a clean run of it. Anything else is a corrupted outcome. Prints a table
 and exits 1 if any outcome was corrupted.
 
+The parallel steps' state changes (issue 17: ``WAVES``) run in a git project: two steps
+started in their worktrees ("wave start", two state changes one after the other: the
+state between them is accepted too), a step's change landed ("land", ``maker land 1``)
+and a landing that conflicts and sends the step to a new base ("land conflict → new
+base", ``maker land 1``). Their next command is what ``maker run`` does first (a landing
+put back, orphaned worktrees removed, a step's worktree made whole:
+``tests/unit/_crash_wave_states.after_kill``), and the state compared is the plans
+folder, the main checkout's files, each worktree's and git's list of worktrees. Their
+kill points are maker's own changes (strace follows no git child: its counts are per
+process, and a git killed alone is a failed git, not a killed maker); the random kills
+kill the whole process group, git's children in the middle of their work included.
+
     python benchmarks/crash_harness.py [--random 200] [--only "step start"] [--src DIR]
 
 Needs strace for part 1 (Debian: `apt-get install strace`); without it, part 1 is
@@ -24,9 +36,11 @@ skipped and said so. Part 2 needs nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -38,6 +52,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.unit._crash_states import awaiting, in_progress, snapshot, stopped  # noqa: E402
+from tests.unit._crash_wave_states import (  # noqa: E402
+    scratch_left,
+    wave_conflict,
+    wave_ready,
+    wave_snapshot,
+    wave_working,
+)
 from tests.unit._step_plans import handoff  # noqa: E402
 
 from maker.store.plan_store import PlanStore  # noqa: E402
@@ -83,6 +104,18 @@ COMMANDS: dict[str, tuple[Callable[[Path], PlanStore], list[str], str | None]] =
     "step reject": (awaiting, ["step", "reject", "2", "--notes", "Use the new schema"], None),
 }
 
+_STORE = ("from pathlib import Path; from maker.store.plan_store import PlanStore; "
+          "s = PlanStore(Path('plans').resolve())")
+_START = "from maker.executor.worktree_step import start_in_worktree as go; go(s, {}, 's')"
+_LAND = "import sys; sys.argv = ['maker', 'land', '1']; from maker.cli.main import main; main()"
+_NEXT = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(REPO)!r}); {_STORE}; "
+         "from tests.unit._crash_wave_states import after_kill; after_kill(s)"]
+# name: (starting state, its state changes (Python, one after another), the exit status)
+WAVES: dict[str, tuple[Callable[[Path], PlanStore], list[str], int]] = {
+    "wave start": (wave_ready, [_START.format(1), _START.format(2)], 0),
+    "land": (wave_working, [_LAND], 0),
+    "land conflict → new base": (wave_conflict, [_LAND], 1),  # (exit 1: not landed)
+}
 
 SRC = REPO / "src"  # the maker whose CLI is killed (--src: another checkout's, to compare)
 
@@ -99,10 +132,15 @@ def _env(project: Path) -> dict[str, str]:
 
 
 class Fixture:
+    wave = False
+
     def __init__(self, base: Path, name: str) -> None:
         self.base, self.name = base, name
         self.setup, self.args, self.stdin = COMMANDS[name]
         self.count = 0
+
+    def state(self, project: Path) -> dict[str, str]:
+        return snapshot(project / "plans")
 
     def fresh(self) -> Path:
         self.count += 1
@@ -151,13 +189,52 @@ class Fixture:
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
 
 
+class WaveFixture(Fixture):
+    """A command of ``WAVES``: its stages (``upto``: the first ones only) in one Python
+    process, in its own process group (a random kill takes its git children too)."""
+
+    wave = True
+
+    def __init__(self, base: Path, name: str) -> None:
+        self.base, self.name = base, name
+        self.setup, self.stages, self.rc = WAVES[name]
+        self.count, self.upto = 0, len(self.stages)
+
+    def state(self, project: Path) -> dict[str, str]:
+        got = wave_snapshot(project)
+        got.update({f"scratch {k}": "" for k in scratch_left(project)})
+        return got
+
+    def run(self, project: Path, prefix: list[str] | None = None,
+            kill_after: float | None = None) -> int:
+        code = "; ".join([_STORE, *self.stages[:self.upto]])
+        proc = subprocess.Popen([*(prefix or []), sys.executable, "-c", code], cwd=project,
+                                env=_env(project), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        if kill_after is not None:
+            time.sleep(kill_after)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        rc = proc.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # (a git the kill left behind)
+        return rc
+
+    def next_command(self, project: Path) -> None:
+        subprocess.run(_NEXT, cwd=project, env=_env(project), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=True)
+
+
 def _after_kill(fx: Fixture, project: Path, old: dict[str, str], new: dict[str, str],
-                where: str) -> str:
-    """Run the next command, then judge what it sees: ``old``, ``new`` or ``corrupted``
-    (a corrupted project is kept, and named, for a look)."""
+                where: str, between: list[dict[str, str]] | None = None) -> str:
+    """Run the next command, then judge what it sees: ``old``, ``new`` (or a state
+    ``between`` the stages of a wave command) or ``corrupted`` (a corrupted project is
+    kept, and named, for a look)."""
     fx.next_command(project)
-    after = snapshot(project / "plans")
-    outcome = "old" if after == old else "new" if after == new else "corrupted"
+    after = fx.state(project)
+    outcome = ("old" if after == old else "new" if after == new or after in (between or [])
+               else "corrupted")
     if outcome == "corrupted":
         print(f"  corrupted: {fx.name}, {where}: {project}")
     else:
@@ -165,30 +242,49 @@ def _after_kill(fx: Fixture, project: Path, old: dict[str, str], new: dict[str, 
     return outcome
 
 
-def every_change(fx: Fixture, old: dict[str, str], new: dict[str, str]) -> dict[str, int]:
+def every_change(fx: Fixture, old: dict[str, str], new: dict[str, str],
+                 between: list[dict[str, str]]) -> dict[str, int]:
     tally = {"old": 0, "new": 0, "corrupted": 0}
+    follow = [] if fx.wave else ["-f"]  # (a wave's git children: see the docstring)
     for family, calls in FAMILIES.items():
         for n in range(1, 500):
             project = fx.fresh()
-            rc = fx.run(project, ["strace", "-f", "-qq", "-o", os.devnull, "-e",
+            rc = fx.run(project, ["strace", *follow, "-qq", "-o", os.devnull, "-e",
                                   f"trace={calls}", "-e",
                                   f"inject={calls}:signal=KILL:when={n}"])
             if rc != -9 and rc != 137:
-                assert rc == 0, f"{fx.name}: the command failed on its own (exit {rc})"
+                want = fx.rc if isinstance(fx, WaveFixture) else 0
+                assert rc == want, f"{fx.name}: the command failed on its own (exit {rc})"
                 break
-            tally[_after_kill(fx, project, old, new, f"killed at {family} #{n}")] += 1
+            tally[_after_kill(fx, project, old, new, f"killed at {family} #{n}",
+                              between)] += 1
     return tally
 
 
 def random_kills(fx: Fixture, old: dict[str, str], new: dict[str, str], tries: int,
-                 span: float, rng: random.Random) -> dict[str, int]:
+                 span: float, rng: random.Random,
+                 between: list[dict[str, str]]) -> dict[str, int]:
     tally = {"old": 0, "new": 0, "corrupted": 0}
     for _ in range(tries):
         project = fx.fresh()
         # The changes come last, after the interpreter starts: aim at the run's end.
         fx.run(project, kill_after=rng.uniform(0.5 * span, 1.5 * span))
-        tally[_after_kill(fx, project, old, new, "random kill")] += 1
+        tally[_after_kill(fx, project, old, new, "random kill", between)] += 1
     return tally
+
+
+def _between(fx: Fixture) -> list[dict[str, str]]:
+    """The states after each stage but the last of a wave command (clean runs)."""
+    if not isinstance(fx, WaveFixture):
+        return []
+    out = []
+    for upto in range(1, len(fx.stages)):
+        fx.upto = upto
+        project = fx.fresh()
+        assert fx.run(project) == 0, f"{fx.name}: a clean run of its first stages failed"
+        out.append(fx.state(project))
+    fx.upto = len(fx.stages)
+    return out
 
 
 def main() -> int:
@@ -206,26 +302,28 @@ def main() -> int:
     if not have_strace:
         print("strace not found: the kill-before-every-change part is skipped "
               "(apt-get install strace)")
-    names = args.only or list(COMMANDS)
+    names = args.only or [*COMMANDS, *WAVES]
     total_bad = 0
-    print(f"{'command':<16} {'kill points':>11} {'corrupted':>9}   "
+    print(f"{'command':<24} {'kill points':>11} {'corrupted':>9}   "
           f"{'random kills':>12} {'old/new':>9} {'corrupted':>9}")
     with tempfile.TemporaryDirectory(prefix="maker-crash-") as tmp:
         for name in names:
-            fx = Fixture(Path(tmp), name)
+            fx = WaveFixture(Path(tmp), name) if name in WAVES else Fixture(Path(tmp), name)
+            between = _between(fx)
             project = fx.fresh()
-            old = snapshot(project / "plans")
+            old = fx.state(project)
             began = time.perf_counter()
-            assert fx.run(project) == 0, f"{name}: a clean run failed"
+            want = fx.rc if isinstance(fx, WaveFixture) else 0
+            assert fx.run(project) == want, f"{name}: a clean run failed"
             span = time.perf_counter() - began
-            new = snapshot(project / "plans")
+            new = fx.state(project)
             assert new != old, f"{name}: a clean run changed nothing"
-            every = every_change(fx, old, new) if have_strace else None
-            rand = random_kills(fx, old, new, args.random, span, rng)
+            every = every_change(fx, old, new, between) if have_strace else None
+            rand = random_kills(fx, old, new, args.random, span, rng, between)
             bad = rand["corrupted"] + (every["corrupted"] if every else 0)
             total_bad += bad
             points = f"{sum(every.values())}" if every else "skipped"
-            print(f"{name:<16} {points:>11} {every['corrupted'] if every else '-':>9}   "
+            print(f"{name:<24} {points:>11} {every['corrupted'] if every else '-':>9}   "
                   f"{args.random:>12} {rand['old']:>4}/{rand['new']:<4} "
                   f"{rand['corrupted']:>9}", flush=True)
     print(f"corrupted outcomes in all: {total_bad}")

@@ -16,8 +16,11 @@ runs again from the checkout as it now is (a fresh run sees the other change), a
 ``MAX_LAND_ATTEMPTS`` times. Landings are serialised by their own lock
 (``plans/.maker/land.lock``), not the plan lock, which a verification would hold for
 minutes. A kill while files are written leaves ``landing.json``: the next landing (or
-:func:`recover`) puts back every file the unfinished landing wrote, as it found it, so
-the main checkout is as before the landing or as after it, never half.
+:func:`recover`) puts back every file the unfinished landing wrote, as it found it, and
+removes the folders it made and its scratch files, so the main checkout is as before the
+landing or as after it, never half. ``landing.json`` goes only once the step file that
+records the landing is committed: a kill before that commit leaves the landing to be
+put back, a kill after it a landing to keep.
 """
 
 from __future__ import annotations
@@ -120,6 +123,30 @@ def _tree_states(project: Path, tree: str, paths: list[str]) -> dict[str, State]
                 else None) for p in paths}
 
 
+def _scratch(path: Path) -> Path:
+    return path.with_name(f".{path.name}.maker-{os.getpid()}")
+
+
+def _drop_scratch(path: Path) -> None:
+    """The scratch files a write of ``path`` cut short by a kill left beside it."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(path.parent):
+            if entry.name.startswith(f".{path.name}.maker-") and entry.name[
+                    len(path.name) + 8:].isdigit() and entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+
+
+def _new_folders(root: Path, writes: dict[str, State]) -> list[str]:
+    """The folders writing ``writes`` makes (none of them there yet), deepest first."""
+    made: set[str] = set()
+    for rel, state in writes.items():
+        parent = Path(rel).parent
+        while state is not None and parent != Path(".") and not (root / parent).exists():
+            made.add(parent.as_posix())
+            parent = parent.parent
+    return sorted(made, key=lambda d: (-d.count("/"), d))
+
+
 def _write(root: Path, rel: str, state: State) -> None:
     path = root / rel
     if state is None:
@@ -135,7 +162,7 @@ def _write(root: Path, rel: str, state: State) -> None:
         return
     if path.is_symlink():
         path.unlink()
-    scratch = path.with_name(f".{path.name}.maker-{os.getpid()}")
+    scratch = _scratch(path)
     with open(scratch, "wb") as handle:  # (whole, then renamed over: never half a file)
         handle.write(data)
         handle.flush()
@@ -179,13 +206,15 @@ def land(store: PlanStore, n: int) -> Landing:
             shown = ", ".join(clashes[:10]) + (" …" if len(clashes) > 10 else "")
             return Landing("conflict", n, clashes, f"the main checkout changed {shown} "
                            f"since step {n} started, and so did the step", end)
+        folders = _new_folders(project, writes)
         atomic_write(store.root / LANDING, json.dumps(
-            {"step": n, "base": base, "end": end, "files": sorted(writes)}))
+            {"step": n, "base": base, "end": end, "files": sorted(writes),
+             "folders": folders, "evidence": _evidence(store, n)}))
         for rel, state in writes.items():
             _write(project, rel, state)
         run = run_verification(store, project, step=n)
         if run.status == "failed":
-            _undo(store, n, base, end, sorted(writes))
+            _undo(store, base, end, sorted(writes), folders)
             bad = run.failed_command
             what = f"`{bad.command}` exited with {bad.exit_code}" if bad else run.status
             return Landing("failed", n, sorted(writes), f"with step {n}'s change, the "
@@ -195,7 +224,8 @@ def land(store: PlanStore, n: int) -> Landing:
             record.meta[LANDED_KEY] = utc_now()
             record.meta["landed_files"] = list(changed)
             store.save_step(record)
-            (store.root / LANDING).unlink()
+        # Only now, the step file committed (a kill before: the landing is put back).
+        (store.root / LANDING).unlink()
     # (after the landing lock: the step is landed, its worktree is no one's; a kill
     # before this leaves an orphan that ``prune_worktrees`` removes. Under the plan lock,
     # as every change to git's list of worktrees is: none races a `git worktree add`.)
@@ -232,15 +262,52 @@ def land_step(store: PlanStore, n: int) -> Landing:
     return landing
 
 
-def _undo(store: PlanStore, n: int, base: str, end: str, files: list[str]) -> None:
+def _evidence(store: PlanStore, n: int) -> str | None:
+    """Step ``n``'s verification record as it is before the landing runs its own."""
+    from maker.verify.runner import evidence_path
+
+    try:
+        return evidence_path(store, n).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def _put_back_evidence(store: PlanStore, n: int, text: str | None) -> None:
+    """Step ``n``'s verification record as it was before a landing a kill cut short
+    (the landing's own run, on a merged tree now undone, is not the step's)."""
+    from maker.verify.runner import evidence_path
+
+    path = evidence_path(store, n)
+    with store.lock():
+        try:  # (a record of the step's own run since, in its worktree, is kept)
+            ran_in = json.loads(path.read_text(encoding="utf-8")).get("project_dir")
+        except (OSError, ValueError, AttributeError):
+            ran_in = None
+        if ran_in != str(store.project):
+            return
+        if text is not None:
+            atomic_write(path, text)
+        elif path.exists():
+            path.unlink()
+            with contextlib.suppress(OSError):
+                path.parent.rmdir()  # (when the landing's record was its only one)
+
+
+def _undo(store: PlanStore, base: str, end: str, files: list[str],
+          folders: list[str]) -> None:
     """Put back, as the base had them, the files a landing wrote (those the main
-    checkout still holds as the step made them); then forget the landing."""
+    checkout still holds as the step made them), remove its scratch files and the
+    folders it made (those left empty); then forget the landing."""
     project = store.project
     before = _tree_states(project, base, files)
     after = _tree_states(project, end, files)
     for rel in files:
+        _drop_scratch(project / rel)
         if _main_state(project, rel) == after[rel]:
             _write(project, rel, before[rel])
+    for rel in folders:
+        with contextlib.suppress(OSError):
+            os.rmdir(project / rel)
     with contextlib.suppress(FileNotFoundError):
         (store.root / LANDING).unlink()
 
@@ -248,16 +315,29 @@ def _undo(store: PlanStore, n: int, base: str, end: str, files: list[str]) -> No
 def recover(store: PlanStore) -> None:
     """Finish what a killed landing left: done (the step records it landed) or undone."""
     path = store.root / LANDING
+    _drop_scratch_of(path)  # (a kill while landing.json was written)
     try:
         data = json.loads(path.read_text())
         n, base, end, files = data["step"], data["base"], data["end"], list(data["files"])
+        folders = [str(f) for f in data.get("folders") or []]
+        evidence = data.get("evidence", False)  # (False: not recorded, left as it is)
     except FileNotFoundError:
         return
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         path.unlink()  # (not a record maker can read: nothing to put back from it)
         return
     record = store.load_step(int(n))
     if record.meta.get(LANDED_KEY):
         path.unlink()
         return
-    _undo(store, int(n), str(base), str(end), [str(f) for f in files])
+    if evidence is None or isinstance(evidence, str):
+        _put_back_evidence(store, int(n), evidence)
+    _undo(store, str(base), str(end), [str(f) for f in files], folders)
+
+
+def _drop_scratch_of(path: Path) -> None:
+    """``atomic_write``'s scratch files of ``path`` (``.NAME.XXXXXXXX.tmp``)."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(path.parent):
+            if entry.name.startswith(f".{path.name}.") and entry.name.endswith(".tmp"):
+                os.unlink(entry.path)

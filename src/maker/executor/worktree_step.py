@@ -2,11 +2,15 @@
 removing the ones no step needs (issue 17).
 
 Each change happens under the plan lock, one after another (no two ``git worktree add``
-race on git's lock files), and the step file is written before the worktree is made:
-a kill between the two leaves a step that names a worktree not yet whole
-(``worktree_ready`` unset), which :func:`ensure_worktree` makes again from the recorded
-base. A folder under ``plans/.maker/worktrees/`` that no step in progress or awaiting
-approval names is an orphan, and :func:`prune_worktrees` removes it.
+race on git's lock files). The step file and the new worktree are made in one
+transaction of the plan lock: a kill before it commits puts the step file back, and the
+worktree it was making (whole or half) is a folder no step names: an orphan, which
+:func:`prune_worktrees` removes (with git's record of it). A step whose file names a
+worktree that is not whole (``worktree_ready`` unset, or the folder gone) gets it made
+again from its recorded base by :func:`ensure_worktree`. A worktree a step no longer
+needs (its old one, after a new base) is removed only once the transaction that gives
+the step its new one has committed: a kill before leaves the old state whole, the old
+worktree and the step's work in it included.
 """
 
 from __future__ import annotations
@@ -88,7 +92,7 @@ def start_in_worktree(store: PlanStore, n: int, session_id: str | None,
         record.meta["started_at"] = utc_now()
         record.meta["started_by"] = session_id or "cli"
         new_base(store, record)
-        store.save_step(record)  # (first: a kill after it leaves a worktree to make again)
+        store.save_step(record)  # (with the worktree, one transaction: see above)
         wave = sorted({r.number for r in running} | {n})
         runs = {str(r.number): str(r.meta.get("started_at") or "") for r in running}
         runs[str(n)] = record.meta["started_at"]
@@ -137,10 +141,11 @@ def on_new_base(store: PlanStore, n: int, why: str, kept: str | None = None,
         record.meta["started_at"] = utc_now()
         new_base(store, record)
         store.save_step(record)
-        if old is not None:
-            worktrees.remove_worktree(store.project, old)
         ensure_worktree(store, record)
-        return record
+    if old is not None:  # (committed: only now is the old worktree no step's)
+        with store.lock():
+            worktrees.remove_worktree(store.project, old)
+    return record
 
 
 def drop_worktree(store: PlanStore, record: StepRecord) -> None:
@@ -166,10 +171,14 @@ def prune_worktrees(store: PlanStore) -> list[str]:
                  if isinstance(r.meta.get(WORKTREE_KEY), str) and not r.meta.get(LANDED_KEY)}
         gone = []
         for entry in sorted(folder.iterdir()):
-            if entry.name != ".gitignore" and str(entry) not in needed:
-                _keep(store, named.get(str(entry)), entry)
-                worktrees.remove_worktree(store.project, entry)
-                gone.append(entry.name)
+            if entry.name == ".gitignore" or str(entry) in needed:
+                continue
+            if entry.is_symlink() or not entry.is_dir():  # (a scratch file a kill left)
+                entry.unlink(missing_ok=True)
+                continue
+            _keep(store, named.get(str(entry)), entry)
+            worktrees.remove_worktree(store.project, entry)
+            gone.append(entry.name)
         if gone:
             worktrees.prune(store.project)
         return gone

@@ -73,8 +73,16 @@ def ignore_folder(folder: Path) -> None:
     """Make ``folder`` (maker's worktrees) one git never lists: a ``.gitignore`` of ``*``."""
     folder.mkdir(parents=True, exist_ok=True)
     marker = folder / ".gitignore"
-    if not marker.is_file():
-        marker.write_text("# maker's worktrees: not the project's files\n*\n")
+    try:
+        if "*" in marker.read_text(encoding="utf-8").splitlines():
+            return
+    except (OSError, UnicodeDecodeError):
+        pass  # (none yet; or cut short by a kill, empty: written again)
+    for stale in folder.glob(".gitignore.maker-*"):  # (a kill's, before the rename)
+        stale.unlink(missing_ok=True)
+    scratch = folder / f".gitignore.maker-{os.getpid()}"
+    scratch.write_text("# maker's worktrees: not the project's files\n*\n")
+    os.replace(scratch, marker)  # (whole, or not there)
 
 
 def base_commit(project: Path, exclude: str) -> tuple[str, str]:
