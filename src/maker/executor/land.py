@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maker.core.clock import utc_now
+from maker.errors import MakerError
 from maker.store.atomic import atomic_write
 from maker.store.workspace import LANDED_KEY, worktree_of
 from maker.tools import worktrees
@@ -227,14 +228,24 @@ def recover(store: PlanStore) -> None:
     path = store.root / LANDING
     try:
         data = json.loads(path.read_text())
-        n, base, end, files = data["step"], data["base"], data["end"], list(data["files"])
+        n, base, end, files = data["step"], data["base"], data["end"], data["files"]
+        if not (isinstance(n, int) and not isinstance(n, bool) and isinstance(base, str)
+                and isinstance(end, str) and isinstance(files, list)
+                and all(isinstance(f, str) for f in files)):
+            raise TypeError("not a landing record")
     except FileNotFoundError:
         return
     except (OSError, ValueError, KeyError, TypeError):
         path.unlink()  # (not a record maker can read: nothing to put back from it)
         return
-    record = store.load_step(int(n))
-    if record.meta.get(LANDED_KEY):
-        path.unlink()
-        return
-    _undo(store, int(n), str(base), str(end), [str(f) for f in files])
+    try:
+        record = store.load_step(n)
+        if record.meta.get(LANDED_KEY):
+            path.unlink()
+            return
+        _undo(store, n, base, end, files)
+    except MakerError as exc:
+        raise worktrees.WorktreeError(
+            f"{path} records a landing of step {n} that a kill left unfinished, and maker "
+            f"cannot put it back ({exc}). Check the files it lists in the main checkout, "
+            "then delete it; no step lands until then.") from None
