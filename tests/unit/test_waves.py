@@ -64,7 +64,7 @@ def test_shared_files_and_the_projects_own() -> None:
 
 
 def test_writes_is_linted() -> None:
-    for bad in ("src/**", ["/etc/passwd"], ["../x"], [3], ["a"] * 201):
+    for bad in ("src/**", ["/etc/passwd"], ["../x"], [3], ["a"] * 201, ["src/{a,b}/**"]):
         with pytest.raises(PlanValidationError, match="writes"):
             parse_plan({"reasoning": "r", "plan": [step_data(0, -1, writes=bad)]})
     plan = parse_plan({"reasoning": "r", "plan": [step_data(0, -1, writes=[" src/** "])]})

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maker.core.clock import utc_now
+from maker.errors import MakerError
 from maker.store.atomic import atomic_write
 from maker.store.workspace import LANDED_KEY, worktree_of
 from maker.tools import worktrees
@@ -70,25 +71,6 @@ class Landing:
                 "reason": self.reason, "end": self.end, "again": self.again,
                 "failed": self.failed}
 
-    def text(self) -> str:
-        """What the step's executor (or a person) reads of it."""
-        n = self.step
-        if self.kind == "landed":
-            return (f"maker: step {n}'s change landed in the main checkout "
-                    f"({len(self.files)} file(s): {', '.join(self.files[:20])}), and its "
-                    "verification passed there. Nothing more is edited for this step: "
-                    "hand off now.")
-        if self.kind == "nothing":
-            return f"maker: step {n} has no worktree change to land ({self.reason or 'none'})."
-        if self.failed:
-            return (f"maker: step {n}'s change could not land: {self.reason}. It ran on a "
-                    f"new base {MAX_LAND_ATTEMPTS} times, and the step has failed: hand off "
-                    "with status: failed and this reason in blockers.")
-        return (f"maker: step {n}'s change could not land: {self.reason}. Nothing of it "
-                f"was kept in the main checkout. maker cut a new worktree from the main "
-                f"checkout as it is now: {self.again}. Do the step again there (the same "
-                f"relative paths; the other change is in it), then `maker verify --step "
-                f"{n}` and `maker land {n}` again.")
 
 
 @contextlib.contextmanager
@@ -318,7 +300,11 @@ def recover(store: PlanStore) -> None:
     _drop_scratch_of(path)  # (a kill while landing.json was written)
     try:
         data = json.loads(path.read_text())
-        n, base, end, files = data["step"], data["base"], data["end"], list(data["files"])
+        n, base, end, files = data["step"], data["base"], data["end"], data["files"]
+        if not (isinstance(n, int) and not isinstance(n, bool) and isinstance(base, str)
+                and isinstance(end, str) and isinstance(files, list)
+                and all(isinstance(f, str) for f in files)):
+            raise TypeError("not a landing record")
         folders = [str(f) for f in data.get("folders") or []]
         evidence = data.get("evidence", False)  # (False: not recorded, left as it is)
     except FileNotFoundError:
@@ -326,13 +312,19 @@ def recover(store: PlanStore) -> None:
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         path.unlink()  # (not a record maker can read: nothing to put back from it)
         return
-    record = store.load_step(int(n))
-    if record.meta.get(LANDED_KEY):
-        path.unlink()
-        return
-    if evidence is None or isinstance(evidence, str):
-        _put_back_evidence(store, int(n), evidence)
-    _undo(store, str(base), str(end), [str(f) for f in files], folders)
+    try:
+        record = store.load_step(n)
+        if record.meta.get(LANDED_KEY):
+            path.unlink()
+            return
+        if evidence is None or isinstance(evidence, str):
+            _put_back_evidence(store, n, evidence)
+        _undo(store, base, end, files, folders)
+    except MakerError as exc:
+        raise worktrees.WorktreeError(
+            f"{path} records a landing of step {n} that a kill left unfinished, and maker "
+            f"cannot put it back ({exc}). Check the files it lists in the main checkout, "
+            "then delete it; no step lands until then.") from None
 
 
 def _drop_scratch_of(path: Path) -> None:

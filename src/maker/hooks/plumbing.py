@@ -53,7 +53,7 @@ def plumbing_allow(hook: HookInput, command: str, step: int | None = None) -> Ou
     if found is None:
         return None
     what, number = found
-    if what in ("context", "verify --step") and (step is None or number != step):
+    if what in ("context", "verify --step", "land") and (step is None or number != step):
         return None
     if what == "verify --step" and hook.text("permission_mode") != "default":
         return None

@@ -79,6 +79,8 @@ def _entry_problem(item: Any) -> str:
         return f"has more than {_MAX_SEGMENTS} segments"
     if any(c in text for c in "\0\n\r"):
         return "holds a control character"
+    if "{" in text or "}" in text:  # (maker's globs have no braces: it would read them
+        return "uses braces ({a,b}): write each path as an entry of its own"  # literally)
     return ""
 
 

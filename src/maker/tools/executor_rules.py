@@ -46,7 +46,8 @@ def executor_decision(step: StepTools, tool: str, tool_input: Mapping[str, Any],
         return outside_tools(step.step, allowed, tool)
     # Through the module, so a test that replaces the guard replaces it here too.
     return guard.executor_refusal(tool, tool_input, cwd=cwd, plans_root=plans_root,
-                                  data_dirs=data_dirs, home=home, workspace=workspace)
+                                  data_dirs=data_dirs, home=home, workspace=workspace,
+                                  step=step.step)
 
 
 def outside_tools(number: int, allowed: list[str], tool: str) -> str:

@@ -37,14 +37,16 @@ _READERS = {"Read": "file_path", "NotebookRead": "notebook_path", "Grep": "path"
 
 def executor_refusal(tool: str, tool_input: Mapping[str, Any], *, cwd: Path,
                      plans_root: Path, data_dirs: tuple[Path, ...] | None = None,
-                     home: Path | None = None, workspace: Path | None = None) -> str | None:
+                     home: Path | None = None, workspace: Path | None = None,
+                     step: int | None = None) -> str | None:
     """Why the step executor may not make this call, or None when the guard allows it
     (the step's own tool list is checked apart, by ``maker.tools.permissions``).
 
     ``data_dirs`` defaults to ``maker_data_dirs()``, ``home`` to the user's home;
-    ``workspace`` is the worktree of a step run beside others (it writes only there).
+    ``workspace`` is the worktree of a step run beside others (it writes only there);
+    ``step``, the executor's own step (``maker land`` lands no other).
     """
-    guard = BashGuard(plans_root, data_dirs, home, workspace)
+    guard = BashGuard(plans_root, data_dirs, home, workspace, step=step)
     if tool == "Bash":
         command = tool_input.get("command")
         return guard.bash(command if isinstance(command, str) else "", cwd)
@@ -55,6 +57,8 @@ def executor_refusal(tool: str, tool_input: Mapping[str, Any], *, cwd: Path,
     path = resolve(cwd, value)
     if guard.inside(path, guard.key_dirs):
         return guard.key_text()
+    if tool in WRITERS and guard.workspace_git(path):
+        return guard.git_text()
     if workspace is not None and tool in WRITERS and not guard.in_workspace(path):
         return guard.workspace_text()
     if guard.in_workspace(path):

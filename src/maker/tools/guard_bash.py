@@ -56,6 +56,12 @@ _MAX_DEPTH = 4
 class BashGuard(Protected):
     """``Protected``'s places, checked in a Bash command and whatever it runs."""
 
+    def __init__(self, plans_root: Path, data_dirs: tuple[Path, ...] | None,
+                 home: Path | None, workspace: Path | None = None, *,
+                 step: int | None = None) -> None:
+        super().__init__(plans_root, data_dirs, home, workspace)
+        self.step = step  # the executor's own step: `maker land` lands no other
+
     def bash(self, command: str, cwd: Path) -> str | None:
         """Why ``command``, run in ``cwd``, is refused; None when it may run."""
         try:
@@ -184,6 +190,8 @@ class BashGuard(Protected):
         spilled = spill_reason(name, args, cwd, self.plans_root, data_dirs=self.data_dirs)
         if spilled:
             raise Refused(f"maker: {spilled}.")
+        if name in ("ln", "cp") and self.workspace:
+            self._link_targets(name, args, cwd)
         if name in _COPIERS and any(_maker_name([a]) for a in args):
             raise Refused(_STATE + " (Copying or linking maker's program is refused too.)")
         if name in _DESTROYERS or (name == "find" and "-delete" in args):
@@ -196,6 +204,24 @@ class BashGuard(Protected):
     def _maker(self, args: list[str]) -> None:
         if not is_allowed(args, EXECUTOR_COMMANDS, alone=True):
             raise Refused(_STATE)
+        if self.step is not None and args[:1] == ["land"] and args[1:] != [str(self.step)]:
+            raise Refused(f"maker: you run step {self.step}; `maker land` brings back that "
+                          f"step's change only: `maker land {self.step}`. Another step's "
+                          "executor lands its own, when its work is done.")
+
+    def _link_targets(self, name: str, args: list[str], cwd: Path) -> None:
+        """A symbolic link's target is read from the link's folder, not from ``cwd``:
+        checked there (``ln -s ../../../../x sub/l`` names the main checkout)."""
+        flags = [a for a in args if a.startswith("-") and a != "-"]
+        symbolic = any(a in ("--symbolic",) or (not a.startswith("--") and "s" in a[1:])
+                       for a in flags)
+        operands = [a for a in args if not (a.startswith("-") and a != "-")]
+        if not symbolic or len(operands) < 2:
+            return
+        link = resolve(cwd, operands[-1])
+        folder = link if link.is_dir() else link.parent
+        for target in operands[:-1]:
+            self.check_path(target, folder)
 
     def _cd(self, args: list[str], cwd: Path) -> Path:
         operands = [a for a in args if a not in ("-L", "-P", "-e", "-@", "--")]

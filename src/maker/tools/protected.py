@@ -73,6 +73,12 @@ class Protected:
                 "for a `git status` or `git diff`; no step changes them. If the step needs "
                 "a git setting, report it in your handoff for a person to make.")
 
+    def workspace_git(self, path: Path) -> bool:
+        """Whether ``path`` is the worktree's own ``.git`` file (it names the git dir
+        every git command there changes: pointed at the main repository, a `git commit`
+        in the worktree rewrites the main checkout's index and branch)."""
+        return any(path == w / ".git" for w in self.workspace)
+
     def in_workspace(self, path: Path) -> bool:
         return bool(self.workspace) and self.inside(path, self.workspace)
 
@@ -101,12 +107,16 @@ class Protected:
         path = resolve(cwd, text)
         if self.inside(path, self.key_dirs):
             raise Refused(self.key_text())
+        if self.workspace_git(path):
+            raise Refused(self.git_text())
         if self.in_workspace(path):
             return  # (inside plans/, yet the step's own worktree)
         if self.workspace and self.inside(path, self.main_dirs) and (
-                "/" in text or text.startswith(".")):
-            # (a path named outright; a bare name is the directory's it runs in, and the
-            # Bash guard runs a step's commands only in its worktree)
+                "/" in text or text.startswith(".")
+                or self.in_workspace(Path(os.path.abspath(cwd / text)))):
+            # (a path named outright, or a name in the worktree that a symlink takes out
+            # of it; a bare name is the directory's it runs in, and the Bash guard runs a
+            # step's commands only in its worktree)
             raise Refused(self.workspace_text(text))
         if self.inside(path, self.plan_dirs):
             raise Refused(self.plans_text(text))

@@ -18,6 +18,8 @@ __all__ = ["spill_reason"]
 _INTO = frozenset({"cp", "mv", "rsync", "install", "scp", "ln", "link"})
 _TARGET_DIR = ("-t", "--target-directory")
 _FIND_ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete"})
+_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
+                         "--config-env", "--exec-path"})
 _GIT_OVER = frozenset({"stash", "checkout", "restore", "reset", "switch", "clean", "apply",
                        "am", "merge", "rebase", "pull", "worktree"})
 
@@ -112,8 +114,11 @@ def _spill(name: str, args: list[str], cwd: Path, guarded: list[tuple[str, str]]
             return (f"`find` would act on files in {where}; start it in a folder that "
                     "does not hold plans/")
     elif name == "git":
-        sub = next((a for a in args if not a.startswith("-")), "")
-        rest = _operands(args[args.index(sub) + 1:]) if sub else []
+        i = 0  # (git's own options, some with a value: `git -C . reset --hard`)
+        while i < len(args) and args[i].startswith("-"):
+            i += 2 if args[i] in _GIT_VALUED else 1
+        sub = args[i] if i < len(args) else ""
+        rest = _operands(args[i + 1:]) if sub else []
         reaches = sub in ("stash", "clean") or (
             sub in ("checkout", "restore", "reset")
             and ("--hard" in args or any(_covers(a, cwd, plans) for a in rest)))
