@@ -92,9 +92,6 @@ def test_an_executor_cannot_land_the_other_step(project: Path) -> None:
                              home=project.parent) is None
 
 
-@pytest.mark.xfail(strict=True, reason="defect: a step that turns folder `a/` into a file "
-                   "`a` can never land: the folder still in the main checkout reads as "
-                   "the person's change (a conflict), so it runs again until it fails")
 def test_a_folder_replaced_by_a_file_lands(project: Path) -> None:
     """The step turns folder `a/` into a file `a` (nothing else touched `a/`)."""
     store = _branches(project)
@@ -102,16 +99,28 @@ def test_a_folder_replaced_by_a_file_lands(project: Path) -> None:
     tree = worktree_of(store, store.load_step(1))
     assert tree is not None
     _sh(tree, "rm -r a && printf 'now a file\\n' > a")
-    try:
-        landing = land(store, 1)
-    except MakerError:
-        landing = None  # a clear error is acceptable; a traceback or half a tree is not
-    if landing is not None:
-        assert landing.kind == "landed"
-        assert (project / "a").read_text() == "now a file\n"
-    else:
-        assert (project / "a" / "x.txt").read_text() == "a\n"
-        assert not (store.root / LANDING).exists()
+    landing = land(store, 1)
+    assert landing.kind == "landed", landing.reason
+    assert (project / "a").read_text() == "now a file\n"
+
+
+def test_a_file_replaced_by_a_folder_lands_and_a_failed_check_puts_the_folder_back(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = _branches(project)
+    start_in_worktree(store, 1, "s")
+    tree = worktree_of(store, store.load_step(1))
+    assert tree is not None
+    _sh(tree, "rm -r a && printf 'now a file\\n' > a")
+    monkeypatch.setenv("TEST_CMD", "false")  # the merged tree's check fails: undone
+    assert land(store, 1).kind == "failed"
+    assert (project / "a" / "x.txt").read_text() == "a\n"
+    start_in_worktree(store, 2, "s")
+    other = worktree_of(store, store.load_step(2))
+    assert other is not None
+    _sh(other, "rm b/y.txt && mkdir -p b/y.txt && printf 'inside\\n' > b/y.txt/z")
+    monkeypatch.setenv("TEST_CMD", "true")
+    assert land(store, 2).kind == "landed"
+    assert (project / "b" / "y.txt" / "z").read_text() == "inside\n"
 
 
 def test_a_garbled_landing_record_is_set_aside_or_named(project: Path) -> None:

@@ -51,6 +51,7 @@ LANDING = os.path.join(".maker", "landing.json")
 _LOCK = os.path.join(".maker", "land.lock")
 MAX_LAND_ATTEMPTS = 3  # runs of a step on a new base after a conflict or a failed check
 State = tuple[str, bytes] | None  # (git mode, bytes) of a file; None: no such file
+_FOLDER: State = ("dir", b"")  # a folder where a file could be
 
 
 @dataclass
@@ -94,9 +95,19 @@ def _main_state(root: Path, rel: str) -> State:
     if stat.S_ISLNK(info.st_mode):
         return "120000", os.fsencode(os.readlink(path))
     if not stat.S_ISREG(info.st_mode):
-        return "dir", b""  # a folder where the file was: never equal to a file
+        return _FOLDER  # a folder where the file was: never equal to a file
     mode = "100755" if info.st_mode & stat.S_IXUSR else "100644"
     return mode, path.read_bytes()
+
+
+def _folder_as_base(project: Path, rel: str, before: dict[str, State]) -> bool:
+    """Whether the main checkout's folder ``rel`` holds just the base's files there."""
+    for folder, _, names in os.walk(project / rel):
+        for name in names:
+            inner = os.path.relpath(os.path.join(folder, name), project).replace(os.sep, "/")
+            if inner not in before or _main_state(project, inner) != before[inner]:
+                return False
+    return True
 
 
 def _tree_states(project: Path, tree: str, paths: list[str]) -> dict[str, State]:
@@ -144,6 +155,8 @@ def _write(root: Path, rel: str, state: State) -> None:
         return
     if path.is_symlink():
         path.unlink()
+    elif path.is_dir():
+        path.rmdir()  # (a folder the step replaced by a file: emptied by its deletions)
     scratch = _scratch(path)
     with open(scratch, "wb") as handle:  # (whole, then renamed over: never half a file)
         handle.write(data)
@@ -180,7 +193,8 @@ def land(store: PlanStore, n: int) -> Landing:
         clashes = []
         for rel in changed:
             now = _main_state(project, rel)
-            if now == before[rel]:
+            if now == before[rel] or (now == _FOLDER and before[rel] is None
+                                      and _folder_as_base(project, rel, before)):
                 writes[rel] = after[rel]
             elif now != after[rel]:
                 clashes.append(rel)
@@ -192,8 +206,8 @@ def land(store: PlanStore, n: int) -> Landing:
         atomic_write(store.root / LANDING, json.dumps(
             {"step": n, "base": base, "end": end, "files": sorted(writes),
              "folders": folders, "evidence": _evidence(store, n)}))
-        for rel, state in writes.items():
-            _write(project, rel, state)
+        for rel in sorted(writes, key=lambda r: writes[r] is not None):  # (deletions first)
+            _write(project, rel, writes[rel])
         run = run_verification(store, project, step=n)
         if run.status == "failed":
             _undo(store, base, end, sorted(writes), folders)
