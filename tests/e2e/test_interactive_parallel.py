@@ -25,6 +25,7 @@ from maker_scripted.replies import ToolUseBlock
 
 from ._maker import step, write_plan
 from .conftest import StartInteractive
+from .test_maker_run_parallel import plan
 
 pytestmark = pytest.mark.e2e
 
@@ -37,16 +38,8 @@ _TREE = re.compile(r"has a git worktree of its own: (\S+)")
 
 
 def two_steps(files: tuple[str, str], writes: tuple[list[str], list[str]]) -> dict[str, Any]:
-    def one(n: int) -> dict[str, Any]:
-        return {"step": n, "task_type": "action_step", "title": f"Write {files[n]}",
-                "task_description": f"Write {files[n]}.", "primary_tools": ["Write", "Bash"],
-                "fallback_tools": [], "primary_tool_instructions": "Write the file.",
-                "fallback_tool_instructions": "None.", "input_variables": [],
-                "output_variable": f"step_{n}_output", "output_schema": "{files: list}",
-                "next_step_sequence_number": 1 if n == 0 else -1, "depends_on": [],
-                "writes": writes[n]}
-    return {"task": "Write two files", "reasoning": "Two independent files.",
-            "plan": [one(0), one(1)]}
+    """Two independent steps, each writing one file (the headless tests' plan)."""
+    return plan(writes, files)
 
 
 class WaveMain:
@@ -99,10 +92,7 @@ def executors(work: dict[int, list[tuple[str, str]]]) -> list[Any]:
         done = sum(1 for m in request.messages if m.get("role") == "assistant")
         files = work[n]
         if done == 0:
-            return Reply.of(ToolUseBlock("Bash", {"command": f"maker context {n}",
-                                                  "description": "Read my brief"}),
-                            ToolUseBlock("Bash", {"command": f"maker orient {n} none",
-                                                  "description": "Orient"}))
+            return reads_brief_and_orients(n)
         if done == 1:
             found = _TREE.search(request.all_text)
             assert found, request.last_user_text[-1500:]
@@ -118,6 +108,14 @@ def executors(work: dict[int, list[tuple[str, str]]]) -> list[Any]:
                                 files=[f for f, _ in files]))
 
     return [turn] * sum(len(files) + 3 for files in work.values())
+
+
+def reads_brief_and_orients(n: int) -> Reply:
+    """An executor's first turn: its brief and its orientation, in one message."""
+    return Reply.of(ToolUseBlock("Bash", {"command": f"maker context {n}",
+                                          "description": "Read my brief"}),
+                    ToolUseBlock("Bash", {"command": f"maker orient {n} none",
+                                          "description": "Orient"}))
 
 
 def committed(project: Path) -> None:
@@ -225,10 +223,7 @@ def conflicting_executors(store: PlanStore) -> list[Any]:
         done = sum(1 for m in request.messages if m.get("role") == "assistant")
         last = request.last_user_text
         if done == 0:
-            return Reply.of(ToolUseBlock("Bash", {"command": f"maker context {n}",
-                                                  "description": "Read my brief"}),
-                            ToolUseBlock("Bash", {"command": f"maker orient {n} none",
-                                                  "description": "Orient"}))
+            return reads_brief_and_orients(n)
         if n == 0:
             return [tool("Write", file_path=f"{tree(0)}/a.txt", content="a\nstep 0's line\n"),
                     tool("Bash", command="maker land 0", description="Land"),

@@ -50,14 +50,17 @@ def _die_before(n: int) -> None:
         setattr(os, name, arm(getattr(os, name)))
 
 
-def run_killed(op: Callable[[PlanStore], object], store: PlanStore, n: int) -> bool:
-    """Run ``op`` in a child killed before its n-th change; True if it was killed."""
+def run_killed(op: Callable[[PlanStore], object], store: PlanStore, n: int,
+               arm: Callable[[int], None] | None = None) -> bool:
+    """Run ``op`` in a child killed before its n-th change (``arm(n)`` sets the kill up:
+    by default, before the n-th rename, unlink, mkdir, rmdir or link); True if it was
+    killed."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads (xdist)
         pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         try:
-            _die_before(n)
+            (arm or _die_before)(n)
             op(store)
         except BaseException:
             os._exit(1)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from ._crash_wave_states import (
     wave_snapshot,
     wave_working,
 )
+from .test_crash import run_killed
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 
@@ -86,21 +86,8 @@ def _die_at(n: int, at: str | None = None) -> None:
 
 
 def _run_killed(ops: list[Op], store: PlanStore, n: int, at: str | None = None) -> bool:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads (xdist)
-        pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        try:
-            _die_at(n, at)
-            for op in ops:
-                op(store)
-        except BaseException:
-            os._exit(1)
-        os._exit(0)
-    _, status = os.waitpid(pid, 0)
-    code = os.waitstatus_to_exitcode(status)
-    assert code in (0, _DIED), f"the operation failed on its own (exit {code})"
-    return code == _DIED
+    return run_killed(lambda s: [op(s) for op in ops], store, n,
+                      lambda k: _die_at(k, at))
 
 
 # name: (starting state, operations one after another: each is one state change)
