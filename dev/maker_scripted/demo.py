@@ -43,10 +43,10 @@ from maker_scripted.scenarios import (
 )
 from maker_scripted.turns import (
     EXECUTOR,
-    FEEDBACK,
     PLANNER,
     after_feedback,
     executor_writes,
+    hook_feedback,
     main_reports_decision,
     main_shows_status,
 )
@@ -258,10 +258,9 @@ class _Narrator:
                           "for the model")
 
     def _what_came_back(self, agent: str, request: RecordedRequest) -> None:
-        text = request.last_user_text
-        if text.startswith(FEEDBACK):
+        reason = hook_feedback(request.last_user_text)
+        if reason is not None:
             hook = "SubagentStop" if agent != MAIN else "Stop"
-            reason = text[len(FEEDBACK):]
             self.say.line("maker", f"{hook} hook BLOCKED that answer (nothing recorded) and "
                           "sent it back:\n" + reason)
             return
@@ -301,7 +300,7 @@ class _Narrator:
 
 
 def _describe_text(agent: str, request: RecordedRequest, text: str) -> str:
-    again = request.last_user_text.startswith(FEEDBACK)
+    again = hook_feedback(request.last_user_text) is not None
     if agent == PLANNER:
         return ("the corrected plan YAML" if again else "its plan YAML") + \
             f" ({len(text.splitlines())} lines) as its final message"

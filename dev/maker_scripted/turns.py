@@ -35,6 +35,7 @@ __all__ = [
     "DECIDED",
     "EXECUTOR",
     "FEEDBACK",
+    "hook_feedback",
     "PLANNER",
     "Turn",
     "after_feedback",
@@ -62,7 +63,19 @@ __all__ = [
 PLANNER = "planner"
 EXECUTOR = "step-executor"
 FEEDBACK = "Stop hook feedback:\n"
-"""How Claude Code hands a Stop/SubagentStop block's reason to the model."""
+"""How Claude Code 2.1.330 hands a Stop/SubagentStop block's reason to the model."""
+# Claude Code 2.1.331: `<Event> hook blocking error from command: "<command>": <reason>`,
+# after whatever system reminder the message carries.
+_BLOCKED = re.compile(r'(?:Subagent)?Stop hook blocking error from command: ".*?": ', re.S)
+
+
+def hook_feedback(text: str) -> str | None:
+    """The reason a Stop or SubagentStop hook's block gave the model, from the text the
+    client sent it (either client's wording); None when the text carries none."""
+    if text.startswith(FEEDBACK):
+        return text[len(FEEDBACK):]
+    found = _BLOCKED.search(text)
+    return text[found.end():] if found else None
 
 Turn = Callable[[RecordedRequest], Reply]
 
@@ -278,7 +291,7 @@ def main_reports_decision() -> Turn:
 def expect_feedback(request: RecordedRequest, expected: Iterable[str]) -> str:
     """The hook's feedback the request ends with, which must say each of ``expected``."""
     text = request.last_user_text
-    if not text.startswith(FEEDBACK):
+    if hook_feedback(text) is None:
         raise off_script(request, "expected the hook's 'Stop hook feedback'")
     missing = [e for e in expected if e not in text]
     if missing:

@@ -10,7 +10,6 @@ from typing import Any
 
 from harness.queries import tool_uses
 from harness.scenarios import (
-    FEEDBACK,
     find_plugin_root,
     greeting_plan,
     handoff,
@@ -24,6 +23,7 @@ from maker.planner.linter import lint_text
 from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord
 from maker_scripted import ClaudeRun, FakeMessagesAPI
+from maker_scripted.turns import hook_feedback
 
 PLUGIN_ROOT = find_plugin_root()
 
@@ -64,7 +64,7 @@ def step(project: Path, n: int) -> StepRecord:
 def feedback(api: FakeMessagesAPI, agent: str) -> list[str]:
     """Every 'Stop hook feedback' that ``agent`` was sent, in order."""
     return [r.last_user_text for r in api.requests_for(agent)
-            if r.last_user_text.startswith(FEEDBACK)]
+            if hook_feedback(r.last_user_text) is not None]
 
 
 def tool_names(run: ClaudeRun) -> list[str]:

@@ -24,6 +24,7 @@ from maker_scripted import (
     RecordedRequest,
     Reply,
 )
+from maker_scripted.turns import hook_feedback
 
 pytestmark = pytest.mark.e2e
 
@@ -283,10 +284,10 @@ def test_stop_hooks_get_json_on_stdin_and_block_with_feedback(
     assert run.result == "main second stop"
     fake_api.assert_done()
     helper = fake_api.requests_for("helper")
-    assert helper[1].last_user_text == "Stop hook feedback:\nSUB: fix field x"
+    assert hook_feedback(helper[1].last_user_text) == "SUB: fix field x"
     assert "SubagentStop hook blocking error from command" in helper[1].latest_text
     main = fake_api.requests_for("main")
-    assert main[2].last_user_text == "Stop hook feedback:\nMAIN: no handoff yet"
+    assert hook_feedback(main[2].last_user_text) == "MAIN: no handoff yet"
     # The report that reaches the main agent is the answer the hook let through.
     assert subagent_report(main[1].tool_results[0].text) == "helper corrected answer"
 
