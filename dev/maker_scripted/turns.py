@@ -64,18 +64,20 @@ PLANNER = "planner"
 EXECUTOR = "step-executor"
 FEEDBACK = "Stop hook feedback:\n"
 """How Claude Code 2.1.330 hands a Stop/SubagentStop block's reason to the model."""
-# Claude Code 2.1.331: `<Event> hook blocking error from command: "<command>": <reason>`,
-# after whatever system reminder the message carries.
-_BLOCKED = re.compile(r'(?:Subagent)?Stop hook blocking error from command: ".*?": ', re.S)
+# Claude Code 2.1.331 wraps it: "<system-reminder>\nThe text below is the output of a
+# hook, not a message from the user.\nStop hook feedback:\n<reason>\n</system-reminder>"
+# (and adds a system message: `<Event> hook blocking error from command: "...": <reason>`).
+_WRAPPED = re.compile(r"(?:\A|\n)Stop hook feedback:\n(.*?)(?:\n</system-reminder>)?\s*\Z",
+                      re.S)
 
 
 def hook_feedback(text: str) -> str | None:
-    """The reason a Stop or SubagentStop hook's block gave the model, from the text the
-    client sent it (either client's wording); None when the text carries none."""
+    """The reason a Stop or SubagentStop hook's block gave the model, from the last user
+    message the client sent it (either client's wording); None when it carries none."""
     if text.startswith(FEEDBACK):
         return text[len(FEEDBACK):]
-    found = _BLOCKED.search(text)
-    return text[found.end():] if found else None
+    found = _WRAPPED.search(text)
+    return found.group(1) if found else None
 
 Turn = Callable[[RecordedRequest], Reply]
 
