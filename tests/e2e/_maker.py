@@ -62,9 +62,10 @@ def step(project: Path, n: int) -> StepRecord:
 
 
 def feedback(api: FakeMessagesAPI, agent: str) -> list[str]:
-    """Every 'Stop hook feedback' that ``agent`` was sent, in order."""
-    return [r.last_user_text for r in api.requests_for(agent)
-            if hook_feedback(r.last_user_text) is not None]
+    """Every 'Stop hook feedback' that ``agent`` was sent, in order, as
+    ``Stop hook feedback:\n<reason>`` whichever client's wording carried it."""
+    said = [hook_feedback(r.last_user_text) for r in api.requests_for(agent)]
+    return [f"Stop hook feedback:\n{reason}" for reason in said if reason is not None]
 
 
 def tool_names(run: ClaudeRun) -> list[str]:

@@ -31,7 +31,7 @@ from harness.scenarios import (
 )
 from maker.verify.detect import ENV_VARS
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply, ToolUseBlock
-from maker_scripted.turns import working_dir
+from maker_scripted.turns import hook_feedback, working_dir
 
 from ._maker import PLUGIN_ROOT, Run, feedback, git_trap, step, write_plan
 
@@ -43,7 +43,7 @@ GOOD_0 = handoff(0, {"files": ["hello.txt"]}, summary="Wrote hello.txt.", files=
 
 def runs_verify_after_the_gate_asks(request: RecordedRequest) -> Reply:
     text = request.last_user_text
-    assert text.startswith("Stop hook feedback:"), text
+    assert hook_feedback(text) is not None, text
     assert "no verification run is recorded for this step" in text
     assert "run `maker verify --step 0`" in text
     return tool("Bash", command="maker verify --step 0", description="Verify step 0")
