@@ -165,7 +165,7 @@ def run_session_demo(echo: Echo, *, plugin_root: Path, keep: bool = False,
                         _screen(say, terminal.text(), stage.prompt, "the question, on screen",
                                 whole=True)
                         say.line("you press", f"Enter: {APPROVE}", essential=True)
-                        terminal.press("enter")
+                        terminal.choose()
                     terminal.wait(_over(api, terminal, stage.done), f"stage {number} to end",
                                   timeout)
                     _screen(say, terminal.text(), stage.prompt, "the screen")

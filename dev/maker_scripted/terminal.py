@@ -34,6 +34,7 @@ __all__ = ["Terminal", "seed_config", "start_claude"]
 
 COLUMNS, ROWS = 140, 50
 PROMPT = "❯"
+QUESTION_FOOTER = "Enter to select"
 
 
 class Terminal:
@@ -115,6 +116,23 @@ class Terminal:
         codes = {"up": "\x1b[A", "down": "\x1b[B", "enter": "\r", "escape": "\x1b",
                  "tab": "\t", "shift-tab": "\x1b[Z"}
         self.child.send(codes[key])
+
+    def choose(self, key: str = "enter", *, attempts: int = 4, settle: float = 3.0) -> None:
+        """Answer the question on screen with ``key`` (Enter: the highlighted option).
+
+        The client draws a question a moment before its list accepts keys, so a key sent
+        at once can be lost: the key is sent again while the question's footer
+        ("Enter to select") stays on screen. A repeat that lands after the question has
+        gone meets an empty input box, where Enter does nothing."""
+        for _ in range(attempts):
+            self.press(key)
+            deadline = time.monotonic() + settle
+            while time.monotonic() < deadline:
+                if QUESTION_FOOTER not in self.text():
+                    return
+                time.sleep(0.05)
+        raise AssertionError(f"the question stayed on screen after {attempts} presses of "
+                             f"{key!r}; the screen shows:\n{self.text()}")
 
     def submit(self, text: str, timeout: float = 10.0) -> None:
         """Type ``text`` at the prompt and press Enter, once the input box shows it (a

@@ -140,7 +140,7 @@ def test_step_approved_by_the_person_answering_the_question(
 
     terminal.wait_for_text(APPROVE, TIMEOUT)  # the question, on the screen
     assert step(project, 0).status == "awaiting-approval"
-    terminal.press("enter")  # the first option: approve
+    terminal.choose()  # the first option: approve
     finished(terminal, fake_api, "STEP_COMPLETE")
     fake_api.assert_done()
     record = step(project, 0)

@@ -61,7 +61,7 @@ def test_the_person_starts_a_blocked_step_anyway_from_the_question(
 
     terminal.wait_for_text("Start step 1 anyway", TIMEOUT)  # maker's question, on screen
     assert step(project, 1).status == "pending"  # nothing starts before the person says
-    terminal.press("enter")  # the first option: start it anyway
+    terminal.choose()  # the first option: start it anyway
 
     finished(terminal, fake_api, "STEP_COMPLETE")
     fake_api.assert_done()

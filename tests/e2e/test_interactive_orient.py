@@ -110,7 +110,7 @@ def test_a_major_deviation_goes_to_the_person_who_approves_the_revised_step(
     refused = [r.text for req in fake_api.requests_for(EXECUTOR) for r in req.tool_results
                if r.is_error]
     assert any("awaits a person's decision" in t for t in refused), refused
-    terminal.press("enter")  # the first option: approve the revised step
+    terminal.choose()  # the first option: approve the revised step
 
     finished(terminal, fake_api, "STEP_AWAITING_APPROVAL")
     fake_api.assert_done()
