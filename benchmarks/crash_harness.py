@@ -303,6 +303,10 @@ def main() -> int:
         print("strace not found: the kill-before-every-change part is skipped "
               "(apt-get install strace)")
     names = args.only or [*COMMANDS, *WAVES]
+    unknown = [n for n in names if n not in COMMANDS and n not in WAVES]
+    if unknown:
+        parser.error(f"--only {unknown[0]!r} is not a command the harness knows; "
+                     f"choose from: {', '.join(repr(n) for n in [*COMMANDS, *WAVES])}")
     total_bad = 0
     print(f"{'command':<24} {'kill points':>11} {'corrupted':>9}   "
           f"{'random kills':>12} {'old/new':>9} {'corrupted':>9}")
