@@ -29,14 +29,24 @@ import contextlib
 import fcntl
 import json
 import os
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maker.core.clock import utc_now
-from maker.errors import MakerError
+from maker.errors import MakerError, StepError
+from maker.executor.land_files import (
+    FOLDER,
+    State,
+    blocked,
+    drop_scratch,
+    folder_as_base,
+    main_state,
+    new_folders,
+    tree_states,
+    write,
+)
 from maker.store.atomic import atomic_write
 from maker.store.workspace import LANDED_KEY, worktree_of
 from maker.tools import worktrees
@@ -50,8 +60,6 @@ __all__ = ["LANDING", "MAX_LAND_ATTEMPTS", "Landing", "land", "land_step", "reco
 LANDING = os.path.join(".maker", "landing.json")
 _LOCK = os.path.join(".maker", "land.lock")
 MAX_LAND_ATTEMPTS = 3  # runs of a step on a new base after a conflict or a failed check
-State = tuple[str, bytes] | None  # (git mode, bytes) of a file; None: no such file
-_FOLDER: State = ("dir", b"")  # a folder where a file could be
 
 
 @dataclass
@@ -86,89 +94,10 @@ def _land_lock(store: PlanStore) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _main_state(root: Path, rel: str) -> State:
-    path = root / rel
-    try:
-        info = os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    if stat.S_ISLNK(info.st_mode):
-        return "120000", os.fsencode(os.readlink(path))
-    if not stat.S_ISREG(info.st_mode):
-        return _FOLDER  # a folder where the file was: never equal to a file
-    mode = "100755" if info.st_mode & stat.S_IXUSR else "100644"
-    return mode, path.read_bytes()
-
-
-def _folder_as_base(project: Path, rel: str, before: dict[str, State]) -> bool:
-    """Whether the main checkout's folder ``rel`` holds just the base's files there."""
-    for folder, _, names in os.walk(project / rel):
-        for name in names:
-            inner = os.path.relpath(os.path.join(folder, name), project).replace(os.sep, "/")
-            if inner not in before or _main_state(project, inner) != before[inner]:
-                return False
-    return True
-
-
-def _tree_states(project: Path, tree: str, paths: list[str]) -> dict[str, State]:
-    entries = worktrees.read_entries(project, tree, paths)
-    return {p: ((entries[p][0], worktrees.blob(project, entries[p][1])) if p in entries
-                else None) for p in paths}
-
-
-def _scratch(path: Path) -> Path:
-    return path.with_name(f".{path.name}.maker-{os.getpid()}")
-
-
-def _drop_scratch(path: Path) -> None:
-    """The scratch files a write of ``path`` cut short by a kill left beside it."""
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(path.parent):
-            if entry.name.startswith(f".{path.name}.maker-") and entry.name[
-                    len(path.name) + 8:].isdigit() and entry.is_file(follow_symlinks=False):
-                os.unlink(entry.path)
-
-
-def _new_folders(root: Path, writes: dict[str, State]) -> list[str]:
-    """The folders writing ``writes`` makes (none of them there yet), deepest first."""
-    made: set[str] = set()
-    for rel, state in writes.items():
-        parent = Path(rel).parent
-        while state is not None and parent != Path(".") and not (root / parent).exists():
-            made.add(parent.as_posix())
-            parent = parent.parent
-    return sorted(made, key=lambda d: (-d.count("/"), d))
-
-
-def _write(root: Path, rel: str, state: State) -> None:
-    path = root / rel
-    if state is None:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-        return
-    mode, data = state
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if mode == "120000":
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-        os.symlink(os.fsdecode(data), path)
-        return
-    if path.is_symlink():
-        path.unlink()
-    elif path.is_dir():
-        path.rmdir()  # (a folder the step replaced by a file: emptied by its deletions)
-    scratch = _scratch(path)
-    with open(scratch, "wb") as handle:  # (whole, then renamed over: never half a file)
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.chmod(scratch, 0o755 if mode == "100755" else 0o644)
-    os.replace(scratch, path)
-
-
 def land(store: PlanStore, n: int) -> Landing:
     """Bring step ``n``'s change into the main checkout (see the module's docstring).
-    Raises ``worktrees.WorktreeError`` when git cannot read the step's worktree."""
+    Raises StepError for a step not in progress, ``worktrees.WorktreeError`` when git
+    cannot read the step's worktree or a file name is not UTF-8."""
     from maker.verify.runner import run_verification
 
     # The step's worktree is read before the lock (it is the step's alone, and its
@@ -179,35 +108,45 @@ def land(store: PlanStore, n: int) -> Landing:
         record = store.load_step(n)
         path = worktree_of(store, record)
         base = record.meta.get("measured_from")
-        if path is None or not isinstance(base, str):
+        if path is None or not isinstance(base, str) or record.meta.get(LANDED_KEY):
             return Landing("nothing", n)
+        if record.status != "in-progress":
+            raise StepError(f"step {n} is {record.status}: only a step in progress lands "
+                            "its change", n)
         if read is None or read[:2] != (path, base):  # (it changed meanwhile: read again)
             read = _read_worktree(store, n)
         if read is None or read[:2] != (path, base):
             raise worktrees.WorktreeError(f"maker cannot read step {n}'s worktree {path}")
         _, _, end, changed = read
         project = store.project
-        before = _tree_states(project, base, changed)
-        after = _tree_states(project, end, changed)
+        before = tree_states(project, base, changed)
+        after = tree_states(project, end, changed)
         writes: dict[str, State] = {}
         clashes = []
         for rel in changed:
-            now = _main_state(project, rel)
-            if now == before[rel] or (now == _FOLDER and before[rel] is None
-                                      and _folder_as_base(project, rel, before)):
+            now = main_state(project, rel)
+            if now == before[rel] or (now == FOLDER and before[rel] is None
+                                      and folder_as_base(project, rel, before)):
                 writes[rel] = after[rel]
             elif now != after[rel]:
                 clashes.append(rel)
+        clashes += [f"{rel} (its folder {link} is a symlink or a file)" for rel in writes
+                    if writes[rel] is not None and (link := blocked(project, rel, writes))]
         if clashes:
             shown = ", ".join(clashes[:10]) + (" …" if len(clashes) > 10 else "")
             return Landing("conflict", n, clashes, f"the main checkout changed {shown} "
                            f"since step {n} started, and so did the step", end)
-        folders = _new_folders(project, writes)
+        folders = new_folders(project, writes)
         atomic_write(store.root / LANDING, json.dumps(
             {"step": n, "base": base, "end": end, "files": sorted(writes),
              "folders": folders, "evidence": _evidence(store, n)}))
-        for rel in sorted(writes, key=lambda r: writes[r] is not None):  # (deletions first)
-            _write(project, rel, writes[rel])
+        try:
+            for rel in sorted(writes, key=lambda r: writes[r] is not None):  # deletions 1st
+                write(project, rel, writes[rel])
+        except OSError as exc:
+            _undo(store, base, end, sorted(writes), folders)
+            return Landing("failed", n, sorted(writes), f"maker could not write step {n}'s "
+                           f"change into the main checkout ({exc})", end)
         run = run_verification(store, project, step=n)
         if run.status == "failed":
             _undo(store, base, end, sorted(writes), folders)
@@ -232,16 +171,31 @@ def land(store: PlanStore, n: int) -> Landing:
 
 def _read_worktree(store: PlanStore, n: int) -> tuple[Path, str, str, list[str]] | None:
     """``(worktree, base, end tree, changed files)`` of step ``n``, as its worktree is
-    now; None when it has none to land, or git cannot read it."""
+    now (a plans folder in it left out: never the step's to land); None when it has
+    none to land, or git cannot read it. Raises WorktreeError for a file name that is
+    not UTF-8 (the step's record could not name it)."""
+    from maker.executor.worktree_step import plans_inside
+
     record = store.load_step(n)
     path = worktree_of(store, record)
     base = record.meta.get("measured_from")
     if path is None or not isinstance(base, str):
         return None
-    end = snapshot_tree(path, timeout=worktrees.TIMEOUT_S)
+    rel = plans_inside(store)
+    end = snapshot_tree(path, timeout=worktrees.TIMEOUT_S,
+                        exclude=rel if rel != "." else None)
     changed = changed_paths(path, base, end, timeout=worktrees.TIMEOUT_S) if end else None
     if end is None or changed is None:
         return None
+    for name in changed:
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            raise worktrees.WorktreeError(
+                f"step {n}'s worktree has a file whose name is not UTF-8 ({shown!r}): "
+                "maker lands only UTF-8 names. Rename it in the worktree, then `maker "
+                f"land {n}` again") from None
     return path, base, end, changed
 
 
@@ -292,18 +246,22 @@ def _put_back_evidence(store: PlanStore, n: int, text: str | None) -> None:
 def _undo(store: PlanStore, base: str, end: str, files: list[str],
           folders: list[str]) -> None:
     """Put back, as the base had them, the files a landing wrote (those the main
-    checkout still holds as the step made them), remove its scratch files and the
-    folders it made (those left empty); then forget the landing."""
+    checkout still holds as the step made them): first the ones it made, then the
+    folders it made (those left empty), then the ones it deleted (a file where it made
+    a folder among them); remove its scratch files; then forget the landing."""
     project = store.project
-    before = _tree_states(project, base, files)
-    after = _tree_states(project, end, files)
+    before = tree_states(project, base, files)
+    after = tree_states(project, end, files)
     for rel in files:
-        _drop_scratch(project / rel)
-        if _main_state(project, rel) == after[rel]:
-            _write(project, rel, before[rel])
+        drop_scratch(project / rel)
+        if after[rel] is not None and main_state(project, rel) == after[rel]:
+            write(project, rel, before[rel])
     for rel in folders:
         with contextlib.suppress(OSError):
             os.rmdir(project / rel)
+    for rel in files:
+        if after[rel] is None and main_state(project, rel) is None:
+            write(project, rel, before[rel])
     with contextlib.suppress(FileNotFoundError):
         (store.root / LANDING).unlink()
 
@@ -324,6 +282,10 @@ def recover(store: PlanStore) -> None:
     except FileNotFoundError:
         return
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        if path.is_dir() and not path.is_symlink():
+            raise worktrees.WorktreeError(
+                f"{path} is a folder, where maker keeps the record of a landing in "
+                "flight: not maker's. Move it away; no step lands until then.") from None
         path.unlink()  # (not a record maker can read: nothing to put back from it)
         return
     try:

@@ -16,6 +16,7 @@ worktree and the step's work in it included.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -167,8 +168,9 @@ def prune_worktrees(store: PlanStore) -> list[str]:
                   if r.status in ("in-progress", "awaiting-approval")
                   and isinstance(r.meta.get(WORKTREE_KEY), str)
                   and not r.meta.get(LANDED_KEY)}
-        named = {str(store.root / r.meta[WORKTREE_KEY]): r.number for r in plan.steps
-                 if isinstance(r.meta.get(WORKTREE_KEY), str) and not r.meta.get(LANDED_KEY)}
+        landed = {str(store.root / r.meta[WORKTREE_KEY]) for r in plan.steps
+                  if isinstance(r.meta.get(WORKTREE_KEY), str) and r.meta.get(LANDED_KEY)}
+        steps = {r.number for r in plan.steps}
         gone = []
         for entry in sorted(folder.iterdir()):
             if entry.name == ".gitignore" or str(entry) in needed:
@@ -176,7 +178,10 @@ def prune_worktrees(store: PlanStore) -> list[str]:
             if entry.is_symlink() or not entry.is_dir():  # (a scratch file a kill left)
                 entry.unlink(missing_ok=True)
                 continue
-            _keep(store, named.get(str(entry)), entry)
+            # (its step, by its name: a reset or a new start has forgotten it since)
+            found = re.fullmatch(r"step-(\d+)-([0-9a-f]+)", entry.name)
+            if found and int(found[1]) in steps and str(entry) not in landed:
+                _keep(store, int(found[1]), entry, found[2])
             worktrees.remove_worktree(store.project, entry)
             gone.append(entry.name)
         if gone:
@@ -184,16 +189,20 @@ def prune_worktrees(store: PlanStore) -> list[str]:
         return gone
 
 
-def _keep(store: PlanStore, n: int | None, entry: Path) -> None:
-    """Before a failed or blocked step's worktree goes: its work, as a tree id in the
-    step's ``unlanded`` (``git checkout <id> -- .`` brings it back). Nothing is lost."""
+def _keep(store: PlanStore, n: int, entry: Path, base: str) -> None:
+    """Before a worktree no step needs goes (its step failed, was reset or started
+    again): its work, as a tree id in the step's ``unlanded`` (``git checkout <id> --
+    .`` brings it back), unless it holds none (as its ``base`` commit). Nothing is
+    lost."""
     from maker.tools.git_tree import snapshot_tree
 
-    if n is None or not worktrees.is_worktree(entry):
+    if not worktrees.is_worktree(entry):
         return
     record = store.load_step(n)  # (a copy of its own, to change)
-    tree = snapshot_tree(entry, timeout=worktrees.TIMEOUT_S)
+    rel = plans_inside(store)
+    tree = snapshot_tree(entry, timeout=worktrees.TIMEOUT_S,
+                         exclude=rel if rel != "." else None)
     kept = list(record.meta.get("unlanded") or [])
-    if tree and tree not in kept:
+    if tree and tree not in kept and tree != worktrees.tree_of(store.project, base):
         record.meta["unlanded"] = [*kept[-9:], tree]
         store.save_step(record)

@@ -88,9 +88,11 @@ def snapshot_tree(project: Path, timeout: float = TIMEOUT_S,
         return None
     with tempfile.TemporaryDirectory(prefix="maker-measure-") as tmp:
         index = Path(tmp) / "index"
-        try:  # a copy of the real index: unchanged files keep their stat data
+        try:  # a copy of the real index: unchanged files keep their stat data. Its
+            # time too: git hashes again a file changed in the index's own second (its
+            # "racily clean" rule); a copy dated now would hide such an edit.
             if real_index.is_file() and real_index.stat().st_size < 512 << 20:
-                shutil.copyfile(real_index, index)
+                shutil.copy2(real_index, index)
         except OSError:
             pass
         env = {**os.environ, "GIT_INDEX_FILE": str(index), "GIT_OPTIONAL_LOCKS": "0"}

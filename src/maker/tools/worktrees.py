@@ -26,7 +26,7 @@ from maker.tools.git_programs import GLOBAL_OVERRIDES, filter_drivers
 from maker.tools.git_tree import snapshot_tree
 
 __all__ = ["WORKTREES", "WorktreeError", "add_worktree", "base_commit", "blob",
-           "is_worktree", "prune", "read_entries", "remove_worktree"]
+           "is_worktree", "prune", "read_entries", "remove_worktree", "tree_of"]
 
 WORKTREES = os.path.join(".maker", "worktrees")  # under the plans folder
 TIMEOUT_S = 60.0
@@ -154,6 +154,18 @@ def read_entries(project: Path, tree: str, paths: list[str]) -> dict[str, tuple[
     return out
 
 
-def blob(project: Path, oid: str) -> bytes:
-    """The bytes of blob ``oid``."""
-    return _run(["cat-file", "blob", oid], project)
+def tree_of(project: Path, commit: str) -> str | None:
+    """The tree id of ``commit`` (a full or abbreviated id); None when git has none."""
+    try:
+        return _run(["rev-parse", "--verify", "-q", f"{commit}^{{tree}}"],
+                    project).decode().strip() or None
+    except WorktreeError:
+        return None
+
+
+def blob(project: Path, oid: str, path: str | None = None) -> bytes:
+    """The bytes of blob ``oid``; given its ``path``, as a checkout in ``project`` writes
+    them (its attributes' line endings; every filter program is off)."""
+    if path is None:
+        return _run(["cat-file", "blob", oid], project)
+    return _run(["cat-file", "--filters", f"--path={path}", oid], project)
