@@ -28,6 +28,7 @@ from maker.executor.schedule import (
     plan_schedule,
     unmet_dependencies,
 )
+from maker.executor.worktree_step import clear_attempt
 from maker.store.records import in_progress, occupying
 from maker.store.step_file import ATTEMPT_META, REVISION_META
 
@@ -159,8 +160,7 @@ def start_step(store: PlanStore, n: int | None = None, force: bool = False,
                 raise StepError(_branch_not_taken(store, plan, n), n)
         started = utc_now()
         record.status = "in-progress"
-        for key in ATTEMPT_META:
-            record.meta.pop(key, None)
+        clear_attempt(store, record, ATTEMPT_META)  # (a wave step's work kept first)
         record.meta["started_at"] = started
         record.meta["started_by"] = session_id or "cli"
         _measure_from_now(store, record)
@@ -293,8 +293,7 @@ def reset_step(store: PlanStore, n: int) -> ResetResult:
         previous = record.status
         archived = _archive_handoff(store, n)
         record.status = "pending"
-        for key in ATTEMPT_META + REVISION_META:
-            record.meta.pop(key, None)
+        clear_attempt(store, record, ATTEMPT_META + REVISION_META)
         if previous != "pending" or archived:
             attempt = int(record.meta.get("resets") or 0) + 1
             record.meta["resets"] = attempt

@@ -16,7 +16,6 @@ worktree and the step's work in it included.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,8 +30,8 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.records import StepRecord
 
-__all__ = ["drop_worktree", "ensure_worktree", "new_base", "on_new_base", "plans_inside",
-           "prune_worktrees", "start_in_worktree"]
+__all__ = ["clear_attempt", "drop_worktree", "ensure_worktree", "new_base", "on_new_base",
+           "plans_inside", "prune_worktrees", "start_in_worktree"]
 
 WAVE_META = (WORKTREE_KEY, BASE_KEY, READY_KEY, LANDED_KEY)
 
@@ -88,8 +87,7 @@ def start_in_worktree(store: PlanStore, n: int, session_id: str | None,
             raise StepError(f"step {n} cannot run beside the steps in progress "
                             f"({', '.join(str(r.number) for r in running)})", n)
         record.status = "in-progress"
-        for key in ATTEMPT_META:
-            record.meta.pop(key, None)
+        clear_attempt(store, record, ATTEMPT_META)
         record.meta["started_at"] = utc_now()
         record.meta["started_by"] = session_id or "cli"
         new_base(store, record)
@@ -168,9 +166,8 @@ def prune_worktrees(store: PlanStore) -> list[str]:
                   if r.status in ("in-progress", "awaiting-approval")
                   and isinstance(r.meta.get(WORKTREE_KEY), str)
                   and not r.meta.get(LANDED_KEY)}
-        landed = {str(store.root / r.meta[WORKTREE_KEY]) for r in plan.steps
-                  if isinstance(r.meta.get(WORKTREE_KEY), str) and r.meta.get(LANDED_KEY)}
-        steps = {r.number for r in plan.steps}
+        named = {str(store.root / r.meta[WORKTREE_KEY]): r.number for r in plan.steps
+                 if isinstance(r.meta.get(WORKTREE_KEY), str) and not r.meta.get(LANDED_KEY)}
         gone = []
         for entry in sorted(folder.iterdir()):
             if entry.name == ".gitignore" or str(entry) in needed:
@@ -178,10 +175,10 @@ def prune_worktrees(store: PlanStore) -> list[str]:
             if entry.is_symlink() or not entry.is_dir():  # (a scratch file a kill left)
                 entry.unlink(missing_ok=True)
                 continue
-            # (its step, by its name: a reset or a new start has forgotten it since)
-            found = re.fullmatch(r"step-(\d+)-([0-9a-f]+)", entry.name)
-            if found and int(found[1]) in steps and str(entry) not in landed:
-                _keep(store, int(found[1]), entry, found[2])
+            if str(entry) in named:  # (a failed or blocked step's: its work kept)
+                record = store.load_step(named[str(entry)])  # (a copy of its own)
+                if _kept(store, record, entry):
+                    store.save_step(record)
             worktrees.remove_worktree(store.project, entry)
             gone.append(entry.name)
         if gone:
@@ -189,20 +186,32 @@ def prune_worktrees(store: PlanStore) -> list[str]:
         return gone
 
 
-def _keep(store: PlanStore, n: int, entry: Path, base: str) -> None:
+def clear_attempt(store: PlanStore, record: StepRecord, keys: tuple[str, ...]) -> None:
+    """Forget ``record``'s attempt (``keys`` of its front matter: a reset, a new start),
+    its worktree's work first kept in ``unlanded`` (see :func:`_kept`); the caller
+    saves the record, in the same transaction."""
+    path = worktree_of(store, record)
+    if path is not None and record.meta.get(READY_KEY):
+        _kept(store, record, path)
+    for key in keys:
+        record.meta.pop(key, None)
+
+
+def _kept(store: PlanStore, record: StepRecord, entry: Path) -> bool:
     """Before a worktree no step needs goes (its step failed, was reset or started
-    again): its work, as a tree id in the step's ``unlanded`` (``git checkout <id> --
-    .`` brings it back), unless it holds none (as its ``base`` commit). Nothing is
-    lost."""
+    again): its work, as a tree id added to ``record``'s ``unlanded`` (``git checkout
+    <id> -- .`` brings it back), unless it holds none (as its base). Nothing is lost.
+    Whether ``record`` changed."""
     from maker.tools.git_tree import snapshot_tree
 
+    base = record.meta.get("measured_from")
     if not worktrees.is_worktree(entry):
-        return
-    record = store.load_step(n)  # (a copy of its own, to change)
+        return False
     rel = plans_inside(store)
     tree = snapshot_tree(entry, timeout=worktrees.TIMEOUT_S,
                          exclude=rel if rel != "." else None)
     kept = list(record.meta.get("unlanded") or [])
-    if tree and tree not in kept and tree != worktrees.tree_of(store.project, base):
-        record.meta["unlanded"] = [*kept[-9:], tree]
-        store.save_step(record)
+    if not tree or tree in kept or tree == base:
+        return False
+    record.meta["unlanded"] = [*kept[-9:], tree]
+    return True

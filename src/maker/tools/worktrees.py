@@ -26,7 +26,7 @@ from maker.tools.git_programs import GLOBAL_OVERRIDES, filter_drivers
 from maker.tools.git_tree import snapshot_tree
 
 __all__ = ["WORKTREES", "WorktreeError", "add_worktree", "base_commit", "blob",
-           "is_worktree", "prune", "read_entries", "remove_worktree", "tree_of"]
+           "is_worktree", "prune", "read_entries", "remove_worktree"]
 
 WORKTREES = os.path.join(".maker", "worktrees")  # under the plans folder
 TIMEOUT_S = 60.0
@@ -152,15 +152,6 @@ def read_entries(project: Path, tree: str, paths: list[str]) -> dict[str, tuple[
                                 "symlinks only")
         out[name] = (mode, oid)
     return out
-
-
-def tree_of(project: Path, commit: str) -> str | None:
-    """The tree id of ``commit`` (a full or abbreviated id); None when git has none."""
-    try:
-        return _run(["rev-parse", "--verify", "-q", f"{commit}^{{tree}}"],
-                    project).decode().strip() or None
-    except WorktreeError:
-        return None
 
 
 def blob(project: Path, oid: str, path: str | None = None) -> bytes:
