@@ -2,7 +2,8 @@
 
 Whatever tools its step lists, the executor may not
 
-* write into ``plans/`` (Write, Edit, MultiEdit, NotebookEdit), nor name ``plans/`` or
+* write into ``plans/`` (Write, Edit, MultiEdit, NotebookEdit; in a worktree, nor into its
+  copy of ``plans/``), nor name ``plans/`` or
   maker's data directory (where the sealing key lives, ``maker.store.seal``) in a Bash
   command: to read, write, link, copy, move, ``cd`` into or delete it;
 * run maker's commands that move the plan's state (``maker step …``, ``maker handoff
@@ -59,6 +60,8 @@ def executor_refusal(tool: str, tool_input: Mapping[str, Any], *, cwd: Path,
         return guard.key_text()
     if tool in WRITERS and guard.workspace_git(path):
         return guard.git_text()
+    if tool in WRITERS and guard.names_plans_copy(value, cwd):
+        return guard.plans_copy_text()
     if workspace is not None and tool in WRITERS and not guard.in_workspace(path):
         return guard.workspace_text()
     if guard.in_workspace(path):

@@ -7,16 +7,17 @@ quoting (``"maker"``, ``m\\aker``), paths (``/abs/bin/maker``), wrappers (``env`
 resolved is refused, saying why: ``$`` expansions and backticks (a variable can hold
 ``maker`` or ``plans``), brace expansion, subshells, globs that could match ``plans/``,
 a ``cd`` to somewhere it cannot follow, a shell reading its commands from stdin. Of
-maker's own commands only ``maker.tools.maker_commands.EXECUTOR_COMMANDS`` may run.
+maker's own commands only ``maker.tools.maker_commands.EXECUTOR_COMMANDS`` may run; of
+git's, none that changes the person's refs or history (``maker.tools.git_rules``).
 """
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 from pathlib import Path, PurePosixPath
 
+from maker.tools.git_rules import git_refusal, git_subcommand, sets_git_config
 from maker.tools.maker_commands import EXECUTOR_COMMANDS, is_allowed, listed
 from maker.tools.protected import Protected, expansion, resolve, unclear
 from maker.tools.shell import HereDoc, Op, Refused, ShellSyntaxError, Token, Word, tokenize
@@ -129,10 +130,7 @@ class BashGuard(Protected):
         if 0 <= start < end and ("," in unquoted[start:end] or ".." in unquoted[start:end]):
             raise Refused(expansion(f"`{word.text}` uses brace expansion",
                                       "write each word out"))
-        text = self._tilde(word)
-        for candidate in {text, *text.split("=")[1:]}:
-            if candidate:
-                self.check_path(candidate, cwd, glob=word.globs and candidate == text)
+        self.check_word(self._tilde(word), cwd, glob=word.globs)
 
     def _tilde(self, word: Word) -> str:
         if word.text.startswith("~") and not word.quoted[0]:
@@ -182,12 +180,10 @@ class BashGuard(Protected):
             if suffixes:
                 for i in range(len(args)):
                     self._program(args[i:], bodies, cwd, depth, suffixes=False)
-        elif name == "git" and _sets_git_config(args):
-            raise Refused(self.git_text())
-        elif name == "git" and "clean" in args:
-            raise Refused(self.plans_text() + " `git clean` would delete it (it is not "
-                           "tracked); remove the files you mean by name.")
-        spilled = spill_reason(name, args, cwd, self.plans_root, data_dirs=self.data_dirs)
+        elif name == "git":
+            self._git(args)
+        spilled = spill_reason(name, args, cwd, self.plans_root, data_dirs=self.data_dirs,
+                               workspace=self.workspace[0] if self.workspace else None)
         if spilled:
             raise Refused(f"maker: {spilled}.")
         if name in ("ln", "cp") and self.workspace:
@@ -208,6 +204,16 @@ class BashGuard(Protected):
             raise Refused(f"maker: you run step {self.step}; `maker land` brings back that "
                           f"step's change only: `maker land {self.step}`. Another step's "
                           "executor lands its own, when its work is done.")
+
+    def _git(self, args: list[str]) -> None:
+        if sets_git_config(args):
+            raise Refused(self.git_text())
+        if git_subcommand(args)[1] == "clean":
+            raise Refused(self.plans_text() + " `git clean` would delete it (it is not "
+                          "tracked); remove the files you mean by name.")
+        why = git_refusal(args, beside=bool(self.workspace))
+        if why:
+            raise Refused(why)
 
     def _link_targets(self, name: str, args: list[str], cwd: Path) -> None:
         """A symbolic link's target is read from the link's folder, not from ``cwd``:
@@ -280,31 +286,7 @@ class BashGuard(Protected):
             if token == "maker" or token.startswith("maker.") or _maker_name([token]):
                 raise Refused(_STATE + " (Inline code may not use maker either.)")
             if "/" in token or token in ("plans", self.plans_root.name):
-                self.check_path(token, cwd, glob=any(c in token for c in "*?["))
-
-
-# `git config` forms that only read: an option among those that lead, or a subcommand
-# that comes first (later, the same words are values: `git config core.fsmonitor list`).
-_CONFIG_READ_OPTIONS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch",
-                                  "-l", "--list"})
-_CONFIG_READ_COMMANDS = frozenset({"get", "list"})
-# git's own options that take a value before the subcommand.
-_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
-                         "--config-env", "--exec-path"})
-
-
-def _sets_git_config(args: list[str]) -> bool:
-    """Whether ``git args…`` is a `git config` that may write (any form but a read)."""
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        i += 2 if args[i] in _GIT_VALUED else 1
-    if i >= len(args) or args[i] != "config":
-        return False
-    rest = args[i + 1:]
-    leading = set(itertools.takewhile(lambda a: a.startswith("-"), rest))
-    reads = bool(leading & _CONFIG_READ_OPTIONS) or (
-        bool(rest) and rest[0] in _CONFIG_READ_COMMANDS)
-    return not reads
+                self.check_word(token, cwd, glob=any(c in token for c in "*?["))
 
 
 def _maker_name(words: list[str]) -> bool:

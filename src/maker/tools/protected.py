@@ -9,6 +9,7 @@ check paths here.
 from __future__ import annotations
 
 import os
+import string
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
@@ -17,6 +18,11 @@ from maker.tools.shell import Refused
 
 __all__ = ["Protected", "expansion", "git_config_places", "maker_data_dirs", "resolve",
            "unclear"]
+
+# A cluster of short options (`-xzvf`), which a value may follow glued on (`-xzvfFILE`).
+_LETTERS = string.ascii_letters + string.digits
+# (each tail is a path to resolve, a step per folder in it: the work is bounded)
+_MAX_CLUSTER, _MAX_GLUED = 32, 4096
 
 
 def maker_data_dirs() -> tuple[Path, ...]:
@@ -50,16 +56,21 @@ class Protected:
     def __init__(self, plans_root: Path, data_dirs: tuple[Path, ...] | None,
                  home: Path | None, workspace: Path | None = None) -> None:
         self.plans_root = plans_root
+        project = project_of(plans_root)
         # A step run beside others works in its own worktree (under the plans folder):
         # there, and only there, it may write; the main checkout is not its own.
         self.workspace = _both(workspace) if workspace is not None else ()
-        self.main_dirs = _both(project_of(plans_root)) if workspace is not None else ()
+        self.main_dirs = _both(project) if workspace is not None else ()
+        # ...except the worktree's own copy of the plans folder (tracked, or made there):
+        # files there would read as the plan's, and what lands leaves them out.
+        rel = os.path.relpath(os.path.abspath(plans_root), os.path.abspath(project))
+        self.plans_copies = () if rel == "." or rel.startswith("..") else tuple(
+            p for w in self.workspace for p in _both(w / rel))
         self.data_dirs = maker_data_dirs() if data_dirs is None else data_dirs
         self.home = Path.home() if home is None else home
         self.plan_dirs = _both(plans_root)
         self.key_dirs = tuple(p for d in self.data_dirs for p in _both(d))
-        self.git_places = tuple(p for d in git_config_places(project_of(plans_root))
-                                for p in _both(d))
+        self.git_places = tuple(p for d in git_config_places(project) for p in _both(d))
 
     def plans_text(self, named: str = "") -> str:
         via = f" (`{named}` names it)" if named else ""
@@ -80,7 +91,20 @@ class Protected:
         return any(path == w / ".git" for w in self.workspace)
 
     def in_workspace(self, path: Path) -> bool:
-        return bool(self.workspace) and self.inside(path, self.workspace)
+        """Whether ``path`` is the step's own: in its worktree, not in the plans copy."""
+        return bool(self.workspace) and self.inside(path, self.workspace) \
+            and not self.inside(path, self.plans_copies)
+
+    def names_plans_copy(self, text: str, cwd: Path) -> bool:
+        """Whether ``text`` names the worktree's copy of the plans folder: resolved, or
+        as named (a link there may point anywhere)."""
+        return bool(self.plans_copies) and any(
+            self.inside(p, self.plans_copies)
+            for p in (resolve(cwd, text), Path(os.path.abspath(cwd / text))))
+
+    def plans_copy_text(self, named: str = "") -> str:
+        return (self.plans_text(named) + f" In this worktree, `{self.plans_copies[0]}` "
+                "stands for it: a copy of the plan's folder, not the step's work.")
 
     def workspace_text(self, named: str = "") -> str:
         via = f" (`{named}` names it)" if named else ""
@@ -98,6 +122,22 @@ class Protected:
     def inside(path: Path, roots: tuple[Path, ...]) -> bool:
         return any(path == r or r in path.parents for r in roots)
 
+    def check_word(self, text: str, cwd: Path, *, glob: bool = False) -> None:
+        """Refuse a command's word that names a protected place: as a whole, after each
+        ``=`` (``--output=FILE``, ``VAR=FILE``), or the value glued to a short option
+        (``-oFILE``; in a cluster, ``-xzfFILE``, it starts at any letter but the first)."""
+        cluster = text[1:] if text.startswith("-") and not text.startswith("--") else ""
+        letters = len(cluster) - len(cluster.lstrip(_LETTERS))
+        if letters > _MAX_CLUSTER or letters * text.count("/") > _MAX_GLUED:
+            raise Refused(unclear(f"`{text[:24]}…` is an option word too long to read (a "
+                                  "value glued on could start after any of its letters)",
+                                  "write the options apart, each value as a word of its own"))
+        tails = [text[i:] for i in range(2, letters + 2)]  # (a value after each letter)
+        values = [text[i + 1:] for i, c in enumerate(text) if c == "="]
+        for candidate in dict.fromkeys([text, *text.split("=")[1:], *values, *tails]):
+            if candidate:
+                self.check_path(candidate, cwd, glob=glob and candidate == text)
+
     def check_path(self, text: str, cwd: Path, *, glob: bool = False,
                    destroys: bool = False) -> None:
         """Refuse a path in a protected place (``destroys``: or one that holds it)."""
@@ -109,6 +149,13 @@ class Protected:
             raise Refused(self.key_text())
         if self.workspace_git(path):
             raise Refused(self.git_text())
+        if self.names_plans_copy(text, cwd):
+            raise Refused(self.plans_copy_text(text))
+        if destroys and path in self.workspace:
+            raise Refused(f"maker: `{text}` is this step's worktree itself, with the `.git` "
+                          "file that ties it to its repository: deleting or moving it takes "
+                          "that too (and git run here would then change the main checkout). "
+                          "Remove the files you mean by name.")
         if self.in_workspace(path):
             return  # (inside plans/, yet the step's own worktree)
         if self.workspace and self.inside(path, self.main_dirs) and (
@@ -132,7 +179,9 @@ class Protected:
                                               else f"{cwd}/{pattern}")).parts
         inside = any(full[:len(w.parts)] == w.parts and len(full) > len(w.parts)
                      for w in self.workspace)
-        roots = (*self.key_dirs, *self.git_places) if inside else \
+        # (in the worktree: its .git file, and a plans copy that is there to match)
+        roots = (*self.key_dirs, *self.git_places, *(w / ".git" for w in self.workspace),
+                 *(p for p in self.plans_copies if os.path.lexists(p))) if inside else \
             (*self.plan_dirs, *self.main_dirs, *self.key_dirs, *self.git_places)
         for root in roots:
             parts = root.parts

@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from maker.tools.git_rules import git_subcommand
+
 __all__ = ["spill_reason"]
 
 _INTO = frozenset({"cp", "mv", "rsync", "install", "scp", "ln", "link"})
 _TARGET_DIR = ("-t", "--target-directory")
 _FIND_ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete"})
-_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
-                         "--config-env", "--exec-path"})
 _GIT_OVER = frozenset({"stash", "checkout", "restore", "reset", "switch", "clean", "apply",
                        "am", "merge", "rebase", "pull", "worktree"})
 
@@ -31,11 +31,17 @@ _EXTRACT_INTO = {"tar": ("-C", "--directory"), "bsdtar": ("-C", "--directory"),
                  "pax": (), "patch": ("-d", "--directory")}
 
 
-def _covers(path: str, cwd: Path, guarded: str) -> bool:
-    """Whether ``path`` is the ``guarded`` folder, inside it, or a folder that holds it."""
+def _covers(path: str, cwd: Path, guarded: str, own: str = "") -> bool:
+    """Whether ``path`` is the ``guarded`` folder, inside it, or a folder that holds it;
+    a path in ``own`` (the step's worktree, under plans/) is not inside it."""
     full = os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
-    return full == guarded or guarded.startswith(full.rstrip(os.sep) + os.sep) \
-        or full.startswith(guarded + os.sep)
+    if own and _within(full, own) and not _within(guarded, own):
+        return False
+    return full == guarded or _within(guarded, full) or _within(full, guarded)
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _operands(args: list[str]) -> list[str]:
@@ -60,9 +66,14 @@ def _option_value(args: list[str], names: tuple[str, ...]) -> str | None:
 
 
 def spill_reason(name: str, args: list[str], cwd: Path, plans_root: Path,
-                 strict: bool = True, data_dirs: tuple[Path, ...] = ()) -> str | None:
+                 strict: bool = True, data_dirs: tuple[Path, ...] = (),
+                 workspace: Path | None = None) -> str | None:
     """Why the simple command ``name args…`` could write into ``plans_root`` (or one of
     ``data_dirs``, maker's data, which the step executor's guard passes), or None.
+
+    ``workspace``: the worktree of a step run beside others. It lies under plans/ yet is
+    the step's own, but for its ``.git`` file (which ties it to its repository: a copy
+    or an archive over it would point the worktree's git at another).
 
     ``strict`` (the step executor): every git command that rewrites the working tree is
     refused, and ``patch``; otherwise (the main agent, who works with git) only those
@@ -70,14 +81,18 @@ def spill_reason(name: str, args: list[str], cwd: Path, plans_root: Path,
     reset of a folder that holds it, or ``--hard``."""
     guarded = [(os.path.realpath(plans_root), f"{plans_root} (maker's own record of the plan)")]
     guarded += [(os.path.realpath(d), f"{d} (maker's own data)") for d in data_dirs]
-    return _spill(name, args, cwd, guarded, strict)
+    own = os.path.realpath(workspace) if workspace is not None else ""
+    if workspace is not None:
+        guarded.append((os.path.join(own, ".git"), f"{workspace / '.git'} (the file that "
+                        "ties this worktree to its repository)"))
+    return _spill(name, args, cwd, guarded, strict, own)
 
 
 def _spill(name: str, args: list[str], cwd: Path, guarded: list[tuple[str, str]],
-           strict: bool) -> str | None:
+           strict: bool, own: str) -> str | None:
     def covered(*paths: str) -> str | None:
         return next((where for root, where in guarded for p in paths
-                     if _covers(p, cwd, root)), None)
+                     if _covers(p, cwd, root, own)), None)
 
     plans, where = guarded[0]
     if name in _INTO:
@@ -86,7 +101,7 @@ def _spill(name: str, args: list[str], cwd: Path, guarded: list[tuple[str, str]]
         if name in ("ln", "link") and len(operands) >= 2 and not dests:
             target, link = operands[0], operands[-1]
             base = cwd / link if (cwd / link).is_dir() else (cwd / link).parent
-            if _covers(target, base, plans):
+            if _covers(target, base, plans, own):
                 return f"`{name}` would make a link into {where}"
         dests += operands[-1:] if len(operands) >= 2 else []
         into = covered(*dests)
@@ -110,18 +125,16 @@ def _spill(name: str, args: list[str], cwd: Path, guarded: list[tuple[str, str]]
             if a.startswith("-") or a in ("(", "!"):
                 break
             roots.append(a)
-        if _FIND_ACTIONS & set(args) and any(_covers(r, cwd, plans) for r in roots or ["."]):
-            return (f"`find` would act on files in {where}; start it in a folder that "
-                    "does not hold plans/")
+        hit = covered(*(roots or ["."])) if _FIND_ACTIONS & set(args) else None
+        if hit:
+            return (f"`find` would act on files in {hit}; start it in a folder that "
+                    "does not hold it")
     elif name == "git":
-        i = 0  # (git's own options, some with a value: `git -C . reset --hard`)
-        while i < len(args) and args[i].startswith("-"):
-            i += 2 if args[i] in _GIT_VALUED else 1
-        sub = args[i] if i < len(args) else ""
+        i, sub = git_subcommand(args)  # (`git -C . reset --hard`)
         rest = _operands(args[i + 1:]) if sub else []
         reaches = sub in ("stash", "clean") or (
             sub in ("checkout", "restore", "reset")
-            and ("--hard" in args or any(_covers(a, cwd, plans) for a in rest)))
+            and ("--hard" in args or any(_covers(a, cwd, plans, own) for a in rest)))
         if (sub in _GIT_OVER and strict) or reaches:
             return (f"`git {sub}` may rewrite or remove {where} with the working tree; "
                     "name the files you mean, or leave it to a person")
