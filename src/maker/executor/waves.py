@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from maker.planner.writes import may_overlap, shared_hit
+from maker.planner.writes import Work, clash, shared_hit
 from maker.store.workspace import LANDED_KEY, worktree_of
 
 if TYPE_CHECKING:
@@ -34,21 +34,18 @@ if TYPE_CHECKING:
 
 __all__ = ["alone_reason", "together", "wave"]
 
-def alone_reason(record: StepRecord, shared: Sequence[str]) -> str:
+def alone_reason(record: StepRecord, shared: Sequence[str], work: Work | None = None) -> str:
     """Why step ``record`` must run alone ("" when it may run beside others)."""
     writes = record.spec.writes
     if writes is None:
         return "it does not say what it writes (`writes`)"
-    hit = shared_hit(writes, shared)
+    hit = shared_hit(writes, shared, work)
     return f"it may write a shared file: {hit}" if hit else ""
 
 
-def _clash(a: StepRecord, b: StepRecord) -> str:
-    for x in a.spec.writes or []:
-        for y in b.spec.writes or []:
-            if may_overlap(x, y):
-                return f"step {a.number} writes {x} and step {b.number} writes {y}"
-    return ""
+def _clash(a: StepRecord, b: StepRecord, work: Work) -> str:
+    why = clash(a.spec.writes or [], b.spec.writes or [], work)
+    return f"steps {a.number} and {b.number}: {why}" if why else ""
 
 
 def _undecided_before(plan: StoredPlan, sched: Schedule, n: int) -> bool:
@@ -59,19 +56,22 @@ def _undecided_before(plan: StoredPlan, sched: Schedule, n: int) -> bool:
 
 def together(plan: StoredPlan, sched: Schedule, candidates: Sequence[int],
              shared: Sequence[str], limit: int,
-             running: Sequence[StepRecord] = ()) -> list[int]:
+             running: Sequence[StepRecord] = (), work: Work | None = None) -> list[int]:
     """The longest prefix-greedy set of ``candidates`` (ready steps, in order) that may
     run together and beside ``running`` (steps of the wave already under way), at most
     ``limit`` in all. A first candidate that must run alone is returned alone (when
-    nothing is running)."""
+    nothing is running). Past ``work``'s limit (a plan whose claims take that long to
+    compare) no further candidate joins: each pair is decided as PLAN.md decides it."""
+    work = work or Work()
     chosen: list[StepRecord] = list(running)
     out: list[int] = []
     for n in candidates:
-        if len(chosen) >= limit:
+        if len(chosen) >= limit or work.over:
             break
         record = plan.get(n)
-        fits = not alone_reason(record, shared) and not _undecided_before(plan, sched, n) \
-            and not any(_clash(record, other) for other in chosen)
+        fits = not alone_reason(record, shared, work) \
+            and not _undecided_before(plan, sched, n) \
+            and not any(_clash(record, other, work) for other in chosen)
         if fits:
             chosen.append(record)
             out.append(n)

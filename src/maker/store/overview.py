@@ -120,6 +120,10 @@ def _together(plan: StoredPlan) -> list[str]:
     from maker.planner.writes import beside
 
     pairs = beside([(r.number, list(r.depends_on), r.spec.writes) for r in plan.steps])
+    if pairs is None:
+        return ["", "## Steps that may run together", "",
+                "Not worked out here: what the steps write takes too long to compare. "
+                "`maker status` shows the steps that may start together now."]
     if not pairs:
         return []
     return ["", "## Steps that may run together", "",
