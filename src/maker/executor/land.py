@@ -174,7 +174,7 @@ def _read_worktree(store: PlanStore, n: int) -> tuple[Path, str, str, list[str]]
     now (a plans folder in it left out: never the step's to land); None when it has
     none to land, or git cannot read it. Raises WorktreeError for a file name that is
     not UTF-8 (the step's record could not name it)."""
-    from maker.executor.worktree_step import plans_inside
+    from maker.executor.kept_work import plans_inside
 
     record = store.load_step(n)
     path = worktree_of(store, record)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from maker.core.clock import file_stamp, utc_now
 from maker.errors import DependencyError, StepError, TransitionError
 from maker.executor.instructions import decide_hint
+from maker.executor.kept_work import clear_attempt
 from maker.executor.schedule import (
     SKIPPED,
     Schedule,
@@ -28,7 +29,6 @@ from maker.executor.schedule import (
     plan_schedule,
     unmet_dependencies,
 )
-from maker.executor.worktree_step import clear_attempt
 from maker.store.records import in_progress, occupying
 from maker.store.step_file import ATTEMPT_META, REVISION_META
 

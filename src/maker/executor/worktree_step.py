@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from maker.core.clock import utc_now
 from maker.errors import StepError
+from maker.executor.kept_work import clear_attempt, kept, plans_inside
 from maker.executor.waves import together
 from maker.store.step_file import ATTEMPT_META
 from maker.store.workspace import BASE_KEY, LANDED_KEY, READY_KEY, WORKTREE_KEY, worktree_of
@@ -30,17 +31,10 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.records import StepRecord
 
-__all__ = ["clear_attempt", "drop_worktree", "ensure_worktree", "new_base", "on_new_base",
-           "plans_inside", "prune_worktrees", "start_in_worktree"]
+__all__ = ["drop_worktree", "ensure_worktree", "new_base", "on_new_base", "prune_worktrees",
+           "start_in_worktree"]
 
 WAVE_META = (WORKTREE_KEY, BASE_KEY, READY_KEY, LANDED_KEY)
-
-
-def plans_inside(store: PlanStore) -> str:
-    """The plans folder relative to the project (left out of every worktree), or "."
-    when it is not inside the project."""
-    rel = os.path.relpath(store.root.resolve(), store.project.resolve())
-    return "." if rel.startswith("..") else rel
 
 
 def new_base(store: PlanStore, record: StepRecord) -> None:
@@ -177,41 +171,10 @@ def prune_worktrees(store: PlanStore) -> list[str]:
                 continue
             if str(entry) in named:  # (a failed or blocked step's: its work kept)
                 record = store.load_step(named[str(entry)])  # (a copy of its own)
-                if _kept(store, record, entry):
+                if kept(store, record, entry):
                     store.save_step(record)
             worktrees.remove_worktree(store.project, entry)
             gone.append(entry.name)
         if gone:
             worktrees.prune(store.project)
         return gone
-
-
-def clear_attempt(store: PlanStore, record: StepRecord, keys: tuple[str, ...]) -> None:
-    """Forget ``record``'s attempt (``keys`` of its front matter: a reset, a new start),
-    its worktree's work first kept in ``unlanded`` (see :func:`_kept`); the caller
-    saves the record, in the same transaction."""
-    path = worktree_of(store, record)
-    if path is not None and record.meta.get(READY_KEY):
-        _kept(store, record, path)
-    for key in keys:
-        record.meta.pop(key, None)
-
-
-def _kept(store: PlanStore, record: StepRecord, entry: Path) -> bool:
-    """Before a worktree no step needs goes (its step failed, was reset or started
-    again): its work, as a tree id added to ``record``'s ``unlanded`` (``git checkout
-    <id> -- .`` brings it back), unless it holds none (as its base). Nothing is lost.
-    Whether ``record`` changed."""
-    from maker.tools.git_tree import snapshot_tree
-
-    base = record.meta.get("measured_from")
-    if not worktrees.is_worktree(entry):
-        return False
-    rel = plans_inside(store)
-    tree = snapshot_tree(entry, timeout=worktrees.TIMEOUT_S,
-                         exclude=rel if rel != "." else None)
-    kept = list(record.meta.get("unlanded") or [])
-    if not tree or tree in kept or tree == base:
-        return False
-    record.meta["unlanded"] = [*kept[-9:], tree]
-    return True
