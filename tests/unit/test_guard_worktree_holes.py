@@ -288,6 +288,34 @@ def test_what_would_overwrite_the_worktrees_git_file_is_refused(wave: Wave,
     _refused(_bash(wave, command), ANY, command)
 
 
+@pytest.mark.parametrize(("command", "serial"), [
+    # inline code naming the worktree's .git file (no `/` in the word)
+    ("python3 -c \"open('.git','w').write('gitdir: x')\"", False),
+    ("python3 -c \"import os;open('.git','w').write('gitdir: '+os.path.join('..','.git'))\"",
+     False),
+    # scripts that write the file they name: sed's `w`, awk's `>`, vim's `-c 'w'`
+    ("sed -n 'w {P}/plans/PLAN.md' a/x.txt", False),
+    ("sed -n 'w .git' a/x.txt", False),
+    ("awk '{print > \"{P}/plans/PLAN.md\"}' a/x.txt", False),
+    ("vim -es -c 'w! {P}/a/x.txt' -c q a/x.txt", False),
+    ("sed -n 'w plans/PLAN.md' a/x.txt", True),
+    ("awk '{print > \"plans/PLAN.md\"}' a/x.txt", True),
+])
+def test_scripts_and_inline_code_may_not_write_maker_or_the_git_file(
+        wave: Wave, command: str, serial: bool) -> None:
+    _refused(_bash(wave, command, serial=serial), ANY, command)
+
+
+@pytest.mark.parametrize("command", [
+    "sed -i 's/a/b/' a/x.txt", "sed -n '1,2p' a/x.txt", "awk '{print $1}' a/x.txt",
+    "sed 's#/usr/lib#/opt#' a/x.txt > a/y.txt", "awk -F/ '{print $2}' a/x.txt",
+    "python3 -c 'print(1)'",
+])
+def test_ordinary_scripts_still_run(wave: Wave, command: str) -> None:
+    assert _bash(wave, command) is None, command
+    assert _bash(wave, command, serial=True) is None, command
+
+
 # -- odd input ----------------------------------------------------------------------------
 
 _WORDS = st.sampled_from(["git", "-c", "-C", ".", "branch", "tag", "-d", "-f", "-n", "-l",

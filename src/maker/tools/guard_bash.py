@@ -50,6 +50,10 @@ _COPIERS = frozenset({"cp", "ln", "install", "mv", "rsync", "scp", "dd", "tee"})
 # naming plans/.
 _DESTROYERS = frozenset({"rm", "rmdir", "mv", "shred", "chmod", "chown", "chgrp",
                          "rsync", "unlink", "truncate"})
+# Programs whose script (an argument) may name files it writes: `sed 'w FILE'`, awk's
+# `print > "FILE"`, vim's `-c 'w FILE'`. Their words are read as inline code is.
+_SCRIPTED = frozenset({"sed", "gsed", "awk", "gawk", "mawk", "nawk", "vim", "vi", "nvim",
+                       "ex", "view", "ed"})
 _CODE_TOKEN = re.compile(r"[^\s'\"`=,;:()\[\]{}<>|&+]+")
 _MAX_DEPTH = 4
 
@@ -174,6 +178,9 @@ class BashGuard(Protected):
             self._python(args, bodies, cwd)
         elif name in _INLINE_CODE:
             self._inline(args, _INLINE_CODE[name], bodies, cwd)
+        elif name in _SCRIPTED:
+            for arg in args:
+                self._code(arg, cwd)
         elif name in _WRAPPERS or name in _APPENDERS:
             if name in _APPENDERS and any(_maker_name([a]) for a in args):
                 raise Refused(_STATE + f" (`{name}` would add arguments of its own.)")
@@ -285,7 +292,8 @@ class BashGuard(Protected):
         for token in _CODE_TOKEN.findall(code):
             if token == "maker" or token.startswith("maker.") or _maker_name([token]):
                 raise Refused(_STATE + " (Inline code may not use maker either.)")
-            if "/" in token or token in ("plans", self.plans_root.name):
+            if "/" in token or token in ("plans", self.plans_root.name) or (
+                    self.workspace and token == ".git"):  # (the worktree's own .git file)
                 self.check_word(token, cwd, glob=any(c in token for c in "*?["))
 
 
