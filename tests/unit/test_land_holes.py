@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from maker.errors import MakerError, StepError
-from maker.executor.land import LANDING, land, recover
+from maker.executor.land import LANDING, land, land_step, recover
 from maker.executor.lifecycle import fail_step, reset_step
 from maker.executor.worktree_step import prune_worktrees, start_in_worktree
 from maker.store.plan_store import PlanStore
@@ -180,3 +180,39 @@ def test_a_reset_steps_work_is_kept_when_its_worktree_goes(project: Path) -> Non
     shown = subprocess.run(["git", "cat-file", "-p", f"{kept[0]}:a/x.txt"], cwd=project,
                            capture_output=True, text=True, check=True).stdout
     assert shown == "the step's work\n"
+
+
+def test_an_edit_is_seen_whatever_the_repository_says_of_stat_data(project: Path) -> None:
+    """With `core.trustctime=false` (or `core.checkStat=minimal`) git takes a file of
+    the same size and time for unchanged, though its ctime moved: the snapshot reads
+    every stat field whatever the repository says."""
+    store = _branches(project)
+    t1 = _start(store, 1)
+    _sh(project, "git config core.trustctime false && git config core.checkStat minimal")
+    f = t1 / "a" / "x.txt"
+    past = time.time_ns() - 100 * 10**9
+    os.utime(f, ns=(past, past))
+    _sh(t1, "git update-index -q --refresh")  # the index (dated now) records it
+    time.sleep(1.1)  # (git compares ctime to the second)
+    f.write_text("w\n")  # the same size, the same time: only the ctime moved
+    os.utime(f, ns=(past, past))
+    landing = land(store, 1)
+    assert landing.kind == "landed" and landing.files == ["a/x.txt"]
+
+
+def test_a_new_base_that_is_the_old_one_keeps_its_worktree(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The main checkout unchanged and the commit time the same (one second, or the
+    dates exported), the new base is the old commit and names the same folder: it was
+    made again, then removed as "the old one"."""
+    for name in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+        monkeypatch.setenv(name, "2026-01-01T00:00:00")
+    store = _branches(project)
+    t1 = _start(store, 1)
+    _work(store, 1, "a/x.txt", "one\n")
+    monkeypatch.setenv("TEST_CMD", "false")
+    landing = land_step(store, 1)
+    assert landing.kind == "failed" and not landing.failed
+    again = worktree_of(store, store.load_step(1))
+    assert again == t1 and (t1 / ".git").is_file()
+    assert (t1 / "a" / "x.txt").read_text() == "a\n"  # the step runs again from its base

@@ -135,7 +135,9 @@ def on_new_base(store: PlanStore, n: int, why: str, kept: str | None = None,
         new_base(store, record)
         store.save_step(record)
         ensure_worktree(store, record)
-    if old is not None:  # (committed: only now is the old worktree no step's)
+    if old is not None and old != worktree_of(store, record):
+        # (committed: only now is the old worktree no step's. The same base in the same
+        # second names the same folder, made again just now: it stays.)
         with store.lock():
             worktrees.remove_worktree(store.project, old)
     return record

@@ -39,6 +39,10 @@ DIFF_TIMEOUT_S = 5.0
 MAX_PATHS = 5000  # changed paths listed at most; beyond that the measure is "too many"
 _SAFE = ("-c", "core.splitIndex=false", "-c", "core.untrackedCache=false",
          "-c", "index.threads=1",
+         # (a file's stat data decides whether git reads it again: all of it, whatever the
+         # repository says, or an edit of the same size and time is taken for unchanged)
+         "-c", "core.trustctime=true", "-c", "core.checkStat=default",
+         "-c", "core.ignoreStat=false",
          # (a user-wide ignore file is not the project's, and an executor could write one
          # to hide what it adds: the measure reads only the project's own ignore rules)
          "-c", "core.excludesFile=/dev/null")
