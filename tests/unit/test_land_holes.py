@@ -216,3 +216,21 @@ def test_a_new_base_that_is_the_old_one_keeps_its_worktree(
     again = worktree_of(store, store.load_step(1))
     assert again == t1 and (t1 / ".git").is_file()
     assert (t1 / "a" / "x.txt").read_text() == "a\n"  # the step runs again from its base
+
+
+def test_work_git_cannot_read_is_never_thrown_away(project: Path) -> None:
+    """A filter whose name holds `=` (one `-c` cannot switch off) stops every snapshot:
+    a reset refused, a prune that leaves the folder, rather than the work lost."""
+    store = _branches(project)
+    t1 = _start(store, 1)
+    _work(store, 1, "a/x.txt", "the step's work\n")
+    _sh(project, "git config 'filter.x=y.clean' cat")
+    with pytest.raises(StepError, match="cannot read step 1's worktree"):
+        reset_step(store, 1)
+    assert store.load_step(1).status == "in-progress"
+    fail_step(store, 1, "gave up")
+    prune_worktrees(store)
+    assert (t1 / "a" / "x.txt").read_text() == "the step's work\n"
+    _sh(project, "git config --unset 'filter.x=y.clean'")
+    assert prune_worktrees(store) and not t1.exists()  # readable again: kept, then gone
+    assert store.load_step(1).meta.get("unlanded")

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from maker.errors import StepError
 from maker.store.workspace import READY_KEY, worktree_of
 from maker.tools import worktrees
 from maker.tools.git_tree import snapshot_tree
@@ -36,25 +37,30 @@ def clear_attempt(store: PlanStore, record: StepRecord, keys: tuple[str, ...]) -
     its worktree's work first kept in ``unlanded`` (see :func:`kept`); the caller
     saves the record, in the same transaction."""
     path = worktree_of(store, record)
-    if path is not None and record.meta.get(READY_KEY):
-        kept(store, record, path)
+    if path is not None and record.meta.get(READY_KEY) and kept(store, record, path) is None:
+        raise StepError(f"maker cannot read step {record.number}'s worktree {path} with git "
+                        "to keep its work, so it does not forget it. Copy what you need "
+                        "from that folder and remove it, then try again", record.number)
     for key in keys:
         record.meta.pop(key, None)
 
 
-def kept(store: PlanStore, record: StepRecord, entry: Path) -> bool:
+def kept(store: PlanStore, record: StepRecord, entry: Path) -> bool | None:
     """Before a worktree no step needs goes (its step failed, was reset or started
     again): its work, as a tree id added to ``record``'s ``unlanded`` (``git checkout
     <id> -- .`` brings it back), unless it holds none (as its base). Nothing is lost.
-    Whether ``record`` changed."""
+    Whether ``record`` changed; None when git cannot read the worktree (the caller
+    keeps the folder: the work is nowhere else)."""
     base = record.meta.get("measured_from")
     if not worktrees.is_worktree(entry):
         return False
     rel = plans_inside(store)
     tree = snapshot_tree(entry, timeout=worktrees.TIMEOUT_S,
                          exclude=rel if rel != "." else None)
+    if not tree:
+        return None
     listed = list(record.meta.get("unlanded") or [])
-    if not tree or tree in listed or tree == base:
+    if tree in listed or tree == base:
         return False
     record.meta["unlanded"] = [*listed[-9:], tree]
     return True

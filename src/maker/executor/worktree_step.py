@@ -173,7 +173,10 @@ def prune_worktrees(store: PlanStore) -> list[str]:
                 continue
             if str(entry) in named:  # (a failed or blocked step's: its work kept)
                 record = store.load_step(named[str(entry)])  # (a copy of its own)
-                if kept(store, record, entry):
+                done = kept(store, record, entry)
+                if done is None:
+                    continue  # (git cannot read it: the folder stays, with the work)
+                if done:
                     store.save_step(record)
             worktrees.remove_worktree(store.project, entry)
             gone.append(entry.name)
