@@ -50,6 +50,9 @@ def _branches(project: Path, w1: list[str] | None = None, w2: list[str] | None =
     ("src/a/**", "src/b/x.py", False), ("src/*.py", "src/main.py", True),
     ("src/a.py", "src/b.py", False), ("docs/*.md", "src/*.py", False), ("src", "src/x", True),
     ("**/x", "y/z", True), ("a/[bc].py", "a/d.py", False), ("a/*.py", "a/*.md", True),
+    # a trailing slash names a folder, a dot in its name or not
+    ("docs/v1.0/", "docs/v1.0/index.md", True), ("pkg.d/", "pkg.d/x", True),
+    ("src/*/", "src/sub/x.py", True), ("docs/v1.0/", "docs/v2.0/index.md", False),
 ])
 def test_overlap_is_conservative(a: str, b: str, meet: bool) -> None:
     assert may_overlap(a, b) is meet

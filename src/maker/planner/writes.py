@@ -2,8 +2,8 @@
 may touch the same file.
 
 ``writes`` is a list of paths or globs relative to the project root: ``src/api/**``,
-``docs/*.md``, ``README.md``. A path names a file (``src/app.py``), or a folder and
-everything under it (``src/api``; a last segment without a dot);
+``docs/*.md``, ``README.md``. A path names a file (``src/app.py``), or a folder and all
+under it (``src/api``, a last segment without a dot; ``docs/v1.0/``, a trailing slash);
 ``*``, ``?`` and ``[...]`` match within one path segment, ``**`` any number of them.
 ``writes: []`` says the step changes no file. A step without ``writes`` says nothing,
 and maker then runs it alone (``maker.executor.waves``): parallelism is declined on
@@ -96,12 +96,10 @@ def _entry_problem(item: Any) -> str:
 
 
 def _segments(text: str) -> list[str]:
-    parts = [p for p in text.strip().replace("\\", "/").split("/") if p not in ("", ".")]
-    out: list[str] = []
-    for part in parts:  # repeated `**` mean one `**` (and cannot backtrack)
-        if not (part == "**" and out and out[-1] == "**"):
-            out.append(part)
-    return out
+    text = text.strip().replace("\\", "/")
+    parts = [p for p in text.split("/") if p not in ("", ".")] + ["**"] * text.endswith("/")
+    return [p for i, p in enumerate(parts)  # repeated `**` mean one (no backtracking)
+            if not (p == "**" and i and parts[i - 1] == "**")]
 
 
 def _is_pattern(segment: str) -> bool:
