@@ -235,8 +235,12 @@ def _after_kill(fx: Fixture, project: Path, old: dict[str, str], new: dict[str, 
     after = fx.state(project)
     outcome = ("old" if after == old else "new" if after == new or after in (between or [])
                else "corrupted")
-    if outcome == "corrupted":
-        print(f"  corrupted: {fx.name}, {where}: {project}")
+    if outcome == "corrupted":  # (copied out of the run's temporary folder, which goes)
+        kept = Path(tempfile.mkdtemp(prefix="maker-crash-kept-")) / "project"
+        shutil.copytree(project, kept, symlinks=True)
+        unlike = sorted(k for k in set(old) | set(after) if old.get(k) != after.get(k))
+        print(f"  corrupted: {fx.name}, {where}: kept in {kept}; unlike the old state in "
+              f"{unlike[:6]}")
     else:
         shutil.rmtree(project.parent)
     return outcome
