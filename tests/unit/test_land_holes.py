@@ -234,3 +234,25 @@ def test_work_git_cannot_read_is_never_thrown_away(project: Path) -> None:
     _sh(project, "git config --unset 'filter.x=y.clean'")
     assert prune_worktrees(store) and not t1.exists()  # readable again: kept, then gone
     assert store.load_step(1).meta.get("unlanded")
+
+
+def test_a_worktree_add_a_kill_cut_short_does_not_block_the_next(project: Path) -> None:
+    """git locks its record of a worktree while it adds it; killed then, the record
+    stays locked, `git worktree prune` keeps it, and a worktree at that path is refused
+    ("a missing but locked worktree"): the step could never get its worktree again."""
+    from maker.executor.worktree_step import ensure_worktree
+    from maker.store.workspace import READY_KEY
+
+    store = _branches(project)
+    t1 = _start(store, 1)
+    admin = Path(_sh(t1, "git rev-parse --git-dir").strip())
+    subprocess.run(["rm", "-rf", str(t1)], check=True)  # the folder gone, the record kept
+    (admin / "locked").write_text("initializing\n")
+    record = store.load_step(1)
+    record.meta.pop(READY_KEY)
+    with store.lock():
+        store.save_step(record)
+        ensure_worktree(store, store.load_step(1))
+    assert (t1 / ".git").is_file()
+    listed = _sh(project, "git worktree list --porcelain")
+    assert "locked" not in listed and listed.count("worktree ") == 2

@@ -125,11 +125,36 @@ def remove_worktree(project: Path, path: Path) -> None:
 
 
 def prune(project: Path) -> None:
-    """git forgets worktrees whose folders are gone."""
+    """git forgets worktrees whose folders are gone, half-made ones of maker's too."""
+    _drop_half_made(project)
     try:
         _run(["worktree", "prune"], project)
     except WorktreeError:
         pass
+
+
+def _drop_half_made(project: Path) -> None:
+    """git's records of a ``worktree add`` a kill cut short. git locks the record while
+    it adds ("initializing"), so ``worktree prune`` keeps it, and a new worktree at its
+    path is refused ("a missing but locked worktree"). Such a record that names no
+    folder, or one of maker's folders without its ``.git`` file, goes (a person's own
+    locked worktree names a folder elsewhere: never touched)."""
+    try:
+        common = Path(project, _run(["rev-parse", "--git-common-dir"], project)
+                      .decode("utf-8", "surrogateescape").strip())
+    except WorktreeError:
+        return
+    for record in sorted((common / "worktrees").glob("*/locked")):
+        admin = record.parent
+        try:
+            folder: Path | None = Path((admin / "gitdir").read_text().strip()).parent
+        except FileNotFoundError:
+            folder = None
+        except (OSError, UnicodeDecodeError):
+            continue
+        if folder is None or (f"/{Path(WORKTREES).as_posix()}/" in folder.as_posix()
+                              and not (folder / ".git").is_file()):
+            shutil.rmtree(admin, ignore_errors=True)
 
 
 def read_entries(project: Path, tree: str, paths: list[str]) -> dict[str, tuple[str, str]]:
