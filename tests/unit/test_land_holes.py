@@ -256,3 +256,16 @@ def test_a_worktree_add_a_kill_cut_short_does_not_block_the_next(project: Path) 
     assert (t1 / ".git").is_file()
     listed = _sh(project, "git worktree list --porcelain")
     assert "locked" not in listed and listed.count("worktree ") == 2
+
+
+def test_a_worktree_remove_a_kill_cut_short_is_forgotten(project: Path) -> None:
+    """`git worktree remove` deletes the folder, then git's record of it: killed in
+    between, the record stayed (the crash harness saw it after a new base), since the
+    prune ran only when a folder was removed."""
+    store = _branches(project)
+    t1 = _start(store, 1)
+    fail_step(store, 1, "gave up")
+    subprocess.run(["rm", "-rf", str(t1)], check=True)  # the folder gone, the record kept
+    assert _sh(project, "git worktree list --porcelain").count("worktree ") == 2
+    prune_worktrees(store)
+    assert _sh(project, "git worktree list --porcelain").count("worktree ") == 1

@@ -180,6 +180,7 @@ def prune_worktrees(store: PlanStore) -> list[str]:
                     store.save_step(record)
             worktrees.remove_worktree(store.project, entry)
             gone.append(entry.name)
-        if gone:
-            worktrees.prune(store.project)
+        # (always: a kill inside `git worktree remove` leaves the folder gone and git's
+        # record of it kept, which only a prune forgets)
+        worktrees.prune(store.project)
         return gone
