@@ -316,6 +316,31 @@ def test_ordinary_scripts_still_run(wave: Wave, command: str) -> None:
     assert _bash(wave, command, serial=True) is None, command
 
 
+@pytest.mark.parametrize("command", [
+    "GIT_EDITOR='maker step fail 1 --reason x' git commit",
+    "GIT_PAGER='maker handoff accept 1' git log",
+    "export GIT_EDITOR='maker step reset 1'; git commit",
+    "env GIT_SEQUENCE_EDITOR='maker plan write' git rebase -i HEAD~1",
+    "EDITOR='sh -c \"maker step approve 1\"' git commit",
+    "GIT_SSH_COMMAND='cp x {P}/plans/PLAN.md' git fetch",
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=x git log",
+    "export GIT_CONFIG_PARAMETERS=\"'alias.x=!maker step approve 1'\"",
+])
+@pytest.mark.parametrize("serial", [False, True])
+def test_a_program_named_in_a_variable_is_read_as_a_command(wave: Wave, command: str,
+                                                             serial: bool) -> None:
+    _refused(_bash(wave, command, serial=serial), ANY, command)
+
+
+@pytest.mark.parametrize("command", [
+    "EDITOR=vim git commit", "GIT_PAGER=cat git log", "PAGER='less -R' git diff",
+    "export FOO=bar", "LANG=C sort a/x.txt", "GIT_SSH_COMMAND='ssh -i key' git status",
+])
+def test_ordinary_variables_still_run(wave: Wave, command: str) -> None:
+    assert _bash(wave, command) is None, command
+    assert _bash(wave, command, serial=True) is None, command
+
+
 # -- odd input ----------------------------------------------------------------------------
 
 _WORDS = st.sampled_from(["git", "-c", "-C", ".", "branch", "tag", "-d", "-f", "-n", "-l",

@@ -54,6 +54,15 @@ _DESTROYERS = frozenset({"rm", "rmdir", "mv", "shred", "chmod", "chown", "chgrp"
 # `print > "FILE"`, vim's `-c 'w FILE'`. Their words are read as inline code is.
 _SCRIPTED = frozenset({"sed", "gsed", "awk", "gawk", "mawk", "nawk", "vim", "vi", "nvim",
                        "ex", "view", "ed"})
+# Variables whose value names a program something runs (git's editor, pager or ssh, a
+# shell's start-up file): the value is read as a command line. git's own config in the
+# environment (GIT_CONFIG_COUNT/KEY_n/VALUE_n, …) may name any program: refused.
+_PROGRAM_VARS = frozenset({"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "PAGER",
+                           "MANPAGER", "EDITOR", "VISUAL", "GIT_SSH", "GIT_SSH_COMMAND",
+                           "GIT_ASKPASS", "SSH_ASKPASS", "GIT_EXTERNAL_DIFF",
+                           "GIT_PROXY_COMMAND", "LESSOPEN", "LESSCLOSE", "BROWSER",
+                           "BASH_ENV", "ENV", "PROMPT_COMMAND"})
+_DECLARERS = frozenset({"export", "declare", "typeset", "readonly", "local"})
 _CODE_TOKEN = re.compile(r"[^\s'\"`=,;:()\[\]{}<>|&+]+")
 _MAX_DEPTH = 4
 
@@ -154,6 +163,7 @@ class BashGuard(Protected):
         while words and (words[0] in _RESERVED or _ASSIGNMENT.match(words[0])):
             if _ASSIGNMENT.match(words[0]) and _maker_name(words[1:2]):
                 raise Refused(_STATE + " (Run it without setting variables before it.)")
+            self._assignment(words[0], cwd, depth)
             words = words[1:]
         if not words:
             return cwd
@@ -178,6 +188,9 @@ class BashGuard(Protected):
             self._python(args, bodies, cwd)
         elif name in _INLINE_CODE:
             self._inline(args, _INLINE_CODE[name], bodies, cwd)
+        elif name in _DECLARERS:
+            for arg in args:
+                self._assignment(arg, cwd, depth)
         elif name in _SCRIPTED:
             for arg in args:
                 self._code(arg, cwd)
@@ -203,6 +216,20 @@ class BashGuard(Protected):
                 if not a.startswith("-"):
                     self.check_path(a, cwd, glob=any(c in a for c in "*?["), destroys=True)
         return cwd
+
+    def _assignment(self, word: str, cwd: Path, depth: int) -> None:
+        """A variable set for a command (or exported): one that names a program is
+        read as the command line it is."""
+        if not _ASSIGNMENT.match(word):
+            return
+        name, _, value = word.partition("=")
+        name = name.rstrip("+")
+        if name.startswith("GIT_CONFIG"):
+            raise Refused(unclear(f"`{name}` gives git settings, which may name a program "
+                                  "it runs", "use `git -c user.name=…` for what the step "
+                                  "needs, or leave it to a person"))
+        if name in _PROGRAM_VARS and value.strip():
+            self._commands(value, cwd, depth + 1)
 
     def _maker(self, args: list[str]) -> None:
         if not is_allowed(args, EXECUTOR_COMMANDS, alone=True):
