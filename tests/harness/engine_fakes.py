@@ -19,7 +19,7 @@ from maker.engine.step_run import EngineParts
 from maker.errors import BudgetExceededError, YAMLCleanError
 from maker.yaml_cleaner.cleaner import YAMLCleaner
 
-__all__ = ["Answer", "FakeBudget", "FakeCall", "FakeLedger", "FakePlanner", "FakeReviewer",
+__all__ = ["Answer", "oriented", "FakeBudget", "FakeCall", "FakeLedger", "FakePlanner", "FakeReviewer",
            "ScriptedModel", "parts", "run"]
 
 # The real record of a call: the fakes below keep it in memory.
@@ -65,6 +65,19 @@ class FakeBudget:
 
 
 Answer = str | Callable[[str], str]
+
+
+def oriented(store: Any, n: int, answer: str) -> Callable[[str], str]:
+    """``answer``, given by an executor that first records its orientation of step ``n``
+    (``maker orient n none``, as its brief tells it): a step whose tools can write is
+    handed off complete only after that."""
+    def orient_then_answer(_: str) -> str:
+        from maker.executor.orient import record_orient
+
+        record_orient(store, n, "none")
+        return answer
+
+    return orient_then_answer
 
 
 @dataclass

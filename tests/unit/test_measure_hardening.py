@@ -12,6 +12,7 @@ import pytest
 
 from maker.executor.accept import accept_handoff
 from maker.executor.lifecycle import start_step
+from maker.executor.orient import record_orient
 from maker.executor.step_rules import crossed_boundaries
 from maker.handoff.measured import MEASURE_KEY
 from maker.store.plan_store import PlanStore
@@ -34,6 +35,7 @@ def _started(project: Path) -> PlanStore:
     _sh(project, "git add -A && git -c user.email=a@b -c user.name=a commit -qm base")
     store = write(project, [WRITER], policy="auto")
     start_step(store, 1, session_id="sess-1")
+    record_orient(store, 1, "none")  # (seed 004: before any edit)
     assert store.load_step(1).meta.get(MEASURE_KEY)
     return store
 

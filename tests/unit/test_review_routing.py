@@ -18,6 +18,7 @@ from maker.errors import HandoffRejectedError, ReviewMissingError
 from maker.executor.accept import accept_handoff
 from maker.executor.approval import approve_step
 from maker.executor.lifecycle import reset_step, start_step
+from maker.executor.orient import record_orient
 from maker.executor.outcome import outcome
 from maker.executor.review import latest_review
 from maker.executor.step_rules import (
@@ -96,6 +97,7 @@ def test_a_handoff_that_under_reports_the_changed_files_is_refused(
     edit(plugin, "old.py")
     store = write(plugin, [WRITER])
     start_step(store, 1, session_id="sess-1")
+    record_orient(store, 1, "none")
     start = store.load_step(1).meta[MEASURE_KEY]
     edit(plugin, "old.py", "src/new.py", "src/more.py")
     with pytest.raises(HandoffRejectedError) as refused:
@@ -168,6 +170,7 @@ def test_a_step_sent_back_keeps_its_start_and_a_reset_starts_afresh(
     git_init(plugin)
     store = write(plugin, [WRITER], policy="never")
     start_step(store, 1, session_id="sess-1")
+    record_orient(store, 1, "none")
     start = store.load_step(1).meta[MEASURE_KEY]
     accept_handoff(store, handoff(1, files_changed=edit(plugin, "a.py")))
     reject_step(store, 1, "more")
@@ -199,6 +202,7 @@ def test_review_routing_uses_the_measure_and_the_boundaries_in_both_front_ends(
     plugin_store, engine_store = ends
 
     start_step(plugin_store, 1, session_id="sess-1")
+    record_orient(plugin_store, 1, "none")
     edit(both[0], *names)
     claimed = names if why == "boundaries" else ["src/"]
     executor_returns(both[0], handoff(1, files_changed=claimed))
@@ -210,6 +214,7 @@ def test_review_routing_uses_the_measure_and_the_boundaries_in_both_front_ends(
 
     class Editing(ScriptedModel):  # the executor's session edits the files
         def factory(self, **kw: Any) -> Any:
+            record_orient(engine_store, 1, "none")
             edit(both[1], *names)
             return super().factory(**kw)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.engine_fakes import ScriptedModel, parts, run
+from harness.engine_fakes import ScriptedModel, oriented, parts, run
 from maker.core.events import StepFlagged
 from maker.engine.ledger import Call, Ledger
 from maker.engine.orchestrator import EXIT_COMPLETE, EXIT_FAILED, Orchestrator
@@ -32,7 +32,7 @@ def test_a_conditional_step_is_decided_by_the_first_answer_ahead_by_k(project: P
     # First three at once: 3, 2 and a flagged one; then three more for 3: 4 to 1.
     model = ScriptedModel([chose(3, "tests exist"), chose(2), GARBAGE,
                            chose(3, "I see tests/"), chose(3, "there are  tests"), chose(3),
-                           handoff(3)])
+                           oriented(store, 3, handoff(3))])
     engine = parts(model)
     engine.votes = 3
     result = run(Orchestrator(store, engine))
@@ -71,7 +71,7 @@ def test_only_steps_without_side_effects_vote(project: Path) -> None:
     reads = make_step(1, 2)  # Read only
     writes = replace(make_step(2, -1), primary_tools=["Read", "Write"])
     store = write(project, [reads, writes])
-    model = ScriptedModel([handoff(1), handoff(1), handoff(2)])
+    model = ScriptedModel([handoff(1), handoff(1), oriented(store, 2, handoff(2))])
     engine = parts(model)
     engine.votes = 2
     result = run(Orchestrator(store, engine))

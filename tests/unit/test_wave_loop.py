@@ -19,6 +19,7 @@ from maker.engine.orchestrator import EXIT_BUDGET, EXIT_COMPLETE, Orchestrator
 from maker.engine.step_run import EngineParts
 from maker.executor.orient import record_orient
 from maker.store.plan_store import PlanStore
+from maker.store.workspace import worktree_of
 
 from ._step_plans import make_step, write
 
@@ -53,6 +54,7 @@ def chains(project: Path) -> PlanStore:
     for n, nxt, deps in ((1, 2, []), (2, 3, []), (3, 4, [1]), (4, -1, [2])):
         step = make_step(n, nxt, depends_on=deps)
         object.__setattr__(step, "writes", [f"chain{n % 2}/**"])
+        object.__setattr__(step, "primary_tools", ["Write", "Read"])  # (they write files)
         steps.append(step)
     return write(project, steps)
 
@@ -64,8 +66,12 @@ def orchestrate(store: PlanStore, budget: float | None, slow: set[int],
     def factory(*, cwd: Path | None = None, **_: Any) -> Session:
         return Session(store, cwd or store.project, slow, seen)
 
+    def limits(store: PlanStore, record: Any) -> dict[str, Any]:
+        return {"cwd": worktree_of(store, record)}  # (a wave step works in its worktree)
+
     parts = EngineParts(runner_factory=factory, ledger=ledger, call_type=FakeCall,
-                        budget=FakeBudget(budget, ledger) if budget is not None else None)
+                        budget=FakeBudget(budget, ledger) if budget is not None else None,
+                        limits=limits)
     return asyncio.run(Orchestrator(store, parts, parallel=2).run())
 
 

@@ -130,6 +130,8 @@ def step_outcome(number: int, as_json: bool, plans_dir: Path | None) -> None:
         click.echo("reasons: " + "; ".join(data["reasons"]))
     counted = "measured by maker" if data["files_measured"] else "the executor's claim"
     click.echo(f"files changed: {len(data['files_changed'])} ({counted})")
+    if data["files_note"]:
+        click.echo(f"note: {data['files_note']}")
     if data["review_required"]:
         click.echo(f"review: required ({data['review_why']}): launch maker:reviewer with "
                    "the handoff before asking for approval")

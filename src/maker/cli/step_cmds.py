@@ -151,6 +151,11 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
     cost = ledger.summary() if ledger.exists() else None  # no ledger: no cost shown
     if as_json:
         steps = [r.to_dict() for r in rows]
+        from maker.executor.status_view import file_notes
+
+        notes = file_notes(store, plan)
+        for s in steps:
+            s["files_note"] = notes.get(s["step"], "")
         if cost is not None:
             for s in steps:
                 s["cost_usd"] = cost.by_step.get(s["step"], 0.0)
@@ -177,6 +182,10 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
         click.echo("  ".join([*cells, row[padded]]))
     if cost is not None:
         click.echo(cost.line())
+    from maker.executor.status_view import file_notes
+
+    for n, note in sorted(file_notes(store, plan).items()):
+        click.echo(f"Step {n} ({plan.get(n).title}): {note}.")
     click.echo("")
     from maker.executor.runs import running_note
 

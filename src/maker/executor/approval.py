@@ -106,10 +106,11 @@ APPROVE_LABEL = "Approve step {n}"
 REJECT_LABEL = "Reject step {n}"
 
 
-def approval_question(n: int, title: str) -> dict[str, Any]:
-    """The AskUserQuestion input that asks the user to approve step ``n``."""
+def approval_question(n: int, title: str, note: str = "") -> dict[str, Any]:
+    """The AskUserQuestion input that asks the user to approve step ``n``; ``note`` is
+    what they must not miss (``maker.handoff.measured.files_note``), said first."""
     return {"questions": [{
-        "question": f"{QUESTION_PREFIX}{n} ({title[:80]})?",
+        "question": f"{QUESTION_PREFIX}{n} ({title[:80]})?" + (f" {note}." if note else ""),
         "header": f"Step {n}"[:12],
         "multiSelect": False,
         "options": [

@@ -17,6 +17,7 @@ from maker.executor.instructions import decide_hint
 from maker.executor.orient import deviation_question, pending_deviation
 from maker.executor.review import latest_review
 from maker.executor.review_route import review_need, review_request
+from maker.handoff.measured import files_note
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -36,7 +37,8 @@ def outcome(store: PlanStore, n: int) -> dict[str, Any]:
                            "files_changed": need.files, "files_measured": need.measured,
                            "review_required": bool(need.reasons) and not need.skipped,
                            "review_why": need.why(), "review_skipped": need.skipped,
-                           "reasons": [str(r) for r in record.meta.get("reasons") or []]}
+                           "reasons": [str(r) for r in record.meta.get("reasons") or []],
+                           "files_note": files_note(record, handoff)}
     if is_awaiting(record):
         out["review_required"] = need.wants_review
         out["policy"] = policy.name
@@ -47,7 +49,7 @@ def outcome(store: PlanStore, n: int) -> dict[str, Any]:
                               if policy.name != "never" else "")
                            + ", and RED findings send the step back to implementation")
         else:
-            question = approval_question(n, record.title)
+            question = approval_question(n, record.title, files_note(record, handoff))
             out["ask"] = question
             out["next"] = ("ask the user with AskUserQuestion, with exactly the input on "
                            "the `ask:` line (never answer it yourself); maker records their "

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.records import StepRecord, StoredPlan
 
-__all__ = ["StepRow", "status_summary", "summary_rows"]
+__all__ = ["StepRow", "file_notes", "status_summary", "summary_rows"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,21 @@ def summary_rows(plan: StoredPlan, store: PlanStore,
     return rows
 
 
+def file_notes(store: PlanStore, plan: StoredPlan) -> dict[int, str]:
+    """By step, what a person must not miss about the files of each step awaiting
+    approval or complete (``maker.handoff.measured.files_note``): no file changed, or the
+    files only claimed."""
+    from maker.handoff.measured import files_note
+
+    notes = {}
+    for record in plan.steps:
+        if record.status in (AWAITING, "complete"):
+            note = files_note(record, store.read_handoff(record.number) or {})
+            if note:
+                notes[record.number] = note
+    return notes
+
+
 def status_summary(store: PlanStore) -> str:
     """A few lines on where the plan stands, for a session that starts or resumes.
 
@@ -81,9 +96,11 @@ def status_summary(store: PlanStore) -> str:
     task = task_line(plan.task, where=str(store.overview_path))
     lines = [f"maker plan ({store.root}): {task}",
              "Steps: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))]
+    notes = file_notes(store, plan)
     for record in plan.steps:
         if record.status == AWAITING:
-            lines.append(f"Awaiting approval: step {record.number} ({record.title}): "
+            note = f" {notes[record.number]}." if record.number in notes else ""
+            lines.append(f"Awaiting approval: step {record.number} ({record.title}):{note} "
                          f"{decide_hint(record.number)}.")
         elif record.status == "in-progress":
             from maker.executor.runs import running_note

@@ -11,9 +11,12 @@ from maker.core.models import END, AgentResult, schema_keys
 from maker.errors import Problem
 from maker.handoff.fields import is_int, kind_of
 from maker.store.records import StepRecord, StoredPlan
+from maker.tools.registry import only_read
 from maker.yaml_cleaner.frozen import thaw
 
-__all__ = ["check_output", "red_flags", "target_step"]
+__all__ = ["ORIENT_META", "check_oriented", "check_output", "red_flags", "target_step"]
+
+ORIENT_META = "orient"  # the step's front matter: its recorded orientation (maker orient)
 
 
 def target_step(plan: StoredPlan, running: list[StepRecord], step: int | None,
@@ -98,3 +101,17 @@ def red_flags(output: Any, text: str | bytes, problems: list[Problem]) -> None:
                                                      else {}, raw_response=raw)):
         problems.append(Problem("handoff", f"red flag: {reason}",
                                 fix="send the handoff YAML only, short and to the point"))
+
+
+def check_oriented(record: StepRecord, problems: list[Problem]) -> None:
+    """A complete handoff of a step whose tools can write needs the step's orientation
+    recorded first (seed 004: orient comes before implement, always): an executor that
+    skipped it did not look whether the plan still fits."""
+    if only_read(record.spec.tools) or isinstance(record.meta.get(ORIENT_META), dict):
+        return
+    n = record.number
+    problems.append(Problem(
+        "status", f"step {n} is handed off complete, but its orientation was never recorded",
+        n, fix=f"run `maker orient {n} none` (or `minor --what \"...\"`, or `major --what "
+               f"\"...\" --revised \"...\"`) after reading what the step names, then do the "
+               "step and hand off again"))

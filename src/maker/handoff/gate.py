@@ -17,8 +17,10 @@ The stages, each with its own module and typed result:
   commands, a complete step needs a recorded ``maker verify --step N`` run that passed
   after the step started, sealed by maker: a handoff cannot just claim ``exit_code: 0``,
   and a run file written by hand is refused;
+- orientation (seed 004: orient comes before implement): a complete step whose tools
+  can write has recorded ``maker orient N ...``;
 - the files the step changed, measured by maker (``maker.handoff.measured``):
-  ``files_changed`` must name every one.
+  ``files_changed`` names every one and nothing else.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING
 from maker.core.models import Handoff
 from maker.errors import Problem
 from maker.errors import YAMLCleanError as _YAMLCleanError
-from maker.handoff.against_plan import check_output, red_flags, target_step
+from maker.handoff.against_plan import check_oriented, check_output, red_flags, target_step
 from maker.handoff.evidence import check_evidence, check_landed
 from maker.handoff.fields import FORMAT_HINT, is_int, parse_handoff
 from maker.handoff.measured import check_measured
@@ -101,5 +103,7 @@ def inspect_handoff(store: PlanStore, text: str | bytes) -> CheckedHandoff:
     if status == "complete":
         check_landed(store, record, problems)
     run = check_evidence(store, record, problems) if status == "complete" else None
-    measured = check_measured(store, record, data.get("files_changed"), problems)
+    if status == "complete":
+        check_oriented(record, problems)
+    measured = check_measured(store, record, data.get("files_changed"), problems, status)
     return CheckedHandoff(handoff, problems, was_repaired, plan, record, run, measured)

@@ -8,9 +8,12 @@ left out): those are the step's changes. A resumed step keeps its start, and so 
 step sent back for revision (its earlier attempts' edits are still its own);
 ``maker step reset`` starts the measure afresh.
 
-- A handoff whose ``files_changed`` leaves a measured change out is refused by the gate
-  with the missing paths (:func:`check_measured`), so the executor corrects it, within
-  the gate's bound.
+- The claim is checked against the measure both ways (:func:`check_measured`): a
+  handoff whose ``files_changed`` leaves a measured change out, or names a file maker
+  measured no change to, is refused by the gate naming the paths, so the executor
+  corrects it, within the gate's bound; a ``complete`` step whose tools can write and
+  that changed nothing must say so (``files_changed: []``), and the person's approval
+  question and ``maker status`` then say that no file changed.
 - Who reviews and who approves is decided on the measured files
   (``maker.executor.review_route``); the accepted handoff keeps them as
   ``files_measured``.
@@ -41,12 +44,13 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.records import StepRecord
 
-__all__ = ["MEASURE_KEY", "MEASURED_FIELD", "check_measured", "measure_start",
-           "measured_changes", "step_files"]
+__all__ = ["MEASURE_KEY", "MEASURED_FIELD", "NO_FILE_CHANGED", "check_measured", "files_note",
+           "measure_start", "measured_changes", "step_files"]
 
 MEASURE_KEY = "measured_from"  # the step's front matter: the tree it started from
 MEASURED_FIELD = "files_measured"  # the accepted handoff: what maker measured
 _SHOWN = 30  # missing paths named in one refusal
+NO_FILE_CHANGED = "NO FILE CHANGED"  # what a person reads of a step that changed nothing
 
 
 def measure_start(store: PlanStore) -> str | None:
@@ -108,26 +112,51 @@ def _covers(claim: str, path: str) -> bool:
 
 
 def check_measured(store: PlanStore, record: StepRecord, claimed: Any,
-                   problems: list[Problem]) -> list[str] | None:
+                   problems: list[Problem], status: Any = None) -> list[str] | None:
     """The files step ``record`` changed, as maker measured them (None: not measured);
-    adds a problem naming every measured change that ``claimed`` (the handoff's
-    ``files_changed``) leaves out."""
+    checks ``claimed`` (the handoff's ``files_changed``) against them both ways, adding a
+    problem for each way it fails:
+
+    - a measured change the claim leaves out;
+    - a claimed file maker measured no change to since the step began (phantom work);
+    - a ``complete`` step whose tools can write, with nothing measured as changed, that
+      does not say so (``files_changed: []``).
+    """
     measured = measured_changes(store, record)
-    if not measured:
-        return measured
+    if measured is None:
+        return None
     claims = [c for c in (_claimed(store.project, item) for item in
                           (claimed if isinstance(claimed, list) else [])) if c]
     missing = [p for p in measured if not any(_covers(c, p) for c in claims)]
     if missing:
-        shown = ", ".join(missing[:_SHOWN]) + (
-            f" and {len(missing) - _SHOWN} more" if len(missing) > _SHOWN else "")
         problems.append(Problem(
             "files_changed", f"leaves out {len(missing)} file(s) this step changed, as maker "
-            f"measured the working tree against the step's start: {shown}", record.number,
+            f"measured the working tree against the step's start: {_shown(missing)}",
+            record.number,
             fix="list every file the step changed under `files_changed`, one `- path` per "
                 "file, relative to the project root (a file someone else changed meanwhile "
                 "too: list it and say so in the summary)"))
+    phantom = [c for c in claims if not any(_covers(c, p) for p in measured)]
+    if phantom:
+        problems.append(Problem(
+            "files_changed", f"names {len(phantom)} file(s) maker measured no change to since "
+            f"the step began: {_shown(phantom)}", record.number,
+            fix="remove each from `files_changed`, or make the change it names; "
+                "`files_changed` lists only what this step really changed"))
+    if (status == "complete" and not measured and claimed != []
+            and not only_read(record.spec.tools)):
+        problems.append(Problem(
+            "files_changed", "maker measured no change to any file since the step began, and "
+            "the handoff does not say so", record.number,
+            fix="if the step truly needed no change, write `files_changed: []` and say why in "
+                "the summary (the person is told that no file changed); otherwise make the "
+                "change the step asks for"))
     return measured[:MAX_PATHS]
+
+
+def _shown(paths: list[str]) -> str:
+    return ", ".join(paths[:_SHOWN]) + (
+        f" and {len(paths) - _SHOWN} more" if len(paths) > _SHOWN else "")
 
 
 def step_files(handoff: dict[str, Any]) -> list[str]:
@@ -136,3 +165,21 @@ def step_files(handoff: dict[str, Any]) -> list[str]:
     measured = handoff.get(MEASURED_FIELD)
     chosen = measured if isinstance(measured, list) else handoff.get("files_changed")
     return [str(f) for f in chosen or [] if isinstance(f, (str, int, float))]
+
+
+def files_note(record: StepRecord, handoff: dict[str, Any]) -> str:
+    """What a person must not miss about the files of an accepted handoff: that a step
+    whose tools can write changed no file (measured), or that the files are only the
+    executor's claim (nothing measured: no git); "" otherwise."""
+    if not handoff:
+        return ""
+    measured = handoff.get(MEASURED_FIELD)
+    if isinstance(measured, list):
+        if measured or only_read(record.spec.tools) or handoff.get("status") != "complete":
+            return ""
+        return (f"{NO_FILE_CHANGED}: maker measured no change to any file since the step "
+                "began (the handoff says none was needed)")
+    if record.meta.get(MEASURE_KEY) or not handoff.get("files_changed"):
+        return ""  # (measured at the start but not at the end: review_route says so)
+    return ("the files changed are the executor's claim: maker could not measure them "
+            "(no git)")

@@ -1,0 +1,135 @@
+"""A handoff's claims against what maker measured, both ways: a claimed file that did
+not change is refused, as is a complete handoff that never oriented; a step whose tools
+can write and that changed nothing must say so, and the person is told in words they
+cannot miss; without git, the files stay the executor's claim wherever they are shown."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from maker.cli.main import cli
+from maker.errors import HandoffRejectedError
+from maker.executor.accept import accept_handoff
+from maker.executor.lifecycle import start_step
+from maker.executor.orient import record_orient
+from maker.executor.outcome import outcome
+from maker.executor.status_view import status_summary
+from maker.handoff.measured import NO_FILE_CHANGED
+from maker.store.plan_store import PlanStore
+
+from ._step_plans import handoff, step_spec, write
+
+WRITER = step_spec(1, -1, primary_tools=["Read", "Write", "Edit"])
+READER = step_spec(1, -1, primary_tools=["Read", "Grep"])
+
+
+def _started(project: Path, *, git: bool = True, step: object = WRITER,
+             orient: bool = True) -> PlanStore:
+    if git:
+        subprocess.run(["git", "init", "-q", str(project)], check=True)
+    store = write(project, [step], policy="never")  # (a person approves: the question shows)
+    start_step(store, 1, session_id="sess-1")
+    if orient:
+        record_orient(store, 1, "none")
+    return store
+
+
+def _refused(store: PlanStore, text: str) -> str:
+    with pytest.raises(HandoffRejectedError) as refused:
+        accept_handoff(store, text)
+    return "\n".join(str(p) for p in refused.value.problems)
+
+
+def test_a_phantom_handoff_is_refused_naming_the_file_and_the_fix(project: Path) -> None:
+    """The issue's own case: nothing written, `complete` with hello.txt claimed."""
+    store = _started(project)
+    said = _refused(store, handoff(1, files_changed=["hello.txt"]))
+    assert "files_changed: names 1 file(s) maker measured no change to since the step " \
+           "began: hello.txt" in said
+    assert "remove each from `files_changed`, or make the change it names" in said
+    assert store.load_step(1).status == "in-progress"  # nothing recorded
+    assert store.read_handoff(1) is None
+    # Made for real, the same handoff is accepted, and the measure kept beside it.
+    (project / "hello.txt").write_text("hello\n")
+    assert accept_handoff(store, handoff(1, files_changed=["hello.txt"])).status == \
+        "awaiting-approval"
+    assert store.read_handoff(1)["files_measured"] == ["hello.txt"]
+
+
+def test_one_phantom_among_real_changes_is_named_alone(project: Path) -> None:
+    store = _started(project)
+    (project / "src").mkdir()
+    (project / "src/a.py").write_text("a\n")
+    said = _refused(store, handoff(1, files_changed=["src/", "docs/ghost.md (new)",
+                                                     "b.py"]))
+    assert "names 2 file(s) maker measured no change to since the step began: " \
+           "docs/ghost.md (new), b.py" in said
+    assert "leaves out" not in said  # (src/ covers src/a.py)
+
+
+def test_a_complete_handoff_that_never_oriented_is_refused(project: Path) -> None:
+    store = _started(project, orient=False)
+    (project / "hello.txt").write_text("hello\n")
+    said = _refused(store, handoff(1, files_changed=["hello.txt"]))
+    assert "status: step 1 is handed off complete, but its orientation was never recorded" \
+        in said
+    assert "run `maker orient 1 none`" in said
+    # A blocked handoff needs no orientation: an executor may give up before it.
+    accept_handoff(store, handoff(1, status="blocked", blockers=["no access"],
+                                  files_changed=["hello.txt"]))
+    assert store.load_step(1).status == "blocked"
+
+
+def test_a_step_that_only_reads_needs_no_orientation_and_claims_nothing(
+        project: Path) -> None:
+    store = _started(project, step=READER, orient=False)
+    (project / "other.txt").write_text("someone else's\n")  # not the step's: it cannot write
+    said = _refused(store, handoff(1, files_changed=["other.txt"]))
+    assert "names 1 file(s) maker measured no change to" in said and "orient" not in said
+    assert accept_handoff(store, handoff(1)).status == "awaiting-approval"
+
+
+def test_nothing_changed_must_be_said_and_then_the_person_cannot_miss_it(
+        project: Path) -> None:
+    store = _started(project)
+    said = _refused(store, handoff(1))  # (no files_changed at all)
+    assert "maker measured no change to any file since the step began, and the handoff " \
+           "does not say so" in said and "`files_changed: []`" in said
+    accept_handoff(store, handoff(1, files_changed=[]))
+    out = outcome(store, 1)
+    question = out["ask"]["questions"][0]["question"]
+    assert question.startswith("maker: approve step 1 (") and NO_FILE_CHANGED in question
+    assert NO_FILE_CHANGED in out["files_note"]
+    assert NO_FILE_CHANGED in status_summary(store)
+    shown = CliRunner().invoke(cli, ["status", "--plans-dir", str(store.root)])
+    assert shown.exit_code == 0, shown.output
+    assert f"Step 1 (Step number 1): {NO_FILE_CHANGED}: maker measured no change" \
+        in shown.output.replace(WRITER.title, "Step number 1")
+
+
+def test_a_step_that_changed_files_gets_no_such_note(project: Path) -> None:
+    store = _started(project)
+    (project / "hello.txt").write_text("hello\n")
+    accept_handoff(store, handoff(1, files_changed=["hello.txt"]))
+    out = outcome(store, 1)
+    assert NO_FILE_CHANGED not in out["ask"]["questions"][0]["question"]
+    assert out["files_note"] == ""
+    assert NO_FILE_CHANGED not in status_summary(store)
+
+
+def test_without_git_the_files_stay_a_claim_everywhere_they_are_shown(
+        project: Path) -> None:
+    store = _started(project, git=False)
+    accept_handoff(store, handoff(1, files_changed=["hello.txt"]))  # (cannot be checked)
+    out = outcome(store, 1)
+    note = "the files changed are the executor's claim: maker could not measure them"
+    assert note in out["files_note"] and note in out["ask"]["questions"][0]["question"]
+    assert note in status_summary(store)
+    shown = CliRunner().invoke(cli, ["status", "--plans-dir", str(store.root)])
+    assert note in shown.output
+    said = CliRunner().invoke(cli, ["step", "outcome", "1", "--plans-dir", str(store.root)])
+    assert "files changed: 1 (the executor's claim)" in said.output
