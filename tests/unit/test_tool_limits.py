@@ -90,9 +90,8 @@ async def test_pre_tool_use_hook_denies_with_the_reason(store: PlanStore, tools:
     else:
         assert output == {"hookSpecificOutput": {
             "hookEventName": "PreToolUse", "permissionDecision": "deny",
-            "permissionDecisionReason": decide(tool_step(4, tools), tool, tool_input,
-                                               cwd=store.root.parent,
-                                               plans_root=store.root)}}
+            "permissionDecisionReason": decide(store, tool_step(4, tools), tool, tool_input,
+                                               cwd=store.root.parent).refusal}}
         assert expected in output["hookSpecificOutput"]["permissionDecisionReason"]
 
 

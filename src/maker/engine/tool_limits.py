@@ -32,11 +32,15 @@ Nothing here writes: a refusal is a message the model reads in its tool result.
 
 from __future__ import annotations
 
+import shlex
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from maker.executor.limits import Limit, Plumbing, executor_limits
 from maker.tools.executor_rules import StepTools, executor_decision
+from maker.tools.maker_commands import orient_command
 from maker.tools.permissions import ALWAYS_ALLOWED, permits
 from maker.tools.reader_bash import reader_bash, step_git_run
 from maker.tools.registry import BUILTIN_TOOLS
@@ -67,24 +71,51 @@ _OLD_NAMES = frozenset({"Task", "NotebookRead"})
 _NEVER_REMOVED = frozenset({"Bash", "AskUserQuestion"}) | ALWAYS_ALLOWED
 
 
-def decide(step: StepTools, tool: str, tool_input: Mapping[str, Any], *, cwd: Path,
-           plans_root: Path, workspace: Path | None = None) -> str | None:
-    """Why the headless executor of ``step`` may not make this call, or None.
+def decide(store: PlanStore, step: StepRecord | StepTools, tool: str,
+           tool_input: Mapping[str, Any], *, cwd: Path,
+           workspace: Path | None = None) -> Limit:
+    """maker's answer on a call of the headless executor of ``step``.
 
-    AskUserQuestion gets :data:`NO_USER`; every other call the plugin's rule
-    (``executor_decision``). An error while checking is a refusal naming it (the
-    step's limits hold; the executor can still hand off blocked).
+    AskUserQuestion gets :data:`NO_USER`; every other call the rule both front ends
+    share (``maker.executor.limits.executor_limits``), with ``maker orient N ...`` run by
+    this run's own maker (a session's PATH need not have one). A step given as its spec
+    alone (no record) gets the tools and the guard. An error while checking is a
+    refusal naming it (the step's limits hold; the executor can still hand off blocked).
     """
     if tool == "AskUserQuestion":
-        return NO_USER
+        return Limit(NO_USER)
     try:
-        return executor_decision(step, tool, tool_input, cwd=cwd, plans_root=plans_root,
-                                 workspace=workspace)
+        number = getattr(step, "number", None)
+        if not isinstance(number, int):  # (its spec alone: the tools, the guard, git)
+            spec = _spec(step)
+            reason = executor_decision(spec, tool, tool_input, cwd=cwd, plans_root=store.root,
+                                       workspace=workspace)
+            if reason or tool != "Bash":
+                return Limit(reason)
+            reason, run = step_git_run(spec.tools, str(tool_input.get("command") or ""), cwd)
+            return Limit(reason, run, vouched=run is not None)
+        record = store.load_step(number)
+        return executor_limits(store, record, tool, tool_input, cwd=cwd,
+                               workspace=workspace, plumbing=_own_maker(store, number))
     except Exception as exc:  # fail closed: the call is refused, visibly
         first = (str(exc).strip().splitlines() or [""])[0][:300]
-        return (f"maker could not check this tool call ({type(exc).__name__}: {first}), so "
-                "it is refused. If it keeps happening, hand off with status: blocked and "
-                "this reason.")
+        return Limit(f"maker could not check this tool call ({type(exc).__name__}: {first}), "
+                     "so it is refused. If it keeps happening, hand off with status: blocked "
+                     "and this reason.")
+
+
+def _own_maker(store: PlanStore, number: int) -> Plumbing:
+    """``maker orient N ...`` for the step, worded as the brief says, run by this run's
+    own maker; other plumbing (``maker verify``) as any command."""
+    def plumbing(command: str) -> Limit | None:
+        if orient_command(command) != number:
+            return None
+        words = shlex.split(command)[1:]
+        return Limit(run=" ".join(shlex.quote(w) for w in (
+            sys.executable, "-m", "maker", *words, "--plans-dir", str(store.root))),
+            vouched=True, why="maker's own plumbing")
+
+    return plumbing
 
 
 def make_can_use_tool(store: PlanStore, step: StepRecord | StepTools, *,
@@ -95,16 +126,19 @@ def make_can_use_tool(store: PlanStore, step: StepRecord | StepTools, *,
     ``cwd`` is the session's working directory (default: the directory holding
     ``plans/``). Needs ``permission_mode="default"`` to be called at all.
     """
-    spec, space = _spec(step), _workspace(store, step)
+    space = _workspace(store, step)
     where = cwd or space or store.project
 
     async def can_use_tool(tool_name: str, tool_input: dict[str, Any], context: Any
                            ) -> PermissionResultAllow | PermissionResultDeny:
         from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
 
-        reason = decide(spec, tool_name, tool_input if isinstance(tool_input, dict) else {},
-                        cwd=where, plans_root=store.root, workspace=space)
-        return PermissionResultDeny(message=reason) if reason else PermissionResultAllow()
+        given = tool_input if isinstance(tool_input, dict) else {}
+        limit = decide(store, step, tool_name, given, cwd=where, workspace=space)
+        if limit.refusal:
+            return PermissionResultDeny(message=limit.refusal)
+        return PermissionResultAllow(updated_input={**given, "command": limit.run}
+                                     if limit.run is not None else None)
 
     return can_use_tool
 
@@ -118,7 +152,7 @@ def make_hooks(store: PlanStore, step: StepRecord | StepTools, *,
     call's own ``cwd`` wins over ``cwd``."""
     from claude_agent_sdk import HookMatcher
 
-    spec, space = _spec(step), _workspace(store, step)
+    space = _workspace(store, step)
     default_cwd = cwd or space or store.project
 
     async def pre_tool_use(hook_input: HookInput, tool_use_id: str | None,
@@ -129,41 +163,11 @@ def make_hooks(store: PlanStore, step: StepRecord | StepTools, *,
         given = tool_input if isinstance(tool_input, dict) else {}
         where = Path(call_cwd) if isinstance(call_cwd, str) and call_cwd else default_cwd
         tool = str(raw.get("tool_name") or "")
-        reason = decide(spec, tool, given, cwd=where, plans_root=store.root, workspace=space)
-        run = None
-        command = str(given.get("command") or "") if tool == "Bash" else ""
-        if reason is None:  # (orient first, and maker orient as this run's own maker)
-            reason, run = _orient_rule(store, step, tool, command)
-        if reason is None and run is None and tool == "Bash":  # (git as the plugin runs it)
-            reason, run = step_git_run(spec.tools, command, where)
-        return _answer(reason, run, given)
+        limit = decide(store, step, tool, given, cwd=where, workspace=space)
+        return _answer(limit.refusal, limit.run, given, vouched=limit.vouched)
 
     return {"PreToolUse": [HookMatcher(matcher=None, hooks=[pre_tool_use],
                                        on_failure="block")]}
-
-
-def _orient_rule(store: PlanStore, step: StepRecord | StepTools, tool: str,
-                 command: str) -> tuple[str | None, str | None]:
-    """Seed 004's orient, as the plugin's guard holds it (``maker.executor.orient``): no
-    edit before the step's orientation is recorded, none while a deviation awaits a
-    person; and ``maker orient N ...``, worded as the brief says, run by this run's own
-    maker (a session's PATH need not have one). ``(refusal, command to run instead)``."""
-    from maker.executor.orient import edit_refusal, edits_project
-    from maker.tools.maker_commands import orient_command
-
-    number = getattr(step, "number", None)
-    if not isinstance(number, int):
-        return None, None
-    if orient_command(command) == number:
-        import shlex
-        import sys
-
-        words = shlex.split(command)[1:]
-        return None, " ".join(shlex.quote(w) for w in (
-            sys.executable, "-m", "maker", *words, "--plans-dir", str(store.root)))
-    if edits_project(tool, command):
-        return edit_refusal(store.load_step(number)), None
-    return None, None
 
 
 def reviewer_hooks(cwd: Path) -> dict[HookEvent, list[HookMatcher]]:
@@ -182,24 +186,28 @@ def reviewer_hooks(cwd: Path) -> dict[HookEvent, list[HookMatcher]]:
         refusal, run = reader_bash(str(given.get("command") or ""),
                                    Path(call_cwd) if isinstance(call_cwd, str) and call_cwd
                                    else cwd, who="reviewer", may_verify=True)
-        return _answer(refusal, run, given)
+        return _answer(refusal, run, given, vouched=True)
 
     return {"PreToolUse": [HookMatcher(matcher="Bash", hooks=[pre_tool_use],
                                        on_failure="block")]}
 
 
-def _answer(refusal: str | None, run: str | None, given: Mapping[str, Any]) -> HookJSONOutput:
-    """A PreToolUse hook's answer: denied with ``refusal``; allowed, run as ``run``; or no
-    opinion (``{}``: the permission rules still apply)."""
+def _answer(refusal: str | None, run: str | None, given: Mapping[str, Any], *,
+            vouched: bool) -> HookJSONOutput:
+    """A PreToolUse hook's answer: denied with ``refusal``; run as ``run`` (allowed
+    outright when maker ``vouched`` for it, else still under the permission rules); or
+    no opinion (``{}``: the permission rules still apply)."""
     if refusal:
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
                                        "permissionDecision": "deny",
                                        "permissionDecisionReason": refusal}}
     if run is None:
         return {}
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
-                                   "permissionDecision": "allow",
-                                   "updatedInput": {**given, "command": run}}}
+    out: dict[str, Any] = {"hookEventName": "PreToolUse",
+                           "updatedInput": {**given, "command": run}}
+    if vouched:
+        out["permissionDecision"] = "allow"
+    return cast("HookJSONOutput", {"hookSpecificOutput": out})
 
 
 def session_limits(store: PlanStore, record: StepRecord) -> dict[str, Any]:

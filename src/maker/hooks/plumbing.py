@@ -24,7 +24,9 @@ from pathlib import Path
 
 from maker.hooks.protocol import HookInput, Output, allow_tool
 
-__all__ = ["plumbing_allow"]
+__all__ = ["PINNED_WHY", "pinned_plumbing", "plumbing_allow"]
+
+PINNED_WHY = "maker's own plumbing, run by the plugin's own bin/maker"
 
 _BASH = Path("/bin/bash")
 
@@ -44,6 +46,17 @@ def plumbing_allow(hook: HookInput, command: str, step: int | None = None) -> Ou
     """The allow for a Bash call that is exactly maker's plumbing (``step``: the
     executor's step in progress), its command pinned to the plugin's ``bin/maker``;
     None when this call is not, or cannot be pinned (it is then asked as usual)."""
+    pinned = pinned_plumbing(command, step, hook.text("permission_mode"))
+    if pinned is None:
+        return None
+    tool_input = hook.raw.get("tool_input")
+    updated = {**(tool_input if isinstance(tool_input, dict) else {}), "command": pinned}
+    return allow_tool(PINNED_WHY, updated_input=updated)
+
+
+def pinned_plumbing(command: str, step: int | None, permission_mode: str) -> str | None:
+    """``command`` pinned to the plugin's own ``bin/maker`` when it is exactly maker's
+    plumbing that may run without a prompt (see the module's docstring); else None."""
     from maker.tools.maker_commands import orient_command, plumbing
 
     found = plumbing(command)
@@ -55,15 +68,11 @@ def plumbing_allow(hook: HookInput, command: str, step: int | None = None) -> Ou
     what, number = found
     if what in ("context", "verify --step", "land") and (step is None or number != step):
         return None
-    if what == "verify --step" and hook.text("permission_mode") != "default":
+    if what == "verify --step" and permission_mode != "default":
         return None
     program = _maker_bin()
     if program is None or not _BASH.is_file():
         return None
     words = shlex.split(command)[1:] if what == "orient" else command.split()[1:]
-    pinned = " ".join([shlex.quote(str(_BASH)), shlex.quote(str(program)),
-                       *(shlex.quote(w) for w in words)])
-    tool_input = hook.raw.get("tool_input")
-    updated = {**(tool_input if isinstance(tool_input, dict) else {}), "command": pinned}
-    return allow_tool("maker's own plumbing, run by the plugin's own bin/maker",
-                      updated_input=updated)
+    return " ".join([shlex.quote(str(_BASH)), shlex.quote(str(program)),
+                     *(shlex.quote(w) for w in words)])

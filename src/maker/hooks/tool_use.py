@@ -82,7 +82,6 @@ def _executor_tool(hook: HookInput) -> Output:
 
 def _executor_check(hook: HookInput, store: PlanStore) -> Output:
     from maker.errors import MakerError
-    from maker.tools.executor_rules import executor_decision
 
     active = active_marker(store)
     if not active:
@@ -112,30 +111,26 @@ def _executor_check(hook: HookInput, store: PlanStore) -> Output:
         return deny_tool(f"maker cannot read the step in progress, so it cannot check this "
                          f"tool: {exc}. Hand off with status: blocked and this reason.")
     tool_input = hook.raw.get("tool_input")
+    from maker.executor.limits import Limit, executor_limits
+    from maker.hooks.plumbing import PINNED_WHY, pinned_plumbing
     from maker.store.workspace import worktree_of
 
-    reason = executor_decision(record.spec, hook.text("tool_name"),
-                               tool_input if isinstance(tool_input, dict) else {},
-                               cwd=Path(hook.cwd or "."), plans_root=store.root,
-                               workspace=worktree_of(store, record))
-    if reason:
-        return deny_tool(reason)
-    from maker.executor.orient import edit_refusal, edits_project
+    def plumbing(command: str) -> Limit | None:
+        pinned = pinned_plumbing(command, record.number, hook.text("permission_mode"))
+        return None if pinned is None else Limit(run=pinned, vouched=True, why=PINNED_WHY)
 
-    if edits_project(hook.text("tool_name"), bash_command(hook)):
-        refused = edit_refusal(record)
-        if refused:
-            return deny_tool(refused)
-    if hook.text("tool_name") == "Bash":
-        pinned = plumbing_allow(hook, bash_command(hook), record.number)
-        if pinned:
-            return pinned
-        from maker.tools.reader_bash import step_git_run
-
-        refusal, run = step_git_run(record.spec.tools, bash_command(hook),
-                                    Path(hook.cwd or "."))
-        return deny_tool(refusal) if refusal else _run_instead(hook, run)
-    return allow()
+    given = tool_input if isinstance(tool_input, dict) else {}
+    limit = executor_limits(store, record, hook.text("tool_name"), given,
+                            cwd=Path(hook.cwd or "."), workspace=worktree_of(store, record),
+                            plumbing=plumbing)
+    if limit.refusal:
+        return deny_tool(limit.refusal)
+    if limit.run is None:
+        return allow()
+    updated = {**given, "command": limit.run}
+    if limit.vouched:
+        return allow_tool(limit.why, updated_input=updated)
+    return run_as(updated)
 
 
 def _any_agent_tool(hook: HookInput) -> Output:
@@ -188,6 +183,13 @@ def _read_only_tool(hook: HookInput) -> Output:
     refusal, run = reader_bash(command, Path(hook.cwd or "."), may_verify=reviewer,
                                who="reviewer" if reviewer else "planner")
     return deny_tool(refusal) if refusal else _run_instead(hook, run)
+
+
+def run_as(updated_input: dict[str, object]) -> Output:
+    """The call run with ``updated_input``, still asked as the person's permission mode
+    says (no decision: the client checks the updated input against its rules)."""
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                   "updatedInput": updated_input}}
 
 
 def _run_instead(hook: HookInput, command: str | None) -> Output:

@@ -11,6 +11,9 @@
     shared: []                 # globs of files every step may touch (beside maker's own
                                # list of lockfiles, migrations, generated code): a step
                                # that writes one never runs beside another
+    boundary: auto             # the executor's Bash in an OS boundary: auto (where the
+                               # machine can make one), required (refused without one),
+                               # off (the command guard alone)
 
 The file lives under ``plans/``, which no step executor may write (the PreToolUse
 guard), so it is a person's word, like the approval policy. It is read on use, never
@@ -28,7 +31,7 @@ from typing import Any
 from maker.core.bounded import read_text_file
 from maker.errors import InputError, PlanFileError
 
-__all__ = ["SETTINGS_FILE", "Settings", "load_settings"]
+__all__ = ["BOUNDARY_CHOICES", "SETTINGS_FILE", "Settings", "load_settings"]
 
 SETTINGS_FILE = "settings.yaml"
 _LIMIT = 256 * 1024  # a settings file is a few lines; this is generous
@@ -45,7 +48,8 @@ class Settings:
     session_timeout: float = 1800.0  # 0: no limit
     boundaries: tuple[str, ...] = field(default_factory=tuple)
     shared: tuple[str, ...] = field(default_factory=tuple)
-    parallel: int = 4  # steps /maker:step starts at once when they may (issue 17)
+    parallel: int = 4  # steps /maker:step starts at once when they may
+    boundary: str = "auto"  # the executor's Bash in an OS boundary: auto, required, off
     source: str = ""  # the file they came from ("" = the defaults)
 
 
@@ -56,7 +60,8 @@ _INTS: dict[str, tuple[int, int, str]] = {
     "gate_attempts": (1, _GATE_MAX, "handoffs the gate may refuse in one run of a step"),
     "parallel": (1, 16, "steps /maker:step runs at once when they may"),
 }
-_KEYS = (*_INTS, "session_timeout", "boundaries", "shared")
+BOUNDARY_CHOICES = ("auto", "required", "off")
+_KEYS = (*_INTS, "session_timeout", "boundaries", "shared", "boundary")
 
 
 def load_settings(plans_root: Path) -> Settings:
@@ -98,6 +103,13 @@ def _settings(path: Path, data: dict[Any, Any]) -> Settings:
                 problems.append(PlanFileError(
                     path, f"must be a whole number from {low} to {high} ({what}), "
                     f"not {_show(value)}", key, f"`{key}: {min(max(low, 2), high)}`"))
+            else:
+                values[key] = value
+        elif key == "boundary":
+            if value not in BOUNDARY_CHOICES:
+                problems.append(PlanFileError(
+                    path, f"must be one of {', '.join(BOUNDARY_CHOICES)} (the executor's "
+                    f"Bash in an OS boundary), not {_show(value)}", key, "`boundary: auto`"))
             else:
                 values[key] = value
         elif key == "session_timeout":

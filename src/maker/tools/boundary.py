@@ -1,0 +1,327 @@
+"""The step executor's Bash inside an OS boundary: the kernel, not a list of spellings.
+
+Every Bash command of a step's executor (the plugin's PreToolUse, and ``maker run``'s
+session, through ``updatedInput``), and every project check ``maker verify`` runs for a
+step, runs through ``maker-box`` (beside this module): a user, mount and PID namespace in
+which what the executor must never write is read-only.
+
+- read-only: the plan's ``plans/`` (and so every worktree's copy under it), maker's data
+  directories, the repository's ``.git/config``, ``.git/hooks/`` and ``.git/info/``; for a
+  step run beside others, the whole main checkout (its own worktree stays writable, but
+  for the worktree's copy of ``plans/`` and its ``.git`` file);
+- hidden: the sealing key, and the sockets through which a command could ask a process
+  outside the box to run something (tmux, screen, the systemd and D-Bus buses);
+- everything else as it was: the step's files, temp directories, build caches.
+
+:func:`protection` says what this machine allows, probed once per boot and cached: the
+kernel boundary, or the command guard alone (``maker.tools.guard``) with the reason. The
+guard is always the first answer; the boundary is what holds when the guard misreads a
+command. A person's ``boundary:`` setting (``plans/settings.yaml``) may require it
+(:func:`boxed_command` then refuses a command that would run without it) or turn it off.
+
+What a person is asked to allow, in the client's ``default`` mode, is the executor's own
+command under a one-line wrapper (:func:`wrap`): ``/bin/sh …/maker-box SPEC <<'MAKER_BOX_…'``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from maker.core.paths import data_dir, project_of, seal_key_path
+from maker.tools.protected import maker_data_dirs
+
+__all__ = ["BOX", "SPEC_DIR", "Protection", "Spec", "boxed_command", "protection", "spec_for",
+           "unwrap", "wrap"]
+
+BOX = Path(__file__).with_name("maker-box")
+_CACHE = "boundary.json"
+_PROBE_TIMEOUT_S = 10.0
+_SHELLS = ("/bin/bash", "/usr/bin/bash", "/bin/sh")
+SPEC_DIR = "box"  # under plans/.maker: each step's spec, read-only inside its own box
+
+
+@dataclass(frozen=True)
+class Protection:
+    """What holds the executor's Bash on this machine: ``kernel`` (the boundary) or
+    ``guard`` (the command guard alone, ``why`` says why)."""
+
+    kind: str
+    how: str
+    map_options: str = "--map-current-user"
+
+    @property
+    def kernel(self) -> bool:
+        return self.kind == "kernel"
+
+    def describe(self) -> str:
+        """One line for ``maker status`` and the session's notice."""
+        if self.kernel:
+            return f"kernel boundary ({self.how})"
+        return f"command guard only: no OS boundary on this machine ({self.how})"
+
+
+def protection(*, refresh: bool = False) -> Protection:
+    """What this machine allows, probed once per boot (cached in maker's data dir)."""
+    if not sys.platform.startswith("linux"):
+        return Protection("guard", f"{sys.platform}: maker's boundary is built on Linux "
+                                   "namespaces")
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return Protection("guard", "no `unshare` (util-linux) on PATH")
+    boot = _boot_id()
+    cache = data_dir() / _CACHE
+    if not refresh:
+        try:
+            seen = json.loads(cache.read_text())
+            if seen.get("boot") == boot and seen.get("unshare") == unshare and \
+                    seen.get("box") == _box_stamp():
+                return Protection(seen["kind"], seen["how"], seen["map"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass
+    found = _probe()
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        _write(cache, json.dumps({"boot": boot, "unshare": unshare, "box": _box_stamp(),
+                                        "kind": found.kind, "how": found.how,
+                                        "map": found.map_options}))
+    except OSError:
+        pass  # (probed again next time)
+    return found
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _box_stamp() -> str:
+    try:
+        st = BOX.stat()
+    except OSError:
+        return ""
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _probe() -> Protection:
+    """Make a box around a scratch folder and try to write into it: the boundary works
+    only if the write is refused and a write beside it is not."""
+    help_text = _run(["unshare", "--help"]).stdout
+    uid, gid = os.getuid(), os.getgid()
+    map_options = (f"--map-user={uid} --map-group={gid}" if "--map-user" in help_text
+                   else "--map-current-user")
+    with tempfile.TemporaryDirectory(prefix="maker-box-probe-") as scratch:
+        shut, open_ = Path(scratch, "shut"), Path(scratch, "open")
+        shut.mkdir()
+        open_.mkdir()
+        spec = Path(scratch, "spec")
+        spec.write_text(f"map {map_options}\nshell /bin/sh\nro {shut}\n")
+        probe = (f"if (: > '{shut}/x') 2>/dev/null; then echo written; else echo refused; fi; "
+                 f": > '{open_}/x' && id -u")
+        done = _run(["/bin/sh", str(BOX), str(spec)], stdin=probe)
+        said = done.stdout.split()
+        if done.returncode == 0 and said[:1] == ["refused"] and (open_ / "x").exists():
+            user = f", as uid {said[1]}" if len(said) > 1 else ""
+            return Protection("kernel", f"user, mount and PID namespaces{user}", map_options)
+        why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1][:200]
+        return Protection("guard", f"`unshare` could not make a read-only boundary: {why}")
+
+
+def _run(args: list[str], stdin: str = "") -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(args, input=stdin, capture_output=True, text=True,
+                              timeout=_PROBE_TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return subprocess.CompletedProcess(args, 127, "", str(exc))
+
+
+# -- what the box makes read-only --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Spec:
+    """The box of one step: what it binds, in order (``(kind, path)``)."""
+
+    entries: tuple[tuple[str, str], ...]
+
+    def text(self, map_options: str) -> str:
+        shell = next((s for s in _SHELLS if os.access(s, os.X_OK)), "/bin/sh")
+        lines = [f"map {map_options}", f"shell {shell}",
+                 *(f"{kind} {path}" for kind, path in self.entries)]
+        return "\n".join(lines) + "\n"
+
+    def paths(self, kind: str) -> list[str]:
+        return [p for k, p in self.entries if k == kind]
+
+
+def spec_for(plans_root: Path, workspace: Path | None = None) -> Spec:
+    """The box of a step of the plan in ``plans_root``; ``workspace`` is the worktree of
+    a step run beside others (writable, in a read-only main checkout)."""
+    project = _real(project_of(plans_root))
+    entries: list[tuple[str, str]] = []
+    if workspace is not None:
+        own = _real(workspace)
+        entries += [("rw", own), ("rro", project)]
+        rel = os.path.relpath(os.path.abspath(plans_root), os.path.abspath(project_of(
+            plans_root)))
+        if not rel.startswith(".."):
+            entries += [("ro", p) for p in (f"{own}/{rel}", f"{own}/.git") if _exists(p)]
+    entries.append(("ro", _real(plans_root)))
+    entries += [("ro", _real(d)) for d in maker_data_dirs() if d.is_dir()]
+    entries += [("ro", p) for p in _git_places(Path(project))]
+    key = seal_key_path()
+    if key.is_file():
+        entries.append(("hide", _real(key)))
+    entries += [("hide", p) for p in _sockets() if _exists(p)]
+    return Spec(tuple(dict.fromkeys(entries)))
+
+
+def _git_places(project: Path) -> list[str]:
+    """The repository's config, hooks and attributes (of its common git dir, when the
+    project is a linked worktree); ``hooks/`` and ``info/`` made when missing, so that no
+    step makes them."""
+    git = project / ".git"
+    if git.is_file():
+        common = _gitdir_of(git)
+        if common is None:
+            return []
+        git = common
+    if not git.is_dir():
+        return []
+    places = []
+    for name in ("hooks", "info"):
+        try:
+            (git / name).mkdir(exist_ok=True)
+        except OSError:
+            pass
+    for name in ("config", "config.worktree", "hooks", "info"):
+        if (git / name).exists():
+            places.append(_real(git / name))
+    return places
+
+
+def _gitdir_of(dotgit: Path) -> Path | None:
+    """The common git dir a ``.git`` file leads to (``gitdir:``, then ``commondir``)."""
+    try:
+        first = dotgit.read_text(errors="replace")[:4096].splitlines()[0]
+    except (OSError, IndexError):
+        return None
+    if not first.startswith("gitdir:"):
+        return None
+    gitdir = (dotgit.parent / first.removeprefix("gitdir:").strip()).resolve()
+    try:
+        common = (gitdir / "commondir").read_text().strip()
+    except OSError:
+        return gitdir
+    return (gitdir / common).resolve()
+
+
+def _sockets() -> list[str]:
+    """Where a command could ask a process outside the box to run something for it."""
+    uid = os.getuid()
+    tmp = os.environ.get("TMUX_TMPDIR") or "/tmp"
+    return [f"{tmp}/tmux-{uid}", f"/run/screen/S-{os.environ.get('USER', '')}",
+            f"/run/user/{uid}/bus", f"/run/user/{uid}/systemd", "/run/systemd/private",
+            "/run/dbus/system_bus_socket", "/var/run/dbus/system_bus_socket"]
+
+
+def _real(path: Path | str) -> str:
+    return os.path.realpath(path)
+
+
+def _exists(path: str) -> bool:
+    return os.path.lexists(path) and "\n" not in path
+
+
+# -- the call ---------------------------------------------------------------------------
+
+
+def wrap(command: str, spec_path: Path) -> str:
+    """``command`` run in the box that ``spec_path`` describes: one line above it, the
+    command itself as written below (a quoted here-document, so nothing in it is read
+    by the outer shell)."""
+    end = "MAKER_BOX"
+    while end in command:
+        end = f"MAKER_BOX_{secrets.token_hex(4)}"
+    return (f"/bin/sh {_quote(str(BOX))} {_quote(str(spec_path))} <<'{end}'\n"
+            f"{command}\n{end}")
+
+
+def _quote(text: str) -> str:
+    return shlex.quote(text)
+
+
+def boxed_command(plans_root: Path, step: int, command: str, *,
+                  workspace: Path | None = None, setting: str = "auto",
+                  found: Protection | None = None) -> tuple[str | None, str | None]:
+    """``(refusal, command to run instead)`` for the executor of ``step`` of the plan in
+    ``plans_root``: the command wrapped in its box; unboxed (``(None, None)``) where
+    none can be made or the person's ``setting`` is ``off``; refused where ``setting``
+    is ``required`` and none can be made."""
+    if setting == "off":
+        return None, None
+    found = found or protection()
+    if not found.kernel:
+        if setting == "required":
+            return (f"maker: plans/settings.yaml requires an OS boundary for the step "
+                    f"executor's Bash (`boundary: required`), and this machine has none: "
+                    f"{found.how}. Hand off with status: blocked and this reason; a person "
+                    "can set `boundary: auto` to run with the command guard alone."), None
+        return None, None
+    spec = spec_for(plans_root, workspace)
+    if any("\n" in p for _, p in spec.entries):
+        return ("maker: a path maker must protect holds a line break, so no OS boundary can "
+                "be made for it; hand off with status: blocked and this reason."), None
+    path = plans_root / ".maker" / SPEC_DIR / f"step-{step}.spec"
+    text = spec.text(found.map_options)
+    try:
+        same = path.read_text() == text
+    except OSError:
+        same = False
+    if not same:
+        _write(path, text)
+    return None, wrap(command, path)
+
+
+def _write(path: Path, text: str) -> None:
+    """``text`` into ``path`` whole or not at all (a derived file: no journal needed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, scratch = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+        os.replace(scratch, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(scratch)
+        raise
+
+
+_BOXED = re.compile(r"/bin/sh (?P<box>\S+) (?P<spec>\S+) <<'(?P<end>MAKER_BOX(?:_[0-9a-f]{8})?)'\n"
+                    r"(?P<inner>.*)\n(?P=end)", re.DOTALL)
+
+
+def unwrap(command: str, plans_root: Path, step: int) -> str | None:
+    """The command inside ``command`` when it is exactly :func:`wrap`'s call for step
+    ``step`` of the plan in ``plans_root`` (as the client asks a model to send it again
+    after a hook changed it); else None."""
+    found = _BOXED.fullmatch(command)
+    if found is None:
+        return None
+    inner, end = found["inner"], found["end"]
+    spec = plans_root / ".maker" / SPEC_DIR / f"step-{step}.spec"
+    if end in inner or found["box"] != _quote(str(BOX)) or found["spec"] != _quote(str(spec)):
+        return None
+    return inner
