@@ -19,8 +19,8 @@ from maker.engine.step_run import EngineParts
 from maker.errors import BudgetExceededError, YAMLCleanError
 from maker.yaml_cleaner.cleaner import YAMLCleaner
 
-__all__ = ["Answer", "oriented", "FakeBudget", "FakeCall", "FakeLedger", "FakePlanner", "FakeReviewer",
-           "ScriptedModel", "parts", "run"]
+__all__ = ["Answer", "FakeBudget", "FakeCall", "FakeLedger", "FakePlanner", "FakeReviewer",
+           "ScriptedModel", "oriented", "parts", "run"]
 
 # The real record of a call: the fakes below keep it in memory.
 FakeCall = Call

@@ -13,11 +13,9 @@ from maker.cli.main import cli
 from maker.core.models import Plan
 from maker.errors import PlanFileError, StepNotFoundError, VerificationError
 from maker.store.plan_store import PlanStore
+from maker.verify.check_run import TAIL_BYTES, TAIL_LINES, TIMEOUT_EXIT_CODE
 from maker.verify.detect import ENV_VARS, VerifyCommand, detect_commands
 from maker.verify.runner import (
-    TAIL_BYTES,
-    TAIL_LINES,
-    TIMEOUT_EXIT_CODE,
     Progress,
     VerificationRun,
     evidence_path,

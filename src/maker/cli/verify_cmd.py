@@ -13,8 +13,9 @@ from maker.cli._common import echo_json, plans_dir_option, reports_errors, resol
 from maker.cli.main import cli
 from maker.executor.step_rules import settings
 from maker.store.plan_store import PlanStore
+from maker.verify.check_run import Progress
 from maker.verify.fixes import budget_note, fix_budget_spent
-from maker.verify.runner import Progress, evidence_path, run_verification
+from maker.verify.runner import evidence_path, run_verification
 
 __all__ = ["verify"]
 

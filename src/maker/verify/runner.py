@@ -14,14 +14,10 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import threading
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 from maker.core.bounded import read_text_file
 from maker.core.clock import utc_now
@@ -30,6 +26,7 @@ from maker.errors import InputError, PlanFileError, VerificationError
 from maker.store.atomic import atomic_write
 from maker.store.plan_store import PlanStore
 from maker.store.seal import check, seal
+from maker.verify.check_run import Progress, ProgressCallback, run_check, step_box
 from maker.verify.detect import (
     ENV_VARS,
     KINDS,
@@ -42,10 +39,6 @@ from maker.verify.fixes import failed_runs, step_attempt
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
-    "TAIL_BYTES",
-    "TAIL_LINES",
-    "TIMEOUT_EXIT_CODE",
-    "Progress",
     "VerificationRun",
     "evidence_path",
     "recorded_evidence",
@@ -53,27 +46,7 @@ __all__ = [
 ]
 
 DEFAULT_TIMEOUT_S = 1800.0
-TAIL_LINES = 40
-TAIL_BYTES = 4096
-TIMEOUT_EXIT_CODE = 124  # what timeout(1) returns
-_CHUNK = 65536
-
 RunStatus = Literal["passed", "failed", "nothing-to-run"]
-
-
-@dataclass(frozen=True)
-class Progress:
-    """What a running verification reports: a command starts, is still running, ends."""
-
-    event: Literal["start", "heartbeat", "done"]
-    index: int  # 1-based
-    total: int
-    command: VerifyCommand
-    elapsed_s: float = 0.0
-    exit_code: int | None = None
-
-
-ProgressCallback = Callable[[Progress], None]
 
 
 @dataclass
@@ -198,6 +171,7 @@ def run_verification(
     timeout = timeout_s if timeout_s is not None else _timeout_from(env)
 
     commands = detect_commands(project, env)
+    boxed = step_box(store, step, project)
     started = utc_now()
     evidence: list[Evidence] = []
     not_run: list[VerifyCommand] = []
@@ -207,7 +181,8 @@ def run_verification(
             continue
         if progress:
             progress(Progress("start", i, len(commands), cmd))
-        ev = _run_one(cmd, i, len(commands), project, env, timeout, heartbeat_s, progress)
+        ev = run_check(cmd, i, len(commands), project, env, timeout, heartbeat_s, progress,
+                      boxed)
         evidence.append(ev)
         if progress:
             progress(Progress("done", i, len(commands), cmd, ev.duration_s, ev.exit_code))
@@ -269,82 +244,3 @@ def _timeout_from(env: Mapping[str, str]) -> float:
     return value
 
 
-def _run_one(cmd: VerifyCommand, index: int, total: int, project: Path, env: dict[str, str],
-             timeout: float, heartbeat_s: float, progress: ProgressCallback | None
-             ) -> Evidence:
-    start = time.monotonic()
-    posix = os.name == "posix"
-    try:
-        proc = subprocess.Popen(
-            cmd.command, shell=True, cwd=project, env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=posix,  # its own process group, so a timeout kills it all
-        )
-    except OSError as exc:
-        return Evidence(cmd.command, 127, cmd.kind, 0.0, f"maker: cannot start: {exc}")
-    tail = _Tail()
-    assert proc.stdout is not None
-    reader = threading.Thread(target=tail.drain, args=(proc.stdout,), daemon=True)
-    reader.start()
-    timed_out = False
-    try:
-        while True:
-            elapsed = time.monotonic() - start
-            if elapsed >= timeout:
-                timed_out = True
-                _kill(proc, posix)
-                break
-            try:
-                proc.wait(timeout=min(heartbeat_s, timeout - elapsed))
-                break
-            except subprocess.TimeoutExpired:
-                if progress and time.monotonic() - start < timeout:
-                    progress(Progress("heartbeat", index, total, cmd,
-                                      time.monotonic() - start))
-    except BaseException:  # Ctrl-C: leave no orphan test run behind
-        _kill(proc, posix)
-        raise
-    proc.wait()
-    reader.join(timeout=5)
-    duration = round(time.monotonic() - start, 3)
-    text = tail.text()
-    code = proc.returncode
-    if timed_out:
-        code = TIMEOUT_EXIT_CODE
-        note = f"maker: timed out after {timeout:g} s (MAKER_VERIFY_TIMEOUT) and was killed"
-        text = f"{text}\n{note}" if text else note
-    return Evidence(cmd.command, code, cmd.kind, duration, text)
-
-
-def _kill(proc: subprocess.Popen[bytes], posix: bool) -> None:
-    if proc.poll() is not None:
-        return
-    try:
-        if posix:
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:  # pragma: no cover
-            proc.kill()
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-class _Tail:
-    """Keeps the end of a stream: ``TAIL_LINES`` lines and ``TAIL_BYTES`` at most."""
-
-    def __init__(self) -> None:
-        self._buf = b""
-
-    def drain(self, stream: IO[bytes]) -> None:
-        keep = TAIL_BYTES * 4  # room to cut at a line boundary and a UTF-8 boundary
-        while chunk := os.read(stream.fileno(), _CHUNK):
-            self._buf = (self._buf + chunk)[-keep:]
-        stream.close()
-
-    def text(self) -> str:
-        text = self._buf.decode("utf-8", errors="replace").replace("\r\n", "\n")
-        lines = text.rstrip("\n").split("\n")[-TAIL_LINES:]
-        out = "\n".join(lines)
-        if len(out.encode("utf-8")) > TAIL_BYTES:
-            out = out.encode("utf-8")[-TAIL_BYTES:].decode("utf-8", errors="ignore")
-            out = out.split("\n", 1)[1] if "\n" in out else out  # drop the cut line
-        return out
