@@ -106,6 +106,8 @@ def _settings(path: Path, data: dict[Any, Any]) -> Settings:
             else:
                 values[key] = value
         elif key == "boundary":
+            if value is False:  # (YAML reads a bare `off` as false)
+                value = "off"
             if value not in BOUNDARY_CHOICES:
                 problems.append(PlanFileError(
                     path, f"must be one of {', '.join(BOUNDARY_CHOICES)} (the executor's "

@@ -1,0 +1,261 @@
+"""The executor's Bash inside the OS boundary, run for real.
+
+Each spelling below tries to move the plan's state, write maker's files or the
+repository's config, or read the sealing key. It goes through a front end's own decision
+(the plugin's PreToolUse hook, or ``maker run``'s), and whatever that decision lets run
+runs as the client runs an allowed call (``bash -c``, the decision's ``updatedInput`` in
+place of the command). With the kernel boundary, none may change a thing; with the
+boundary forced off (``boundary: off``), the table's last column says which the command
+guard alone still stops: the rest are the holes the kernel closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from maker.core.paths import seal_key_path
+from maker.engine.tool_limits import make_hooks
+from maker.executor.lifecycle import start_step
+from maker.executor.orient import record_orient
+from maker.hooks.handlers import HANDLERS
+from maker.hooks.protocol import run_hook
+from maker.store.plan_store import PlanStore
+from maker.store.seal import seal
+from maker.tools.boundary import protection, unwrap, wrap
+
+from ._step_plans import step_spec, write
+
+pytestmark = pytest.mark.kernel
+
+RESET = "maker step reset 1"
+
+# (what it tries, the command, whether the guard alone stops it)
+SPELLINGS: list[tuple[str, str, bool]] = [
+    ("the command itself", RESET, True),
+    ("env -S", f"env -S '{RESET}'", False),
+    ("script -c", f"script -qc '{RESET}' /dev/null", False),
+    ("a function (keyword)", f"function f {{ {RESET}; }}; f", False),
+    ("a function (parens)", f"f() {{ {RESET}; }}; f", True),
+    ("trap on exit", f"trap '{RESET}' EXIT; true", False),
+    ("bash -c", f"bash -c '{RESET}'", True),
+    ("the name in a variable", "m=maker; $m step reset 1", True),
+    ("eval of a substitution", f"eval \"$(echo '{RESET}')\"", True),
+    ("base64 into sh", "echo bWFrZXIgc3RlcCByZXNldCAx | base64 -d | sh", True),
+    ("xargs", f"echo '{RESET}' | xargs -I{{}} sh -c '{{}}'", False),
+    ("find -exec", "find . -maxdepth 0 -exec maker step reset 1 \\;", True),
+    ("process substitution sourced", f"source <(echo '{RESET}')", True),
+    ("coproc", f"coproc {RESET}; wait", False),
+    ("a script written, then run", f"printf '{RESET}\\n' > s.sh && sh s.sh", False),
+    ("python builds the name plans/",
+     "python3 -c \"import os; open(os.path.join('pla'+'ns','PWNED'),'w').write('x')\"", False),
+    ("python runs maker", "python3 -c \"import subprocess as s; s.run(['mak'+'er','step',"
+     "'reset','1'])\"", False),
+    ("perl writes plans/", "perl -e 'open(F, \">\" . \"pla\" . \"ns/PWNED\")'", False),
+    ("awk writes plans/", "awk 'BEGIN{print \"x\" > (\"pla\" \"ns/PWNED\")}'", False),
+    ("tee into plans/", "echo x | tee plans/PWNED", True),
+    ("a subshell cd", "(cd plans && touch PWNED)", True),
+    ("a symlink to plans/", "ln -s plans p2 && touch p2/PWNED", True),
+    ("a hard link to a step file",
+     "ln plans/steps/01-*.md h.md; echo 'status: complete' >> h.md", True),
+    ("copy out, edit, copy back",
+     "cp -r plans /tmp/pl.$$ && sed -i 's/in-progress/pending/' /tmp/pl.$$/steps/*.md && "
+     "cp -r /tmp/pl.$$/. plans/", True),
+    ("tar into plans/", "mkdir -p t && touch t/PWNED && tar -cf - -C t . | tar -xf - -C plans",
+     True),
+    ("rename plans/ away", "mv plans plans.old && mkdir plans", True),
+    ("delete the in-progress marker", "rm -f plans/.maker/active.json", True),
+    ("dd over NOTES.md", "dd if=/dev/zero of=plans/NOTES.md count=1 2>/dev/null", True),
+    ("remount writable", "mount -o remount,rw plans && touch plans/PWNED", True),
+    ("a namespace of its own", "unshare -rm sh -c 'umount plans; touch plans/PWNED'", False),
+    ("git config through git", "git config core.hooksPath /tmp/hooks", True),
+    ("a git hook written", "printf '#!/bin/sh\\n' > .git/hooks/pre-commit", True),
+    ("git config by python",
+     "python3 -c \"open('.gi'+'t/config','a').write('[core]\\\\n\\\\tfsmonitor=x\\\\n')\"", False),
+    ("a background job outliving the call",
+     f"nohup sh -c 'sleep 1; {RESET}' >/dev/null 2>&1 &", True),
+    ("setsid, detached", "setsid sh -c 'sleep 1; touch plans/PWNED' >/dev/null 2>&1 &", True),
+    ("a project file run later",
+     f"printf 'import os\\nos.system(\"{RESET}\")\\n' > conftest.py && "
+     "python3 -c 'import conftest'", False),
+]
+
+
+@pytest.fixture
+def env_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``maker`` on PATH for the commands run, as the plugin's bin/ is."""
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+
+
+@pytest.fixture
+def running(plugin_project: Path, env_path: None) -> PlanStore:
+    """A git project with step 1 in progress, oriented; its tools include Bash."""
+    project = plugin_project
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    store = write(project, [step_spec(1, -1, primary_tools=["Read", "Write", "Bash"])],
+                  policy="never")
+    start_step(store, 1, session_id="sess-1")
+    record_orient(store, 1, "none")
+    seal({"warm": "the key"})  # (a sealing key exists to be stolen)
+    return store
+
+
+def _state(store: PlanStore) -> dict[str, str]:
+    """What must not change: every file of plans/ but maker's own derived ones, the
+    repository's config and hooks, maker's data."""
+    project = store.project
+    places = [store.root, project / ".git/config", project / ".git/hooks",
+              seal_key_path().parent]
+    out: dict[str, str] = {}
+    for place in places:
+        files = [place] if place.is_file() else sorted(p for p in place.rglob("*")
+                                                          if p.is_file())
+        for f in files:
+            rel = str(f)
+            if "/.maker/box/" in rel or rel.endswith(".lock") or "boundary.json" in rel:
+                continue
+            out[rel] = hashlib.sha256(f.read_bytes()).hexdigest()
+    return out
+
+
+def _plugin(store: PlanStore, command: str) -> tuple[str | None, str]:
+    """The plugin's PreToolUse answer: (refusal, the command that runs)."""
+    raw = run_hook("pre-tool-use", HANDLERS["pre-tool-use"], stdin=json.dumps({
+        "session_id": "sess-1", "cwd": str(store.project), "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": "t1",
+        "agent_id": "a1", "agent_type": "maker:step-executor",
+        "permission_mode": "bypassPermissions"}))
+    out = json.loads(raw) if raw else {}
+    return _decided(out, command)
+
+
+def _engine(store: PlanStore, command: str) -> tuple[str | None, str]:
+    """``maker run``'s PreToolUse answer for the same call."""
+    (hook,) = make_hooks(store, store.load_step(1))["PreToolUse"][0].hooks
+    out = asyncio.run(hook({"hook_event_name": "PreToolUse", "tool_name": "Bash",  # type: ignore[arg-type]
+                            "tool_input": {"command": command}, "tool_use_id": "t",
+                            "cwd": str(store.project), "session_id": "s"}, "t",
+                           {"signal": None}))
+    return _decided(dict(out), command)
+
+
+def _decided(out: dict[str, Any], command: str) -> tuple[str | None, str]:
+    decided = out.get("hookSpecificOutput") or {}
+    if decided.get("permissionDecision") == "deny":
+        return str(decided.get("permissionDecisionReason")), command
+    return None, str((decided.get("updatedInput") or {}).get("command") or command)
+
+
+FRONT_ENDS = {"plugin": _plugin, "engine": _engine}
+
+
+def _attempt(store: PlanStore, front: str, command: str) -> tuple[str | None, set[str]]:
+    """(refusal, whether the state changed) for one spelling, run as the client would."""
+    before = _state(store)
+    refusal, run = FRONT_ENDS[front](store, command)
+    if refusal is None:
+        subprocess.run(["bash", "-c", run], cwd=store.project, stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=30, check=False)
+        time.sleep(1.5) if "sleep 1" in command else None  # (a job left behind: let it act)
+    after = _state(store)
+    changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+    return refusal, changed
+
+
+@pytest.fixture
+def kernel(running: PlanStore) -> PlanStore:
+    """``running``, on a machine that can make maker's OS boundary (else skipped)."""
+    found = protection(refresh=True)
+    if not found.kernel:
+        pytest.skip(f"this machine cannot make maker's OS boundary: {found.how}")
+    return running
+
+
+@pytest.mark.parametrize("front", sorted(FRONT_ENDS))
+@pytest.mark.parametrize(("what", "command", "guard_alone"), SPELLINGS,
+                         ids=[s[0] for s in SPELLINGS])
+def test_with_the_boundary_no_spelling_moves_the_state(
+        kernel: PlanStore, front: str, what: str, command: str, guard_alone: bool) -> None:
+    running = kernel
+    refusal, changed = _attempt(running, front, command)
+    assert not changed, f"{what}: `{command}` changed {sorted(changed)} ({front})"
+    assert running.load_step(1).status == "in-progress"
+    if refusal is None:  # (what ran, ran in the box)
+        assert unwrap(FRONT_ENDS[front](running, command)[1], running.root, 1) == command
+
+
+@pytest.mark.parametrize("front", sorted(FRONT_ENDS))
+@pytest.mark.parametrize(("what", "command", "guard_alone"), SPELLINGS,
+                         ids=[s[0] for s in SPELLINGS])
+def test_without_the_boundary_the_table_says_what_the_guard_alone_stops(
+        running: PlanStore, front: str, what: str, command: str, guard_alone: bool) -> None:
+    (running.root / "settings.yaml").write_text("boundary: off\n")
+    refusal, changed = _attempt(running, front, command)
+    if guard_alone:
+        assert refusal is not None and not changed, f"{what}: the guard let it through"
+    else:  # (a hole of the guard's: it ran, and nothing but the kernel would stop it)
+        assert refusal is None, f"{what}: the guard stops it now: mark it True in the table"
+
+
+def test_the_sealing_key_cannot_be_read_in_the_box(kernel: PlanStore) -> None:
+    running = kernel
+    refusal, run = _plugin(running, "cat \"$HOME/.local/share/maker/seal.key\" > stolen")
+    if refusal is None:  # (the guard reads the path; a spelling it misses: the box)
+        subprocess.run(["bash", "-c", run], cwd=running.project, check=False,
+                       capture_output=True, timeout=30)
+    spelled = "python3 -c \"import os; print(open(os.path.expanduser('~/.local/share/ma'+" \
+              "'ker/seal.key')).read())\" > stolen2"
+    assert _plugin(running, spelled)[0] is None
+    subprocess.run(["bash", "-c", _plugin(running, spelled)[1]], cwd=running.project,
+                   check=False, capture_output=True, timeout=30)
+    assert seal_key_path().read_bytes()  # (there is a key)
+    assert (running.project / "stolen2").read_bytes() in (b"", b"\n")
+
+
+def test_the_steps_own_work_and_temp_files_stay_writable(kernel: PlanStore,
+                                                        tmp_path: Path) -> None:
+    running = kernel
+    scratch = tmp_path / "outside-scratch"
+    command = (f"mkdir -p src && echo hi > src/a.txt && echo t > {scratch} && "
+               "git status --short >/dev/null && id -u")
+    refusal, run = _plugin(running, command)
+    assert refusal is None
+    done = subprocess.run(["bash", "-c", run], cwd=running.project, capture_output=True,
+                          text=True, timeout=30, check=False)
+    assert done.returncode == 0, done.stderr
+    assert (running.project / "src/a.txt").read_text() == "hi\n" and scratch.is_file()
+    assert done.stdout.strip() == str(os.getuid())  # (the person's own user id)
+
+
+def test_a_write_into_plans_is_a_read_only_error_and_the_exit_code_is_kept(
+        kernel: PlanStore) -> None:
+    running = kernel
+    spelled = "python3 -c \"open('pla'+'ns/x','w')\"; echo after; exit 7"
+    _, run = _plugin(running, spelled)
+    done = subprocess.run(["bash", "-c", run], cwd=running.project, capture_output=True,
+                          text=True, timeout=30, check=False)
+    assert "Read-only file system" in done.stderr and done.stdout == "after\n"
+    assert done.returncode == 7
+
+
+def test_a_command_is_wrapped_as_written_and_unwrapped_only_when_exact(tmp_path: Path) -> None:
+    plans = tmp_path / "plans"
+    spec = plans / ".maker/box/step-1.spec"
+    for command in ["ls", "cat <<'MAKER_BOX'\nx\nMAKER_BOX", "echo 'a\nb'\n", ""]:
+        wrapped = wrap(command, spec)
+        first, rest = wrapped.split("\n", 1)
+        assert first.startswith("/bin/sh ") and "maker-box" in first
+        assert rest.startswith(command)  # (what a person reads: the command as written)
+        assert unwrap(wrapped, plans, 1) == command
+        assert unwrap(wrapped, plans, 2) is None  # another step's box
+        assert unwrap(wrapped + "; touch x", plans, 1) is None
+    assert unwrap("ls", plans, 1) is None
