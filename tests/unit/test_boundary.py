@@ -259,3 +259,25 @@ def test_a_command_is_wrapped_as_written_and_unwrapped_only_when_exact(tmp_path:
         assert unwrap(wrapped, plans, 2) is None  # another step's box
         assert unwrap(wrapped + "; touch x", plans, 1) is None
     assert unwrap("ls", plans, 1) is None
+
+
+def test_a_step_beside_others_writes_only_in_its_own_worktree(kernel: PlanStore) -> None:
+    """Its worktree under plans/ stays writable (but for its copy of plans/ and its .git
+    file); the main checkout, plans/ and another step's worktree are read-only."""
+    from maker.tools.boundary import boxed_command
+
+    project, trees = kernel.project, kernel.root / ".maker" / "worktrees"
+    own, other = trees / "step-1-abc", trees / "step-2-abc"
+    for tree in (own, other):
+        (tree / "plans").mkdir(parents=True)
+        (tree / ".git").write_text("gitdir: /nowhere\n")
+    tries = {"own": own / "a.txt", "own plans copy": own / "plans" / "x",
+             "own .git": own / ".git", "main": project / "main.txt",
+             "plans": kernel.root / "x", "other": other / "b.txt"}
+    command = "; ".join(f"echo x >> '{path}'" for path in tries.values())
+    refusal, run = boxed_command(kernel.root, 1, command, workspace=own)
+    assert refusal is None and run is not None
+    subprocess.run(["bash", "-c", run], cwd=own, capture_output=True, timeout=30, check=False)
+    wrote = {what for what, path in tries.items()
+             if path.is_file() and path.read_text().endswith("x\n")}
+    assert wrote == {"own"}

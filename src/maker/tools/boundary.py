@@ -185,6 +185,11 @@ def spec_for(plans_root: Path, workspace: Path | None = None) -> Spec:
     if key.is_file():
         entries.append(("hide", _real(key)))
     entries += [("hide", p) for p in _sockets() if _exists(p)]
+    # A read-only folder above the step's own worktree keeps it (a recursive bind):
+    # plans/ holds maker's worktrees.
+    own = [p for kind, p in entries if kind == "rw"]
+    entries = [("rro", p) if kind == "ro" and any(o.startswith(p + "/") for o in own)
+               else (kind, p) for kind, p in entries]
     return Spec(tuple(dict.fromkeys(entries)))
 
 
