@@ -53,7 +53,17 @@ def write_plan(project: Path, plan: dict[str, Any] | None = None,
 def finish_step_0(store: PlanStore) -> None:
     """Step 0 of the greeting plan done through the gate (under the plan's policy)."""
     start_step(store, 0)
-    accept_handoff(store, handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"]))
+    deliver(store, 0, "hello.txt")
+
+
+def deliver(store: PlanStore, n: int, name: str) -> None:
+    """Step ``n`` (in progress) done as its protocol says, through the gate: oriented,
+    ``name`` written, the handoff claiming it accepted."""
+    from maker.executor.orient import record_orient
+
+    record_orient(store, n, "none")
+    (store.project / name).write_text(f"{name} by step {n}\n")
+    accept_handoff(store, handoff(n, {"files": [name]}, files=[name]))
     (store.root.parent / "hello.txt").write_text("hello\n")
 
 

@@ -21,12 +21,11 @@ from typing import Any
 import pytest
 
 from harness.scenarios import MAIN, handoff, tool
-from maker.executor.accept import accept_handoff
 from maker.executor.approval import approve_step
 from maker.executor.lifecycle import reset_step, start_step
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 
-from ._maker import PLUGIN_ROOT, Run, run_maker, step, write_plan
+from ._maker import PLUGIN_ROOT, Run, deliver, run_maker, step, write_plan
 
 pytestmark = pytest.mark.e2e
 
@@ -65,7 +64,7 @@ def test_the_main_agent_cannot_approve_its_own_step(
         fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
     store = write_plan(project, policy="never")
     start_step(store, 0)
-    accept_handoff(store, handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"]))
+    deliver(store, 0, "hello.txt")
     assert step(project, 0).status == "awaiting-approval"
     tries = attempts(project)
     outcomes: list[str] = []
@@ -109,7 +108,7 @@ Attempt = list[tuple[str, dict[str, Any]]]
 def _awaiting(project: Path) -> None:
     store = write_plan(project, policy="never")
     start_step(store, 0)
-    accept_handoff(store, handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"]))
+    deliver(store, 0, "hello.txt")
     assert step(project, 0).status == "awaiting-approval"
 
 
@@ -156,6 +155,7 @@ def test_the_rules_file_copied_in_from_outside_then_the_step_rerun(
         ("Write", {"file_path": str(answer),
                    "content": handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"])}),
         ("Bash", {"command": f"maker step reset 0 && maker step start 0 >/dev/null && "
+                             f"maker orient 0 none && echo again >> hello.txt && "
                              f"maker handoff accept {answer}"}),
     ])
     assert not (project / "plans/.maker/policy.json").exists(), outcomes
@@ -166,11 +166,11 @@ def test_an_earlier_attempts_seal_replayed(
         fake_api: FakeMessagesAPI, run_claude: Run, project: Path, tmp_path: Path) -> None:
     store = write_plan(project, policy="never")
     start_step(store, 0)
-    accept_handoff(store, handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"]))
+    deliver(store, 0, "hello.txt")
     old = approve_step(store, 0, "person (terminal)").meta
     reset_step(store, 0)
     start_step(store, 0)
-    accept_handoff(store, handoff(0, {"files": ["other.txt"]}, files=["other.txt"]))
+    deliver(store, 0, "other.txt")
     assert step(project, 0).status == "awaiting-approval"
     script = tmp_path / "edit.sed"
     outcomes = _play(fake_api, run_claude, [

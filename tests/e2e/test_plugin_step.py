@@ -264,10 +264,12 @@ def test_makers_plumbing_runs_the_plugins_own_maker_whatever_is_on_path(
     step_flow(fake_api, [executor_writes("hello.txt", "hello\n")], GOOD_0)
 
     run = run_claude("/maker:step 0", plugin_dirs=[PLUGIN_ROOT], permission_mode="default",
+                     allowed_tools=["Write"],  # (the person allowed the step's own write)
                      env={**plugin_env(), "PATH": f"{planted}:{os.environ['PATH']}"})
 
     fake_api.assert_done()  # the executor got its real brief (executor_writes checks it)
     assert not ran.exists()
+    assert (project / "hello.txt").read_text() == "hello\n"
     assert run.result is not None and run.result.endswith("\nSTEP_COMPLETE")
 
 
