@@ -266,6 +266,9 @@ def run(task: str | None, approve: str | None, max_budget_usd: float | None,
                 f"cannot write {events_to}: {exc.strerror or exc}; give a file in a "
                 "folder that exists and you can write, or - for stdout",
                 param_hint="'--events'") from None
+    weaker = _weaker_protection(store)
+    if weaker:  # (once a run: the person reads what holds the executors' Bash)
+        click.echo(weaker, err=True)
     try:
         orch.on_event = _Progress(orch, out, "stdout" if events_to == "-" else str(events_to))
         try:
@@ -281,3 +284,13 @@ def run(task: str | None, approve: str | None, max_budget_usd: float | None,
         click.echo(orch.vote_note, err=events_to == "-")
     _table(store, orch, result, err=events_to == "-")
     sys.exit(result.exit_code)
+
+
+def _weaker_protection(store: PlanStore) -> str:
+    """A line for the person when a step executor's Bash is held by less than the
+    kernel boundary in this run; "" when it is."""
+    from maker.store.settings import load_settings
+    from maker.tools.boundary import weaker_notice
+
+    said = weaker_notice(load_settings(store.root).boundary if store.root.is_dir() else "auto")
+    return f"maker run: {said}." if said else ""

@@ -161,6 +161,7 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
                 s["cost_usd"] = cost.by_step.get(s["step"], 0.0)
         echo_json({"plans_dir": str(store.root), "task": plan.task, "problems": problems,
                    "approval_policy": policy.name, "steps": steps,
+                   "executor_bash": _protection(store),
                    "next": [{"step": n, "title": plan.get(n).title} for n in sched.ready],
                    "reason": nothing_ready_reason(sched, plan) or None,
                    "proposals": open_proposals(store),
@@ -168,6 +169,7 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
         return
     click.echo(f"Plan: {task_line(plan.task, where=str(store.overview_path))}")
     click.echo(f"approval policy: {policy.describe()}")
+    click.echo(f"a step executor's Bash is held by: {_protection(store)}")
     table = [("step", "title", "status", *(["cost"] if cost is not None else []), "depends on")]
     for r in rows:
         title = r.title if len(r.title) <= _TITLE_WIDTH else r.title[:_TITLE_WIDTH - 1] + "…"
@@ -213,6 +215,14 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
             why = "; ".join(r.reasons) or "no reason recorded"
             click.echo(f"{r.status[:1].upper()}{r.status[1:]}: step {r.step} ({r.title}): "
                        f"{why}")
+
+
+def _protection(store: PlanStore) -> str:
+    """What holds a step executor's Bash here (``maker.tools.boundary``)."""
+    from maker.store.settings import load_settings
+    from maker.tools.boundary import protection
+
+    return protection().describe(load_settings(store.root).boundary)
 
 
 @cli.command("next")

@@ -26,12 +26,17 @@ Bounds stay well under Claude Code's own cap of 8 consecutive blocks.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from maker.hooks import verdicts
 from maker.hooks.common import store_for
 from maker.hooks.deliver import on_subagent_stop
 from maker.hooks.protocol import HookInput, Output, allow, context
 from maker.hooks.stop import on_stop
 from maker.hooks.tool_use import on_post_tool_use, on_pre_tool_use
+
+if TYPE_CHECKING:
+    from maker.store.plan_store import PlanStore
 
 # The core is imported inside each handler, for what that event needs: a hook runs on
 # every prompt, tool call and stop, and most of them need little of it.
@@ -80,7 +85,23 @@ def on_session_start(hook: HookInput) -> Output:
         forget_session_launches(store, hook.session_id)
     from maker.executor.status_view import status_summary
 
-    return context("SessionStart", status_summary(store))
+    out = context("SessionStart", status_summary(store))
+    weaker = _weaker_protection(store)
+    return {**out, "systemMessage": weaker} if out and weaker else out
+
+
+def _weaker_protection(store: PlanStore) -> str:
+    """The person's notice, once a session, when the executor's Bash is held by less
+    than the kernel boundary; "" when it is."""
+    from maker.errors import MakerError
+    from maker.store.settings import load_settings
+    from maker.tools.boundary import weaker_notice
+
+    try:
+        said = weaker_notice(load_settings(store.root).boundary)
+    except MakerError:
+        return ""  # (the summary names the broken settings file)
+    return f"maker: {said}." if said else ""
 
 
 HANDLERS = {

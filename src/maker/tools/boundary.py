@@ -42,7 +42,7 @@ from maker.core.paths import data_dir, project_of, seal_key_path
 from maker.tools.protected import maker_data_dirs
 
 __all__ = ["BOX", "SPEC_DIR", "Protection", "Spec", "boxed_command", "protection", "spec_for",
-           "unwrap", "wrap"]
+           "unwrap", "weaker_notice", "wrap"]
 
 BOX = Path(__file__).with_name("maker-box")
 _CACHE = "boundary.json"
@@ -64,11 +64,27 @@ class Protection:
     def kernel(self) -> bool:
         return self.kind == "kernel"
 
-    def describe(self) -> str:
-        """One line for ``maker status`` and the session's notice."""
+    def describe(self, setting: str = "auto") -> str:
+        """What holds the executor's Bash under the person's ``boundary:`` setting, in
+        words for ``maker status``, the session's notice and ``maker run``."""
+        if setting == "off":
+            return "the command guard alone (`boundary: off` in plans/settings.yaml)"
         if self.kernel:
-            return f"kernel boundary ({self.how})"
-        return f"command guard only: no OS boundary on this machine ({self.how})"
+            return f"the kernel boundary ({self.how}), the command guard first"
+        if setting == "required":
+            return (f"nothing: plans/settings.yaml requires an OS boundary and this machine "
+                    f"cannot make one ({self.how}), so the executor's Bash is refused")
+        return f"the command guard alone: no OS boundary on this machine ({self.how})"
+
+
+def weaker_notice(setting: str) -> str:
+    """What a person is told once a session and once a run when a step executor's Bash
+    is held by less than the kernel boundary (under their ``boundary:`` setting); ""
+    when the kernel holds it."""
+    found = protection()
+    if found.kernel and setting != "off":
+        return ""
+    return f"a step executor's Bash is held by {found.describe(setting)}"
 
 
 def protection(*, refresh: bool = False) -> Protection:
@@ -187,8 +203,8 @@ def spec_for(plans_root: Path, workspace: Path | None = None) -> Spec:
     entries += [("hide", p) for p in _sockets() if _exists(p)]
     # A read-only folder above the step's own worktree keeps it (a recursive bind):
     # plans/ holds maker's worktrees.
-    own = [p for kind, p in entries if kind == "rw"]
-    entries = [("rro", p) if kind == "ro" and any(o.startswith(p + "/") for o in own)
+    writable = [p for kind, p in entries if kind == "rw"]
+    entries = [("rro", p) if kind == "ro" and any(o.startswith(p + "/") for o in writable)
                else (kind, p) for kind, p in entries]
     return Spec(tuple(dict.fromkeys(entries)))
 
