@@ -1,0 +1,114 @@
+"""What the OS boundary costs a step executor's Bash call, against the bare call.
+
+A person gains a boundary the kernel holds (nothing the executor runs can write
+``plans/``, maker's data or git's config, however it is spelled); they pay for it in
+the time each Bash call takes. Goal: at most 30 ms added per call on a 2-core machine.
+
+Measured in one run, interleaved, so a busy machine slows both alike:
+
+- **bare**: ``bash -c CMD``, as the client runs an allowed call;
+- **boxed**: ``bash -c`` of the same command as maker rewrites it (``maker-box``), for a
+  step in the main checkout (plans/, data dirs, git's config read-only; the key and
+  sockets hidden) and for a step in its own worktree (the main checkout read-only
+  around it);
+- **decision**: what the PreToolUse decision adds in the hook's process (the box's
+  spec, read or written), against the decision with ``boundary: off``.
+
+    .venv/bin/python benchmarks/bench_boundary.py [--runs N] [--command CMD]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from maker.core.models import Plan, PlanStep
+from maker.executor.lifecycle import start_step
+from maker.executor.limits import executor_limits
+from maker.executor.orient import record_orient
+from maker.store.plan_store import PlanStore
+from maker.tools.boundary import boxed_command, protection
+
+
+def _project(root: Path) -> PlanStore:
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    store = PlanStore(root / "plans")
+    step = PlanStep(step=1, title="Bench", task_description="Bench.", task_type="action_step",
+                    primary_tools=["Read", "Write", "Bash"], fallback_tools=[],
+                    primary_tool_instructions="", fallback_tool_instructions="",
+                    input_variables=[], output_variable="step_1_output", output_schema="{}",
+                    next_step_sequence_number=-1)
+    store.write_plan(Plan(reasoning="Because.", steps=[step], task="Bench"))
+    start_step(store, 1)
+    record_orient(store, 1, "none")
+    return store
+
+
+def _time(command: str, cwd: Path) -> float:
+    began = time.perf_counter()
+    subprocess.run(["bash", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return (time.perf_counter() - began) * 1000
+
+
+def _row(name: str, samples: list[float], base: float | None) -> str:
+    med = statistics.median(samples)
+    added = "" if base is None else f"{med - base:+.1f}"
+    ratio = "" if base is None else f"{med / base:.1f}x"
+    return (f"| {name} | {med:.1f} | {statistics.quantiles(samples, n=10)[-1]:.1f} | "
+            f"{added} | {ratio} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--command", default="echo hi > out.txt && cat out.txt")
+    args = parser.parse_args()
+    found = protection(refresh=True)
+    if not found.kernel:
+        sys.exit(f"no OS boundary on this machine: {found.how}")
+    with tempfile.TemporaryDirectory(prefix="bench-boundary-") as scratch:
+        store = _project(Path(scratch) / "project")
+        tree = store.root / ".maker" / "worktrees" / "step-1-bench"
+        (tree / "plans").mkdir(parents=True)
+        _, serial = boxed_command(store.root, 1, args.command)
+        _, wave = boxed_command(store.root, 2, args.command, workspace=tree)  # (its own spec)
+        assert serial and wave
+        cases = {"bare `bash -c`": (args.command, store.project),
+                 "boxed, a step in the main checkout": (serial, store.project),
+                 "boxed, a step in its own worktree": (wave, tree)}
+        times: dict[str, list[float]] = {name: [] for name in cases}
+        for _ in range(args.runs):
+            for name, (command, cwd) in cases.items():  # (interleaved)
+                times[name].append(_time(command, cwd))
+        record = store.load_step(1)
+        call = {"command": args.command}
+        decide: dict[str, list[float]] = {"boundary: off": [], "boundary: auto": []}
+        for _ in range(args.runs):
+            for setting in decide:
+                (store.root / "settings.yaml").write_text(f"boundary: {setting.split()[-1]}\n")
+                began = time.perf_counter()
+                executor_limits(store, record, "Bash", call, cwd=store.project)
+                decide[setting].append((time.perf_counter() - began) * 1000)
+    print(f"{found.describe()}; {args.runs} runs each, interleaved; `{args.command}`\n")
+    print("| call | median ms | p90 ms | added ms | × bare |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    base = statistics.median(times["bare `bash -c`"])
+    for name, samples in times.items():
+        print(_row(name, samples, None if name.startswith("bare") else base))
+    off = statistics.median(decide["boundary: off"])
+    for setting, samples in decide.items():
+        print(_row(f"the hook's decision, {setting}", samples,
+                   None if setting.endswith("off") else off))
+    added = statistics.median(times["boxed, a step in its own worktree"]) - base
+    print(f"\ngoal: at most 30 ms added per call: {'met' if added <= 30 else 'NOT met'} "
+          f"(worst case above: {added:+.1f} ms)")
+
+
+if __name__ == "__main__":
+    main()
