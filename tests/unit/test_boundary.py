@@ -42,20 +42,20 @@ RESET = "maker step reset 1"
 # (what it tries, the command, whether the guard alone stops it)
 SPELLINGS: list[tuple[str, str, bool]] = [
     ("the command itself", RESET, True),
-    ("env -S", f"env -S '{RESET}'", False),
-    ("script -c", f"script -qc '{RESET}' /dev/null", False),
-    ("a function (keyword)", f"function f {{ {RESET}; }}; f", False),
+    ("env -S", f"env -S '{RESET}'", True),
+    ("script -c", f"script -qc '{RESET}' /dev/null", True),
+    ("a function (keyword)", f"function f {{ {RESET}; }}; f", True),
     ("a function (parens)", f"f() {{ {RESET}; }}; f", True),
-    ("trap on exit", f"trap '{RESET}' EXIT; true", False),
+    ("trap on exit", f"trap '{RESET}' EXIT; true", True),
     ("bash -c", f"bash -c '{RESET}'", True),
     ("the name in a variable", "m=maker; $m step reset 1", True),
     ("eval of a substitution", f"eval \"$(echo '{RESET}')\"", True),
     ("base64 into sh", "echo bWFrZXIgc3RlcCByZXNldCAx | base64 -d | sh", True),
-    ("xargs", f"echo '{RESET}' | xargs -I{{}} sh -c '{{}}'", False),
+    ("xargs", f"echo '{RESET}' | xargs -I{{}} sh -c '{{}}'", True),
     ("find -exec", "find . -maxdepth 0 -exec maker step reset 1 \\;", True),
     ("process substitution sourced", f"source <(echo '{RESET}')", True),
-    ("coproc", f"coproc {RESET}; wait", False),
-    ("a script written, then run", f"printf '{RESET}\\n' > s.sh && sh s.sh", False),
+    ("coproc", f"coproc {RESET}; wait", True),
+    ("a script written, then run", "printf 'mak%s step reset 1\\n' er > s.sh && sh s.sh", False),
     ("python builds the name plans/",
      "python3 -c \"import os; open(os.path.join('pla'+'ns','PWNED'),'w').write('x')\"", False),
     ("python runs maker", "python3 -c \"import subprocess as s; s.run(['mak'+'er','step',"
@@ -85,7 +85,7 @@ SPELLINGS: list[tuple[str, str, bool]] = [
      f"nohup sh -c 'sleep 1; {RESET}' >/dev/null 2>&1 &", True),
     ("setsid, detached", "setsid sh -c 'sleep 1; touch plans/PWNED' >/dev/null 2>&1 &", True),
     ("a project file run later",
-     f"printf 'import os\\nos.system(\"{RESET}\")\\n' > conftest.py && "
+     "printf 'import os\\nos.system(\"mak\" + \"er step reset 1\")\\n' > conftest.py && "
      "python3 -c 'import conftest'", False),
 ]
 

@@ -130,6 +130,7 @@ ALLOWED = [
     'python -c "print(1)"', "mkdir -p src/pkg && touch src/pkg/__init__.py",
     "awk '{print $1}' x", "make test", "cargo test", "go test ./...", "npx jest",
     "timeout 60 pytest -q", "env FOO=1 pytest", "git log --oneline | head -5",
+    "watch -n 1 'ls -la'", "env -S 'pytest -q'", 'git commit -m "maker: context for step 1"',
 ]
 
 

@@ -65,6 +65,15 @@ _PROGRAM_VARS = frozenset({"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "PA
 _DECLARERS = frozenset({"export", "declare", "typeset", "readonly", "local"})
 _CODE_TOKEN = re.compile(r"[^\s'\"`=,;:()\[\]{}<>|&+]+")
 _MAX_DEPTH = 4
+# What defines commands to run later, or runs a file's, which maker does not follow.
+_UNMODELLED = {"function": "defines a function", "trap": "sets a trap (code run later)",
+               "alias": "defines an alias", "source": "runs a file's commands here",
+               ".": "runs a file's commands here", "coproc": "starts a coprocess"}
+# maker's state-moving commands written inside one word (a quoted string, a here-string):
+# a program that takes a command line (`env -S`, `script -c`, `watch`, `xargs sh -c`)
+# would run it.
+_STATE_WORDS = re.compile(r"(?<![\w.-])maker(?:\.exe)?\s+(?:step|handoff|plan|policy|"
+                          r"proposal|approve|reject|adopt)\b")
 
 
 class BashGuard(Protected):
@@ -105,6 +114,10 @@ class BashGuard(Protected):
                 simple = []
             elif token != Op("#"):
                 simple.append(token)
+        for token in tokens:  # (once all it runs is read: a string it hands on)
+            text = token.body if isinstance(token, HereDoc) else getattr(token, "text", "")
+            if isinstance(token, (Word, HereDoc)) and _STATE_WORDS.search(text):
+                raise Refused(_STATE + " (Not in a string another program runs either.)")
 
     def _simple(self, tokens: list[Token], cwd: Path, depth: int) -> Path:
         """Check one simple command; return the directory the next one runs in."""
@@ -169,6 +182,11 @@ class BashGuard(Protected):
             return cwd
         name = PurePosixPath(words[0]).name
         args = words[1:]
+        if words[0] in _UNMODELLED and suffixes:  # (a builtin: no wrapper runs it)
+            raise Refused(unclear(f"`{words[0]}` {_UNMODELLED[words[0]]}, which maker does "
+                                  "not follow", "run the commands themselves, one after "
+                                  "another (a program of a virtual environment by its path: "
+                                  "`.venv/bin/pytest`)"))
         if self.workspace and not self.in_workspace(cwd) and name not in ("cd", "pushd") \
                 and not _maker_name(words[:1]):
             raise Refused(self.workspace_text() + f" Run it there: `cd {self.workspace[0]} "
@@ -200,6 +218,9 @@ class BashGuard(Protected):
             if suffixes:
                 for i in range(len(args)):
                     self._program(args[i:], bodies, cwd, depth, suffixes=False)
+                for arg in args:  # (`env -S '…'`, `script -c '…'`, `watch '…'`: a line)
+                    if any(c.isspace() for c in arg):
+                        self._commands(arg, cwd, depth + 1)
         elif name == "git":
             self._git(args)
         spilled = spill_reason(name, args, cwd, self.plans_root, data_dirs=self.data_dirs,
