@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from harness.background import finished, main_follows_notification
+from harness.kernel import require_kernel
 from harness.queries import RecordingAPI
 from harness.scenarios import (
     EXECUTOR,
@@ -38,7 +39,6 @@ from harness.scenarios import (
     tool,
 )
 from maker.store.plan_store import PlanStore
-from maker.tools.boundary import protection
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker_scripted.turns import Turn
 
@@ -64,9 +64,7 @@ def bash_plan(project: Path) -> None:
 
 @pytest.fixture(autouse=True)
 def kernel() -> None:
-    found = protection(refresh=True)
-    if not found.kernel:
-        pytest.skip(f"this machine cannot make maker's OS boundary: {found.how}")
+    require_kernel()
 
 
 def sends_again(request: RecordedRequest) -> Reply:

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from harness.kernel import require_kernel
 from maker.core.paths import seal_key_path
 from maker.engine.tool_limits import make_hooks
 from maker.executor.lifecycle import start_step
@@ -31,7 +32,7 @@ from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 from maker.store.plan_store import PlanStore
 from maker.store.seal import seal
-from maker.tools.boundary import protection, unwrap, wrap
+from maker.tools.boundary import BOX, unwrap, wrap
 
 from ._step_plans import step_spec, write
 
@@ -84,6 +85,12 @@ SPELLINGS: list[tuple[str, str, bool]] = [
     ("a background job outliving the call",
      f"nohup sh -c 'sleep 1; {RESET}' >/dev/null 2>&1 &", True),
     ("setsid, detached", "setsid sh -c 'sleep 1; touch plans/PWNED' >/dev/null 2>&1 &", True),
+    ("the project renamed away and copied back",
+     "p=$PWD; cd / && mv \"$p\" \"$p.old\" && cp -a \"$p.old\" \"$p\" && "
+     "touch \"$p/plans/PWNED\"", True),
+    (".git renamed away and made again",
+     "python3 -c \"import os, shutil; os.rename('.gi'+'t', 'g2'); shutil.copytree('g2', "
+     "'.gi'+'t'); open('.gi'+'t/config', 'a').write('[core]\\n\\tfsmonitor = x\\n')\"", False),
     ("a project file run later",
      "printf 'import os\\nos.system(\"mak\" + \"er step reset 1\")\\n' > conftest.py && "
      "python3 -c 'import conftest'", False),
@@ -114,7 +121,7 @@ def _state(store: PlanStore) -> dict[str, str]:
     repository's config and hooks, maker's data."""
     project = store.project
     places = [store.root, project / ".git/config", project / ".git/hooks",
-              seal_key_path().parent]
+              seal_key_path().parent, BOX, BOX.with_name("box_setup.py")]
     out: dict[str, str] = {}
     for place in places:
         files = [place] if place.is_file() else sorted(p for p in place.rglob("*")
@@ -174,9 +181,7 @@ def _attempt(store: PlanStore, front: str, command: str) -> tuple[str | None, se
 @pytest.fixture
 def kernel(running: PlanStore) -> PlanStore:
     """``running``, on a machine that can make maker's OS boundary (else skipped)."""
-    found = protection(refresh=True)
-    if not found.kernel:
-        pytest.skip(f"this machine cannot make maker's OS boundary: {found.how}")
+    require_kernel()
     return running
 
 
@@ -281,3 +286,18 @@ def test_a_step_beside_others_writes_only_in_its_own_worktree(kernel: PlanStore)
     wrote = {what for what, path in tries.items()
              if path.is_file() and path.read_text().endswith("x\n")}
     assert wrote == {"own"}
+
+
+def test_makers_own_program_and_the_rest_of_the_machine_are_read_only(
+        kernel: PlanStore) -> None:
+    """A box that could rewrite itself, or the interpreter that runs it, would be a box
+    for one call only (run only with the boundary: without it, this would rewrite them)."""
+    spelled = ("python3 -c \"import importlib; b = importlib.import_module('mak'+'er.tools."
+               "boundary'); open(b.BOX, 'a').write('exit 0')\"")
+    before = _state(kernel)
+    refusal, run = _plugin(kernel, spelled)
+    assert refusal is None  # (the guard cannot read it: the kernel holds)
+    done = subprocess.run(["bash", "-c", run], cwd=kernel.project, capture_output=True,
+                          text=True, timeout=30, check=False)
+    assert "Read-only file system" in done.stderr
+    assert _state(kernel) == before

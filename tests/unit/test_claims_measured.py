@@ -6,6 +6,7 @@ cannot miss; without git, the files stay the executor's claim wherever they are 
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -67,7 +68,7 @@ def test_one_phantom_among_real_changes_is_named_alone(project: Path) -> None:
     said = _refused(store, handoff(1, files_changed=["src/", "docs/ghost.md (new)",
                                                      "b.py"]))
     assert "names 2 file(s) maker measured no change to since the step began: " \
-           "docs/ghost.md (new), b.py" in said
+           "docs/ghost.md, b.py" in said
     assert "leaves out" not in said  # (src/ covers src/a.py)
 
 
@@ -133,3 +134,71 @@ def test_without_git_the_files_stay_a_claim_everywhere_they_are_shown(
     assert note in shown.output
     said = CliRunner().invoke(cli, ["step", "outcome", "1", "--plans-dir", str(store.root)])
     assert "files changed: 1 (the executor's claim)" in said.output
+
+
+@pytest.mark.parametrize("entry", ["a.py ghost.py", "a.py\tghost.py", "a.py (new) ghost.py",
+                                   "ghost.py: a.py", "./ghost.py"])
+def test_a_phantom_cannot_hide_beside_a_real_change_in_one_entry(project: Path,
+                                                                 entry: str) -> None:
+    store = _started(project)
+    (project / "a.py").write_text("a\n")
+    said = _refused(store, handoff(1, files_changed=[entry, "a.py"]))
+    assert "ghost.py" in said and "measured no change to" in said
+
+
+@pytest.mark.parametrize("entry", ["a.py", "./a.py", "src/../a.py", "a.py (new)",
+                                   "a.py: the fix", "a.py - the fix", "`a.py`"])
+def test_a_real_change_is_claimed_in_any_of_the_usual_ways(project: Path, entry: str) -> None:
+    store = _started(project)
+    (project / "a.py").write_text("a\n")
+    assert accept_handoff(store, handoff(1, files_changed=[entry])).status == \
+        "awaiting-approval"
+
+
+def test_a_file_name_with_spaces_is_one_claim(project: Path) -> None:
+    store = _started(project)
+    (project / "my notes.txt").write_text("n\n")
+    accept_handoff(store, handoff(1, files_changed=["my notes.txt"]))
+    assert store.read_handoff(1)["files_measured"] == ["my notes.txt"]
+
+
+def _forge_index_entry(project: Path, name: str) -> None:
+    """Rewrite the repository's index so that ``name``'s entry holds the blob it had at
+    HEAD with the file's current stat data: git then takes the edited file for unchanged
+    (what a step with a shell could do to hide an edit from a measure seeded by it)."""
+    import hashlib
+    import struct
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=project, check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    old = git("rev-parse", f"HEAD:{name}")
+    time.sleep(1.1)  # (an index written in the file's own second is "racily clean")
+    git("update-index", name)  # (its entry: the new blob, the current stat)
+    data = (project / ".git/index").read_bytes()
+    count = struct.unpack(">4sII", data[:12])[2]
+    out, pos = bytearray(data[:12]), 12
+    for _ in range(count):
+        length = struct.unpack(">H", data[pos + 60:pos + 62])[0] & 0xFFF
+        size = ((62 + length + 8) // 8) * 8
+        entry = bytearray(data[pos:pos + size])
+        if data[pos + 62:pos + 62 + length] == name.encode():
+            entry[40:60] = bytes.fromhex(old)
+        out += entry
+        pos += size
+    (project / ".git/index").write_bytes(bytes(out) + hashlib.sha1(out).digest())
+    assert git("status", "--porcelain", "--", name) == ""  # (git itself is fooled)
+
+
+def test_an_edit_hidden_in_the_repositorys_index_is_still_measured(project: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / "app.py").write_text("def ok():\n    return False\n")
+    for args in (["add", "-A"], ["-c", "user.email=a@b", "-c", "user.name=a", "commit",
+                                 "-qm", "base"]):
+        subprocess.run(["git", *args], cwd=project, check=True)
+    store = _started(project, git=False)
+    (project / "app.py").write_text("def ok():\n    return True\n")
+    _forge_index_entry(project, "app.py")
+    said = _refused(store, handoff(1, files_changed=[]))
+    assert "leaves out 1 file(s) this step changed" in said and "app.py" in said

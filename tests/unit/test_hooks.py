@@ -286,8 +286,9 @@ def tool_input(project: Path, tool: str, agent: str = EXECUTOR, **tool_in: Any) 
         ("WebFetch", {"url": "http://example.invalid"}, "deny"),
         # maker's own plumbing for the step in progress: allowed outright (no prompt)
         ("Bash", {"command": "maker context 1"}, "allow"),
-        # (verify: outright only in default mode, see test_background.py; else asked)
-        ("Bash", {"command": "maker verify --step 1"}, None),
+        # (verify: outright only in default mode, see test_background.py; else asked,
+        # but always as the plugin's own maker: one on PATH may be a step's planting)
+        ("Bash", {"command": "maker verify --step 1"}, "pinned"),
         ("Bash", {"command": "maker status"}, "allow"),
         # ... but not another step's, nor anything chained on: asked as the mode says
         ("Bash", {"command": "maker context 0"}, None),
@@ -304,6 +305,10 @@ def test_executor_tools_are_limited_to_the_steps(project: Path, running: PlanSto
         return
     assert out is not None
     said = out["hookSpecificOutput"]
+    if decision == "pinned":
+        assert "permissionDecision" not in said
+        assert said["updatedInput"]["command"].endswith("/bin/maker verify --step 1")
+        return
     assert said["permissionDecision"] == decision
     if decision == "deny":
         assert f"`{tool}`" in said["permissionDecisionReason"]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from maker.errors import HandoffRejectedError
 from maker.executor.accept import accept_handoff
 from maker.executor.lifecycle import start_step
 from maker.executor.orient import record_orient
@@ -64,13 +65,19 @@ def test_a_user_wide_ignore_file_does_not_hide_new_files(
     assert sorted(store.read_handoff(1)["files_measured"]) == new
 
 
-def test_an_end_that_cannot_be_measured_goes_to_a_person(project: Path) -> None:
+def test_an_end_that_cannot_be_measured_refuses_complete_and_a_blocked_one_goes_to_a_person(
+        project: Path) -> None:
+    """A claim maker cannot check is not taken as done: breaking the measure (the
+    repository made unreadable to git) must not let phantom files through."""
     store = _started(project)
     edit(project, *NAMES)
     _sh(project, "git init -q vendor")  # an empty nested repository: `git add -A` fails
-    accept_handoff(store, handoff(1, files_changed=["README.md"]))
+    with pytest.raises(HandoffRejectedError, match="cannot measure its end"):
+        accept_handoff(store, handoff(1, files_changed=["README.md"]))
+    accept_handoff(store, handoff(1, status="blocked", blockers=["vendor/ broke git"],
+                                  files_changed=["README.md"]))
     record = store.load_step(1)
-    assert record.status == "awaiting-approval" and "approved_by" not in record.meta
+    assert record.status == "blocked" and "approved_by" not in record.meta
 
 
 def test_a_changed_ignore_rule_is_reviewed(project: Path) -> None:

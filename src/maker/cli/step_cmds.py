@@ -123,7 +123,7 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
     """Show each step's status, what is next, and what failed and why."""
     from maker.errors import MakerError
     from maker.executor.schedule import nothing_ready_reason, plan_schedule
-    from maker.executor.status_view import summary_rows
+    from maker.executor.status_view import executor_bash, summary_rows
     from maker.executor.sweep import open_proposals
 
     store = _store(plans_dir)
@@ -161,7 +161,7 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
                 s["cost_usd"] = cost.by_step.get(s["step"], 0.0)
         echo_json({"plans_dir": str(store.root), "task": plan.task, "problems": problems,
                    "approval_policy": policy.name, "steps": steps,
-                   "executor_bash": _protection(store),
+                   "executor_bash": executor_bash(store),
                    "next": [{"step": n, "title": plan.get(n).title} for n in sched.ready],
                    "reason": nothing_ready_reason(sched, plan) or None,
                    "proposals": open_proposals(store),
@@ -169,7 +169,7 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
         return
     click.echo(f"Plan: {task_line(plan.task, where=str(store.overview_path))}")
     click.echo(f"approval policy: {policy.describe()}")
-    click.echo(f"a step executor's Bash is held by: {_protection(store)}")
+    click.echo(f"a step executor's Bash is held by: {executor_bash(store)}")
     table = [("step", "title", "status", *(["cost"] if cost is not None else []), "depends on")]
     for r in rows:
         title = r.title if len(r.title) <= _TITLE_WIDTH else r.title[:_TITLE_WIDTH - 1] + "…"
@@ -215,14 +215,6 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
             why = "; ".join(r.reasons) or "no reason recorded"
             click.echo(f"{r.status[:1].upper()}{r.status[1:]}: step {r.step} ({r.title}): "
                        f"{why}")
-
-
-def _protection(store: PlanStore) -> str:
-    """What holds a step executor's Bash here (``maker.tools.boundary``)."""
-    from maker.store.settings import load_settings
-    from maker.tools.boundary import protection
-
-    return protection().describe(load_settings(store.root).boundary)
 
 
 @cli.command("next")

@@ -38,9 +38,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from maker.executor.limits import Limit, Plumbing, executor_limits
+from maker.executor.limits import Limit, Plumbing, executor_limits, is_plumbing
 from maker.tools.executor_rules import StepTools, executor_decision
-from maker.tools.maker_commands import orient_command
 from maker.tools.permissions import ALWAYS_ALLOWED, permits
 from maker.tools.reader_bash import reader_bash, step_git_run
 from maker.tools.registry import BUILTIN_TOOLS
@@ -105,10 +104,10 @@ def decide(store: PlanStore, step: StepRecord | StepTools, tool: str,
 
 
 def _own_maker(store: PlanStore, number: int) -> Plumbing:
-    """``maker orient N ...`` for the step, worded as the brief says, run by this run's
-    own maker; other plumbing (``maker verify``) as any command."""
+    """maker's plumbing for the step (``maker orient N ...``, ``maker context N``,
+    ``maker verify --step N``, ...), run by this run's own maker, never one on PATH."""
     def plumbing(command: str) -> Limit | None:
-        if orient_command(command) != number:
+        if not is_plumbing(command, number):
             return None
         words = shlex.split(command)[1:]
         return Limit(run=" ".join(shlex.quote(w) for w in (

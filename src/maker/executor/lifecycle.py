@@ -185,7 +185,7 @@ def _measure_from_now(store: PlanStore, record: StepRecord) -> None:
     from maker.handoff.measured import MEASURE_KEY, measure_start
 
     if not record.meta.get(MEASURE_KEY):
-        tree = measure_start(store)
+        tree = measure_start(store, record.number)
         if tree:
             record.meta[MEASURE_KEY] = tree
 

@@ -93,9 +93,11 @@ def executor_limits(store: PlanStore, record: StepRecord, tool: str,
     if tool != "Bash":
         return Limit()
     if inner is None and is_plumbing(command, record.number):
-        # maker's own commands run outside the box (maker verify boxes the checks it runs)
+        # maker's own commands run outside the box (maker verify boxes the checks it
+        # runs), by maker's own program: one found on PATH may be a step's planting
         own = plumbing(command) if plumbing is not None else None
-        return own or Limit()
+        if own is not None:
+            return own
     refusal, rewritten = step_git_run(record.spec.tools, command, cwd)
     if refusal:
         return Limit(refusal)

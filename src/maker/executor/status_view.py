@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.records import StepRecord, StoredPlan
 
-__all__ = ["StepRow", "file_notes", "status_summary", "summary_rows"]
+__all__ = ["StepRow", "executor_bash", "file_notes", "status_summary", "summary_rows"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,15 @@ def summary_rows(plan: StoredPlan, store: PlanStore,
             reasons=_reasons(record) if status in ("failed", "blocked") else [],
         ))
     return rows
+
+
+def executor_bash(store: PlanStore) -> str:
+    """What holds a step executor's Bash here (``maker.tools.boundary``), for ``maker
+    status``."""
+    from maker.store.settings import load_settings
+    from maker.tools.boundary import protection
+
+    return protection().describe(load_settings(store.root).boundary)
 
 
 def file_notes(store: PlanStore, plan: StoredPlan) -> dict[int, str]:

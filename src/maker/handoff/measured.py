@@ -32,6 +32,8 @@ counts them, and the refusal says to list them (noting whose they are).
 from __future__ import annotations
 
 import os
+import posixpath
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,9 +55,16 @@ _SHOWN = 30  # missing paths named in one refusal
 NO_FILE_CHANGED = "NO FILE CHANGED"  # what a person reads of a step that changed nothing
 
 
-def measure_start(store: PlanStore) -> str | None:
-    """The tree a step starting now is measured from; None when git cannot say."""
-    return snapshot_tree(store.project)
+def measure_start(store: PlanStore, n: int) -> str | None:
+    """The tree step ``n``, starting now, is measured from; None when git cannot say.
+    The index it was written through is kept (:func:`seed_index`): the step's own end is
+    measured from it, not from the repository's index, which the step can rewrite."""
+    return snapshot_tree(store.project, keep=seed_index(store, n))
+
+
+def seed_index(store: PlanStore, n: int) -> Path:
+    """Where maker keeps the index of step ``n``'s start (read-only to the step)."""
+    return store.state_dir / "measure" / f"step-{n}.index"
 
 
 def measured_changes(store: PlanStore, record: StepRecord) -> list[str] | None:
@@ -72,7 +81,8 @@ def measured_changes(store: PlanStore, record: StepRecord) -> list[str] | None:
     from maker.store.workspace import step_project
 
     home = step_project(store, record)  # (its worktree, when it has one)
-    end = snapshot_tree(home)
+    end = snapshot_tree(home, seed=seed_index(store, record.number)
+                        if home == store.project else None)
     paths = changed_paths(home, start, end) if end else None
     if paths is None:
         return None
@@ -92,23 +102,32 @@ def _inside(project: Path, folder: Path) -> str:
     return "" if rel in ("", ".") or rel.startswith("../") or rel == ".." else rel
 
 
-def _claimed(project: Path, item: Any) -> str:
-    """A ``files_changed`` entry as a path relative to the project root."""
-    text = str(item).strip().strip("`").strip()
-    if os.path.isabs(text):
+def _claims(project: Path, item: Any) -> list[str]:
+    """The paths one ``files_changed`` entry names, relative to the project root: its
+    path, with a note after it (``a.py (new)``, ``a.py: why``, ``a.py - why``) left out;
+    any other word after it is a path of its own (``a.py b.py`` claims both)."""
+    text = str(item).strip()
+    text = re.split(r":\s|\s[-\u2014#]\s|\s[-\u2014]$", text, maxsplit=1)[0]  # (a note)
+    text = re.sub(r"\([^)]*\)", " ", text)  # (a note in parentheses, anywhere)
+    return [p for p in (_path(project, word) for word in text.split()) if p]
+
+
+def _path(project: Path, word: str) -> str:
+    word = word.strip("`'\",;")
+    if not word:
+        return ""
+    if os.path.isabs(word):
         try:
-            text = os.path.relpath(text, os.path.realpath(project))
+            word = os.path.relpath(word, os.path.realpath(project))
         except ValueError:
-            return text
-    return Path(text).as_posix().removeprefix("./") if text else ""
+            return word
+    norm = posixpath.normpath(Path(word).as_posix())
+    return "" if norm == "." else norm
 
 
 def _covers(claim: str, path: str) -> bool:
-    """``claim`` names ``path``: the path itself (maybe followed by a note: ``a.py (new)``,
-    ``a.py: why``), or a folder above it."""
-    if claim == path or claim.rstrip("/") and path.startswith(claim.rstrip("/") + "/"):
-        return True
-    return claim.startswith(path) and claim[len(path):len(path) + 1] in (" ", ":", "\t")
+    """``claim`` names ``path``: the path itself, or a folder above it."""
+    return claim == path or path.startswith(claim.rstrip("/") + "/")
 
 
 def check_measured(store: PlanStore, record: StepRecord, claimed: Any,
@@ -124,9 +143,18 @@ def check_measured(store: PlanStore, record: StepRecord, claimed: Any,
     """
     measured = measured_changes(store, record)
     if measured is None:
+        if status == "complete" and record.meta.get(MEASURE_KEY):
+            problems.append(Problem(
+                "files_changed", "maker measured the step's start but cannot measure its "
+                "end (git cannot read the working tree now), so the files it claims cannot "
+                "be checked", record.number,
+                fix="put the repository back as git can read it (`git status` works), then "
+                    "hand off again; or hand off `status: blocked` with what broke it"))
         return None
-    claims = [c for c in (_claimed(store.project, item) for item in
-                          (claimed if isinstance(claimed, list) else [])) if c]
+    claims: list[str] = []
+    for item in claimed if isinstance(claimed, list) else []:
+        whole = _path(store.project, str(item).strip())  # (a name with spaces in it)
+        claims += [whole] if whole in measured else _claims(store.project, item)
     missing = [p for p in measured if not any(_covers(c, p) for c in claims)]
     if missing:
         problems.append(Problem(

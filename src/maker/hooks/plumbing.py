@@ -24,7 +24,7 @@ from pathlib import Path
 
 from maker.hooks.protocol import HookInput, Output, allow_tool
 
-__all__ = ["PINNED_WHY", "pinned_plumbing", "plumbing_allow"]
+__all__ = ["PINNED_WHY", "pinned_plumbing", "plumbing_allow", "vouched"]
 
 PINNED_WHY = "maker's own plumbing, run by the plugin's own bin/maker"
 
@@ -43,20 +43,30 @@ def _maker_bin() -> Path | None:
 
 
 def plumbing_allow(hook: HookInput, command: str, step: int | None = None) -> Output:
-    """The allow for a Bash call that is exactly maker's plumbing (``step``: the
-    executor's step in progress), its command pinned to the plugin's ``bin/maker``;
-    None when this call is not, or cannot be pinned (it is then asked as usual)."""
-    pinned = pinned_plumbing(command, step, hook.text("permission_mode"))
+    """The answer for a Bash call that is exactly maker's plumbing (``step``: the
+    executor's step in progress): its command pinned to the plugin's ``bin/maker``, and
+    allowed outright but for ``maker verify`` outside ``default`` mode (then still asked,
+    or checked, as the mode says); None when this call is not, or cannot be pinned."""
+    pinned = pinned_plumbing(command, step)
     if pinned is None:
         return None
     tool_input = hook.raw.get("tool_input")
-    updated = {**(tool_input if isinstance(tool_input, dict) else {}), "command": pinned}
-    return allow_tool(PINNED_WHY, updated_input=updated)
+    updated = {**(tool_input if isinstance(tool_input, dict) else {}), "command": pinned[0]}
+    if vouched(pinned[1], hook.text("permission_mode")):
+        return allow_tool(PINNED_WHY, updated_input=updated)
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": updated}}
 
 
-def pinned_plumbing(command: str, step: int | None, permission_mode: str) -> str | None:
-    """``command`` pinned to the plugin's own ``bin/maker`` when it is exactly maker's
-    plumbing that may run without a prompt (see the module's docstring); else None."""
+def vouched(what: str, permission_mode: str) -> bool:
+    """Whether maker allows its plumbing ``what`` outright in ``permission_mode``:
+    ``maker verify`` runs the project's checks, which the step may have written, so only
+    in ``default`` mode, where each of the step's writes was the person's to approve."""
+    return what != "verify --step" or permission_mode == "default"
+
+
+def pinned_plumbing(command: str, step: int | None) -> tuple[str, str] | None:
+    """``(command pinned to the plugin's own bin/maker, which plumbing it is)`` when
+    ``command`` is exactly maker's plumbing (for the executor's ``step``); else None."""
     from maker.tools.maker_commands import orient_command, plumbing
 
     found = plumbing(command)
@@ -68,11 +78,9 @@ def pinned_plumbing(command: str, step: int | None, permission_mode: str) -> str
     what, number = found
     if what in ("context", "verify --step", "land") and (step is None or number != step):
         return None
-    if what == "verify --step" and permission_mode != "default":
-        return None
     program = _maker_bin()
     if program is None or not _BASH.is_file():
         return None
     words = shlex.split(command)[1:] if what == "orient" else command.split()[1:]
     return " ".join([shlex.quote(str(_BASH)), shlex.quote(str(program)),
-                     *(shlex.quote(w) for w in words)])
+                     *(shlex.quote(w) for w in words)]), what

@@ -112,12 +112,15 @@ def _executor_check(hook: HookInput, store: PlanStore) -> Output:
                          f"tool: {exc}. Hand off with status: blocked and this reason.")
     tool_input = hook.raw.get("tool_input")
     from maker.executor.limits import Limit, executor_limits
-    from maker.hooks.plumbing import PINNED_WHY, pinned_plumbing
+    from maker.hooks.plumbing import PINNED_WHY, pinned_plumbing, vouched
     from maker.store.workspace import worktree_of
 
     def plumbing(command: str) -> Limit | None:
-        pinned = pinned_plumbing(command, record.number, hook.text("permission_mode"))
-        return None if pinned is None else Limit(run=pinned, vouched=True, why=PINNED_WHY)
+        pinned = pinned_plumbing(command, record.number)
+        if pinned is None:
+            return None
+        return Limit(run=pinned[0], vouched=vouched(pinned[1], hook.text("permission_mode")),
+                     why=PINNED_WHY)
 
     given = tool_input if isinstance(tool_input, dict) else {}
     limit = executor_limits(store, record, hook.text("tool_name"), given,

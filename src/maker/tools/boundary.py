@@ -26,6 +26,7 @@ command under a one-line wrapper (:func:`wrap`): ``/bin/sh …/maker-box SPEC <<
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -38,17 +39,15 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from maker.core.paths import data_dir, project_of, seal_key_path
-from maker.tools.protected import maker_data_dirs
+from maker.core.paths import data_dir
+from maker.tools.box_spec import SPEC_DIR, Spec, spec_for
 
-__all__ = ["BOX", "SPEC_DIR", "Protection", "Spec", "boxed_command", "protection", "spec_for",
-           "unwrap", "weaker_notice", "wrap"]
+__all__ = ["BOX", "Protection", "boxed_command", "protection", "unwrap", "weaker_notice",
+           "wrap"]
 
 BOX = Path(__file__).with_name("maker-box")
 _CACHE = "boundary.json"
 _PROBE_TIMEOUT_S = 10.0
-_SHELLS = ("/bin/bash", "/usr/bin/bash", "/bin/sh")
-SPEC_DIR = "box"  # under plans/.maker: each step's spec, read-only inside its own box
 
 
 @dataclass(frozen=True)
@@ -58,7 +57,6 @@ class Protection:
 
     kind: str
     how: str
-    map_options: str = "--map-current-user"
 
     @property
     def kernel(self) -> bool:
@@ -102,15 +100,14 @@ def protection(*, refresh: bool = False) -> Protection:
             seen = json.loads(cache.read_text())
             if seen.get("boot") == boot and seen.get("unshare") == unshare and \
                     seen.get("box") == _box_stamp():
-                return Protection(seen["kind"], seen["how"], seen["map"])
+                return Protection(seen["kind"], seen["how"])
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             pass
     found = _probe()
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         _write(cache, json.dumps({"boot": boot, "unshare": unshare, "box": _box_stamp(),
-                                        "kind": found.kind, "how": found.how,
-                                        "map": found.map_options}))
+                                        "kind": found.kind, "how": found.how}))
     except OSError:
         pass  # (probed again next time)
     return found
@@ -124,33 +121,32 @@ def _boot_id() -> str:
 
 
 def _box_stamp() -> str:
-    try:
-        st = BOX.stat()
-    except OSError:
-        return ""
-    return f"{st.st_size}:{st.st_mtime_ns}"
+    """What the cached probe was made with: the box's two files, by content."""
+    digest = hashlib.sha256()
+    for part in (BOX, BOX.with_name("box_setup.py")):
+        try:
+            digest.update(part.read_bytes())
+        except OSError:
+            return ""
+    return digest.hexdigest()
 
 
 def _probe() -> Protection:
     """Make a box around a scratch folder and try to write into it: the boundary works
     only if the write is refused and a write beside it is not."""
-    help_text = _run(["unshare", "--help"]).stdout
-    uid, gid = os.getuid(), os.getgid()
-    map_options = (f"--map-user={uid} --map-group={gid}" if "--map-user" in help_text
-                   else "--map-current-user")
     with tempfile.TemporaryDirectory(prefix="maker-box-probe-") as scratch:
         shut, open_ = Path(scratch, "shut"), Path(scratch, "open")
         shut.mkdir()
         open_.mkdir()
         spec = Path(scratch, "spec")
-        spec.write_text(f"map {map_options}\nshell /bin/sh\nro {shut}\n")
+        spec.write_text(Spec((("rw", scratch), ("ro", str(shut)))).text())
         probe = (f"if (: > '{shut}/x') 2>/dev/null; then echo written; else echo refused; fi; "
                  f": > '{open_}/x' && id -u")
         done = _run(["/bin/sh", str(BOX), str(spec)], stdin=probe)
         said = done.stdout.split()
         if done.returncode == 0 and said[:1] == ["refused"] and (open_ / "x").exists():
             user = f", as uid {said[1]}" if len(said) > 1 else ""
-            return Protection("kernel", f"user, mount and PID namespaces{user}", map_options)
+            return Protection("kernel", f"user, mount and PID namespaces{user}")
         why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1][:200]
         return Protection("guard", f"`unshare` could not make a read-only boundary: {why}")
 
@@ -161,109 +157,6 @@ def _run(args: list[str], stdin: str = "") -> subprocess.CompletedProcess[str]:
                               timeout=_PROBE_TIMEOUT_S, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         return subprocess.CompletedProcess(args, 127, "", str(exc))
-
-
-# -- what the box makes read-only --------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Spec:
-    """The box of one step: what it binds, in order (``(kind, path)``)."""
-
-    entries: tuple[tuple[str, str], ...]
-
-    def text(self, map_options: str) -> str:
-        shell = next((s for s in _SHELLS if os.access(s, os.X_OK)), "/bin/sh")
-        lines = [f"map {map_options}", f"shell {shell}",
-                 *(f"{kind} {path}" for kind, path in self.entries)]
-        return "\n".join(lines) + "\n"
-
-    def paths(self, kind: str) -> list[str]:
-        return [p for k, p in self.entries if k == kind]
-
-
-def spec_for(plans_root: Path, workspace: Path | None = None) -> Spec:
-    """The box of a step of the plan in ``plans_root``; ``workspace`` is the worktree of
-    a step run beside others (writable, in a read-only main checkout)."""
-    project = _real(project_of(plans_root))
-    entries: list[tuple[str, str]] = []
-    if workspace is not None:
-        own = _real(workspace)
-        entries += [("rw", own), ("rro", project)]
-        rel = os.path.relpath(os.path.abspath(plans_root), os.path.abspath(project_of(
-            plans_root)))
-        if not rel.startswith(".."):
-            entries += [("ro", p) for p in (f"{own}/{rel}", f"{own}/.git") if _exists(p)]
-    entries.append(("ro", _real(plans_root)))
-    entries += [("ro", _real(d)) for d in maker_data_dirs() if d.is_dir()]
-    entries += [("ro", p) for p in _git_places(Path(project))]
-    key = seal_key_path()
-    if key.is_file():
-        entries.append(("hide", _real(key)))
-    entries += [("hide", p) for p in _sockets() if _exists(p)]
-    # A read-only folder above the step's own worktree keeps it (a recursive bind):
-    # plans/ holds maker's worktrees.
-    writable = [p for kind, p in entries if kind == "rw"]
-    entries = [("rro", p) if kind == "ro" and any(o.startswith(p + "/") for o in writable)
-               else (kind, p) for kind, p in entries]
-    return Spec(tuple(dict.fromkeys(entries)))
-
-
-def _git_places(project: Path) -> list[str]:
-    """The repository's config, hooks and attributes (of its common git dir, when the
-    project is a linked worktree); ``hooks/`` and ``info/`` made when missing, so that no
-    step makes them."""
-    git = project / ".git"
-    if git.is_file():
-        common = _gitdir_of(git)
-        if common is None:
-            return []
-        git = common
-    if not git.is_dir():
-        return []
-    places = []
-    for name in ("hooks", "info"):
-        try:
-            (git / name).mkdir(exist_ok=True)
-        except OSError:
-            pass
-    for name in ("config", "config.worktree", "hooks", "info"):
-        if (git / name).exists():
-            places.append(_real(git / name))
-    return places
-
-
-def _gitdir_of(dotgit: Path) -> Path | None:
-    """The common git dir a ``.git`` file leads to (``gitdir:``, then ``commondir``)."""
-    try:
-        first = dotgit.read_text(errors="replace")[:4096].splitlines()[0]
-    except (OSError, IndexError):
-        return None
-    if not first.startswith("gitdir:"):
-        return None
-    gitdir = (dotgit.parent / first.removeprefix("gitdir:").strip()).resolve()
-    try:
-        common = (gitdir / "commondir").read_text().strip()
-    except OSError:
-        return gitdir
-    return (gitdir / common).resolve()
-
-
-def _sockets() -> list[str]:
-    """Where a command could ask a process outside the box to run something for it."""
-    uid = os.getuid()
-    tmp = os.environ.get("TMUX_TMPDIR") or "/tmp"
-    return [f"{tmp}/tmux-{uid}", f"/run/screen/S-{os.environ.get('USER', '')}",
-            f"/run/user/{uid}/bus", f"/run/user/{uid}/systemd", "/run/systemd/private",
-            "/run/dbus/system_bus_socket", "/var/run/dbus/system_bus_socket"]
-
-
-def _real(path: Path | str) -> str:
-    return os.path.realpath(path)
-
-
-def _exists(path: str) -> bool:
-    return os.path.lexists(path) and "\n" not in path
 
 
 # -- the call ---------------------------------------------------------------------------
@@ -306,7 +199,7 @@ def boxed_command(plans_root: Path, step: int, command: str, *,
         return ("maker: a path maker must protect holds a line break, so no OS boundary can "
                 "be made for it; hand off with status: blocked and this reason."), None
     path = plans_root / ".maker" / SPEC_DIR / f"step-{step}.spec"
-    text = spec.text(found.map_options)
+    text = spec.text()
     try:
         same = path.read_text() == text
     except OSError:

@@ -73,10 +73,16 @@ def _overrides(git: str, cwd: Path) -> list[str]:
 
 
 def snapshot_tree(project: Path, timeout: float = TIMEOUT_S,
-                  exclude: str | None = None) -> str | None:
+                  exclude: str | None = None, *, seed: Path | None = None,
+                  keep: Path | None = None) -> str | None:
     """The id of a git tree object holding the working tree of ``project``'s repository
     as it is now (without the folder ``exclude``, relative to ``project``, when given);
-    None outside a git repository, without git, or past ``timeout``."""
+    None outside a git repository, without git, or past ``timeout``.
+
+    The temporary index starts as a copy of the real one, unless ``seed`` is given: then
+    of that file (an index maker kept: a step can rewrite the real one, its entries'
+    stat data too, to hide an edit), or empty when it is missing (every file hashed).
+    ``keep``: where to save the index it ends with, as a later call's ``seed``."""
     git = _git()
     project = Path(project)
     if git is None or not project.is_dir():
@@ -95,8 +101,9 @@ def snapshot_tree(project: Path, timeout: float = TIMEOUT_S,
         try:  # a copy of the real index: unchanged files keep their stat data. Its
             # time too: git hashes again a file changed in the index's own second (its
             # "racily clean" rule); a copy dated now would hide such an edit.
-            if real_index.is_file() and real_index.stat().st_size < 512 << 20:
-                shutil.copy2(real_index, index)
+            source = real_index if seed is None else seed
+            if source.is_file() and source.stat().st_size < 512 << 20:
+                shutil.copy2(source, index)
         except OSError:
             pass
         env = {**os.environ, "GIT_INDEX_FILE": str(index), "GIT_OPTIONAL_LOCKS": "0"}
@@ -118,11 +125,24 @@ def snapshot_tree(project: Path, timeout: float = TIMEOUT_S,
             tree = _run(git, [*overrides, "write-tree"], project, env,
                         max(deadline - time.monotonic(), 0.1)) if added is not None else None
             if tree is not None and _is_id(tree.strip()):
+                if keep is not None:
+                    _keep(index, keep)
                 return tree.strip()
             if time.monotonic() >= deadline or not index.exists():
                 break
             index.unlink()
     return None
+
+
+def _keep(index: Path, keep: Path) -> None:
+    """``index`` saved as ``keep``, whole or not at all (a seed is only ever a speed-up)."""
+    try:
+        keep.parent.mkdir(parents=True, exist_ok=True)
+        scratch = keep.with_name(f".{keep.name}.tmp")
+        shutil.copy2(index, scratch)
+        os.replace(scratch, keep)
+    except OSError:
+        pass
 
 
 def _hides_files(git: str, overrides: list[str], project: Path, env: dict[str, str],

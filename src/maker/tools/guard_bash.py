@@ -57,21 +57,19 @@ _SCRIPTED = frozenset({"sed", "gsed", "awk", "gawk", "mawk", "nawk", "vim", "vi"
 # Variables whose value names a program something runs (git's editor, pager or ssh, a
 # shell's start-up file): the value is read as a command line. git's own config in the
 # environment (GIT_CONFIG_COUNT/KEY_n/VALUE_n, …) may name any program: refused.
-_PROGRAM_VARS = frozenset({"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "PAGER",
-                           "MANPAGER", "EDITOR", "VISUAL", "GIT_SSH", "GIT_SSH_COMMAND",
-                           "GIT_ASKPASS", "SSH_ASKPASS", "GIT_EXTERNAL_DIFF",
-                           "GIT_PROXY_COMMAND", "LESSOPEN", "LESSCLOSE", "BROWSER",
-                           "BASH_ENV", "ENV", "PROMPT_COMMAND"})
+_PROGRAM_VARS = frozenset({
+    "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "PAGER", "MANPAGER", "EDITOR", "VISUAL",
+    "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_EXTERNAL_DIFF",
+    "GIT_PROXY_COMMAND", "LESSOPEN", "LESSCLOSE", "BROWSER", "BASH_ENV", "ENV", "PROMPT_COMMAND"})
 _DECLARERS = frozenset({"export", "declare", "typeset", "readonly", "local"})
 _CODE_TOKEN = re.compile(r"[^\s'\"`=,;:()\[\]{}<>|&+]+")
 _MAX_DEPTH = 4
 # What defines commands to run later, or runs a file's, which maker does not follow.
 _UNMODELLED = {"function": "defines a function", "trap": "sets a trap (code run later)",
-               "alias": "defines an alias", "source": "runs a file's commands here",
-               ".": "runs a file's commands here", "coproc": "starts a coprocess"}
-# maker's state-moving commands written inside one word (a quoted string, a here-string):
-# a program that takes a command line (`env -S`, `script -c`, `watch`, `xargs sh -c`)
-# would run it.
+               "alias": "defines an alias", "coproc": "starts a coprocess",
+               **dict.fromkeys(("source", "."), "runs a file's commands here")}
+# maker's state-moving commands inside one word (a string a program may run: `env -S`,
+# `script -c`, `watch`, `xargs sh -c`).
 _STATE_WORDS = re.compile(r"(?<![\w.-])maker(?:\.exe)?\s+(?:step|handoff|plan|policy|"
                           r"proposal|approve|reject|adopt)\b")
 
@@ -184,9 +182,8 @@ class BashGuard(Protected):
         args = words[1:]
         if words[0] in _UNMODELLED and suffixes:  # (a builtin: no wrapper runs it)
             raise Refused(unclear(f"`{words[0]}` {_UNMODELLED[words[0]]}, which maker does "
-                                  "not follow", "run the commands themselves, one after "
-                                  "another (a program of a virtual environment by its path: "
-                                  "`.venv/bin/pytest`)"))
+                                  "not follow", "run the commands themselves (a virtual "
+                                  "environment's program by its path: `.venv/bin/pytest`)"))
         if self.workspace and not self.in_workspace(cwd) and name not in ("cd", "pushd") \
                 and not _maker_name(words[:1]):
             raise Refused(self.workspace_text() + f" Run it there: `cd {self.workspace[0]} "

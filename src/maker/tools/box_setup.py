@@ -1,0 +1,147 @@
+"""The inside of ``maker-box``: make the mounts of a step's boundary, then run its command.
+
+Run by ``maker-box`` as ``python -I -S box_setup.py SPEC`` in a new user, mount and PID
+namespace where it is root (``unshare --map-root-user``). It imports nothing of maker's
+(``-I -S``: no site, no user paths), only the standard library, and calls ``mount(2)``
+itself: one process for any number of mounts.
+
+1. Each writable place (``rw``: the project or the step's own worktree, temp folders,
+   build caches, and ``.git`` itself) is bound onto itself: a mount point, which no
+   command can rename away and copy back in its place.
+2. Every other mount but ``/proc``, ``/dev`` and ``/sys`` becomes read-only: the rest of
+   the machine (the home folder, maker's own program, the interpreter) is not the step's
+   to change.
+3. Inside the writable places, what the step must never write (``ro``: ``plans/``,
+   ``.git/config``, ``.git/hooks/``, …) is bound read-only; ``hide`` covers a file with
+   ``/dev/null`` (the sealing key) or a folder with an empty one (sockets).
+4. A second user and mount namespace (``unshare(2)``), of the person's own id: the
+   mounts come in locked, so nothing inside can make them writable, unmount them or bind
+   what they cover elsewhere. The command (read from stdin, the here-document
+   ``maker-box`` was given) runs there, its own stdin ``/dev/null``.
+
+Anything that fails ends the box with exit 126 and the reason: nothing runs unboxed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from typing import NoReturn
+
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND = 32, 1024, 2048, 4096
+MS_REC, MS_RELATIME, MS_STRICTATIME = 16384, 1 << 21, 1 << 24
+CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
+_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC,
+          "noatime": MS_NOATIME, "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME,
+          "strictatime": MS_STRICTATIME}
+_LEFT = ("/proc", "/dev", "/sys")  # (their own kinds: devices, the fresh /proc)
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
+                        ctypes.c_char_p]
+_libc.unshare.argtypes = [ctypes.c_int]
+
+
+def fail(why: str) -> NoReturn:
+    sys.stderr.write(f"maker-box: {why}; the command did not run\n")
+    sys.exit(126)
+
+
+def _enc(text: str | None) -> bytes | None:
+    return None if text is None else os.fsencode(text)
+
+
+def mount(source: str | None, target: str, fstype: str | None, flags: int,
+          data: str | None = None) -> None:
+    if _libc.mount(_enc(source), _enc(target), _enc(fstype), flags, _enc(data)) != 0:
+        err = ctypes.get_errno()
+        fail(f"cannot mount {target} ({os.strerror(err)})")
+
+
+def unescape(field: str) -> str:
+    """A mountinfo path: spaces, tabs, newlines and backslashes are octal escapes."""
+    out: list[str] = []
+    i = 0
+    while i < len(field):
+        if field[i] == "\\" and field[i + 1:i + 4].isdigit():
+            out.append(chr(int(field[i + 1:i + 4], 8)))
+            i += 4
+        else:
+            out.append(field[i])
+            i += 1
+    return "".join(out)
+
+
+def mounts() -> list[tuple[str, int]]:
+    """``[(mount point, its per-mount flags)]``, in the order they were made."""
+    found = []
+    with open("/proc/self/mountinfo") as info:
+        for line in info:
+            fields = line.split()
+            flags = 0
+            for option in fields[5].split(","):
+                flags |= _FLAGS.get(option, 0)
+            found.append((unescape(fields[4]), flags))
+    return found
+
+
+def flags_at(path: str) -> int:
+    return next((f for p, f in reversed(mounts()) if p == path), 0)
+
+
+def inside(path: str, roots: list[str] | tuple[str, ...]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def read_only(path: str) -> None:
+    mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags_at(path))
+
+
+def main() -> None:
+    spec = {"ids": "0 0", "shell": "/bin/sh", "python": ""}
+    command = sys.stdin.read()
+    lists: dict[str, list[str]] = {"rw": [], "ro": [], "hide": []}
+    with open(sys.argv[1]) as text:
+        for line in text.read().splitlines():
+            kind, _, value = line.partition(" ")
+            if kind in lists:
+                lists[kind].append(value)
+            elif kind in spec:
+                spec[kind] = value
+            elif line:
+                fail(f"spec line not understood: {line}")
+    for path in lists["rw"]:
+        mount(path, path, None, MS_BIND | MS_REC)
+    for path, flags in mounts():
+        if not inside(path, lists["rw"]) and not inside(path, _LEFT):
+            mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
+    for path in lists["ro"]:
+        mount(path, path, None, MS_BIND | MS_REC)
+        read_only(path)
+    for path in lists["hide"]:
+        if os.path.isdir(path):
+            mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=700")
+        else:
+            mount("/dev/null", path, None, MS_BIND)
+    uid, gid = spec["ids"].split()
+    if _libc.unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0:
+        fail(f"cannot lock the mounts ({os.strerror(ctypes.get_errno())})")
+    for name, value in (("setgroups", "deny"), ("uid_map", f"{uid} 0 1"),
+                        ("gid_map", f"{gid} 0 1")):
+        with open(f"/proc/self/{name}", "w") as out:
+            out.write(value)
+    try:
+        os.chdir(os.environ.pop("MAKER_BOX_CWD", "") or "/")
+    except OSError:
+        os.chdir("/")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    try:
+        os.execv(spec["shell"], [spec["shell"], "-c", command])
+    except OSError as exc:
+        fail(f"cannot run {spec['shell']} ({exc})")
+
+
+if __name__ == "__main__":
+    main()

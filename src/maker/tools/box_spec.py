@@ -1,0 +1,141 @@
+"""What a step's box makes writable, read-only and hidden (``maker.tools.boundary``
+runs it): the spec ``maker-box`` reads, one entry a line."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from maker.core.paths import project_of, seal_key_path
+from maker.tools.protected import maker_data_dirs
+
+__all__ = ["SPEC_DIR", "Spec", "spec_for"]
+
+SPEC_DIR = "box"  # under plans/.maker: each step's spec, read-only inside its own box
+_SHELLS = ("/bin/bash", "/usr/bin/bash", "/bin/sh")
+# Build caches under the home folder, writable in the box (the rest of it is not).
+_CACHES = (".cache", ".npm", ".cargo/registry", ".cargo/git", ".m2", ".gradle", "go/pkg",
+           ".yarn", ".pnpm-store", ".bun/install/cache", ".nuget/packages", ".ivy2",
+           ".sbt", ".stack", ".cabal/packages", ".hex", ".mix", ".composer/cache",
+           ".ccache", ".rustup/tmp")
+
+
+@dataclass(frozen=True)
+class Spec:
+    """The box of one step: what it binds, in order (``(kind, path)``)."""
+
+    entries: tuple[tuple[str, str], ...]
+
+    def text(self) -> str:
+        shell = next((s for s in _SHELLS if os.access(s, os.X_OK)), "/bin/sh")
+        lines = [f"python {_real(sys.executable)}", f"ids {os.getuid()} {os.getgid()}",
+                 f"shell {shell}",
+                 *(f"{kind} {path}" for kind, path in self.entries)]
+        return "\n".join(lines) + "\n"
+
+    def paths(self, kind: str) -> list[str]:
+        return [p for k, p in self.entries if k == kind]
+
+
+def spec_for(plans_root: Path, workspace: Path | None = None) -> Spec:
+    """The box of a step of the plan in ``plans_root``; ``workspace`` is the worktree of
+    a step run beside others (writable, in a read-only main checkout)."""
+    project = _real(project_of(plans_root))
+    home = os.path.expanduser("~")
+    with contextlib.suppress(OSError):  # (the cache every tool may want: never missing)
+        os.makedirs(os.path.join(home, ".cache"), exist_ok=True)
+    own = _real(workspace) if workspace is not None else project
+    writable = [own, *(p for p in (os.environ.get("TMPDIR", ""), "/tmp", "/var/tmp")
+                       if p and os.path.isdir(p))]
+    writable += [_real(os.path.join(home, c)) for c in _CACHES
+                 if os.path.isdir(os.path.join(home, c))]
+    entries: list[tuple[str, str]] = [("rw", p) for p in writable]
+    git = Path(project) / ".git"
+    if workspace is None and git.is_dir() and not git.is_symlink():
+        entries.append(("rw", str(git)))  # (a mount point: it cannot be renamed away)
+    if workspace is not None:  # (the main checkout is not its to change, in /tmp too)
+        entries.append(("ro", project))
+        rel = os.path.relpath(os.path.abspath(plans_root), os.path.abspath(project_of(
+            plans_root)))
+        if not rel.startswith(".."):
+            entries += [("ro", p) for p in (f"{own}/{rel}", f"{own}/.git") if _exists(p)]
+    entries.append(("ro", _real(plans_root)))
+    entries += [("ro", _real(d)) for d in maker_data_dirs() if d.is_dir()]
+    entries += [("ro", p) for p in _git_places(Path(project))]
+    entries += [("ro", p) for p in _client_places(Path(own))]
+    key = seal_key_path()
+    if key.is_file():
+        entries.append(("hide", _real(key)))
+    entries += [("hide", p) for p in _sockets() if _exists(p)]
+    return Spec(tuple(dict.fromkeys(entries)))
+
+
+def _client_places(project: Path) -> list[str]:
+    """The project's Claude Code settings (its hooks run outside any box) and MCP
+    servers: read-only (``.claude/`` made when missing, so that no step makes it)."""
+    claude = project / ".claude"
+    try:
+        claude.mkdir(exist_ok=True)
+    except OSError:
+        pass
+    return [_real(p) for p in (claude, project / ".mcp.json") if p.exists()]
+
+
+def _git_places(project: Path) -> list[str]:
+    """The repository's config, hooks and attributes (of its common git dir, when the
+    project is a linked worktree); ``hooks/`` and ``info/`` made when missing, so that no
+    step makes them."""
+    git = project / ".git"
+    if git.is_file():
+        common = _gitdir_of(git)
+        if common is None:
+            return []
+        git = common
+    if not git.is_dir():
+        return []
+    places = []
+    for name in ("hooks", "info"):
+        try:
+            (git / name).mkdir(exist_ok=True)
+        except OSError:
+            pass
+    for name in ("config", "config.worktree", "hooks", "info"):
+        if (git / name).exists():
+            places.append(_real(git / name))
+    return places
+
+
+def _gitdir_of(dotgit: Path) -> Path | None:
+    """The common git dir a ``.git`` file leads to (``gitdir:``, then ``commondir``)."""
+    try:
+        first = dotgit.read_text(errors="replace")[:4096].splitlines()[0]
+    except (OSError, IndexError):
+        return None
+    if not first.startswith("gitdir:"):
+        return None
+    gitdir = (dotgit.parent / first.removeprefix("gitdir:").strip()).resolve()
+    try:
+        common = (gitdir / "commondir").read_text().strip()
+    except OSError:
+        return gitdir
+    return (gitdir / common).resolve()
+
+
+def _sockets() -> list[str]:
+    """Where a command could ask a process outside the box to run something for it."""
+    uid = os.getuid()
+    tmp = os.environ.get("TMUX_TMPDIR") or "/tmp"
+    return [f"{tmp}/tmux-{uid}", f"/run/screen/S-{os.environ.get('USER', '')}",
+            f"/run/user/{uid}/bus", f"/run/user/{uid}/systemd", "/run/systemd/private",
+            "/run/dbus/system_bus_socket", "/var/run/dbus/system_bus_socket"]
+
+
+def _real(path: Path | str) -> str:
+    return os.path.realpath(path)
+
+
+def _exists(path: str) -> bool:
+    return os.path.lexists(path) and "\n" not in path
