@@ -301,3 +301,38 @@ def test_makers_own_program_and_the_rest_of_the_machine_are_read_only(
                           text=True, timeout=30, check=False)
     assert "Read-only file system" in done.stderr
     assert _state(kernel) == before
+
+
+def test_a_commondir_made_in_the_git_folder_is_removed_and_one_found_refuses(
+        kernel: PlanStore) -> None:
+    """Through `.git/commondir` git outside the box would read a step's own config and
+    hooks (a `core.fsmonitor` run by the person's next `git status`)."""
+    made = ("python3 -c \"open('.gi' + 't/commondir', 'w').write('/tmp/elsewhere')\"; "
+            "sleep 30 & exit 3")
+    refusal, run = _plugin(kernel, made)
+    assert refusal is None  # (the guard cannot read it: the box holds)
+    done = subprocess.run(["bash", "-c", run], cwd=kernel.project, capture_output=True,
+                          text=True, timeout=20, check=False)
+    assert done.returncode == 3 and "removed" in done.stderr  # (and `sleep 30` ended)
+    assert not (kernel.project / ".git/commondir").exists()
+    (kernel.project / ".git/commondir").write_text("/tmp/elsewhere\n")  # (a kill left one)
+    _, run = _plugin(kernel, "echo ran")
+    done = subprocess.run(["bash", "-c", run], cwd=kernel.project, capture_output=True,
+                          text=True, timeout=20, check=False)
+    assert done.returncode == 126 and "ran" not in done.stdout and "commondir" in done.stderr
+
+
+def test_programs_planted_on_path_are_not_what_the_box_runs(
+        kernel: PlanStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project folder on PATH (an activated .venv/bin) is the step's to write: the box
+    runs `unshare` and its own files by absolute path."""
+    planted = kernel.project / ".venv/bin"
+    planted.mkdir(parents=True)
+    for name in ("unshare", "dirname", "python3", "sh"):
+        (planted / name).write_text("#!/bin/sh\ntouch \"$PWD/plans/PWNED\"\n")
+        (planted / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{planted}:{os.environ['PATH']}")
+    _, run = _plugin(kernel, "echo hello")
+    done = subprocess.run(["bash", "-c", run], cwd=kernel.project, capture_output=True,
+                          text=True, timeout=20, check=False, env=dict(os.environ))
+    assert done.stdout == "hello\n" and not (kernel.root / "PWNED").exists()

@@ -286,9 +286,8 @@ def tool_input(project: Path, tool: str, agent: str = EXECUTOR, **tool_in: Any) 
         ("WebFetch", {"url": "http://example.invalid"}, "deny"),
         # maker's own plumbing for the step in progress: allowed outright (no prompt)
         ("Bash", {"command": "maker context 1"}, "allow"),
-        # (verify: outright only in default mode, see test_background.py; else asked,
-        # but always as the plugin's own maker: one on PATH may be a step's planting)
-        ("Bash", {"command": "maker verify --step 1"}, "pinned"),
+        # (verify: outright only in default mode, see test_background.py; else asked)
+        ("Bash", {"command": "maker verify --step 1"}, None),
         ("Bash", {"command": "maker status"}, "allow"),
         # ... but not another step's, nor anything chained on: asked as the mode says
         ("Bash", {"command": "maker context 0"}, None),
@@ -298,21 +297,47 @@ def tool_input(project: Path, tool: str, agent: str = EXECUTOR, **tool_in: Any) 
 )
 def test_executor_tools_are_limited_to_the_steps(project: Path, running: PlanStore, tool: str,
                                                  tool_in: dict[str, Any],
-                                                 decision: str | None) -> None:
+                                                 decision: str | None,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from maker.hooks.plumbing import _maker_bin
+
+    own = _maker_bin()  # (the plugin's bin/ on PATH, as the client puts it there)
+    monkeypatch.setenv("PATH", f"{own.parent if own else ''}:{os.environ['PATH']}")
     out = fire("pre-tool-use", tool_input(project, tool, **tool_in))
     if decision is None:
         assert out is None
         return
     assert out is not None
     said = out["hookSpecificOutput"]
-    if decision == "pinned":
-        assert "permissionDecision" not in said
-        assert said["updatedInput"]["command"].endswith("/bin/maker verify --step 1")
-        return
     assert said["permissionDecision"] == decision
     if decision == "deny":
         assert f"`{tool}`" in said["permissionDecisionReason"]
         assert "Read" in said["permissionDecisionReason"]
+
+
+def test_verification_outside_default_mode_runs_makers_own_program(
+        project: Path, running: PlanStore, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asked as the mode says, as typed while a bare `maker` is the plugin's own; pinned
+    to it (and still asked) when another `maker` comes first on PATH (a step's planting
+    in a project's activated .venv/bin, say)."""
+    from maker.hooks.plumbing import _maker_bin
+
+    own = _maker_bin()
+    assert own is not None
+    monkeypatch.setenv("PATH", f"{own.parent}:/usr/bin:/bin")
+    assert fire("pre-tool-use", tool_input(project, "Bash",
+                                           command="maker verify --step 1")) is None
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    (planted / "maker").write_text("#!/bin/sh\necho planted\n")
+    (planted / "maker").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{planted}:{own.parent}:/usr/bin:/bin")
+    out = fire("pre-tool-use", tool_input(project, "Bash", command="maker verify --step 1"))
+    assert out is not None
+    said = out["hookSpecificOutput"]
+    assert "permissionDecision" not in said
+    assert said["updatedInput"]["command"] == f"/bin/bash {own} verify --step 1"
 
 
 def test_main_agent_tools_are_not_limited(project: Path, running: PlanStore) -> None:

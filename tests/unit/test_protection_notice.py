@@ -116,3 +116,26 @@ def test_settings_name_a_bad_boundary_value(store: PlanStore) -> None:
         load_settings(store.root)
     (store.root / "settings.yaml").write_text("boundary: off\n")  # (YAML's false)
     assert load_settings(store.root).boundary == "off"
+
+
+def test_an_executor_with_no_plan_in_sight_is_refused_not_let_through(
+        store: PlanStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relative MAKER_PLANS_DIR is read from the project's root, whatever folder the
+    call runs in; and where no plan is found, a step executor's call is refused."""
+    _as(monkeypatch, NONE)
+    (store.project / "sub").mkdir()
+    monkeypatch.setenv("MAKER_PLANS_DIR", "plans")
+    raw = run_hook("pre-tool-use", HANDLERS["pre-tool-use"], stdin=json.dumps({
+        "session_id": "sess-1", "cwd": str(store.project / "sub"),
+        "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "touch ../plans/PWNED"}, "tool_use_id": "t1",
+        "agent_id": "a1", "agent_type": "maker:step-executor"}))
+    assert json.loads(raw)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    monkeypatch.setenv("MAKER_PLANS_DIR", str(store.project / "elsewhere"))
+    raw = run_hook("pre-tool-use", HANDLERS["pre-tool-use"], stdin=json.dumps({
+        "session_id": "sess-1", "cwd": str(store.project), "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "t1",
+        "agent_id": "a1", "agent_type": "maker:step-executor"}))
+    said = json.loads(raw)["hookSpecificOutput"]
+    assert said["permissionDecision"] == "deny" and "no plan is found" in \
+        said["permissionDecisionReason"]

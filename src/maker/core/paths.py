@@ -103,7 +103,11 @@ def find_plans_dir(explicit: str | os.PathLike[str] | None = None, cwd: Path | N
     base = cwd or Path.cwd()
     if chosen:
         path = Path(chosen)
-        return (path if path.is_absolute() else base / path).resolve()
+        # (a relative MAKER_PLANS_DIR is the project's: under Claude Code, from its root,
+        # whatever folder a call runs in; --plans-dir is the caller's, from its cwd)
+        project = env.get("CLAUDE_PROJECT_DIR") if not explicit else None
+        anchor = Path(project) if project and os.path.isdir(project) else base
+        return (path if path.is_absolute() else anchor / path).resolve()
     plans = worktree_plans(base.resolve()) if not env.get("CLAUDE_PROJECT_DIR") else None
     return plans or find_project_root(cwd, env) / "plans"
 

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 from pathlib import Path
 
 from maker.hooks.protocol import HookInput, Output, allow_tool
 
-__all__ = ["PINNED_WHY", "pinned_plumbing", "plumbing_allow", "vouched"]
+__all__ = ["PINNED_WHY", "finds_own_maker", "pinned_plumbing", "plumbing_allow", "vouched"]
 
 PINNED_WHY = "maker's own plumbing, run by the plugin's own bin/maker"
 
@@ -48,13 +49,26 @@ def plumbing_allow(hook: HookInput, command: str, step: int | None = None) -> Ou
     allowed outright but for ``maker verify`` outside ``default`` mode (then still asked,
     or checked, as the mode says); None when this call is not, or cannot be pinned."""
     pinned = pinned_plumbing(command, step)
-    if pinned is None:
-        return None
+    if pinned is None or not (vouched(pinned[1], hook.text("permission_mode"))
+                              or not finds_own_maker()):
+        return None  # (as typed: the client asks, or checks, as the mode says)
     tool_input = hook.raw.get("tool_input")
     updated = {**(tool_input if isinstance(tool_input, dict) else {}), "command": pinned[0]}
     if vouched(pinned[1], hook.text("permission_mode")):
         return allow_tool(PINNED_WHY, updated_input=updated)
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": updated}}
+
+
+def finds_own_maker() -> bool:
+    """Whether a bare ``maker`` on the session's PATH is the plugin's own: a call left as
+    typed then runs maker's program, not one a step planted on PATH (a project's
+    activated ``.venv/bin``, say); when it is not, the call is pinned, and asked."""
+    own = _maker_bin()
+    if own is None:
+        return False
+    # (the client puts the plugin's bin/ last on the Bash tool's PATH)
+    found = shutil.which("maker", path=f"{os.environ.get('PATH', '')}{os.pathsep}{own.parent}")
+    return found is not None and Path(found).resolve() == own
 
 
 def vouched(what: str, permission_mode: str) -> bool:

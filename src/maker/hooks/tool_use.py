@@ -74,8 +74,10 @@ def _makers_question(hook: HookInput) -> bool:
 
 def _executor_tool(hook: HookInput) -> Output:
     store = store_for(hook)
-    if not store.state_dir.is_dir():
-        return allow()
+    if not store.state_dir.is_dir():  # (a step executor with no plan: its limits unknown)
+        return deny_tool(f"maker: no plan is found for this step executor (looked in "
+                         f"{store.root}), so its limits cannot be checked and this call is "
+                         "refused. Hand off with status: blocked and this reason.")
     with store.lock():  # one consistent view of the marker and the step
         return _executor_check(hook, store)
 
@@ -86,7 +88,9 @@ def _executor_check(hook: HookInput, store: PlanStore) -> Output:
     active = active_marker(store)
     if not active:
         if not store.exists():
-            return allow()
+            return deny_tool(f"maker: no plan is found for this step executor (looked in "
+                             f"{store.root}); this call is refused. Hand off with status: "
+                             "blocked and this reason.")
         # A step that failed, was reset or was finished while this executor ran: any
         # more work is dead work (and would cost the person a prompt for nothing).
         return deny_tool("maker: no step is in progress any more (it ended while you "
@@ -112,15 +116,17 @@ def _executor_check(hook: HookInput, store: PlanStore) -> Output:
                          f"tool: {exc}. Hand off with status: blocked and this reason.")
     tool_input = hook.raw.get("tool_input")
     from maker.executor.limits import Limit, executor_limits
-    from maker.hooks.plumbing import PINNED_WHY, pinned_plumbing, vouched
+    from maker.hooks.plumbing import PINNED_WHY, finds_own_maker, pinned_plumbing, vouched
     from maker.store.workspace import worktree_of
 
     def plumbing(command: str) -> Limit | None:
         pinned = pinned_plumbing(command, record.number)
         if pinned is None:
             return None
-        return Limit(run=pinned[0], vouched=vouched(pinned[1], hook.text("permission_mode")),
-                     why=PINNED_WHY)
+        if vouched(pinned[1], hook.text("permission_mode")):
+            return Limit(run=pinned[0], vouched=True, why=PINNED_WHY)
+        # (asked as the mode says: as typed, unless a bare `maker` is not maker's own)
+        return Limit() if finds_own_maker() else Limit(run=pinned[0])
 
     given = tool_input if isinstance(tool_input, dict) else {}
     limit = executor_limits(store, record, hook.text("tool_name"), given,

@@ -32,7 +32,6 @@ import os
 import re
 import secrets
 import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from maker.core.paths import data_dir
-from maker.tools.box_spec import SPEC_DIR, Spec, spec_for
+from maker.tools.box_spec import SPEC_DIR, Spec, spec_for, unshare_path
 
 __all__ = ["BOX", "Protection", "boxed_command", "protection", "unwrap", "weaker_notice",
            "wrap"]
@@ -90,7 +89,7 @@ def protection(*, refresh: bool = False) -> Protection:
     if not sys.platform.startswith("linux"):
         return Protection("guard", f"{sys.platform}: maker's boundary is built on Linux "
                                    "namespaces")
-    unshare = shutil.which("unshare")
+    unshare = unshare_path()
     if unshare is None:
         return Protection("guard", "no `unshare` (util-linux) on PATH")
     boot = _boot_id()

@@ -19,7 +19,11 @@ itself: one process for any number of mounts.
    what they cover elsewhere. The command (read from stdin, the here-document
    ``maker-box`` was given) runs there, its own stdin ``/dev/null``.
 
-Anything that fails ends the box with exit 126 and the reason: nothing runs unboxed.
+It stays as the box's first process: when the command ends it ends whatever the
+command left running, and removes a ``commondir`` made in the repository's git folder
+(``gitdir``), through which git, run outside the box later, would read a step's own
+config and hooks. Anything that fails ends the box with exit 126 and the reason:
+nothing runs unboxed.
 """
 
 from __future__ import annotations
@@ -99,9 +103,9 @@ def read_only(path: str) -> None:
 
 
 def main() -> None:
-    spec = {"ids": "0 0", "shell": "/bin/sh", "python": ""}
+    spec = {"ids": "0 0", "shell": "/bin/sh", "python": "", "unshare": ""}
     command = sys.stdin.read()
-    lists: dict[str, list[str]] = {"rw": [], "ro": [], "hide": []}
+    lists: dict[str, list[str]] = {"rw": [], "ro": [], "hide": [], "gitdir": []}
     with open(sys.argv[1]) as text:
         for line in text.read().splitlines():
             kind, _, value = line.partition(" ")
@@ -137,10 +141,46 @@ def main() -> None:
         os.chdir("/")
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
+    guarded = [f"{g}/commondir" for g in lists["gitdir"]]
+    for path in guarded:
+        if os.path.lexists(path):
+            fail(f"{path} exists: git would read another folder's config and hooks for this "
+                 "repository; remove it (a repository's own git folder has none)")
+    child = os.fork()
+    if child == 0:
+        try:
+            os.execv(spec["shell"], [spec["shell"], "-c", command])
+        except OSError as exc:
+            fail(f"cannot run {spec['shell']} ({exc})")
+    sys.exit(supervise(child, guarded))
+
+
+def supervise(child: int, guarded: list[str]) -> int:
+    """As the box's first process: wait for the command, end whatever it left running
+    (nothing acts once the box is gone), then undo what would let git outside the box
+    run a step's programs: a ``commondir`` in the repository's git folder. The
+    command's exit status."""
+    while True:
+        try:
+            _, status = os.waitpid(child, 0)
+            break
+        except InterruptedError:
+            continue
     try:
-        os.execv(spec["shell"], [spec["shell"], "-c", command])
-    except OSError as exc:
-        fail(f"cannot run {spec['shell']} ({exc})")
+        os.kill(-1, 9)  # (in its own PID namespace: every other process of the box)
+    except OSError:
+        pass
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+    for path in guarded:
+        if os.path.lexists(path):
+            os.unlink(path)
+            sys.stderr.write(f"maker-box: removed {path}, which the command made: git "
+                             "would have read another folder's config and hooks\n")
+    return os.waitstatus_to_exitcode(status) % 256
 
 
 if __name__ == "__main__":

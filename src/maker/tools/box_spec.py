@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,10 +13,18 @@ from pathlib import Path
 from maker.core.paths import project_of, seal_key_path
 from maker.tools.protected import maker_data_dirs
 
-__all__ = ["SPEC_DIR", "Spec", "spec_for"]
+__all__ = ["SPEC_DIR", "Spec", "spec_for", "unshare_path"]
 
 SPEC_DIR = "box"  # under plans/.maker: each step's spec, read-only inside its own box
 _SHELLS = ("/bin/bash", "/usr/bin/bash", "/bin/sh")
+_SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin"  # (read-only in the box)
+
+
+def unshare_path() -> str | None:
+    """util-linux's ``unshare``, from the system's own folders only: a folder on the
+    caller's PATH may be one a step can write (a project's ``.venv/bin``)."""
+    found = shutil.which("unshare", path=_SYSTEM_PATH)
+    return _real(found) if found else None
 # Build caches under the home folder, writable in the box (the rest of it is not).
 _CACHES = (".cache", ".npm", ".cargo/registry", ".cargo/git", ".m2", ".gradle", "go/pkg",
            ".yarn", ".pnpm-store", ".bun/install/cache", ".nuget/packages", ".ivy2",
@@ -31,7 +40,8 @@ class Spec:
 
     def text(self) -> str:
         shell = next((s for s in _SHELLS if os.access(s, os.X_OK)), "/bin/sh")
-        lines = [f"python {_real(sys.executable)}", f"ids {os.getuid()} {os.getgid()}",
+        lines = [f"python {_real(sys.executable)}", f"unshare {unshare_path() or 'unshare'}",
+                 f"ids {os.getuid()} {os.getgid()}",
                  f"shell {shell}",
                  *(f"{kind} {path}" for kind, path in self.entries)]
         return "\n".join(lines) + "\n"
@@ -56,6 +66,7 @@ def spec_for(plans_root: Path, workspace: Path | None = None) -> Spec:
     git = Path(project) / ".git"
     if workspace is None and git.is_dir() and not git.is_symlink():
         entries.append(("rw", str(git)))  # (a mount point: it cannot be renamed away)
+        entries.append(("gitdir", str(git)))  # (no `commondir` may lead out of it)
     if workspace is not None:  # (the main checkout is not its to change, in /tmp too)
         entries.append(("ro", project))
         rel = os.path.relpath(os.path.abspath(plans_root), os.path.abspath(project_of(
@@ -125,12 +136,17 @@ def _gitdir_of(dotgit: Path) -> Path | None:
 
 
 def _sockets() -> list[str]:
-    """Where a command could ask a process outside the box to run something for it."""
+    """Where a command could ask a process outside the box to act for it (a socket on a
+    read-only mount still connects): terminal multiplexers, the user's runtime folder
+    (systemd, D-Bus, podman, gpg-agent), the system bus, container engines, ssh-agent,
+    X11. A server of the person's own elsewhere is not known here."""
     uid = os.getuid()
     tmp = os.environ.get("TMUX_TMPDIR") or "/tmp"
     return [f"{tmp}/tmux-{uid}", f"/run/screen/S-{os.environ.get('USER', '')}",
-            f"/run/user/{uid}/bus", f"/run/user/{uid}/systemd", "/run/systemd/private",
-            "/run/dbus/system_bus_socket", "/var/run/dbus/system_bus_socket"]
+            f"/run/user/{uid}", "/run/systemd/private", "/run/dbus/system_bus_socket",
+            "/var/run/dbus/system_bus_socket", "/var/run/docker.sock", "/run/docker.sock",
+            "/run/containerd/containerd.sock", "/run/podman/podman.sock",
+            os.environ.get("SSH_AUTH_SOCK", ""), "/tmp/.X11-unix"]
 
 
 def _real(path: Path | str) -> str:

@@ -45,7 +45,10 @@ _SAFE = ("-c", "core.splitIndex=false", "-c", "core.untrackedCache=false",
          "-c", "core.ignoreStat=false",
          # (a user-wide ignore file is not the project's, and an executor could write one
          # to hide what it adds: the measure reads only the project's own ignore rules)
-         "-c", "core.excludesFile=/dev/null")
+         "-c", "core.excludesFile=/dev/null",
+         # (no transport, so no program a remote's config names: a partial clone's lazy
+         # fetch of a missing object runs `remote.*.uploadpack`)
+         "-c", "protocol.allow=never")
 
 
 def _git() -> str | None:
@@ -93,6 +96,8 @@ def snapshot_tree(project: Path, timeout: float = TIMEOUT_S,
     if len(lines) != 2:
         return None
     real_index = Path(project, lines[1])
+    if (Path(lines[0]) / ".git" / "commondir").exists():
+        return None  # (git would read another folder's config: a step's, maybe)
     overrides = _overrides(git, project)
     if not overrides:
         return None
@@ -106,7 +111,8 @@ def snapshot_tree(project: Path, timeout: float = TIMEOUT_S,
                 shutil.copy2(source, index)
         except OSError:
             pass
-        env = {**os.environ, "GIT_INDEX_FILE": str(index), "GIT_OPTIONAL_LOCKS": "0"}
+        env = {**os.environ, "GIT_INDEX_FILE": str(index), "GIT_OPTIONAL_LOCKS": "0",
+               "GIT_NO_LAZY_FETCH": "1"}
         for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY"):
             env.pop(key, None)
         deadline = time.monotonic() + timeout
