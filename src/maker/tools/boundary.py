@@ -32,6 +32,7 @@ import os
 import re
 import secrets
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,10 +42,12 @@ from pathlib import Path
 from maker.core.paths import data_dir
 from maker.tools.box_spec import SPEC_DIR, Spec, spec_for, unshare_path
 
-__all__ = ["BOX", "Protection", "boxed_command", "protection", "unwrap", "weaker_notice",
+__all__ = ["BOX", "Protection", "boxed_command", "installed_box", "protection", "unwrap",
+           "weaker_notice",
            "wrap"]
 
 BOX = Path(__file__).with_name("maker-box")
+_BOX_FILES = (BOX, BOX.with_name("box_setup.py"))
 _CACHE = "boundary.json"
 _PROBE_TIMEOUT_S = 10.0
 
@@ -122,12 +125,35 @@ def _boot_id() -> str:
 def _box_stamp() -> str:
     """What the cached probe was made with: the box's two files, by content."""
     digest = hashlib.sha256()
-    for part in (BOX, BOX.with_name("box_setup.py")):
+    for part in _BOX_FILES:
         try:
             digest.update(part.read_bytes())
         except OSError:
             return ""
     return digest.hexdigest()
+
+
+def installed_box() -> Path:
+    """The ``maker-box`` that runs: a copy of maker's two box files in maker's data dir,
+    by content (read-only to every step: its writable places may hold maker's own source,
+    and a box a step could rewrite would hold for one call only); the source itself
+    when no copy can be made."""
+    stamp = _box_stamp()
+    if not stamp:
+        return BOX
+    home = data_dir() / f"box-{stamp[:16]}"
+    box = home / BOX.name
+    if box.is_file() and (home / "box_setup.py").is_file():
+        return box
+    try:
+        home.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=".box-", dir=home.parent))
+        for part in _BOX_FILES:
+            shutil.copy2(part, scratch / part.name)
+        os.replace(scratch, home)
+    except OSError:
+        return box if box.is_file() else BOX  # (another process made it meanwhile)
+    return box
 
 
 def _probe() -> Protection:
@@ -141,7 +167,7 @@ def _probe() -> Protection:
         spec.write_text(Spec((("rw", scratch), ("ro", str(shut)))).text())
         probe = (f"if (: > '{shut}/x') 2>/dev/null; then echo written; else echo refused; fi; "
                  f": > '{open_}/x' && id -u")
-        done = _run(["/bin/sh", str(BOX), str(spec)], stdin=probe)
+        done = _run(["/bin/sh", str(installed_box()), str(spec)], stdin=probe)
         said = done.stdout.split()
         if done.returncode == 0 and said[:1] == ["refused"] and (open_ / "x").exists():
             user = f", as uid {said[1]}" if len(said) > 1 else ""
@@ -168,7 +194,7 @@ def wrap(command: str, spec_path: Path) -> str:
     end = "MAKER_BOX"
     while end in command:
         end = f"MAKER_BOX_{secrets.token_hex(4)}"
-    return (f"/bin/sh {_quote(str(BOX))} {_quote(str(spec_path))} <<'{end}'\n"
+    return (f"/bin/sh {_quote(str(installed_box()))} {_quote(str(spec_path))} <<'{end}'\n"
             f"{command}\n{end}")
 
 
@@ -235,6 +261,7 @@ def unwrap(command: str, plans_root: Path, step: int) -> str | None:
         return None
     inner, end = found["inner"], found["end"]
     spec = plans_root / ".maker" / SPEC_DIR / f"step-{step}.spec"
-    if end in inner or found["box"] != _quote(str(BOX)) or found["spec"] != _quote(str(spec)):
+    if end in inner or found["box"] != _quote(str(installed_box())) \
+            or found["spec"] != _quote(str(spec)):
         return None
     return inner

@@ -77,11 +77,26 @@ def spec_for(plans_root: Path, workspace: Path | None = None) -> Spec:
     entries += [("ro", _real(d)) for d in maker_data_dirs() if d.is_dir()]
     entries += [("ro", p) for p in _git_places(Path(project))]
     entries += [("ro", p) for p in _client_places(Path(own))]
+    entries += [("ro", p) for p in _makers_own() if not _under(p, own)]
     key = seal_key_path()
     if key.is_file():
         entries.append(("hide", _real(key)))
     entries += [("hide", p) for p in _sockets() if _exists(p)]
     return Spec(tuple(dict.fromkeys(entries)))
+
+
+def _makers_own() -> list[str]:
+    """maker's own program and the interpreter that runs it, wherever they lie (a
+    checkout or a venv in /tmp is in a writable place): read-only, but when they are in
+    the step's own project (maker working on itself)."""
+    package = Path(__file__).resolve().parents[1]
+    places = [package, package.parents[1] / "bin", package.parents[1] / "scripts",
+              Path(sys.base_prefix), Path(sys.prefix)]
+    return [_real(p) for p in places if p.is_dir()]
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _client_places(project: Path) -> list[str]:
