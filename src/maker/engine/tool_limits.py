@@ -1,9 +1,10 @@
 """The step executor's limits inside a headless SDK session (``maker run``).
 
-The rules are the plugin's (``maker.tools.executor_rules.executor_decision``: the
-step's tool list, then the guard on ``plans/`` and maker's state), plus one that only
-a headless run needs: AskUserQuestion has no person to answer it, so it is answered
-with :data:`NO_USER`. The SDK gets them through three of its own means, each holding
+The rules are the plugin's (``maker.executor.limits.executor_limits``: the step's tool
+list and the guard, orient's gate, maker's own plumbing run by this run's maker, the
+read-only git rewrite, the OS boundary around every other Bash command), plus one that
+only a headless run needs: AskUserQuestion has no person to answer it, so it is
+answered with :data:`NO_USER`. The SDK gets them through three of its own means, each holding
 something the others do not (observed with claude-agent-sdk 0.2.187 and its bundled
 Claude Code 2.1.330, ``tests/e2e/test_engine_tool_limits.py``):
 

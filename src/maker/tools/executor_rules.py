@@ -1,11 +1,10 @@
-"""The step executor's limits, decided in one place for both of maker's hosts.
+"""The step executor's tool list and guard, for both of maker's hosts (the first two
+checks of ``maker.executor.limits.executor_limits``, which both front ends call).
 
-``executor_decision`` is the whole rule: the step's own tool list
-(``maker.tools.permissions``), then the guard (``maker.tools.guard``: nothing writes
-into ``plans/`` or maker's data, no Bash that moves the plan's state). The plugin's
-PreToolUse hook (``maker.hooks.tool_use``) and the headless engine's SDK session
-(``maker.engine.tool_limits``) both ask it, so a call refused in Claude Code is refused
-by ``maker run`` with the same words.
+``executor_decision``: the step's own tool list (``maker.tools.permissions``), then the
+guard (``maker.tools.guard``: nothing writes into ``plans/`` or maker's data, no Bash
+that moves the plan's state); so a call refused in Claude Code is refused by ``maker
+run`` with the same words.
 """
 
 from __future__ import annotations
