@@ -327,6 +327,41 @@ def test_default_mode_asks_for_the_steps_work_and_never_for_makers_plumbing(
     assert not stop_hook_feedback(fake_api)
 
 
+SNEAKY = "echo made > made.txt; python3 -c \"open('pla' + 'ns/PWNED', 'w')\""
+
+
+def test_default_mode_asks_for_a_boxed_command_as_the_executor_wrote_it(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    """The step's own command runs in maker's OS boundary; the person is asked for it as
+    the executor wrote it, under one line that names maker's box, never a page of mount
+    options; allowed, it runs, and plans/ stays out of its reach."""
+    from harness.kernel import require_kernel
+
+    require_kernel()
+    plan = greeting_plan()
+    plan["plan"][0]["primary_tools"] = ["Write", "Read", "Bash"]
+    write_plan(project, plan)
+    fake_api.script(MAIN, main_launches_executor(), main_waits(),
+                    main_checks_outcome_after_notification(0), main_reports_outcome())
+    fake_api.script(EXECUTOR, executor_reads_brief(), executor_writes("hello.txt", "hello\n"),
+                    tool("Bash", command=SNEAKY, description="Make a note"),
+                    VERIFY_0, Reply.text(handoff(0, {"files": ["hello.txt"]},
+                                                 summary="Wrote hello.txt and a note.",
+                                                 files=["hello.txt", "made.txt"])))
+    terminal = interactive(args=["--permission-mode", "default"],
+                           env={"TEST_CMD": "test -f hello.txt"})
+    terminal.submit("/maker:step 0")
+    prompts = answer_prompts(terminal, lambda: settled(terminal, fake_api, "STEP_COMPLETE"))
+    fake_api.assert_done()
+    boxed = [p for p in prompts if p.what == "Bash command"]
+    assert len(boxed) == 1 and boxed[0].agent == "maker:step-executor", prompts
+    assert "/bin/sh /" in boxed[0].subject and "/box-" in boxed[0].subject  # (maker's box)
+    assert "echo made > made.txt" in boxed[0].screen  # (the command as written, below)
+    assert (project / "made.txt").read_text() == "made\n"
+    assert not (project / "plans/PWNED").exists()
+    assert step(project, 0).status == "complete"
+
+
 def test_accept_edits_mode_asks_only_for_verification_which_runs_the_projects_commands(
         interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
     """acceptEdits: the person lets edits through and is asked for commands. The step's
