@@ -22,7 +22,7 @@ from maker.tools import boundary
 from ._step_plans import step_spec, write
 
 KERNEL = boundary.Protection("kernel", "user, mount and PID namespaces, as uid 1000")
-NONE = boundary.Protection("guard", "no `unshare` (util-linux) on PATH")
+NONE = boundary.Protection("guard", "no `unshare` (util-linux) in the system's folders")
 
 
 @pytest.fixture

@@ -94,7 +94,7 @@ def protection(*, refresh: bool = False) -> Protection:
                                    "namespaces")
     unshare = unshare_path()
     if unshare is None:
-        return Protection("guard", "no `unshare` (util-linux) on PATH")
+        return Protection("guard", "no `unshare` (util-linux) in the system's folders")
     boot = _boot_id()
     cache = data_dir() / _CACHE
     if not refresh:
@@ -109,7 +109,7 @@ def protection(*, refresh: bool = False) -> Protection:
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         _write(cache, json.dumps({"boot": boot, "unshare": unshare, "box": _box_stamp(),
-                                        "kind": found.kind, "how": found.how}))
+                                  "kind": found.kind, "how": found.how}))
     except OSError:
         pass  # (probed again next time)
     return found
