@@ -315,6 +315,13 @@ def test_a_commondir_made_in_the_git_folder_is_removed_and_one_found_refuses(
                           text=True, timeout=20, check=False)
     assert done.returncode == 3 and "removed" in done.stderr  # (and `sleep 30` ended)
     assert not (kernel.project / ".git/commondir").exists()
+    for signal in (2, 15, 1):  # (the box's first process is the command's user's to signal)
+        stopped = ("python3 -c \"import os; open('.gi' + 't/commondir', 'w').write('/x'); "
+                   f"os.kill(1, {signal})\"; sleep 1")
+        _, run = _plugin(kernel, stopped)
+        subprocess.run(["bash", "-c", run], cwd=kernel.project, capture_output=True,
+                       timeout=20, check=False)
+        assert not (kernel.project / ".git/commondir").exists(), signal
     (kernel.project / ".git/commondir").write_text("/tmp/elsewhere\n")  # (a kill left one)
     _, run = _plugin(kernel, "echo ran")
     done = subprocess.run(["bash", "-c", run], cwd=kernel.project, capture_output=True,

@@ -332,12 +332,15 @@ def test_verification_outside_default_mode_runs_makers_own_program(
     planted.mkdir()
     (planted / "maker").write_text("#!/bin/sh\necho planted\n")
     (planted / "maker").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{planted}:{own.parent}:/usr/bin:/bin")
-    out = fire("pre-tool-use", tool_input(project, "Bash", command="maker verify --step 1"))
-    assert out is not None
-    said = out["hookSpecificOutput"]
-    assert "permissionDecision" not in said
-    assert said["updatedInput"]["command"] == f"/bin/bash {own} verify --step 1"
+    for path in (f"{planted}:{own.parent}:/usr/bin:/bin",
+                 f".:{own.parent}:/usr/bin", f"{own.parent}::/usr/bin", f"{own.parent}:"):
+        # (a relative or empty entry is the shell's cwd, which a step can `cd` to)
+        monkeypatch.setenv("PATH", path)
+        out = fire("pre-tool-use", tool_input(project, "Bash", command="maker verify --step 1"))
+        assert out is not None, path
+        said = out["hookSpecificOutput"]
+        assert "permissionDecision" not in said
+        assert said["updatedInput"]["command"] == f"/bin/bash {own} verify --step 1"
 
 
 def test_main_agent_tools_are_not_limited(project: Path, running: PlanStore) -> None:

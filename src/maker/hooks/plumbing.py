@@ -64,10 +64,11 @@ def finds_own_maker() -> bool:
     typed then runs maker's program, not one a step planted on PATH (a project's
     activated ``.venv/bin``, say); when it is not, the call is pinned, and asked."""
     own = _maker_bin()
-    if own is None:
-        return False
+    path = os.environ.get("PATH", "")
+    if own is None or any(not os.path.isabs(entry) for entry in path.split(os.pathsep)):
+        return False  # (`.` or an empty entry: the shell's cwd, which a step can `cd`)
     # (the client puts the plugin's bin/ last on the Bash tool's PATH)
-    found = shutil.which("maker", path=f"{os.environ.get('PATH', '')}{os.pathsep}{own.parent}")
+    found = shutil.which("maker", path=f"{path}{os.pathsep}{own.parent}")
     return found is not None and Path(found).resolve() == own
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import signal
 import sys
 from typing import NoReturn
 
@@ -146,8 +147,16 @@ def main() -> None:
         if os.path.lexists(path):
             fail(f"{path} exists: git would read another folder's config and hooks for this "
                  "repository; remove it (a repository's own git folder has none)")
+    # (the box's first process: a command of the same user may signal it, and Python
+    # handles SIGINT; ignored, none of them stops the clean-up below)
+    caught = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+              signal.SIGUSR2, signal.SIGPIPE, signal.SIGALRM)
+    for number in caught:
+        signal.signal(number, signal.SIG_IGN)
     child = os.fork()
     if child == 0:
+        for number in caught:
+            signal.signal(number, signal.SIG_DFL)
         try:
             os.execv(spec["shell"], [spec["shell"], "-c", command])
         except OSError as exc:
@@ -160,26 +169,29 @@ def supervise(child: int, guarded: list[str]) -> int:
     (nothing acts once the box is gone), then undo what would let git outside the box
     run a step's programs: a ``commondir`` in the repository's git folder. The
     command's exit status."""
-    while True:
-        try:
-            _, status = os.waitpid(child, 0)
-            break
-        except InterruptedError:
-            continue
+    status = 0
     try:
-        os.kill(-1, 9)  # (in its own PID namespace: every other process of the box)
-    except OSError:
-        pass
-    while True:
+        while True:
+            try:
+                _, status = os.waitpid(child, 0)
+                break
+            except InterruptedError:
+                continue
+    finally:
         try:
-            os.waitpid(-1, 0)
-        except ChildProcessError:
-            break
-    for path in guarded:
-        if os.path.lexists(path):
-            os.unlink(path)
-            sys.stderr.write(f"maker-box: removed {path}, which the command made: git "
-                             "would have read another folder's config and hooks\n")
+            os.kill(-1, 9)  # (in its own PID namespace: every other process of the box)
+        except OSError:
+            pass
+        while True:
+            try:
+                os.waitpid(-1, 0)
+            except (ChildProcessError, InterruptedError):
+                break
+        for path in guarded:
+            if os.path.lexists(path):
+                os.unlink(path)
+                sys.stderr.write(f"maker-box: removed {path}, which the command made: git "
+                                 "would have read another folder's config and hooks\n")
     return os.waitstatus_to_exitcode(status) % 256
 
 
