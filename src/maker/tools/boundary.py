@@ -26,6 +26,7 @@ command under a one-line wrapper (:func:`wrap`): ``/bin/sh …/maker-box SPEC <<
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -122,8 +123,10 @@ def _boot_id() -> str:
         return ""
 
 
+@functools.lru_cache(maxsize=1)
 def _box_stamp() -> str:
-    """What the cached probe was made with: the box's two files, by content."""
+    """What the cached probe was made with: the box's two files, by content (read once a
+    process: every boxed call asks, through the probe's cache, the wrap and the unwrap)."""
     digest = hashlib.sha256()
     for part in _BOX_FILES:
         try:
