@@ -77,7 +77,7 @@ SPELLINGS: list[tuple[str, str, bool]] = [
     ("delete the in-progress marker", "rm -f plans/.maker/active.json", True),
     ("dd over NOTES.md", "dd if=/dev/zero of=plans/NOTES.md count=1 2>/dev/null", True),
     ("remount writable", "mount -o remount,rw plans && touch plans/PWNED", True),
-    ("a namespace of its own", "unshare -rm sh -c 'umount plans; touch plans/PWNED'", False),
+    ("a namespace of its own", "unshare -rm sh -c 'umount plans; touch plans/PWNED'", True),
     ("git config through git", "git config core.hooksPath /tmp/hooks", True),
     ("a git hook written", "printf '#!/bin/sh\\n' > .git/hooks/pre-commit", True),
     ("git config by python",

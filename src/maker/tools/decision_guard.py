@@ -2,11 +2,12 @@
 ``plans/``.
 
 The main agent does ordinary work with Bash, so its commands are not held to the step
-executor's strict guard (``maker.tools.guard``). Read through the shared lexer
-(``maker.tools.shell``), these are refused:
+executor's strict guard (``maker.tools.guard``). Read as the programs they run
+(``maker.tools.command_walk``, the walk every guard shares), these are refused:
 
-* a command that names maker (by name, path, module or text) and expands text the
-  lexer cannot see (``$…``, backticks, ``eval``): what it runs cannot be known;
+* a command that names maker (by name, path, module or text) beside what the walk
+  cannot follow (``$…``, backticks, brace expansion, ``eval``, a function, ``trap``,
+  ``alias``, ``source``, ``coproc``): what it runs cannot be known;
 * a command that could take a person's decision (``maker step approve|reject``,
   ``maker policy NAME``, ``maker plan adopt``, or maker's Python API): one with a word
   containing one of those verbs, together with maker's name, unseen text, or the
@@ -26,21 +27,18 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from itertools import islice
 from pathlib import Path, PurePosixPath
 
-from maker.tools.shell import Op, ShellSyntaxError, Word, tokenize
+from maker.tools.command_walk import walk
+from maker.tools.shell import Word
 from maker.tools.spill import spill_reason
 
 __all__ = ["decision_refusal"]
 
 _DECISIONS = frozenset({"approve", "reject", "policy", "adopt", "proposal"})
 _CLAUDE_VARS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
-_SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&", "\n", ";;", ";&", "(", ")"})
-_WRAPPERS = frozenset({"env", "command", "builtin", "exec", "nohup", "nice", "ionice",
-                       "timeout", "sudo", "doas", "setsid", "stdbuf", "time", "xargs"})
 _GLOB_LIMIT = 2000
 _DECIDE = ("maker: approving, rejecting, the approval policy, a step's proposals and adopting "
            "a plan are the user's decisions, never an agent's: the user types `/maker:approve "
@@ -53,34 +51,26 @@ _UNSEEN = ("maker: this command runs maker with text the shell builds at run tim
            "command with its words written out.")
 
 
-def decision_refusal(command: str, *, cwd: Path, plans_root: Path,
-                     depth: int = 0) -> str | None:
-    """Why an agent may not run this Bash command, or None. A word that is itself a
-    command line (``script -qc "…"``, ``bash -c "…"``, ``ssh host "…"``) is read as one
-    too, its own quoting undone: ``"maker step appr''ove 1"`` decides as plainly."""
-    try:
-        tokens = tokenize(command)
-    except ShellSyntaxError:
-        tokens = [Word(w, (False,) * len(w)) for w in command.split()]
-    words = [t for t in tokens if isinstance(t, Word)]
-    texts = [w.text for w in words]
+def decision_refusal(command: str, *, cwd: Path, plans_root: Path) -> str | None:
+    """Why an agent may not run this Bash command, or None: a policy over what the
+    command runs (``maker.tools.command_walk``). Any argument that is itself a command
+    line (``script -qc "…"``, ``bash -c "…"``, ``ssh host "…"``) is read as one too, its
+    own quoting undone: ``"maker step appr''ove 1"`` decides as plainly."""
+    walked = walk(command, cwd, every_word=True)
+    texts = walked.texts
     names_maker = any("maker" in t for t in texts)
-    unseen = any(w.hazards - {"!", "! in quotes"} for w in words) or "eval" in texts
+    unseen = "eval" in texts or any(u.kind in ("expands", "construct")
+                                    for u in walked.unknowns)
     decides = any(d in t.lower() for t in texts for d in _DECISIONS) \
         or any(v in command for v in _CLAUDE_VARS)
     if names_maker and unseen:
         return _UNSEEN
     if decides and (names_maker or unseen):
         return _DECIDE
-    if depth < 3:
-        for word in words:
-            if " " in word.text.strip() or "\t" in word.text:
-                nested = decision_refusal(word.text, cwd=cwd, plans_root=plans_root,
-                                          depth=depth + 1)
-                if nested:
-                    return nested
     root = os.path.realpath(plans_root)
-    if any(_names_plans(w, cwd, root, plans_root) for w in words):
+    runs = walked.runs
+    if any(_names_plans(w, run.cwd, root, plans_root)
+           for run in runs if not run.guessed for w in (*run.others, *run.words)):
         from maker.tools.readonly import why_not_read_only
 
         why = why_not_read_only(command)
@@ -88,9 +78,9 @@ def decision_refusal(command: str, *, cwd: Path, plans_root: Path,
             return (f"maker: {plans_root} is maker's own record of the plan, changed only "
                     f"by maker; this command reaches it and does not only read ({why}). "
                     "Use maker's commands (`maker status`, `/maker:step`, `/maker:reset`).")
-    for simple in _simple_commands(tokens):
-        spilled = spill_reason(PurePosixPath(simple[0]).name, simple[1:], cwd, plans_root,
-                               strict=False)
+    for run in runs:
+        spilled = spill_reason(run.name, run.args, run.cwd, plans_root, strict=False) \
+            if run.argv else None
         if spilled:
             return f"maker: {spilled}."
     return None
@@ -117,20 +107,3 @@ def _names_plans(word: Word, cwd: Path, root: str, plans_root: Path) -> bool:
     full = os.path.realpath(os.path.join(cwd, os.path.expanduser(text)))
     return full == root or full.startswith(root + os.sep)
 
-
-def _simple_commands(tokens: Sequence[object]) -> list[list[str]]:
-    """The simple commands' words, assignments and wrappers before the program dropped."""
-    out: list[list[str]] = []
-    current: list[str] = []
-    for token in [*tokens, Op(";")]:
-        if isinstance(token, Op) and token.text in _SEPARATORS:
-            while current and ("=" in current[0].split("/", 1)[0]
-                               or PurePosixPath(current[0]).name in _WRAPPERS
-                               or (current[0].startswith("-") and len(out) >= 0)):
-                current = current[1:]
-            if current:
-                out.append(current)
-            current = []
-        elif isinstance(token, Word):
-            current.append(token.text)
-    return out

@@ -9,7 +9,8 @@ The rule is an allow-list. A command passes only if it is one plain command or a
 ``|`` pipeline, each stage runs a known reader by its bare name, and no word can
 make that reader write a file or run another program:
 
-* the text is lexed the way bash lexes it (``maker.tools.shell``); any unquoted
+* the text is read as the walk every guard shares reads it
+  (``maker.tools.command_walk``); any unquoted
   operator (``; & > < ( )``), ``||``, backticks, ``$(``/``${``/``$`` outside single
   quotes, newlines, control characters, ``!`` and ``#`` comments are refused;
 * brace expansion (``{a,b}``, ``{a..b}``) is refused wherever it appears, quoted or
@@ -31,10 +32,12 @@ Anything unsure is refused: the agent can say what it needed instead.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+from maker.tools.command_walk import walk
 from maker.tools.maker_commands import READ_COMMANDS, is_allowed, listed
 from maker.tools.reader_options import CHECKERS
-from maker.tools.shell import Op, Refused, ShellSyntaxError, tokenize
+from maker.tools.shell import Refused
 from maker.tools.shell import Word as _Word
 
 __all__ = ["is_read_only", "read_only_stages", "why_not_read_only"]
@@ -83,12 +86,7 @@ def _check(command: str) -> list[list[_Word]]:
         raise Refused("it uses brace expansion (`{a,b}` or `{a..b}`), which can turn one word "
                        "into several or into an option (even inside quotes it is refused); "
                        "write each word out")
-    stages = _lex(command)
-    for stage in stages:
-        if not stage:
-            raise Refused("it has an empty pipeline stage")
-        _check_stage(stage)
-    return stages
+    return _stages(command)
 
 
 def _has_braces(command: str) -> bool:
@@ -98,24 +96,37 @@ def _has_braces(command: str) -> bool:
     return "," in inside or ".." in inside
 
 
-def _lex(command: str) -> list[list[_Word]]:
-    """Split ``command`` into pipeline stages of words (``maker.tools.shell``'s lexer)."""
-    try:
-        tokens = tokenize(command)
-    except ShellSyntaxError as exc:
-        raise Refused(f"it cannot be parsed ({exc.reason})") from None
-    stages: list[list[_Word]] = [[]]
-    for token in tokens:
-        if token == Op("|"):
-            stages.append([])
-        elif token == Op("#"):
-            raise Refused("it uses `#`, which starts a shell comment; quote it as `'#'`")
-        elif not isinstance(token, _Word):
-            raise Refused(_OPERATOR_TEXT)
-        else:
-            _check_hazards(token)
-            stages[-1].append(token)
-    return stages
+def _stages(command: str) -> list[list[_Word]]:
+    """``command``'s pipeline stages, each the words of one reader: the line itself as
+    the walk every guard shares reads it (``maker.tools.command_walk``)."""
+    walked = walk(command, Path("."))
+    own = [u for u in walked.unknowns if u.depth == 0 and not u.guessed]
+    syntax = next((u for u in own if u.kind == "syntax"), None)
+    if syntax is not None:
+        raise Refused(f"it cannot be parsed ({syntax.what.partition(': ')[2]})")
+    if "#" in walked.operators:
+        raise Refused("it uses `#`, which starts a shell comment; quote it as `'#'`")
+    if any(op != "|" for op in walked.operators):
+        raise Refused(_OPERATOR_TEXT)
+    stages = [run for run in walked.runs if run.depth == 0 and not run.guessed
+              and not run.via]
+    if len(stages) != walked.operators.count("|") + 1:
+        raise Refused("it has an empty pipeline stage")
+    for run in stages:
+        for word in run.words:
+            _check_hazards(word)
+        if run.assignments:
+            raise Refused(f"`{run.assignments[0]}` sets an environment variable for the "
+                           "command; run the command alone")
+        if run.reserved:
+            raise Refused(f"`{run.reserved[0]}` is not a known read-only command")
+        if not run.words:
+            raise Refused("it has an empty pipeline stage")
+    for run in stages:
+        _check_stage(list(run.words))
+    if own:  # (what the walk cannot follow, in a line of readers: nothing is left)
+        raise Refused(own[0].what)
+    return [list(run.words) for run in stages]
 
 
 def _check_hazards(word: _Word) -> None:

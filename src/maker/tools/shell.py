@@ -20,11 +20,13 @@ An unclosed quote or a trailing backslash raises ``ShellSyntaxError``.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from itertools import groupby
+from pathlib import Path
 
 __all__ = ["GLOB_CHARS", "HereDoc", "Op", "Refused", "ShellSyntaxError", "Token", "Word",
-           "tokenize"]
+           "lexed", "tilde", "tokenize"]
 
 GLOB_CHARS = frozenset("*?[")
 # Longest first: the lexer takes the longest operator that matches.
@@ -108,6 +110,24 @@ class HereDoc:
 
 
 Token = Word | Op | HereDoc
+
+
+def tilde(word: Word, home: Path) -> str:
+    """``word``'s text with a leading unquoted ``~`` expanded."""
+    if word.text.startswith("~") and not word.quoted[0]:
+        head, sep, rest = word.text.partition("/")
+        return (str(home) if head == "~" else os.path.expanduser(head)) + sep + rest
+    return word.text
+
+
+def lexed(command: str) -> list[Token] | str:
+    """The tokens of ``command``, or why it cannot be read."""
+    if any(ord(c) < 32 and c not in "\t\n" or ord(c) == 127 for c in command):
+        return "it contains a control character"
+    try:
+        return tokenize(command)
+    except ShellSyntaxError as exc:
+        return f"it cannot be parsed: {exc.reason}"
 
 
 def tokenize(command: str) -> list[Token]:
