@@ -2,8 +2,9 @@
 
 Every Bash command of a step's executor (the plugin's PreToolUse, and ``maker run``'s
 session, through ``updatedInput``), and every project check ``maker verify`` runs for a
-step, runs through ``maker-box`` (beside this module): a user, mount and PID namespace in
-which what the executor must never write is read-only.
+step, runs through ``maker-box`` (beside this module): on Linux a user, mount and PID
+namespace, on macOS Seatbelt (``sandbox-exec``), in which what the executor must never
+write is read-only.
 
 - read-only: the plan's ``plans/`` (and so every worktree's copy under it), maker's data
   directories, the repository's ``.git/config``, ``.git/hooks/`` and ``.git/info/``; for a
@@ -41,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from maker.core.paths import data_dir
-from maker.tools.box_spec import SPEC_DIR, Spec, spec_for, unshare_path
+from maker.tools.box_spec import SANDBOX_EXEC, SPEC_DIR, Spec, spec_for, unshare_path
 
 __all__ = ["BOX", "Protection", "boxed_command", "installed_box", "protection", "unwrap",
            "weaker_notice",
@@ -90,12 +91,17 @@ def weaker_notice(setting: str) -> str:
 
 def protection(*, refresh: bool = False) -> Protection:
     """What this machine allows, probed once per boot (cached in maker's data dir)."""
-    if not sys.platform.startswith("linux"):
+    if sys.platform == "darwin":
+        unshare = SANDBOX_EXEC if os.access(SANDBOX_EXEC, os.X_OK) else None
+        if unshare is None:
+            return Protection("guard", f"no {SANDBOX_EXEC} (macOS's Seatbelt)")
+    elif sys.platform.startswith("linux"):
+        unshare = unshare_path()
+        if unshare is None:
+            return Protection("guard", "no `unshare` (util-linux) in the system's folders")
+    else:
         return Protection("guard", f"{sys.platform}: maker's boundary is built on Linux "
-                                   "namespaces")
-    unshare = unshare_path()
-    if unshare is None:
-        return Protection("guard", "no `unshare` (util-linux) in the system's folders")
+                                   "namespaces and macOS's Seatbelt")
     boot = _boot_id()
     cache = data_dir() / _CACHE
     if not refresh:
@@ -174,9 +180,11 @@ def _probe() -> Protection:
         said = done.stdout.split()
         if done.returncode == 0 and said[:1] == ["refused"] and (open_ / "x").exists():
             user = f", as uid {said[1]}" if len(said) > 1 else ""
-            return Protection("kernel", f"user, mount and PID namespaces{user}")
+            how = "Seatbelt (sandbox-exec)" if sys.platform == "darwin" else \
+                "user, mount and PID namespaces"
+            return Protection("kernel", how + user)
         why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1][:200]
-        return Protection("guard", f"`unshare` could not make a read-only boundary: {why}")
+        return Protection("guard", f"the box could not make a read-only boundary: {why}")
 
 
 def _run(args: list[str], stdin: str = "") -> subprocess.CompletedProcess[str]:

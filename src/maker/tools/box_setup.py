@@ -19,6 +19,10 @@ itself: one process for any number of mounts.
    what they cover elsewhere. The command (read from stdin, the here-document
    ``maker-box`` was given) runs there, its own stdin ``/dev/null``.
 
+On macOS, which has neither namespaces nor ``mount(2)`` for this, ``maker-box`` runs it
+outside any box, and it runs the command under Seatbelt (``/usr/bin/sandbox-exec``) with a
+profile of the same places (:func:`seatbelt`).
+
 It stays as the box's first process: when the command ends it ends whatever the
 command left running, and removes a ``commondir`` made in the repository's git folder
 (``gitdir``), through which git, run outside the box later, would read a step's own
@@ -41,11 +45,13 @@ CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 _FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC,
           "noatime": MS_NOATIME, "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME,
           "strictatime": MS_STRICTATIME}
+SANDBOX_EXEC = "/usr/bin/sandbox-exec"  # (macOS's own, in a folder only the system writes)
 _LEFT = ("/proc", "/dev", "/sys")  # (their own kinds: devices, the fresh /proc)
 _libc = ctypes.CDLL(None, use_errno=True)
-_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
-                        ctypes.c_char_p]
-_libc.unshare.argtypes = [ctypes.c_int]
+if sys.platform.startswith("linux"):
+    _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+                            ctypes.c_ulong, ctypes.c_char_p]
+    _libc.unshare.argtypes = [ctypes.c_int]
 
 
 def fail(why: str) -> NoReturn:
@@ -116,6 +122,9 @@ def main() -> None:
                 spec[kind] = value
             elif line:
                 fail(f"spec line not understood: {line}")
+    if sys.platform == "darwin":
+        run([SANDBOX_EXEC, "-p", seatbelt(lists), spec["shell"], "-c", command],
+            lists["gitdir"], own_pids=False)
     for path in lists["rw"]:
         mount(path, path, None, MS_BIND | MS_REC)
     for path, flags in mounts():
@@ -136,13 +145,59 @@ def main() -> None:
                         ("gid_map", f"{gid} 0 1")):
         with open(f"/proc/self/{name}", "w") as out:
             out.write(value)
+    run([spec["shell"], "-c", command], lists["gitdir"], own_pids=True)
+
+
+def seatbelt(lists: dict[str, list[str]]) -> str:
+    """The box as a Seatbelt profile (macOS's ``sandbox-exec``), the same places as the
+    mounts. The last rule that matches wins: nothing is writable but ``/dev``; then the
+    writable places are; then what the step must never write is not; then what is hidden
+    can be neither read, written nor connected to (a socket). Paths resolved, as Seatbelt
+    matches them (``/tmp`` is ``/private/tmp``)."""
+    def places(kind: str, form: str = "(subpath {})") -> str:
+        return " ".join(form.format(_sbpl(p)) for p in real[kind])
+
+    real = {kind: [os.path.realpath(p) for p in paths] for kind, paths in lists.items()}
+    # (a rule names a path: a folder above a read-only place, renamed away and back,
+    # would carry it out of its rule; so no such folder in a writable place may change)
+    real["above"] = sorted({folder for p in real["ro"] + real["hide"]
+                            for folder in _folders_above(p) if inside(folder, real["rw"])})
+    rules = ["(version 1)", "(allow default)", "(deny file-write*)",
+             '(allow file-write* (subpath "/dev"))']
+    if real["rw"]:
+        rules.append(f"(allow file-write* {places('rw')})")
+    if real["ro"] or real["above"]:
+        denied = [places("ro"), places("above", "(literal {})")]
+        rules.append(f"(deny file-write* {' '.join(d for d in denied if d)})")
+    if lists["hide"]:
+        rules.append(f"(deny file-read* file-write* {places('hide')})")
+        rules.append("(deny network-outbound "
+                     f"{places('hide', '(remote unix-socket (subpath {}))')})")
+    return "\n".join(rules) + "\n"
+
+
+def _folders_above(path: str) -> list[str]:
+    folders = []
+    while (path := os.path.dirname(path)) not in ("/", ""):
+        folders.append(path)
+    return folders
+
+
+def _sbpl(text: str) -> str:
+    """A string literal of the profile language."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def run(argv: list[str], gitdirs: list[str], *, own_pids: bool) -> NoReturn:
+    """Run the command (``argv``) in the step's directory, its stdin ``/dev/null``, and
+    stay as its supervisor (:func:`supervise`)."""
     try:
         os.chdir(os.environ.pop("MAKER_BOX_CWD", "") or "/")
     except OSError:
         os.chdir("/")
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
-    guarded = [f"{g}/commondir" for g in lists["gitdir"]]
+    guarded = [f"{g}/commondir" for g in gitdirs]
     for path in guarded:
         if os.path.lexists(path):
             fail(f"{path} exists: git would read another folder's config and hooks for this "
@@ -157,18 +212,21 @@ def main() -> None:
     if child == 0:
         for number in caught:
             signal.signal(number, signal.SIG_DFL)
+        if not own_pids:
+            os.setpgid(0, 0)  # (its group is what the supervisor ends)
         try:
-            os.execv(spec["shell"], [spec["shell"], "-c", command])
+            os.execv(argv[0], argv)
         except OSError as exc:
-            fail(f"cannot run {spec['shell']} ({exc})")
-    sys.exit(supervise(child, guarded))
+            fail(f"cannot run {argv[0]} ({exc})")
+    sys.exit(supervise(child, guarded, own_pids=own_pids))
 
 
-def supervise(child: int, guarded: list[str]) -> int:
+def supervise(child: int, guarded: list[str], *, own_pids: bool) -> int:
     """As the box's first process: wait for the command, end whatever it left running
-    (nothing acts once the box is gone), then undo what would let git outside the box
-    run a step's programs: a ``commondir`` in the repository's git folder. The
-    command's exit status."""
+    (nothing acts once the box is gone: in the box's own PID namespace, every other
+    process; on macOS, which has none, the command's process group), then undo what
+    would let git outside the box run a step's programs: a ``commondir`` in the
+    repository's git folder. The command's exit status."""
     status = 0
     try:
         while True:
@@ -179,7 +237,10 @@ def supervise(child: int, guarded: list[str]) -> int:
                 continue
     finally:
         try:
-            os.kill(-1, 9)  # (in its own PID namespace: every other process of the box)
+            if own_pids:
+                os.kill(-1, 9)  # (in its own PID namespace: every other process of the box)
+            else:
+                os.killpg(child, 9)
         except OSError:
             pass
         while True:

@@ -13,8 +13,9 @@ from pathlib import Path
 from maker.core.paths import project_of, seal_key_path
 from maker.tools.protected import maker_data_dirs
 
-__all__ = ["SPEC_DIR", "Spec", "spec_for", "unshare_path"]
+__all__ = ["SANDBOX_EXEC", "SPEC_DIR", "Spec", "spec_for", "unshare_path"]
 
+SANDBOX_EXEC = "/usr/bin/sandbox-exec"  # (macOS's own: box_setup.py runs the box with it)
 SPEC_DIR = "box"  # under plans/.maker: each step's spec, read-only inside its own box
 _SHELLS = ("/bin/bash", "/usr/bin/bash", "/bin/sh")
 _SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin"  # (read-only in the box)
