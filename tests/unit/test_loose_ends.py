@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 import maker
 from maker.core.statuses import STEP_STATUSES
@@ -78,11 +79,10 @@ def test_no_noqa_names_a_rule_that_is_not_enabled() -> None:
 
 
 def _front(agent: str) -> dict[str, str]:
-    """An agent's front matter, line by line as Claude Code reads it (not strict YAML)."""
+    """An agent's front matter (one YAML mapping: ``tests/unit/test_front_matter.py``)."""
     text = (REPO / "agents" / f"{agent}.md").read_text(encoding="utf-8")
-    head = text.split("\n---\n", 1)[0].removeprefix("---\n")
-    return dict(line.split(": ", 1) for line in head.splitlines() if ": " in line
-                and not line.startswith(("assistant:", "user:")))
+    head = yaml.safe_load(text.split("\n---\n", 1)[0].removeprefix("---\n"))
+    return {key: str(value) for key, value in head.items()}
 
 
 def _names(line: str) -> set[str]:

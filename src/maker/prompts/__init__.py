@@ -38,8 +38,8 @@ def prompt_tools(name: str) -> list[str]:
     Raises ValueError when the prompt declares no tools: an agent without a tool list
     would get every tool, which is never what a maker agent means.
     """
-    # Read the one line, as Claude Code does: an agent's front matter is not strict
-    # YAML (its description holds `user: /maker:plan …` examples).
+    # The one line (the front matter is one YAML mapping, its `tools:` a plain line:
+    # tests/unit/test_front_matter.py holds both).
     match = _TOOLS_LINE.search(_split(name)[0])
     names = [t.strip() for t in match.group(1).split(",") if t.strip()] if match else []
     if not names:
