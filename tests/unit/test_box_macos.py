@@ -41,7 +41,8 @@ def test_the_profile_denies_every_write_but_the_writable_places_and_not_what_is_
     assert lines[:4] == ["(version 1)", "(allow default)", "(deny file-write*)",
                          '(allow file-write* (subpath "/dev"))']
     real = os.path.realpath
-    assert lines[4] == f'(allow file-write* (subpath "{real(project)}") (subpath "{real("/var/tmp")}"))'
+    assert lines[4] == (f'(allow file-write* (subpath "{real(project)}") '
+                        f'(subpath "{real("/var/tmp")}"))')
     # (the last rule that matches wins: the protected places come after the writable)
     deny = lines[5]
     assert deny.startswith("(deny file-write* ")

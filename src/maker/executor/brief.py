@@ -32,6 +32,7 @@ from maker.executor.previous_work import (
 from maker.executor.runs import executor_attempts
 from maker.executor.step_rules import settings
 from maker.executor.vote_rules import side_effect_free
+from maker.planner.report_names import report_name_note
 from maker.store.workspace import worktree_of
 from maker.verify.detect import ENV_VARS, KINDS, detect_commands, off_text, turned_off
 from maker.yaml_cleaner.dump import dump_yaml
@@ -142,6 +143,9 @@ def _step_section(spec: PlanStep, depends_on: list[int]) -> str:
         lines += ["", "If you have no Grep, Glob or LS tool, search with read-only Bash "
                   "commands instead (rg, grep, find, ls, cat, git log/diff): maker allows "
                   "those for this step, and nothing else through Bash unless Bash is listed."]
+    report = report_name_note(spec)
+    if report:
+        lines += ["", report]
     lines += ["", "AskUserQuestion is always allowed when only the user can decide."]
     lines += ["", f"### Output schema (`output`, which becomes `{spec.output_variable}`)", "",
               "```yaml", _schema_text(spec.output_schema), "```"]

@@ -19,6 +19,7 @@ from typing import Any
 from maker.core.models import END, RUNTIME_DECIDED, Plan
 from maker.errors import Problem, YAMLCleanError
 from maker.planner.parser import _plan_problems, _step_problems, parse_plan
+from maker.planner.report_names import report_name_problems
 from maker.planner.step_lint import (
     LintStep,
     depends_on_problems,
@@ -101,6 +102,7 @@ def lint_plan(raw: Any, registry: ToolRegistry | None = None) -> list[Problem]:
         problems += tool_problems(s, registry, tool_hints)
         problems += text_problems(s)
         problems += depends_on_problems(s, position)
+        problems += report_name_problems(s.item, s.number)
     if isinstance(raw, dict):
         problems += _reasoning_problems(raw)
     problems += _flow_problems(numbered, valid_by_number, position)
