@@ -1,6 +1,7 @@
 """An installed plugin with nothing but `python3` on PATH: on first use the launcher
-finds an interpreter, caches its real path in the plugin's data dir, and the hooks
-and the `maker` command run from it (no MAKER_PYTHON, as for a real user)."""
+finds an interpreter, caches its real path in maker's own folder (one cache for every
+entry point), and the hooks and the `maker` command run from it (no MAKER_PYTHON, as
+for a real user)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ def test_first_use_bootstraps_the_interpreter_for_hooks_and_commands(
     (bindir / "python3").symlink_to(sys.executable)
     env = plugin_env()
     env["MAKER_PYTHON"] = ""
+    env["XDG_DATA_HOME"] = str(claude_home / ".local" / "share")  # (a fresh one: no cache)
     env["PATH"] = f"{bindir}{os.pathsep}{os.environ['PATH']}"
     fake_api.script("main", Reply.text("Here is the plan's status."))
 
@@ -38,8 +40,9 @@ def test_first_use_bootstraps_the_interpreter_for_hooks_and_commands(
     # The command's line ran `maker status` through the bootstrapped launcher.
     (request,) = fake_api.requests_for("main")
     assert "0     Write hello.txt  pending  -" in request.all_text
-    # The hooks' launcher cached the interpreter in the plugin data dir Claude Code gave it.
-    caches = list((claude_home / ".claude" / "plugins" / "data").glob("*/python"))
-    assert caches, "no interpreter cache in the plugin data dir"
-    assert Path(caches[0].read_text().splitlines()[0]).exists()
+    # One interpreter cache for the hooks, the command's line and the Bash tool's maker:
+    # maker's own folder, not the plugin data dir Claude Code gives the hooks.
+    cache = claude_home / ".local" / "share" / "maker" / "python"
+    assert Path(cache.read_text().splitlines()[0]).exists()
+    assert not list((claude_home / ".claude" / "plugins" / "data").glob("*/python"))
 

@@ -1,0 +1,76 @@
+"""A newcomer's first contact, as the README has it: in a fresh home directory, the
+plugin added as a marketplace from a clean clone and installed (not `--plugin-dir`), then
+an interactive session. Its Python lacks PyYAML and click: the first session sets them up
+once, saying so on the screen with the time it took; `/maker:` lists maker's commands; a
+scripted `/maker:plan` writes its plan; a second session starts without installing."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.background import finished
+from harness.install import bare_python, install_plugin, plugin_checkout
+from harness.queries import RecordingAPI
+from harness.scenarios import (
+    MAIN,
+    PLANNER,
+    greeting_plan,
+    handback,
+    main_launches_planner,
+    main_reports_status,
+    main_runs,
+    main_waits,
+    to_yaml,
+)
+from maker_scripted.terminal import start_claude
+
+pytestmark = pytest.mark.e2e
+
+SET_UP = "maker: first use: set up PyYAML and click ("
+
+
+def test_install_and_first_use_in_a_fresh_home(claude_binary: Path, claude_home: Path,
+                                               fake_api: RecordingAPI, project: Path,
+                                               tmp_path: Path) -> None:
+    installed = install_plugin(claude_binary, claude_home,
+                               plugin_checkout(tmp_path / "clone" / "maker"))
+    bare = bare_python(tmp_path / "python")
+    env = {"PATH": f"{bare}{os.pathsep}{os.environ['PATH']}", "MAKER_PYTHON": ""}
+    cache = claude_home / ".local" / "share" / "maker" / "python"
+    fake_api.script(MAIN, main_launches_planner(), main_waits(), main_runs("maker status"),
+                    main_reports_status())
+    fake_api.script(PLANNER, handback(to_yaml(greeting_plan())))
+
+    terminal = start_claude(fake_api, project=project, home=claude_home, env=env,
+                            claude=claude_binary, timeout=180)
+    try:
+        said = " ".join(terminal.wait_for_text(SET_UP, timeout=180).split())
+        assert re.search(r"\(\d+\.\d s, once for every session and command\) in "
+                         r"~/\.local/share/maker/venv\.", said), said
+        assert cache.read_text().splitlines()[0] == str(cache.parent / "venv/bin/python")
+        terminal.type("/maker:")
+        menu = terminal.wait_for_text("/maker:step")
+        assert "/maker:plan" in menu and "(maker) Turn a task into" in menu, menu
+        terminal.type("\x7f" * len("/maker:"))  # (the typed text taken back)
+        terminal.wait(lambda: "(maker) Turn a task" not in terminal.text(), "the menu gone")
+        terminal.submit("/maker:plan add a hello.txt greeting")
+        finished(terminal, fake_api, "Run /maker:step to start the first step.")
+    finally:
+        terminal.close()
+    assert (project / "plans" / "PLAN.md").is_file() and (project / "plans" / "steps").is_dir()
+    assert str(installed) not in cache.read_text()  # (one cache: not in the plugin's data)
+    assert not list((claude_home / ".claude" / "plugins" / "data").glob("*/python"))
+    venv = cache.parent / "venv"
+    made = venv.stat().st_mtime_ns
+
+    second = start_claude(fake_api, project=project, home=claude_home, env=env,
+                          claude=claude_binary)
+    try:
+        assert "first use" not in second.text()
+    finally:
+        second.close()
+    assert venv.stat().st_mtime_ns == made
