@@ -60,7 +60,7 @@ REFUSED = [
     ("bash -c \"eval 'maker step approve 0'\"", STATE),
     ("eval maker step approve 0", STATE),
     ("echo 'maker step approve 0' | bash", UNCLEAR),
-    ("sh <<'EOF'\nmaker step approve 0\nEOF", UNCLEAR),
+    ("sh <<'EOF'\nmaker step approve 0\nEOF", STATE),  # (the here-document it runs)
     ("cat <<EOF\n$(maker step approve 0)\nEOF", UNCLEAR),
     ("timeout 5 maker step approve 0", STATE),
     ("nohup nice -n 5 maker step approve 0", STATE),

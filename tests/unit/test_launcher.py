@@ -26,6 +26,11 @@ def _path_with(tmp_path: Path, python: str | None) -> str:
     return str(bindir)
 
 
+def _cache_dir(tmp_path: Path) -> Path:
+    """Where the launcher caches its interpreter: maker's own folder in the home."""
+    return tmp_path / "home" / ".local" / "share" / "maker"
+
+
 def run_launch(tmp_path: Path, python: str | None, *args: str) -> subprocess.CompletedProcess[str]:
     env = {"HOME": str(tmp_path / "home"), "PATH": _path_with(tmp_path, python),
            "CLAUDE_PLUGIN_DATA": str(tmp_path / "data")}
@@ -36,7 +41,9 @@ def run_launch(tmp_path: Path, python: str | None, *args: str) -> subprocess.Com
 def test_first_use_finds_and_caches_a_real_interpreter(tmp_path: Path) -> None:
     result = run_launch(tmp_path, sys.executable, "-c", "import maker, sys; print(sys.executable)")
     assert result.returncode == 0, result.stderr
-    cached, *deps = (tmp_path / "data" / "python").read_text().splitlines()
+    cached, *deps = (_cache_dir(tmp_path) / "python").read_text().splitlines()
+    # (one cache for every entry point: not the plugin data dir the hooks alone are given)
+    assert not (tmp_path / "data" / "python").exists()
     assert os.path.exists(cached)
     # Then the folders that hold its PyYAML and click, which run_module.py adds itself.
     found = subprocess.run([cached, "-c", "import yaml, click; print(yaml.__file__); "
@@ -50,8 +57,8 @@ def test_first_use_finds_and_caches_a_real_interpreter(tmp_path: Path) -> None:
 
 
 def test_cached_interpreter_is_used_without_looking_again(tmp_path: Path) -> None:
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "python").write_text(sys.executable + "\n")
+    _cache_dir(tmp_path).mkdir(parents=True)
+    (_cache_dir(tmp_path) / "python").write_text(sys.executable + "\n")
     result = run_launch(tmp_path, None, "-c", "print('ran')")  # no python3 on PATH at all
     assert result.returncode == 0 and result.stdout.strip() == "ran"
 
@@ -184,11 +191,11 @@ def _venv_with_a_noisy_site(tmp_path: Path) -> tuple[Path, Path]:
 def _cached(tmp_path: Path, python: Path) -> None:
     """A cache as an older maker wrote it (the interpreter only): the next start adds
     the dependency folders, keeping the interpreter."""
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "python").write_text(f"{python}\n")
+    _cache_dir(tmp_path).mkdir(parents=True)
+    (_cache_dir(tmp_path) / "python").write_text(f"{python}\n")
     first = run_launch(tmp_path, None, "-c", "pass")
     assert first.returncode == 0, first.stderr
-    assert (tmp_path / "data" / "python").read_text().splitlines()[0] == str(python)
+    assert (_cache_dir(tmp_path) / "python").read_text().splitlines()[0] == str(python)
 
 
 def test_the_users_site_packages_never_run_in_makers_interpreter(tmp_path: Path) -> None:

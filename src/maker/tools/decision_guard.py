@@ -5,9 +5,9 @@ The main agent does ordinary work with Bash, so its commands are not held to the
 executor's strict guard (``maker.tools.guard``). Read as the programs they run
 (``maker.tools.command_walk``, the walk every guard shares), these are refused:
 
-* a command that names maker (by name, path, module or text) beside what the walk
-  cannot follow (``$…``, backticks, brace expansion, ``eval``, a function, ``trap``,
-  ``alias``, ``source``, ``coproc``): what it runs cannot be known;
+* a command that names maker (by name, path, module or text) beside text the shell
+  builds at run time (``$…``, backticks, ``eval``, commands piped into a shell, a
+  program named by a pattern): what it runs cannot be known;
 * a command that could take a person's decision (``maker step approve|reject``,
   ``maker policy NAME``, ``maker plan adopt``, or maker's Python API): one with a word
   containing one of those verbs, together with maker's name, unseen text, or the
@@ -59,7 +59,7 @@ def decision_refusal(command: str, *, cwd: Path, plans_root: Path) -> str | None
     walked = walk(command, cwd, every_word=True)
     texts = walked.texts
     names_maker = any("maker" in t for t in texts)
-    unseen = "eval" in texts or any(u.kind in ("expands", "construct")
+    unseen = "eval" in texts or any(u.kind in ("expands", "stdin", "pattern")
                                     for u in walked.unknowns)
     decides = any(d in t.lower() for t in texts for d in _DECISIONS) \
         or any(v in command for v in _CLAUDE_VARS)
@@ -69,8 +69,11 @@ def decision_refusal(command: str, *, cwd: Path, plans_root: Path) -> str | None
         return _DECIDE
     root = os.path.realpath(plans_root)
     runs = walked.runs
-    if any(_names_plans(w, run.cwd, root, plans_root)
-           for run in runs if not run.guessed for w in (*run.others, *run.words)):
+    unread = [Word(t, (False,) * len(t)) for t in command.split()] if any(
+        u.kind == "syntax" for u in walked.unknowns) else []  # (its words, as they stand)
+    if any(_names_plans(w, cwd, root, plans_root) for run in runs if not run.guessed
+           for cwd in run.cwds for w in (*run.others, *run.words)) \
+            or any(_names_plans(w, cwd, root, plans_root) for w in unread):
         from maker.tools.readonly import why_not_read_only
 
         why = why_not_read_only(command)
@@ -79,10 +82,10 @@ def decision_refusal(command: str, *, cwd: Path, plans_root: Path) -> str | None
                     f"by maker; this command reaches it and does not only read ({why}). "
                     "Use maker's commands (`maker status`, `/maker:step`, `/maker:reset`).")
     for run in runs:
-        spilled = spill_reason(run.name, run.args, run.cwd, plans_root, strict=False) \
-            if run.argv else None
-        if spilled:
-            return f"maker: {spilled}."
+        for cwd in run.cwds if run.argv else ():
+            spilled = spill_reason(run.name, run.args, cwd, plans_root, strict=False)
+            if spilled:
+                return f"maker: {spilled}."
     return None
 
 

@@ -38,6 +38,7 @@ _COPIERS = frozenset({"cp", "ln", "install", "mv", "rsync", "scp", "dd", "tee"})
 # naming plans/.
 _DESTROYERS = frozenset({"rm", "rmdir", "mv", "shred", "chmod", "chown", "chgrp",
                          "rsync", "unlink", "truncate"})
+_EXPANDS = frozenset({"expands", "braces", "tilde", "pattern"})
 _CODE_TOKEN = re.compile(r"[^\s'\"`=,;:()\[\]{}<>|&+]+")
 # maker's state-moving commands inside one word (a string a program may run: `env -S`,
 # `script -c`, `watch`, `xargs sh -c`).
@@ -60,32 +61,36 @@ class BashGuard(Protected):
         try:
             for step in walked.steps:  # (first what it cannot follow, and maker's runs)
                 if isinstance(step, Unknown):
-                    shown = expansion if step.kind == "expands" else unclear
+                    shown = expansion if step.kind in _EXPANDS else unclear
                     raise Refused(shown(step.what, step.fix))
                 if step.runs_maker:
                     self._maker(step)
             for run in walked.runs:
                 self._run(run)
-            if any(_STATE_WORDS.search(text) for text in walked.texts):
+            if any(_STATE_WORDS.search(text) for text in (*walked.texts, *walked.bodies)):
                 raise Refused(_STATE + " (Not in a string another program runs either.)")
         except Refused as refused:
             return refused.reason
         return None
 
     def _run(self, run: Run) -> None:
-        """Check one program the command runs."""
-        if not run.guessed:  # (a guess's words are its wrapper's, checked there)
-            for word in (*run.others, *run.words):
-                self.check_word(tilde(word, self.home), run.cwd, glob=word.globs)
+        """Check one program the command runs, in each folder it may run in."""
         for assignment in run.assignments:
             if assignment.startswith("GIT_CONFIG"):
                 raise Refused(unclear(f"`{assignment.partition('=')[0]}` gives git settings, "
                                       "which may name a program it runs", "use `git -c "
                                       "user.name=…` for what the step needs, or leave it to "
                                       "a person"))
+        for cwd in run.cwds:
+            self._run_in(run, cwd)
+
+    def _run_in(self, run: Run, cwd: Path) -> None:
+        if not run.guessed:  # (a guess's words are its wrapper's, checked there)
+            for word in (*run.others, *run.words):
+                self.check_word(tilde(word, self.home), cwd, glob=word.globs)
         if not run.argv:
             return
-        name, args, cwd = run.name, run.args, run.cwd
+        name, args = run.name, run.args
         if self.workspace and not self.in_workspace(cwd) and name not in ("cd", "pushd") \
                 and not run.runs_maker:
             raise Refused(self.workspace_text() + f" Run it there: `cd {self.workspace[0]} "

@@ -15,7 +15,7 @@ checks accept, and reports the rest instead of guessing:
   ``$`` (a variable, ``$(…)``, ``${…}``, ``$'…'``) and backticks, unquoted or inside
   double quotes, and ``!``.
 
-An unclosed quote or a trailing backslash raises ``ShellSyntaxError``.
+An unclosed quote raises ``ShellSyntaxError`` (a last backslash is itself, as in bash).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class Refused(Exception):
 
 
 class ShellSyntaxError(Exception):
-    """The command cannot be lexed (an unclosed quote, a trailing backslash)."""
+    """The command cannot be lexed (an unclosed quote)."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -121,9 +121,10 @@ def tilde(word: Word, home: Path) -> str:
 
 
 def lexed(command: str) -> list[Token] | str:
-    """The tokens of ``command``, or why it cannot be read."""
-    if any(ord(c) < 32 and c not in "\t\n" or ord(c) == 127 for c in command):
-        return "it contains a control character"
+    """The tokens of ``command``, or why it cannot be read (an unclosed quote; a NUL,
+    which no command line can hold)."""
+    if "\x00" in command:
+        return "it contains a NUL character"
     try:
         return tokenize(command)
     except ShellSyntaxError as exc:
@@ -164,8 +165,9 @@ class _Lexer:
                 self.i = n if end < 0 else end
                 continue
             elif c == "\\":
-                if self.i + 1 >= n:
-                    raise ShellSyntaxError("it ends with a backslash")
+                if self.i + 1 >= n:  # (bash keeps a last backslash as itself)
+                    self.add("\\", True)
+                    break
                 self.add(src[self.i + 1], True)
                 self.i += 1
             elif c == "'":
