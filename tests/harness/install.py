@@ -27,10 +27,11 @@ def claude(binary: Path, home: Path, *args: str) -> subprocess.CompletedProcess[
                           timeout=120, check=False)
 
 
-def plugin_checkout(dest: Path) -> Path:
-    """``dest`` holding the plugin as a clone of the repository does."""
+def plugin_checkout(dest: Path, root: Path | None = None) -> Path:
+    """``dest`` holding the plugin (of ``root``: this checkout by default) as a clone of
+    the repository does."""
     dest.mkdir(parents=True)
-    root = find_plugin_root()
+    root = root or find_plugin_root()
     for part in PLUGIN_PARTS:
         source = root / part
         if source.is_dir():
