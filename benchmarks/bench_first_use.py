@@ -104,6 +104,10 @@ def main() -> None:
         start, plan = float(m["start"]), float(m["plan"])  # type: ignore[arg-type]
         print(f"| {label} | {start:.1f} | {plan:.1f} | {start + plan:.1f} | {m['installs']} "
               f"| {'yes' if m['told'] else 'no'} |")
+    after = rows[-1][1]
+    met = after["installs"] == 1 and after["told"]
+    print(f"\ngoal: one install, and the person told: {'met' if met else 'MISSED'}")
+    sys.exit(0 if met else 1)
 
 
 if __name__ == "__main__":

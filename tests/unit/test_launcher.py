@@ -283,3 +283,28 @@ def test_a_hook_without_home_says_so_and_never_fails(tmp_path: Path) -> None:
                           env=dict(env, CLAUDE_PROJECT_DIR=str(tmp_path)),
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0 and done.stderr == "", done.stderr
+
+
+def test_offline_the_first_use_names_one_remedy_for_every_entry_point(tmp_path: Path) -> None:
+    """No package index: the SessionStart hook says so, exit 0, naming the one venv; the
+    command line's `maker` (no plugin data dir) names the same one, so the one remedy
+    fixes both."""
+    from harness.install import bare_python
+
+    bare = bare_python(tmp_path / "python")
+    env = {"HOME": str(tmp_path / "home"), "PATH": f"{bare}:/usr/bin:/bin",
+           "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "", "PIP_CONFIG_FILE": os.devnull,
+           "CLAUDE_PLUGIN_DATA": str(tmp_path / "data")}
+    start = json.dumps({"hook_event_name": "SessionStart", "session_id": "s",
+                        "source": "startup", "cwd": str(tmp_path)})
+    done = subprocess.run([str(ROOT / "scripts" / "hook"), "session-start"], input=start,
+                          env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)["systemMessage"]
+    venv = _cache_dir(tmp_path) / "venv"
+    assert "could not install PyYAML and click" in said and "Nothing was blocked" in said
+    assert f"Run: {venv}/bin/python -m pip install pyyaml click" in said
+    line = subprocess.run([str(LAUNCH), "-m", "maker", "status"],
+                          env={k: v for k, v in env.items() if k != "CLAUDE_PLUGIN_DATA"},
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert line.returncode == 3 and f"Run: {venv}/bin/python -m pip install" in line.stderr
