@@ -68,10 +68,14 @@ class WaveMain:
         return reply
 
     def _turn(self, text: str) -> Reply:
-        if _LAUNCH.search(text) and not self.launched:
+        launch = _LAUNCH.search(text)
+        if launch and not self.launched:
+            # (the prompts maker's line names: not an example in an agent's description)
+            end = text.find("\n\n", launch.start())
+            line = text[launch.start():end if end >= 0 else None]
             return Reply.of(*[ToolUseBlock("Agent", {
                 "subagent_type": "maker:step-executor", "description": prompt[:-1],
-                "prompt": prompt}) for prompt in _PROMPTS.findall(text)])
+                "prompt": prompt}) for prompt in _PROMPTS.findall(line)])
         if set(self.launched) - set(self.verdicts) or not self.verdicts:
             return Reply.text("The executors run in the background; maker reports.")
         last = list(self.verdicts.values())[-1]
