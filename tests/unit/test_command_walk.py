@@ -279,3 +279,40 @@ def test_a_long_run_of_cds_is_bounded(project: Path) -> None:
     walked = walk("cd sub; " * 3000 + "true", project)
     assert "cd" in {u.kind for u in walked.unknowns}
     assert all(len(r.cwds) <= 8 for r in walked.runs)
+
+
+# -- a second hostile reading's findings, kept ----------------------------------------------
+
+@pytest.mark.parametrize("command", [
+    "setpriv maker step done 1",
+    "prlimit --nofile=10 maker step done 1",
+    "bash /opt/maker/bin/maker step done 1",
+    "/opt/maker/scripts/launch -m maker step done 1",
+    "python3 -I -S /opt/maker/scripts/run_module.py -m maker step done 1",
+    "python3 -m cProfile -m maker step done 1",
+    "coverage run -m maker step done 1",
+    "make -f - <<'MK'\nall:\n\tmaker \"step\" done 1\nMK",
+    "busybox sh -c 'maker \"step\" done 1'",
+    "cd \ud800; ls",
+])
+def test_the_executors_guard_refuses_what_a_second_reading_found(project: Path,
+                                                                 command: str) -> None:
+    assert bash_refusal(command, cwd=project, plans_root=project / "plans", data_dirs=(),
+                        home=project / "home")
+
+
+def test_text_that_is_not_unicode_is_refused_not_crashed_on(project: Path) -> None:
+    for command in ("cd \ud800; maker step approve 1", "cat \ud800/x", "tee\ud800 plans/x"):
+        assert decision_refusal(command, cwd=project, plans_root=project / "plans")
+        assert why_not_read_only(command)
+
+
+def test_patterns_matching_many_files_are_bounded(project: Path) -> None:
+    many = project / "many"
+    many.mkdir()
+    for i in range(2100):
+        (many / f"f{i}").write_text("")
+    plans = project / "plans"
+    assert decision_refusal("ls many/* many/*", cwd=project, plans_root=plans) is None
+    refused = decision_refusal("rm -f many/* many/*", cwd=project, plans_root=plans)
+    assert refused and "patterns match over 2000 files" in refused

@@ -86,13 +86,8 @@ class Run:
     def args(self) -> list[str]:
         return list(self.argv[1:])
 
-    @property
-    def runs_maker(self) -> bool:
-        return self.name in ("maker", "maker.exe")
-
-    @property
-    def cwds(self) -> tuple[Path, ...]:
-        return (self.cwd, *self.also)
+    runs_maker = property(lambda self: self.name in ("maker", "maker.exe"))
+    cwds = property(lambda self: (self.cwd, *self.also))
 
 
 @dataclass
@@ -124,7 +119,10 @@ def walk(command: str, cwd: Path, *, home: Path | None = None,
     wrapper's argument."""
     walker = _Walker(home if home is not None else Path(os.path.expanduser("~")), every_word,
                      "CDPATH" in command)
-    walker.line(command, (cwd,), 0, via="")
+    if runners.unencodable(command):  # (a lone surrogate: no path can be read)
+        walker.unknown("encoding", "it holds text that is not Unicode", "remove it", 0)
+    else:
+        walker.line(command, (cwd,), 0, via="")
     return walker.out
 
 
@@ -265,11 +263,8 @@ class _Walker:
                              "maker cannot see", f"run the commands themselves, or `{name} "
                              "-c '…'`", depth, g)
         elif runners.PYTHON.match(name):
-            kind, found = runners.python_run(args)
-            if kind == "module" and found[0].partition(".")[0] == "maker":
-                self.out.steps.append(Run((), ("maker", *found[1:]), run.cwd, depth,
-                                          "python -m", g, also=run.also))
-            code += found if kind == "code" else list(run.stdin) if kind == "stdin" else []
+            kind, given = runners.python_run(args)  # (`-m maker`: below)
+            code += given if kind == "code" else list(run.stdin) if kind == "stdin" else []
         elif name in runners.INLINE_CODE:
             code += [*runners.inline_code(name, args), *run.stdin]
         elif name in runners.SCRIPTED:
@@ -280,6 +275,10 @@ class _Walker:
                 self.assignment(assignment, where, depth)
             run = replace(run, assignments=run.assignments + sets)
         nested += [(text, name) for text in runners.option_lines(name, args)]
+        found = runners.maker_argv(name, args)  # (`-m maker`, maker's own script)
+        if found is not None:
+            self.out.steps.append(Run((), ("maker", *found), run.cwd, depth, "python -m", g,
+                                      also=run.also))
         self.out.steps.append(replace(run, code=tuple(code)) if code else run)
         if name == "eval":
             where = self.line(" ".join(args), where, depth + 1, via="eval")

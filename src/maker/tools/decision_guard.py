@@ -57,6 +57,9 @@ def decision_refusal(command: str, *, cwd: Path, plans_root: Path) -> str | None
     line (``script -qc "…"``, ``bash -c "…"``, ``ssh host "…"``) is read as one too, its
     own quoting undone: ``"maker step appr''ove 1"`` decides as plainly."""
     walked = walk(command, cwd, every_word=True)
+    if any(u.kind == "encoding" for u in walked.unknowns):
+        return ("maker: this command holds text that is not Unicode (a lone surrogate), so "
+                "what it names cannot be checked; write it out in plain text.")
     texts = walked.texts
     names_maker = any("maker" in t for t in texts)
     unseen = "eval" in texts or any(u.kind in ("expands", "stdin", "pattern")
@@ -71,15 +74,22 @@ def decision_refusal(command: str, *, cwd: Path, plans_root: Path) -> str | None
     runs = walked.runs
     unread = [Word(t, (False,) * len(t)) for t in command.split()] if any(
         u.kind == "syntax" for u in walked.unknowns) else []  # (its words, as they stand)
-    if any(_names_plans(w, cwd, root, plans_root) for run in runs if not run.guessed
-           for cwd in run.cwds for w in (*run.others, *run.words)) \
-            or any(_names_plans(w, cwd, root, plans_root) for w in unread):
+    budget = [_GLOB_LIMIT]  # (files matched by patterns, across the whole command)
+    try:
+        reaches = any(_names_plans(w, c, root, plans_root, budget) for run in runs
+                      if not run.guessed for c in run.cwds for w in (*run.others, *run.words)
+                      ) or any(_names_plans(w, cwd, root, plans_root, budget) for w in unread)
+    except _TooMany:  # (a command that only reads may match as many as it likes)
+        reaches, many = True, f" (or its patterns match over {_GLOB_LIMIT} files)"
+    else:
+        many = ""
+    if reaches:
         from maker.tools.readonly import why_not_read_only
 
         why = why_not_read_only(command)
         if why is not None:
             return (f"maker: {plans_root} is maker's own record of the plan, changed only "
-                    f"by maker; this command reaches it and does not only read ({why}). "
+                    f"by maker; this command reaches it{many} and does not only read ({why}). "
                     "Use maker's commands (`maker status`, `/maker:step`, `/maker:reset`).")
     for run in runs:
         for cwd in run.cwds if run.argv else ():
@@ -89,7 +99,12 @@ def decision_refusal(command: str, *, cwd: Path, plans_root: Path) -> str | None
     return None
 
 
-def _names_plans(word: Word, cwd: Path, root: str, plans_root: Path) -> bool:
+class _TooMany(Exception):
+    """The command's patterns match more files than maker reads."""
+
+
+def _names_plans(word: Word, cwd: Path, root: str, plans_root: Path,
+                 budget: list[int]) -> bool:
     """Whether ``word`` is a path into plans/, or a glob that matches one."""
     text = word.text
     if word.globs:
@@ -100,7 +115,10 @@ def _names_plans(word: Word, cwd: Path, root: str, plans_root: Path) -> bool:
         if len(parts) >= len(target) and all(
                 fnmatchcase(t, p) for p, t in zip(parts, target, strict=False)):
             return True
-        for match in islice(glob.iglob(pattern), _GLOB_LIMIT):
+        for match in islice(glob.iglob(pattern), _GLOB_LIMIT + 1):
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise _TooMany
             full = os.path.realpath(match)
             if full == root or full.startswith(root + os.sep):
                 return True

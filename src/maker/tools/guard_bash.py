@@ -42,8 +42,8 @@ _EXPANDS = frozenset({"expands", "braces", "tilde", "pattern"})
 _CODE_TOKEN = re.compile(r"[^\s'\"`=,;:()\[\]{}<>|&+]+")
 # maker's state-moving commands inside one word (a string a program may run: `env -S`,
 # `script -c`, `watch`, `xargs sh -c`).
-_STATE_WORDS = re.compile(r"(?<![\w.-])maker(?:\.exe)?\s+(?:step|handoff|plan|policy|"
-                          r"proposal|approve|reject|adopt)\b")
+_STATE_WORDS = re.compile(r"(?<![\w.-])maker(?:\.exe)?['\"]?\s+['\"]?(?:step|handoff|plan|"
+                          r"policy|proposal|approve|reject|adopt)\b")
 
 
 class BashGuard(Protected):

@@ -12,7 +12,7 @@ from pathlib import PurePosixPath
 
 __all__ = ["APPENDERS", "DECLARERS", "INLINE_CODE", "PROGRAM_VARS", "PYTHON", "SCRIPTED",
            "SHELLS", "UNMODELLED", "WRAPPERS", "inline_code", "option_lines", "python_run",
-           "runs_code", "shell_run"]
+           "maker_argv", "runs_code", "shell_run", "unencodable"]
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "ash", "busybox"})
 PYTHON = re.compile(r"(?:python|pypy)[0-9.]*w?\Z")
@@ -28,7 +28,10 @@ WRAPPERS = frozenset({"env", "command", "builtin", "exec", "nohup", "nice", "ion
                       "unbuffer", "taskset", "chrt", "flock", "watch", "strace", "ltrace",
                       "uv", "uvx", "poetry", "pipx", "pdm", "hatch", "conda", "npx",
                       "script", "su", "time", "ssh", "nsenter", "unshare", "firejail",
-                      "systemd-run", "tmux", "screen", "entr", "faketime", "catchsegv"})
+                      "systemd-run", "tmux", "screen", "entr", "faketime", "catchsegv",
+                      "setpriv", "prlimit", "setarch", "pipenv", "direnv", "mise",
+                      "eatmydata", "fakeroot", "valgrind", "xvfb-run", "numactl", "perf",
+                      "hyperfine", "gdb", "coverage"})
 APPENDERS = frozenset({"xargs", "parallel", "find"})
 # Programs whose script (an argument) may name files it writes or programs it runs.
 SCRIPTED = frozenset({"sed", "gsed", "awk", "gawk", "mawk", "nawk", "vim", "vi", "nvim",
@@ -49,7 +52,10 @@ _OPTION_COMMAND = re.compile(r"(?i)(?:-o)?(?:Proxy|Local|KnownHosts|Remote)Comma
 
 def shell_run(args: list[str]) -> tuple[str, str]:
     """What a shell given ``args`` runs: ``("line", text)`` (``-c``'s command string,
-    wherever ``-c`` is among its options), ``("script", path)`` or ``("stdin", "")``."""
+    wherever ``-c`` is among its options), ``("script", path)`` or ``("stdin", "")``.
+    (``busybox sh …``: the applet's name first.)"""
+    if args[:1] and args[0] in SHELLS:
+        args = args[1:]
     line = stdin = False
     i = 0
     while i < len(args):
@@ -131,6 +137,32 @@ def option_lines(name: str, args: list[str]) -> list[str]:
             elif arg.startswith(("--rsh=", "--rsync-path=")):
                 out.append(arg.partition("=")[2])
     return out
+
+
+def maker_argv(name: str, args: list[str]) -> list[str] | None:
+    """maker's arguments when ``name args`` runs maker by its module (``-m maker``,
+    wherever: ``python -m cProfile -m maker``, a launcher's ``-m maker``) or a shell runs
+    maker's own script (``bash …/bin/maker``); None otherwise."""
+    for i, arg in enumerate(args):
+        if arg.startswith("-") and not arg.startswith("--") and "m" in arg[1:]:
+            glued = arg[arg.index("m", 1) + 1:]  # (`-mmaker`, `-Im maker`)
+            module = glued or (args[i + 1] if i + 1 < len(args) else "")
+            if module.partition(".")[0] == "maker":
+                return args[i + (1 if glued else 2):]
+    if name in SHELLS:
+        kind, script = shell_run(args)
+        if kind == "script" and PurePosixPath(script).name in ("maker", "maker.exe"):
+            return args[args.index(script) + 1:]
+    return None
+
+
+def unencodable(text: str) -> bool:
+    """Whether ``text`` holds what no command line can (a lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def runs_code(word: str) -> bool:
