@@ -28,19 +28,15 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from harness.background import finished  # noqa: E402
-from harness.install import bare_python, install_plugin, plugin_checkout  # noqa: E402
-from harness.queries import RecordingAPI  # noqa: E402
-from harness.scenarios import (  # noqa: E402
-    MAIN,
-    PLANNER,
-    greeting_plan,
-    handback,
-    main_launches_planner,
-    main_reports_status,
-    main_runs,
-    main_waits,
-    to_yaml,
+from harness.install import (  # noqa: E402
+    PLANNED,
+    bare_python,
+    first_use_env,
+    install_plugin,
+    plugin_checkout,
+    script_first_plan,
 )
+from harness.queries import RecordingAPI  # noqa: E402
 from maker_scripted.claude_cli import find_claude  # noqa: E402
 from maker_scripted.terminal import start_claude  # noqa: E402
 
@@ -54,20 +50,16 @@ def measure(root: Path, work: Path) -> dict[str, object]:
     project.mkdir()
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     install_plugin(claude, home, plugin_checkout(work / "clone" / "maker", root))
-    env = {"PATH": f"{bare_python(work / 'python')}{os.pathsep}{os.environ['PATH']}",
-           "MAKER_PYTHON": ""}
+    env = first_use_env(bare_python(work / "python"))
     with RecordingAPI() as api:
-        api.script(MAIN, main_launches_planner(), main_waits(), main_runs("maker status"),
-                   main_reports_status())
-        api.script(PLANNER, handback(to_yaml(greeting_plan())))
+        script_first_plan(api)
         began = time.monotonic()
         terminal = start_claude(api, project=project, home=home, env=env, claude=claude,
                                 timeout=240)
         try:
             started = time.monotonic()
             terminal.submit("/maker:plan add a hello.txt greeting")
-            screen = finished(terminal, api, "Run /maker:step to start the first step.",
-                              timeout=240)
+            screen = finished(terminal, api, PLANNED, timeout=240)
             planned = time.monotonic()
         finally:
             terminal.close()

@@ -6,26 +6,21 @@ scripted `/maker:plan` writes its plan; a second session starts without installi
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import pytest
 
 from harness.background import finished
-from harness.install import bare_python, install_plugin, plugin_checkout
-from harness.queries import RecordingAPI
-from harness.scenarios import (
-    MAIN,
-    PLANNER,
-    greeting_plan,
-    handback,
-    main_launches_planner,
-    main_reports_status,
-    main_runs,
-    main_waits,
-    to_yaml,
+from harness.install import (
+    PLANNED,
+    bare_python,
+    first_use_env,
+    install_plugin,
+    plugin_checkout,
+    script_first_plan,
 )
+from harness.queries import RecordingAPI
 from maker_scripted.terminal import start_claude
 
 pytestmark = pytest.mark.e2e
@@ -38,12 +33,9 @@ def test_install_and_first_use_in_a_fresh_home(claude_binary: Path, claude_home:
                                                tmp_path: Path) -> None:
     installed = install_plugin(claude_binary, claude_home,
                                plugin_checkout(tmp_path / "clone" / "maker"))
-    bare = bare_python(tmp_path / "python")
-    env = {"PATH": f"{bare}{os.pathsep}{os.environ['PATH']}", "MAKER_PYTHON": ""}
+    env = first_use_env(bare_python(tmp_path / "python"))
     cache = claude_home / ".local" / "share" / "maker" / "python"
-    fake_api.script(MAIN, main_launches_planner(), main_waits(), main_runs("maker status"),
-                    main_reports_status())
-    fake_api.script(PLANNER, handback(to_yaml(greeting_plan())))
+    script_first_plan(fake_api)
 
     terminal = start_claude(fake_api, project=project, home=claude_home, env=env,
                             claude=claude_binary, timeout=180)
@@ -58,7 +50,7 @@ def test_install_and_first_use_in_a_fresh_home(claude_binary: Path, claude_home:
         terminal.type("\x7f" * len("/maker:"))  # (the typed text taken back)
         terminal.wait(lambda: "(maker) Turn a task" not in terminal.text(), "the menu gone")
         terminal.submit("/maker:plan add a hello.txt greeting")
-        finished(terminal, fake_api, "Run /maker:step to start the first step.")
+        finished(terminal, fake_api, PLANNED)
     finally:
         terminal.close()
     assert (project / "plans" / "PLAN.md").is_file() and (project / "plans" / "steps").is_dir()

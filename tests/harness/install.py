@@ -11,9 +11,11 @@ import sys
 from pathlib import Path
 
 from harness.scenarios import find_plugin_root
+from maker_scripted import FakeMessagesAPI
 from maker_scripted.claude_cli import isolated_env
 
-__all__ = ["PLUGIN_PARTS", "bare_python", "claude", "install_plugin", "plugin_checkout"]
+__all__ = ["PLANNED", "PLUGIN_PARTS", "bare_python", "claude", "first_use_env", "install_plugin",
+           "plugin_checkout", "script_first_plan"]
 
 # What a clone of the repository holds that the plugin needs (no .venv, no caches).
 PLUGIN_PARTS = (".claude-plugin", "agents", "bin", "commands", "hooks", "scripts", "src",
@@ -73,3 +75,34 @@ def bare_python(dest: Path) -> Path:
         if entry.name != "site-packages":
             (dest / "lib" / lib / entry.name).symlink_to(entry)
     return dest / "bin"
+
+
+PLANNED = "Run /maker:step to start the first step."
+"""The last line of the scripted `/maker:plan` (:func:`script_first_plan`)."""
+
+
+def first_use_env(bare: Path) -> dict[str, str]:
+    """The CLI's environment for a first use: ``bare``'s ``python3`` first on PATH, no
+    interpreter named (maker finds and sets up its own)."""
+    return {"PATH": f"{bare}{os.pathsep}{os.environ['PATH']}", "MAKER_PYTHON": ""}
+
+
+def script_first_plan(api: FakeMessagesAPI) -> None:
+    """A newcomer's `/maker:plan add a hello.txt greeting`, scripted: the main agent
+    launches the planner, waits, runs `maker status` and reports it (its last line
+    ``PLANNED``); the planner hands back the greeting plan."""
+    from harness.scenarios import (
+        MAIN,
+        PLANNER,
+        greeting_plan,
+        handback,
+        main_launches_planner,
+        main_reports_status,
+        main_runs,
+        main_waits,
+        to_yaml,
+    )
+
+    api.script(MAIN, main_launches_planner(), main_waits(), main_runs("maker status"),
+               main_reports_status())
+    api.script(PLANNER, handback(to_yaml(greeting_plan())))

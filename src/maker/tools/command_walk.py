@@ -86,8 +86,13 @@ class Run:
     def args(self) -> list[str]:
         return list(self.argv[1:])
 
-    runs_maker = property(lambda self: self.name in ("maker", "maker.exe"))
-    cwds = property(lambda self: (self.cwd, *self.also))
+    @property
+    def runs_maker(self) -> bool:
+        return self.name in ("maker", "maker.exe")
+
+    @property
+    def cwds(self) -> tuple[Path, ...]:
+        return (self.cwd, *self.also)
 
 
 @dataclass
@@ -199,7 +204,7 @@ class _Walker:
         lead: list[Word] = []
         while words and (words[0].text in _RESERVED or _ASSIGNMENT.match(words[0].text)):
             lead.append(words.pop(0))
-        if words and (words[0].globs or _braces(words[0])):
+        if words and (words[0].globs or words[0].braces):
             self.unknown("pattern", f"the program `{words[0].text}` is named by a pattern",
                          "name the program itself", depth)
         assignments = tuple(w.text for w in lead if _ASSIGNMENT.match(w.text))
@@ -216,7 +221,7 @@ class _Walker:
             self.unknown("expands", f"`{word.text}` uses `$` or backticks, which the shell "
                          "expands into text maker cannot see", "write the value out (single "
                          "quotes keep `$` literal)", depth)
-        if _braces(word):
+        if word.braces:
             self.unknown("braces", f"`{word.text}` uses brace expansion",
                          "write each word out", depth)
         if word.text[:2] in ("~+", "~-") and not word.quoted[0]:
@@ -342,8 +347,3 @@ class _Walker:
         found = tuple(dict.fromkeys(targets if after == "&&" else (*where, *targets)))
         return found if len(found) <= _MAX_WHERE else (found[0], *found[-_MAX_WHERE + 1:])
 
-
-def _braces(word: Word) -> bool:  # (brace expansion: one word becomes several)
-    unquoted = word.unquoted
-    start, end = unquoted.find("{"), unquoted.rfind("}")
-    return 0 <= start < end and ("," in unquoted[start:end] or ".." in unquoted[start:end])

@@ -70,6 +70,14 @@ class Word:
         return any(c in GLOB_CHARS and not q for c, q in zip(self.text, self.quoted, strict=True))
 
     @property
+    def braces(self) -> bool:
+        """Brace expansion (``{a,b}``, ``{1..3}``) in its unquoted characters: one word
+        becomes several."""
+        unquoted = self.unquoted
+        start, end = unquoted.find("{"), unquoted.rfind("}")
+        return 0 <= start < end and ("," in unquoted[start:end] or ".." in unquoted[start:end])
+
+    @property
     def may_expand_to_option(self) -> bool:
         """An unquoted glob that could match a file named ``-x``/``--x``."""
         if not self.globs:
