@@ -17,8 +17,8 @@ from maker.core.paths import find_plans_dir
 from maker.errors import InputError, MakerError
 from maker.store.layout import check_layout
 
-__all__ = ["echo_json", "plans_dir_option", "read_input", "reports_errors", "resolve_plans_dir",
-           "session_option"]
+__all__ = ["data_dir_option", "echo_json", "plans_dir_option", "read_input", "reports_errors",
+           "resolve_plans_dir", "saved_arguments", "saved_record", "session_option"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -134,3 +134,25 @@ def is_terminal() -> bool:
         return os.isatty(0)
     except OSError:
         return False
+
+
+# A command's `!` line runs moments after the prompt that expanded it was saved.
+_FRESH_S = 300.0
+# A command's !`…` line does not get CLAUDE_PLUGIN_DATA in its environment (hooks do),
+# so the line passes the dir the UserPromptSubmit hook saved the request in.
+data_dir_option = click.option(
+    "--data-dir", envvar="CLAUDE_PLUGIN_DATA", default="",
+    help="Where the UserPromptSubmit hook saved the request: the plugin's data dir "
+         "(default: $CLAUDE_PLUGIN_DATA, else ~/.local/share/maker).")
+
+
+def saved_record(session_id: str, command: str, data_dir: str) -> dict[str, Any]:
+    from maker.store.requests import load_request_record
+
+    return load_request_record(session_id, command, Path(data_dir) if data_dir else None,
+                               max_age_s=_FRESH_S) or {}
+
+
+def saved_arguments(session_id: str, command: str, data_dir: str) -> str | None:
+    args = saved_record(session_id, command, data_dir).get("arguments")
+    return args if isinstance(args, str) else None

@@ -5,16 +5,18 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import click
 
 from maker.cli._common import (
+    data_dir_option,
     echo_json,
     person_only,
     plans_dir_option,
     reports_errors,
     resolve_plans_dir,
+    saved_arguments,
+    saved_record,
     session_option,
 )
 from maker.cli.main import cli
@@ -23,28 +25,6 @@ from maker.errors import RequestError
 from maker.store.plan_store import PlanStore
 
 __all__ = ["policy_cmd", "step_approve", "step_outcome", "step_reject"]
-
-# A command's `!` line runs moments after the prompt that expanded it was saved.
-_FRESH_S = 300.0
-# A command's !`…` line does not get CLAUDE_PLUGIN_DATA in its environment (hooks do),
-# so the line passes the dir the UserPromptSubmit hook saved the request in.
-_data_dir_option = click.option(
-    "--data-dir", envvar="CLAUDE_PLUGIN_DATA", default="",
-    help="Where the UserPromptSubmit hook saved the request: the plugin's data dir "
-         "(default: $CLAUDE_PLUGIN_DATA, else ~/.local/share/maker).")
-
-
-def _saved_record(session_id: str, command: str, data_dir: str) -> dict[str, Any]:
-    from maker.store.requests import load_request_record
-
-    return load_request_record(session_id, command, Path(data_dir) if data_dir else None,
-                               max_age_s=_FRESH_S) or {}
-
-
-def _saved(session_id: str, command: str, data_dir: str) -> str | None:
-    args = _saved_record(session_id, command, data_dir).get("arguments")
-    return args if isinstance(args, str) else None
-
 
 @step.command("approve")
 @click.argument("number", type=int)
@@ -150,10 +130,10 @@ def step_outcome(number: int, as_json: bool, plans_dir: Path | None) -> None:
 @cli.command("request", hidden=True)
 @click.argument("command")
 @session_option
-@_data_dir_option
+@data_dir_option
 def request(command: str, session_id: str, data_dir: str) -> None:
     """Print what the user typed after /maker:COMMAND, verbatim, between markers."""
-    text = _saved(session_id, command, data_dir)
+    text = saved_arguments(session_id, command, data_dir)
     if text is None:
         click.echo(f"(maker could not read what was typed after /maker:{command}; use the "
                    "text in <command-args> above, exactly as written)")
@@ -210,7 +190,7 @@ def _split_step_args(text: str, command: str = "step") -> tuple[int | None, bool
               help="The step to start, when the request could not be read.")
 @click.option("--next", "next_ready", is_flag=True,
               help="Start the next ready step, when the request could not be read.")
-@_data_dir_option
+@data_dir_option
 @plans_dir_option
 def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_dir: str,
                plans_dir: Path | None) -> None:
@@ -222,7 +202,7 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
     from maker.errors import DependencyError, MakerError
     from maker.executor.lifecycle import start_step
 
-    saved = _saved_record(session_id, "step", data_dir)
+    saved = saved_record(session_id, "step", data_dir)
     raw = saved.get("arguments") if isinstance(saved.get("arguments"), str) else None
     if raw is None and step_number is None and not next_ready:
         click.echo("UNREAD: maker could not read what was typed after /maker:step (the "
@@ -239,6 +219,11 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
     if raw is None:
         number = step_number
     store = PlanStore(resolve_plans_dir(plans_dir))
+    if store.exists():  # a step typed by hand: a run that drove the plan waits for it
+        from maker.executor.loop.state import stop_run
+
+        with store.lock():
+            stop_run(store, "the user ran /maker:step by hand; /maker:run goes on from there")
     # The user typing `/maker:step N` for the step another session owns is their consent
     # to take it over (a number only the model supplied is not); a gone owner needs none.
     taking = _take_over_reason(store, number if raw is not None else None,
@@ -312,7 +297,7 @@ def _take_over_reason(store: PlanStore, typed: int | None, transcript_path: str,
 
 @step.command("reset-request", hidden=True)
 @session_option
-@_data_dir_option
+@data_dir_option
 @plans_dir_option
 def step_reset_request(session_id: str, data_dir: str, plans_dir: Path | None) -> None:
     """Reset the step named in this session's /maker:reset request; always exits 0."""
@@ -320,7 +305,8 @@ def step_reset_request(session_id: str, data_dir: str, plans_dir: Path | None) -
     from maker.executor.lifecycle import reset_step
 
     try:
-        number, _, _ = _split_step_args(_saved(session_id, "reset", data_dir) or "", "reset")
+        said = saved_arguments(session_id, "reset", data_dir) or ""
+        number, _, _ = _split_step_args(said, "reset")
     except RequestError as exc:
         click.echo(f"REFUSED: {exc}")
         return

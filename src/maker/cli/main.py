@@ -32,6 +32,7 @@ _COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "land": ("maker.cli.land_cmd",),
     "demo": ("maker.cli.demo_cmd",),
     "run": ("maker.cli.run_cmd",),
+    "loop": ("maker.cli.loop_cmd",),
     "calibrate": ("maker.cli.calibrate_cmd",),
 }
 

@@ -44,8 +44,8 @@ from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord, StoredPlan
 from maker.store.step_file import REVISION_META
 
-__all__ = ["APPROVE_LABEL", "POLICIES", "QUESTION_PREFIX", "REJECT_LABEL", "Policy",
-           "RejectResult", "adopt_approvals", "approval_question",
+__all__ = ["APPROVE_LABEL", "APPROVE_REST_LABEL", "POLICIES", "QUESTION_PREFIX",
+           "REJECT_LABEL", "Policy", "RejectResult", "adopt_approvals", "approval_question",
            "approve_step", "hold_or_approve", "is_awaiting", "read_policy", "reject_step",
            "set_policy"]
 
@@ -70,8 +70,15 @@ class Policy:
 
 
 def read_policy(store: PlanStore) -> Policy:
-    """The approval policy; ``never`` when none was set or the file is unreadable (an
-    unreadable policy must not open the gate)."""
+    """The approval policy: the one a person chose for the rest of a ``/maker:run``
+    while it runs, else the plan's; ``never`` when none was set or the file is
+    unreadable (an unreadable policy must not open the gate)."""
+    from maker.executor.loop.state import run_policy
+
+    chosen = run_policy(store)
+    if chosen and chosen.get("name") in POLICIES:
+        return Policy(str(chosen["name"]), str(chosen.get("set_by") or ""),
+                      str(chosen.get("set_at") or ""))
     data = store.read_policy_data()
     policy = Policy(str(data.get("name")), str(data.get("set_by") or ""),
                     str(data.get("set_at") or ""))
@@ -85,11 +92,13 @@ def set_policy(store: PlanStore, name: str, by: str) -> Policy:
         raise StepError(f"{name!r} is not an approval policy: use one of "
                         + ", ".join(f"{k} ({v})" for k, v in POLICIES.items()))
     from maker.executor.lifecycle import refresh_overview
+    from maker.executor.loop.state import clear_policy
     from maker.store.seal import seal
 
     policy = Policy(name, by, utc_now())
     with store.lock():
         atomic_write(store.policy_path, json.dumps(seal(asdict(policy)), indent=2))
+        clear_policy(store)  # (a run's own choice gives way to the person's new one)
         if store.overview_path.exists():
             refresh_overview(store, store.load())
     return policy
@@ -104,11 +113,18 @@ def is_awaiting(record: StepRecord) -> bool:
 QUESTION_PREFIX = "maker: approve step "
 APPROVE_LABEL = "Approve step {n}"
 REJECT_LABEL = "Reject step {n}"
+APPROVE_REST_LABEL = "Approve {n} and the rest"
+"""In a ``/maker:run``: approve the step, and let policy ``auto`` approve the rest of
+the run (a person's choice, recorded in the run)."""
 
 
-def approval_question(n: int, title: str, note: str = "") -> dict[str, Any]:
+def approval_question(n: int, title: str, note: str = "", in_run: bool = False
+                      ) -> dict[str, Any]:
     """The AskUserQuestion input that asks the user to approve step ``n``; ``note`` is
-    what they must not miss (``maker.handoff.measured.files_note``), said first."""
+    what they must not miss (``maker.handoff.measured.files_note``), said first.
+    ``in_run``: asked by a ``/maker:run``, with a third answer (``APPROVE_REST_LABEL``)."""
+    rest = [{"label": APPROVE_REST_LABEL.format(n=n),
+             "description": "And policy auto approves the rest of this run."}]
     return {"questions": [{
         "question": f"{QUESTION_PREFIX}{n} ({title[:80]})?" + (f" {note}." if note else ""),
         "header": f"Step {n}"[:12],
@@ -116,6 +132,7 @@ def approval_question(n: int, title: str, note: str = "") -> dict[str, Any]:
         "options": [
             {"label": APPROVE_LABEL.format(n=n),
              "description": "It becomes complete; the next step can start."},
+            *(rest if in_run else []),
             {"label": REJECT_LABEL.format(n=n),
              "description": "Back to pending. Choose Other to type what to change."},
         ]}]}
@@ -131,9 +148,12 @@ def hold_or_approve(store: PlanStore, plan: StoredPlan, record: StepRecord,
     policy = read_policy(store)
     now = utc_now()
     if review_need(store, record, policy.name, handoff).route == "policy":
+        from maker.executor.loop.state import run_policy
+
+        by = "policy:auto" + (" (the user's choice for this run)" if run_policy(store) else "")
         set_status(store, record.number, "complete",
                    {"finished_at": now, "handoff_accepted_at": now,
-                    "approved_at": now, "approved_by": "policy:auto"}, plan=plan)
+                    "approved_at": now, "approved_by": by}, plan=plan)
         return "complete"
     set_status(store, record.number, AWAITING, {"handoff_accepted_at": now, **skip_meta()},
                plan=plan)

@@ -19,12 +19,36 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.records import StepRecord
 
-__all__ = ["begin_wave"]
+__all__ = ["begin_wave", "start_wave"]
 
 
-def begin_wave(store: PlanStore, session_id: str, prompt_id: str) -> list[str] | None:
+def begin_wave(store: PlanStore, session_id: str, prompt_id: str,
+               limit: int | None = None) -> list[str] | None:
     """The lines ``maker step begin`` prints for a wave it started; None when fewer than
-    two steps may run together now (the next ready step starts alone, as before)."""
+    two steps may run together now (the next ready step starts alone, as before).
+    ``limit``: how many steps may run at once (``/maker:run --parallel N``); else the
+    project's ``parallel`` setting."""
+    begun = start_wave(store, session_id, prompt_id, limit)
+    if begun is None:
+        return None
+    started, lines = begun
+    for record in started:
+        lines.append(f"STARTED: step {record.number} ({record.title}) started in its own "
+                     "worktree.")
+    prompts = ", ".join(f'"Execute maker step {r.number}."' for r in started)
+    lines.append(
+        f"NEXT: launch {len(started)} {EXECUTOR_AGENT} subagents at once ({len(started)} "
+        "Agent tool calls in one message, each with run_in_background: false), with the "
+        f"prompts {prompts}, one each: these steps run at the same time, each in a git "
+        "worktree maker made for it. Each reads its own brief with `maker context N`. "
+        "maker's verdict on each, as it returns, says what to do for that step.")
+    return lines
+
+
+def start_wave(store: PlanStore, session_id: str, prompt_id: str,
+               limit: int | None = None) -> tuple[list[StepRecord], list[str]] | None:
+    """Start the next wave: the steps started (each in its worktree) and notes on those
+    that wait; None when fewer than two steps may run together now."""
     if not store.exists():
         return None
     from maker.executor.worktree_step import prune_worktrees
@@ -34,7 +58,7 @@ def begin_wave(store: PlanStore, session_id: str, prompt_id: str) -> list[str] |
     for record in plan.steps:  # (a wave a crash cut short: its worktrees made whole)
         if record.status == "in-progress" and worktree_of(store, record) is not None:
             start_in_worktree(store, record.number, session_id or None)
-    limit = load_settings(store.root).parallel
+    limit = load_settings(store.root).parallel if limit is None else limit
     if limit < 2 or any(r.status == "in-progress" for r in plan.steps):
         return None
     picked = wave(store, plan, plan_schedule(store, plan), limit)
@@ -52,13 +76,4 @@ def begin_wave(store: PlanStore, session_id: str, prompt_id: str) -> list[str] |
             break
     for record in started:
         add_turn(store, record.number, session_id, prompt_id)
-        lines.append(f"STARTED: step {record.number} ({record.title}) started in its own "
-                     "worktree.")
-    prompts = ", ".join(f'"Execute maker step {r.number}."' for r in started)
-    lines.append(
-        f"NEXT: launch {len(started)} {EXECUTOR_AGENT} subagents at once ({len(started)} "
-        "Agent tool calls in one message, each with run_in_background: false), with the "
-        f"prompts {prompts}, one each: these steps run at the same time, each in a git "
-        "worktree maker made for it. Each reads its own brief with `maker context N`. "
-        "maker's verdict on each, as it returns, says what to do for that step.")
-    return lines
+    return started, lines

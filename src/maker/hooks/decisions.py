@@ -20,6 +20,7 @@ from typing import Any
 from maker.errors import MakerError
 from maker.executor.approval import (
     APPROVE_LABEL,
+    APPROVE_REST_LABEL,
     QUESTION_PREFIX,
     REJECT_LABEL,
     approve_step,
@@ -28,6 +29,7 @@ from maker.executor.approval import (
 )
 from maker.executor.blocked import BLOCKED_LABELS, BLOCKED_PREFIX, person_starts
 from maker.executor.instructions import decide_hint
+from maker.executor.loop.state import choose_policy
 from maker.executor.orient import DEVIATION_LABELS, DEVIATION_PREFIX, person_decides
 from maker.executor.revision import run_again
 from maker.store.plan_store import PlanStore
@@ -161,6 +163,11 @@ def answer_decision(store: PlanStore, tool_input: Any, tool_response: Any,
                 approve_step(store, n, "user (AskUserQuestion)")
                 told.append(f"maker: the user approved step {n}; it is complete. End "
                             "with STEP_COMPLETE.")
+            elif answer == APPROVE_REST_LABEL.format(n=n):
+                approve_step(store, n, "user (AskUserQuestion)")
+                choose_policy(store, "auto", f"user (AskUserQuestion, at step {n})")
+                told.append(f"maker: the user approved step {n}, and chose policy auto for "
+                            "the rest of this run.")
             else:
                 notes = "" if answer == REJECT_LABEL.format(n=n) else answer
                 result = reject_step(store, n, notes, by="user (AskUserQuestion)")

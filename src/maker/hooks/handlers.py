@@ -60,6 +60,8 @@ def on_user_prompt_submit(hook: HookInput) -> Output:
     parsed = parse_command(hook.text("prompt"))
     from maker.hooks.decisions import DECISION_COMMANDS
 
+    if parsed is not None and parsed[0] not in DECISION_COMMANDS + ("run",):
+        return _unseen(hook)
     if parsed is None or parsed[0] not in DECISION_COMMANDS:
         return allow()
     from maker.hooks.decisions import prompt_decision
@@ -70,6 +72,25 @@ def on_user_prompt_submit(hook: HookInput) -> Output:
                        "nothing to approve, reject or set a policy for.")
     return context("UserPromptSubmit", prompt_decision(store, *parsed, hook.session_id,
                                                        hook.text("prompt_id")))
+
+
+def _unseen(hook: HookInput) -> Output:
+    """A ``/maker:`` prompt while a run drives the plan: the verdicts that never reached
+    the main agent (a lost notification), said with it."""
+    store = store_for(hook)
+    if not store.exists():
+        return allow()
+    from maker.executor.loop.state import live_run
+
+    if not live_run(store):
+        return allow()
+    from maker.executor.loop.words import unseen
+
+    seen = unseen(store)
+    if not seen:
+        return allow()
+    return context("UserPromptSubmit", "maker: since the last verdict you saw, in the run:\n"
+                   + "\n".join(f"- {s}" for s in seen) + "\n`/maker:run` goes on from here.")
 
 
 # -- SessionStart -----------------------------------------------------------------

@@ -82,6 +82,10 @@ def _stop(hook: HookInput, state: PlanState) -> Output:
     if _executor_runs(hook, state, active) or _deviation_waits(active):
         return allow()
     key = f"step{step}-{active.get('started_at', '')}"
+    from maker.executor.loop.state import live_run
+
+    if live_run(state):
+        return _run_waits(hook, state, step, title, key)
     count, failed = remind(state, step, key, hook.stop_hook_active)
     if failed:
         reason = "the session stopped without an accepted handoff"
@@ -94,6 +98,24 @@ def _stop(hook: HookInput, state: PlanState) -> Output:
         f"Next: {_launch(state, step)}, and let it finish with its handoff. If the "
         f"step cannot be done, tell the user why and end with STEP_FAILED: maker records "
         f"it failed after {STOP_REMINDERS} reminders. (Reminder {count} of {STOP_REMINDERS}.)")
+
+
+def _run_waits(hook: HookInput, state: PlanState, step: int, title: str, key: str) -> Output:
+    """A ``/maker:run`` whose step in progress has no executor when the main agent stops:
+    reminded (bounded); then the run stops, the step kept as it is, for ``/maker:run`` to
+    go on with. A run's step never fails for what the main agent did not do."""
+    from maker.executor.attempts import bump, clear
+    from maker.executor.loop.state import stop_run
+
+    count = bump(state, "stop", key)
+    if count > STOP_REMINDERS or (hook.stop_hook_active and count >= STOP_REMINDERS):
+        clear(state, "stop", key)
+        stop_run(state, f"step {step} waited for an executor that was not launched")
+        return message(f"maker: the run stopped: step {step} ({title}) waits for its "
+                       "executor. Type /maker:run to go on from there.")
+    return block(f"maker: the run is not finished: step {step} ({title}) is in progress and "
+                 f"no executor runs it. Next: {_launch(state, step)}. (Reminder {count} of "
+                 f"{STOP_REMINDERS}.)")
 
 
 def _executor_runs(hook: HookInput, state: PlanState, active: dict[str, Any]) -> bool:

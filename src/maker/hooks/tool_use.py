@@ -232,4 +232,12 @@ def on_post_tool_use(hook: HookInput) -> Output:
         prompt_id = str(saved.get("prompt_id") or "")
     told = answer_decision(store, hook.raw.get("tool_input"), hook.raw.get("tool_response"),
                            hook.session_id, prompt_id)
-    return context("PostToolUse", told) if told else allow()
+    if not told:
+        return allow()
+    from maker.executor.loop.state import live_run
+
+    if live_run(store):
+        from maker.executor.loop.words import answered
+
+        told = answered(store, told, hook.session_id, prompt_id)
+    return context("PostToolUse", told)

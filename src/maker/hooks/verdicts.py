@@ -116,17 +116,66 @@ def verdict_text(hook: HookInput, agent: str, facts: dict[str, Any], launch_id: 
 
     if agent.endswith(":planner"):
         return planner_verdict(facts)
-    if agent.endswith(":step-executor"):
-        store = store_for(hook)
-        step = facts.get("step")
-        if launch_id and store.exists():  # the foreground: its Agent call ended here
-            from maker.executor.runs import end_launches
+    store = store_for(hook)
+    if not agent.endswith((":step-executor", ":reviewer")):
+        return ""
+    from maker.executor.loop.state import live_run
 
-            end_launches(store, step if isinstance(step, int) else None, launch_id)
+    run = store.exists() and bool(live_run(store))
+    if run:
+        from maker.executor.loop.next_action import loop_lock
+
+        with loop_lock(store):  # (a wave's verdicts, at once: one starts what follows)
+            return _run_verdict(hook, store, agent, facts, launch_id)
+    if agent.endswith(":step-executor"):
+        _end_launch(store, facts, launch_id)
         return executor_verdict(store, facts)
+    return reviewer_verdict(store, facts)
+
+
+def _end_launch(store: Any, facts: dict[str, Any], launch_id: str) -> None:
+    step = facts.get("step")
+    if launch_id and store.exists():  # the foreground: its Agent call ended here
+        from maker.executor.runs import end_launches
+
+        end_launches(store, step if isinstance(step, int) else None, launch_id)
+
+
+def _run_verdict(hook: HookInput, store: Any, agent: str, facts: dict[str, Any],
+                 launch_id: str) -> str:
+    """The verdict in a ``/maker:run``: short, with the run's one next action."""
+    from maker.executor.loop.words import executor_said, reviewer_said
+
+    turn = (hook.session_id, hook.text("prompt_id"))
     if agent.endswith(":reviewer"):
-        return reviewer_verdict(store_for(hook), facts)
-    return ""
+        return reviewer_said(store, facts, *turn)
+    _end_launch(store, facts, launch_id)
+    return executor_said(store, facts, *turn, usage_of(hook))
+
+
+def usage_of(hook: HookInput) -> dict[str, int]:
+    """The tokens, time and tool calls the client reports for the subagent that ended:
+    a notification's last ``<usage>`` (after its ``<result>``, the subagent's own text),
+    or the Agent call's response in the foreground."""
+    import re
+
+    found: dict[str, int] = {}
+    prompt = hook.text("prompt")
+    if prompt:
+        tail = prompt.rsplit("</result>", 1)[-1][:2000]
+        for key, name in (("subagent_tokens", "tokens"), ("total_tokens", "tokens"),
+                          ("duration_ms", "duration_ms"), ("tool_uses", "tool_uses")):
+            m = re.search(rf"<{key}>(\d{{1,12}})</{key}>", tail)
+            if m:
+                found[name] = int(m.group(1))
+        return found
+    response = hook.raw.get("tool_response")
+    if isinstance(response, dict):
+        for key, name in (("totalTokens", "tokens"), ("totalDurationMs", "duration_ms"),
+                          ("totalToolUseCount", "tool_uses")):
+            if isinstance(response.get(key), int):
+                found[name] = int(response[key])
+    return found
 
 
 def _launched(hook: HookInput, agent: str, agent_id: str) -> str:
@@ -156,6 +205,11 @@ def _launched(hook: HookInput, agent: str, agent_id: str) -> str:
                     bind_run(agent_id, agent, run_of(active))
             if delivered(agent_id):
                 end_agent(store, agent_id)
+    from maker.executor.loop.state import live_run
+
+    if store_for(hook).exists() and live_run(store_for(hook)):
+        return (f"maker: {what} runs in the background (agent {agent_id or '?'}). End your "
+                "turn in one sentence; maker's verdict comes with its notification.")
     return (f"maker: {what} was launched and runs in the background (agent {agent_id or '?'}). "
             "Nothing is decided yet: maker has not seen its answer, so do not report, "
             "guess or act on a result. End your turn now, telling the user it runs in the "

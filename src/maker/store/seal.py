@@ -26,9 +26,12 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from maker.core.paths import seal_key_path
+
+TYPE_CHECKING = False  # typing's, without importing typing: the Stop hook reads a run
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["SEAL_FIELD", "check", "key_path", "read_sealed", "seal"]
 

@@ -1,0 +1,72 @@
+"""``maker loop begin``: what ``/maker:run`` runs on its command line. It begins the run
+(or resumes the one that has not ended), tells what ended unseen since the last verdict,
+and prints the one next action (``maker.executor.loop``)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+
+from maker.cli._common import (
+    data_dir_option,
+    plans_dir_option,
+    resolve_plans_dir,
+    saved_record,
+    session_option,
+)
+from maker.cli.main import cli
+
+__all__ = ["loop"]
+
+_ARGS = re.compile(r"\A\s*(?:--parallel(?:\s+|=)(\d{1,3}))?\s*\Z")
+
+
+@cli.group("loop", hidden=True)
+def loop() -> None:
+    """The interactive run's plumbing (/maker:run)."""
+
+
+@loop.command("begin")
+@session_option
+@data_dir_option
+@plans_dir_option
+def loop_begin(session_id: str, data_dir: str, plans_dir: Path | None) -> None:
+    """Begin or resume the run typed as /maker:run; always exits 0 (a command line's
+    failure would abort the command before the model sees why)."""
+    from maker.errors import MakerError
+
+    saved = saved_record(session_id, "run", data_dir)
+    raw = saved.get("arguments") if isinstance(saved.get("arguments"), str) else ""
+    m = _ARGS.match(raw or "")
+    if not m:
+        click.echo(f"REFUSED: `/maker:run {str(raw)[:60]}` is not understood: type "
+                   "/maker:run, or /maker:run --parallel N (N steps at once at most).\nTell "
+                   "the user exactly this, and end with the line RUN_STOPPED.")
+        return
+    parallel = int(m.group(1)) if m.group(1) else None
+    try:
+        click.echo(_begin(resolve_plans_dir(plans_dir), session_id,
+                          str(saved.get("prompt_id") or ""), parallel))
+    except MakerError as exc:
+        click.echo(f"REFUSED: {exc}\nTell the user exactly this, and end with the line "
+                   "RUN_STOPPED.")
+
+
+def _begin(root: Path, session_id: str, prompt_id: str, parallel: int | None) -> str:
+    from maker.executor.loop.next_action import loop_lock, next_action
+    from maker.executor.loop.state import begin_run
+    from maker.executor.loop.words import begin_text, unseen
+    from maker.store.plan_store import PlanStore
+
+    store = PlanStore(root)
+    if not store.exists():
+        return ("REFUSED: there is no plan here to run. Tell the user to make one with "
+                "/maker:plan <task>, and end with the line RUN_STOPPED.")
+    with loop_lock(store):
+        with store.lock():
+            run, resumed = begin_run(store, session_id, parallel)
+        seen = unseen(store)
+        action = next_action(store, session_id, prompt_id, typed=True)
+        return begin_text(store, run, resumed, action, seen)

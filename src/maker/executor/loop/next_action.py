@@ -1,0 +1,251 @@
+"""The one thing a ``/maker:run`` does next, from where ``plans/`` stands.
+
+In this order, so that a person is never kept waiting behind work that can wait:
+
+1. a step awaits approval: the reviewer, when its review is due and none runs; the
+   person's question (under the run's own policy ``auto``, approved in code instead);
+2. a step is in progress: its deviation's question; its executor, when none runs (a
+   launch lost to a crash, a compaction or a closed terminal); else wait for the ones
+   that run in the background;
+3. a step failed or is blocked: stop, a person decides;
+4. every step is done: the run's report;
+5. the next ready steps: a wave of them (``--parallel N``) or the next one, started here.
+
+Computed under the loop's own lock: two verdicts that arrive at once (a wave's
+executors, returning together in the foreground) see each other's end, so that exactly
+one of them starts what comes next.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from maker.errors import MakerError
+from maker.executor.approval import approval_question, approve_step, is_awaiting
+from maker.executor.instructions import EXECUTOR_AGENT
+from maker.executor.loop.state import end_run, live_run, note_step, run_policy, stop_run
+from maker.executor.orient import deviation_question, pending_deviation
+from maker.executor.outcome import outcome
+from maker.handoff.measured import files_note
+
+if TYPE_CHECKING:
+    from maker.store.plan_store import PlanStore
+    from maker.store.records import StoredPlan
+
+__all__ = ["Action", "END_DONE", "END_STOPPED", "loop_lock", "next_action"]
+
+END_DONE = "RUN_DONE"
+END_STOPPED = "RUN_STOPPED"
+
+
+@dataclass(frozen=True)
+class Action:
+    """What the main agent does next: ``said`` is all it reads of it."""
+
+    kind: str  # launch, review, ask, wait, stop, done
+    said: str
+
+
+@contextlib.contextmanager
+def loop_lock(store: PlanStore, timeout: float = 20.0) -> Iterator[None]:
+    """Held while a verdict's next action is computed (see the module's note); after
+    ``timeout`` it goes on without it (a hook never wedges)."""
+    from maker.store.atomic import exclusive_lock
+
+    store.state_dir.mkdir(parents=True, exist_ok=True)
+    with open(store.state_dir / "loop.lock", "a+") as fh:
+        try:
+            exclusive_lock(fh, timeout, poll=0.02)
+        except (OSError, TimeoutError):
+            pass
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def next_action(store: PlanStore, session_id: str, prompt_id: str, *,
+                typed: bool = False) -> Action:
+    """The run's next action; it starts the steps it launches. ``typed``: a person typed
+    ``/maker:run`` (their consent to take over a step another session ran, and a fresh
+    look at launches no verdict will end)."""
+    plan = store.load()
+    for record in sorted(plan.steps, key=lambda r: r.number):
+        if is_awaiting(record):
+            decided = _awaiting(store, record.number, session_id, typed)
+            if decided is not None:
+                return decided
+            plan = store.load()  # (approved by the run's policy: on to the next)
+    busy = _in_progress(store, plan, session_id, prompt_id, typed)
+    if busy is not None:
+        return busy
+    for record in plan.steps:
+        if record.status in ("failed", "blocked"):
+            why = "; ".join(str(r) for r in record.meta.get("reasons") or [])[:400]
+            return _stop(store, f"step {record.number} ({record.title}) is {record.status}"
+                         f"{': ' + why if why else ''}. A person decides: `/maker:reset "
+                         f"{record.number}` puts it back, then `/maker:run` goes on")
+    from maker.executor.schedule import SKIPPED, plan_schedule
+
+    sched = plan_schedule(store, plan)
+    if all(s in ("complete", SKIPPED) for s in sched.statuses.values()):
+        from maker.executor.loop.report import report
+
+        said = report(store, plan, end_run(store))
+        return Action("done", f"{said}\nShow the user this report as it is, and end with "
+                              f"the line {END_DONE}.")
+    return _start_next(store, plan, session_id, prompt_id)
+
+
+def _awaiting(store: PlanStore, n: int, session_id: str, typed: bool) -> Action | None:
+    now = outcome(store, n)
+    if "ask" not in now:  # its review is due first
+        running = live_run(store).get("reviewing") or {}
+        if not typed and str(n) in running:
+            return _wait([f"the reviewer of step {n}"])
+        from maker.executor.loop.state import note_reviewer
+
+        note_reviewer(store, n)
+        return Action("review", f"Next: {now['next']}.")
+    if run_policy(store):  # the person's choice for the rest of this run
+        with contextlib.suppress(MakerError):
+            approve_step(store, n, "policy:auto (the user's choice for this run)")
+            note_step(store, n, status="complete",
+                      approved_by="policy:auto (the user's choice for this run)")
+            return None
+    record = store.load_step(n)
+    handoff = store.read_handoff(n) or {}
+    question = approval_question(n, record.title, files_note(record, handoff), in_run=True)
+    return _ask(question)
+
+
+def _ask(question: dict[str, object]) -> Action:
+    return Action("ask", "Next: ask the user with AskUserQuestion, with exactly the input on "
+                         "the `ask:` line; never answer it yourself.\nask: "
+                         + json.dumps(question, ensure_ascii=False))
+
+
+def _in_progress(store: PlanStore, plan: StoredPlan, session_id: str, prompt_id: str,
+                 typed: bool) -> Action | None:
+    """The steps in progress: a deviation to ask, executors to (re)launch, or to wait."""
+    from maker.executor.runs import add_turn
+    from maker.store.active import member
+
+    steps = [r for r in plan.steps if r.status == "in-progress"]
+    if not steps:
+        return None
+    if typed:  # a person's /maker:run: this session takes the steps over
+        _take_over(store, [r.number for r in steps], session_id)
+    active = store.read_active() or {}
+    waiting: list[str] = []
+    launch: list[int] = []
+    for record in steps:
+        dev = pending_deviation(record)
+        if dev is not None:
+            return _ask(deviation_question(record.number, dev))
+        if _executor_runs(store, record.number, member(active, record.number) or active,
+                          typed):
+            waiting.append(f"step {record.number}")
+        else:
+            launch.append(record.number)
+    if launch:
+        for n in launch:
+            add_turn(store, n, session_id, prompt_id)
+        return _launch(store, launch)
+    return _wait(waiting)
+
+
+def _executor_runs(store: PlanStore, n: int, active: dict[str, object], typed: bool) -> bool:
+    """Whether an executor of step ``n`` has not returned. When a person typed
+    ``/maker:run``, a launch in the foreground cannot be running (the main agent would
+    still be inside its Agent call): it was lost, and is marked so."""
+    from maker.executor.run_record import load_run
+
+    with store.lock():
+        run = load_run(store, n, dict(active))
+        if run is None:
+            return False
+        running = run.running()
+        if typed:
+            lost = [x for x in running if not x.get("background")]
+            for launch in lost:
+                launch["done"] = True
+            if lost:
+                run.save()
+            running = [x for x in running if x.get("background")]
+        return bool(running)
+
+
+def _take_over(store: PlanStore, steps: list[int], session_id: str) -> None:
+    from maker.executor.lifecycle import start_step
+
+    active = store.read_active() or {}
+    if not session_id or active.get("session_id") in (None, session_id):
+        return
+    if active.get("wave"):  # (steps in their worktrees: the wave is this session's now)
+        with store.lock():
+            store.write_active(dict(active, session_id=session_id))
+        return
+    for n in steps:
+        with contextlib.suppress(MakerError):
+            start_step(store, n, session_id=session_id, take_over=True)
+
+
+def _wait(what: list[str]) -> Action:
+    return Action("wait", f"Next: end your turn in one sentence: {', '.join(what)} "
+                          "run(s) in the background, and maker's verdict comes with the "
+                          "notification.")
+
+
+def _launch(store: PlanStore, steps: list[int]) -> Action:
+    from maker.executor.ballots import launch_instruction, vote_state
+
+    for n in steps:
+        note_step(store, n, began=_now())
+    if len(steps) == 1:
+        n = steps[0]
+        with contextlib.suppress(Exception):
+            if vote_state(store, n) is not None:
+                return Action("launch", f"Next: {launch_instruction(store, n)}.")
+        return Action("launch", f"Next: launch {EXECUTOR_AGENT} with the Agent tool and the "
+                                f"prompt \"Execute maker step {n}.\"")
+    prompts = " and ".join(f'"Execute maker step {n}."' for n in steps)
+    return Action("launch", f"Next: launch {len(steps)} {EXECUTOR_AGENT} subagents at once, "
+                            f"one Agent call each in one message, with the prompts {prompts}")
+
+
+def _start_next(store: PlanStore, plan: StoredPlan, session_id: str,
+                prompt_id: str) -> Action:
+    from maker.executor.lifecycle import start_step
+    from maker.executor.runs import add_turn
+    from maker.executor.wave_begin import start_wave
+
+    limit = live_run(store).get("parallel")
+    try:
+        begun = start_wave(store, session_id, prompt_id,
+                           limit if isinstance(limit, int) else None)
+        if begun is not None:
+            return _launch(store, [r.number for r in begun[0]])
+        started = start_step(store, None, session_id=session_id or None)
+    except MakerError as exc:
+        return _stop(store, f"no step can start: {exc}")
+    add_turn(store, started.step, session_id, prompt_id)
+    return _launch(store, [started.step])
+
+
+def _stop(store: PlanStore, why: str) -> Action:
+    stop_run(store, why)
+    return Action("stop", f"The run stopped: {why}.\nTell the user this in a sentence or two, "
+                          f"and end with the line {END_STOPPED}.")
+
+
+def _now() -> float:
+    import time
+
+    return time.time()

@@ -1,0 +1,72 @@
+"""A ``/maker:run``'s closing report: its steps, who approved each, the files changed,
+the checks run, the time and tokens the client reported, and the proposals that await
+the user (a run applies none)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from maker.core.text import clip
+from maker.store.run_file import read_run
+
+if TYPE_CHECKING:
+    from maker.store.plan_store import PlanStore
+    from maker.store.records import StoredPlan
+
+__all__ = ["report", "step_head"]
+
+
+def step_head(store: PlanStore, n: int) -> str:
+    """``step 3 (Its title)``, for a line of the run."""
+    try:
+        return f"step {n} ({clip(store.load_step(n).title, 60)})"
+    except Exception:  # a broken step file: the number alone
+        return f"step {n}"
+
+
+def report(store: PlanStore, plan: StoredPlan, run: dict[str, Any]) -> str:
+    """The run's closing report: its steps, who approved them, the files changed, the
+    checks run, time and tokens, and the proposals that await the user."""
+    run = run or read_run(store)
+    steps = run.get("steps") or {}
+    lines = [f"maker: the plan is done (run {run.get('id', '?')}). Steps in this run: "
+             f"{len(steps)} of {len(plan.steps)}."]
+    files: list[str] = []
+    checks: set[str] = set()
+    tokens = 0
+    for key in sorted(steps, key=int)[:40]:
+        entry = steps[key]
+        n = int(key)
+        handoff = store.read_handoff(n) or {}
+        changed = [str(f) for f in handoff.get("files_changed") or []]
+        files += [f for f in changed if f not in files]
+        for item in handoff.get("evidence") or []:
+            if isinstance(item, dict) and item.get("command"):
+                checks.add(str(item["command"])[:80])
+        tokens += int(entry.get("tokens") or 0)
+        spent = entry.get("duration_ms")
+        lines.append(f"- {step_head(store, n)}: {entry.get('status', '?')}, approved by "
+                     f"{entry.get('approved_by') or '-'}, {len(changed)} file(s)"
+                     + (f", {int(spent) // 1000} s" if spent else "")
+                     + (f", {entry['tokens']} tokens" if entry.get("tokens") else ""))
+    if len(steps) > 40:
+        lines.append(f"- … and {len(steps) - 40} more (`maker status`)")
+    if files:
+        lines.append(f"Files changed: {', '.join(files[:20])}"
+                     + (f" and {len(files) - 20} more" if len(files) > 20 else "") + ".")
+    if checks:
+        lines.append(f"Checks run: {', '.join(sorted(checks)[:5])}.")
+    began, ended = run.get("started"), run.get("ended") or time.time()
+    if isinstance(began, (int, float)):
+        lines.append(f"Time: {int(ended - began)} s" + (f"; tokens (as the client reported "
+                                                        f"them): {tokens}" if tokens else "")
+                     + ".")
+    from maker.executor.sweep import open_proposals
+
+    waiting = open_proposals(store)
+    if waiting:
+        lines.append("Proposals that await the user (`/maker:proposal accept N` or `drop "
+                     "N`; the run applied none):")
+        lines += [f"- proposal {p['id']}: {clip(str(p['text']), 200)}" for p in waiting[:10]]
+    return "\n".join(lines)

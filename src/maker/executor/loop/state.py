@@ -1,0 +1,114 @@
+"""A ``/maker:run``'s record: begun, resumed, stopped for a person, ended.
+
+A run is one pass over the plan, from a ``/maker:run`` until every step is done. It
+stops (``stopped``) where a person must decide something the run cannot ask (a failed
+or blocked step, a step typed by hand with ``/maker:step``), and the next ``/maker:run``
+resumes it from where ``plans/`` stands, with the same record. While it runs, maker's
+verdicts are the run's short ones (``maker.executor.loop.words``).
+
+The policy a person chose for the rest of the run (the approval question's third
+answer) is the run's own: it ends with the run, and a person's ``/maker:policy``
+replaces it.
+"""
+
+from __future__ import annotations
+
+import time
+
+from maker.core.clock import utc_now
+from maker.store.run_file import read_run, write_run
+
+TYPE_CHECKING = False  # typing's, without importing typing: the Stop hook reads a run
+if TYPE_CHECKING:
+    from typing import Any
+
+    from maker.store.plan_store import PlanStore
+    from maker.store.state import StateDir
+
+__all__ = ["begin_run", "choose_policy", "clear_policy", "end_run", "live_run",
+           "note_reviewer", "note_step", "run_policy", "stop_run"]
+
+
+def live_run(store: StateDir) -> dict[str, Any]:
+    """The run that drives the plan now ({} when none does: none began, it ended, or it
+    stopped for a person)."""
+    run = read_run(store) if store.state_dir.is_dir() else {}
+    return run if run and not run.get("ended_at") and not run.get("stopped") else {}
+
+
+def begin_run(store: PlanStore, session_id: str, parallel: int | None) -> tuple[dict[str, Any],
+                                                                                  bool]:
+    """Begin a run, or resume the one that has not ended: ``(run, resumed)``. Call under
+    the plan lock."""
+    run = read_run(store)
+    if run and not run.get("ended_at"):
+        run = {**run, "session_id": session_id, "stopped": None, "resumed_at": utc_now()}
+        if parallel is not None:
+            run["parallel"] = parallel
+        return write_run(store, run), True
+    import secrets
+
+    fresh = {"id": f"run-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-"
+                   f"{secrets.token_hex(2)}",
+             "session_id": session_id, "started_at": utc_now(), "started": time.time(),
+             "parallel": parallel, "steps": {}, "stopped": None, "ended_at": None,
+             "policy": None}
+    return write_run(store, fresh), False
+
+
+def note_step(store: StateDir, n: int, **facts: Any) -> None:
+    """Merge ``facts`` into step ``n``'s entry of the live run (nothing without one)."""
+    run = live_run(store)
+    if not run:
+        return
+    steps = dict(run.get("steps") or {})
+    entry = {**(steps.get(str(n)) or {}), **{k: v for k, v in facts.items() if v is not None}}
+    steps[str(n)] = entry
+    write_run(store, {**run, "steps": steps})
+
+
+def note_reviewer(store: StateDir, n: int, running: bool = True) -> None:
+    """The live run launched the reviewer of step ``n`` (``running``), or it returned."""
+    run = live_run(store)
+    if not run:
+        return
+    reviewing = {k: v for k, v in (run.get("reviewing") or {}).items() if k != str(n)}
+    if running:
+        reviewing[str(n)] = time.time()
+    write_run(store, {**run, "reviewing": reviewing})
+
+
+def stop_run(store: StateDir, why: str) -> None:
+    """The live run stops for a person; the next ``/maker:run`` resumes it."""
+    run = live_run(store)
+    if run:
+        write_run(store, {**run, "stopped": {"why": why[:500], "at": utc_now()}})
+
+
+def end_run(store: StateDir) -> dict[str, Any]:
+    """The run is over (every step done); its record, ended."""
+    run = read_run(store)
+    if not run or run.get("ended_at"):
+        return run
+    return write_run(store, {**run, "ended_at": utc_now(), "ended": time.time(),
+                             "policy": None})
+
+
+def choose_policy(store: StateDir, name: str, by: str) -> None:
+    """A person chose policy ``name`` for the rest of the live run."""
+    run = live_run(store)
+    if run:
+        write_run(store, {**run, "policy": {"name": name, "set_by": by, "set_at": utc_now()}})
+
+
+def clear_policy(store: StateDir) -> None:
+    """A person set the plan's policy: the run's own choice gives way to it."""
+    run = read_run(store) if store.state_dir.is_dir() else {}
+    if run and run.get("policy"):
+        write_run(store, {**run, "policy": None})
+
+
+def run_policy(store: StateDir) -> dict[str, Any] | None:
+    """The policy a person chose for the rest of the live run, or None."""
+    policy = live_run(store).get("policy")
+    return policy if isinstance(policy, dict) and policy.get("name") else None

@@ -1,0 +1,149 @@
+"""What the main agent reads in a ``/maker:run``, per step: the verdict on a subagent
+that returned (its outcome in a line or two, the handoff's summary cut short, and the
+one next action), the note on the person's answer, and the run's closing report.
+
+The handoff itself never enters the main session: it is gated and stored under
+``plans/``, and the verdict names it. Every text here is bounded, so a step's share of
+the main session is the same at step 1 and at step 100.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import TYPE_CHECKING, Any
+
+from maker.core.text import clip
+from maker.executor.loop.next_action import Action, next_action
+from maker.executor.loop.report import step_head
+from maker.executor.loop.state import live_run, note_reviewer, note_step
+
+if TYPE_CHECKING:
+    from maker.store.plan_store import PlanStore
+
+__all__ = ["answered", "begin_text", "ended_said", "executor_said", "reviewer_said", "unseen"]
+
+_SUMMARY = 240  # of a handoff's summary, in a verdict
+
+
+def ended_said(store: PlanStore, n: int) -> str:
+    """How step ``n`` stands, in one line, for a verdict or a resumed run."""
+    from maker.executor.outcome import outcome
+
+    now = outcome(store, n)
+    said = f"{step_head(store, n)}: {now['status']}"
+    if now.get("approved_by"):
+        said += f", approved by {now['approved_by']}"
+    if now["status"] in ("failed", "blocked") and now["reasons"]:
+        said += ": " + clip("; ".join(now["reasons"]), 300)
+    elif now["summary"]:
+        said += f". Summary: {clip(now['summary'], _SUMMARY, 'its handoff')}"
+    from maker.executor.sweep import open_proposals
+
+    mine = [p for p in open_proposals(store) if p.get("from_step") == n]
+    if mine:
+        said += f" ({len(mine)} proposal(s) for the user: shown at the end of the run)"
+    return said
+
+
+def executor_said(store: PlanStore, facts: dict[str, Any], session_id: str, prompt_id: str,
+                  usage: dict[str, int]) -> str:
+    """The verdict on a step executor that returned, in a run."""
+    step = facts.get("step")
+    kind = facts.get("outcome")
+    if not isinstance(step, int):
+        said = "the step executor returned, but no step of the run was in progress"
+    elif kind == "ballot" and facts.get("k"):
+        from maker.executor.verdict import executor_verdict
+
+        return executor_verdict(store, facts)  # (a vote under way says its own next)
+    elif kind == "failed":
+        said = (f"{step_head(store, step)} FAILED: its handoff was refused "
+                f"{facts.get('attempts')} times")
+    elif kind == "unchecked":
+        said = f"{step_head(store, step)}: its handoff could not be checked: {facts.get('error')}"
+    elif store.load_step(step).status == "in-progress":
+        said = f"{step_head(store, step)}: the executor returned without an accepted handoff"
+    else:
+        said = ended_said(store, step)
+    if isinstance(step, int):
+        record = store.load_step(step)
+        if record.status != "in-progress":
+            note_step(store, step, ended=time.time(), status=record.status,
+                      approved_by=record.meta.get("approved_by"), **usage)
+    return f"{said}.\n{next_action(store, session_id, prompt_id).said}"
+
+
+def reviewer_said(store: PlanStore, facts: dict[str, Any], session_id: str,
+                  prompt_id: str) -> str:
+    """The verdict on the reviewer that returned, in a run."""
+    step = facts.get("step")
+    if isinstance(step, int):
+        note_reviewer(store, step, running=False)
+        record = store.load_step(step)
+        said = (f"the review of step {step} is recorded (verdict: {facts.get('verdict')}); "
+                f"step {step} is {record.status}")
+        if record.status != "in-progress" and record.status != "awaiting-approval":
+            note_step(store, step, ended=time.time(), status=record.status,
+                      approved_by=record.meta.get("approved_by"))
+    else:
+        said = "the reviewer returned, but its review was not recorded"
+    return f"{said}.\n{next_action(store, session_id, prompt_id).said}"
+
+
+_END_WITH = re.compile(r" *End(?: your reply)? with(?: the line)? STEP_[A-Z_]+\.")
+
+
+def answered(store: PlanStore, told: str, session_id: str, prompt_id: str) -> str:
+    """The note on the user's answer to maker's question, in a run: what was recorded,
+    and the one next action. A step rejected with nothing to change stops the run (run
+    again as it was, it would only come back the same)."""
+    from maker.executor.loop.next_action import END_STOPPED, loop_lock
+    from maker.executor.loop.state import stop_run
+
+    said = _END_WITH.sub("", told).strip()
+    with loop_lock(store):
+        if "it is back to pending" in said:
+            stop_run(store, "the user rejected a step and said nothing to change")
+            return (f"{said}\nThe run stopped: the step would run again as it was. Tell the "
+                    f"user that `/maker:run` goes on once the step or the plan says what to "
+                    f"change (or `/maker:reject N <what to change>`), and end with the line "
+                    f"{END_STOPPED}.")
+        return f"{said}\n{next_action(store, session_id, prompt_id).said}"
+
+
+def unseen(store: PlanStore) -> list[str]:
+    """Steps of the live run that ended without their verdict reaching the main agent
+    (a lost notification, a closed terminal): one line each, noted as told."""
+    run = live_run(store)
+    lines: list[str] = []
+    for key, entry in sorted((run.get("steps") or {}).items(), key=lambda kv: int(kv[0])):
+        if entry.get("ended") or not entry.get("began"):
+            continue
+        try:
+            record = store.load_step(int(key))
+        except Exception:  # a broken step file: said by what comes next
+            continue
+        if record.status in ("in-progress", "pending"):
+            continue
+        lines.append(ended_said(store, record.number))
+        note_step(store, record.number, ended=time.time(), status=record.status,
+                  approved_by=record.meta.get("approved_by"))
+    return lines
+
+
+def begin_text(store: PlanStore, run: dict[str, Any], resumed: bool, action: Action,
+               seen: list[str]) -> str:
+    """What ``/maker:run`` prints: where the run stands, what happened unseen, and the
+    one next action."""
+    plan = store.load()
+    done = sum(r.status == "complete" for r in plan.steps)
+    what = "resumed" if resumed else "began"
+    policy = (run.get("policy") or {}).get("name")
+    lines = [f"maker: run {run.get('id')} {what}: {done} of {len(plan.steps)} steps "
+             f"complete" + (f"; policy {policy} for the rest of this run (the user's "
+                            "choice)" if policy else "") + "."]
+    if seen:
+        lines.append("Since the last verdict you saw:\n" + "\n".join(f"- {s}" for s in seen))
+    lines.append(action.said)
+    return "\n".join(lines)

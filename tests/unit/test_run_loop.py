@@ -1,0 +1,167 @@
+"""``/maker:run``'s loop in code: from where ``plans/`` stands, the one next action
+(``maker.executor.loop``), the run's sealed record, its short verdicts and its report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from maker.executor.accept import accept_handoff
+from maker.executor.approval import APPROVE_REST_LABEL, read_policy, set_policy
+from maker.executor.lifecycle import fail_step
+from maker.executor.loop.next_action import END_DONE, END_STOPPED, loop_lock, next_action
+from maker.executor.loop.state import begin_run, live_run, run_policy
+from maker.executor.loop.words import answered, executor_said, unseen
+from maker.hooks.decisions import answer_decision
+from maker.store.plan_store import PlanStore
+from maker.store.run_file import RUN_FILE, read_run
+
+from ._step_plans import handoff, linear
+
+SESSION, PROMPT = "session-1", "prompt-1"
+
+
+@pytest.fixture()
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verification_off: None
+          ) -> PlanStore:
+    monkeypatch.chdir(tmp_path)
+    return linear(tmp_path, 10, policy="auto")
+
+
+def _begin(store: PlanStore, parallel: int | None = None) -> str:
+    with loop_lock(store), store.lock():
+        begin_run(store, SESSION, parallel)
+    return next_action(store, SESSION, PROMPT, typed=True).said
+
+
+def _finish(store: PlanStore, n: int) -> str:
+    """Step ``n``'s executor hands off and returns: the run's verdict on it."""
+    accept_handoff(store, handoff(n, summary=f"Did step {n} of the plan."))
+    return executor_said(store, {"outcome": "accepted", "step": n}, SESSION, PROMPT,
+                         {"tokens": 1000 * n, "duration_ms": 2000})
+
+
+def test_a_run_starts_the_next_step_and_says_only_what_to_launch(store: PlanStore) -> None:
+    said = _begin(store)
+    assert said == ('Next: launch maker:step-executor with the Agent tool and the prompt '
+                    '"Execute maker step 1."')
+    assert store.load_step(1).status == "in-progress"  # started in code, not by the model
+    assert live_run(store)["session_id"] == SESSION
+
+
+def test_each_verdict_names_the_next_launch_and_stays_the_same_size(store: PlanStore) -> None:
+    _begin(store)
+    sizes = []
+    for n in range(1, 10):
+        verdict = _finish(store, n)
+        assert verdict.startswith(f"step {n} (Step number {n}): complete, approved by "
+                                  "policy:auto. Summary: Did step")
+        assert verdict.endswith(f'the prompt "Execute maker step {n + 1}."')
+        sizes.append(len(verdict))
+    assert max(sizes) < 400 and max(sizes) - min(sizes) <= 2  # (a digit more at step 10)
+    last = _finish(store, 10)
+    assert last.endswith(f"end with the line {END_DONE}.")
+    assert "maker: the plan is done" in last and "Steps in this run: 10 of 10" in last
+    assert read_run(store)["ended_at"] and not live_run(store)
+
+
+def test_under_never_the_question_offers_the_rest_of_the_run_by_policy(
+        store: PlanStore) -> None:
+    set_policy(store, "never", "person (terminal)")
+    _begin(store)
+    verdict = _finish(store, 1)
+    assert "awaiting-approval" in verdict and "\nask: " in verdict
+    question = json.loads(verdict.split("\nask: ", 1)[1])
+    labels = [o["label"] for o in question["questions"][0]["options"]]
+    assert labels == ["Approve step 1", "Approve 1 and the rest", "Reject step 1"]
+    text = question["questions"][0]["question"]
+    told = answer_decision(store, question, {"answers": {text: APPROVE_REST_LABEL.format(n=1)}},
+                           SESSION, PROMPT)
+    assert told is not None
+    said = answered(store, told, SESSION, PROMPT)
+    assert "chose policy auto for the rest of this run" in said
+    assert said.endswith('"Execute maker step 2."') and "STEP_COMPLETE" not in said
+    assert store.load_step(1).meta["approved_by"] == "user (AskUserQuestion)"
+    assert run_policy(store) and read_policy(store).name == "auto"
+    verdict = _finish(store, 2)  # no question: the person's choice for this run
+    assert "approved by policy:auto (the user's choice for this run)" in verdict
+    assert verdict.endswith('"Execute maker step 3."')
+
+
+def test_a_persons_policy_replaces_the_runs_choice(store: PlanStore) -> None:
+    set_policy(store, "never", "person (terminal)")
+    _begin(store)
+    from maker.executor.loop.state import choose_policy
+
+    choose_policy(store, "auto", "user (AskUserQuestion, at step 1)")
+    assert read_policy(store).name == "auto"
+    set_policy(store, "never", "user (typed /maker:policy)")
+    assert run_policy(store) is None and read_policy(store).name == "never"
+
+
+def test_a_run_record_written_by_hand_is_no_run(store: PlanStore) -> None:
+    _begin(store)
+    path = store.state_dir / RUN_FILE
+    forged = json.loads(path.read_text())
+    forged["policy"] = {"name": "auto", "set_by": "the model"}
+    path.write_text(json.dumps(forged))
+    assert read_run(store) == {} and run_policy(store) is None
+    assert read_policy(store).name == "auto"  # (the plan's own, set by a person)
+
+
+def test_a_failed_step_stops_the_run_and_run_again_resumes_it(store: PlanStore) -> None:
+    _begin(store)
+    run_id = live_run(store)["id"]
+    fail_step(store, 1, ["the tests would not pass"])
+    said = executor_said(store, {"outcome": "failed", "step": 1, "attempts": 3}, SESSION,
+                         PROMPT, {})
+    assert "step 1 (Step number 1) FAILED" in said
+    assert "is failed: the tests would not pass" in said and said.endswith(f"{END_STOPPED}.")
+    assert not live_run(store) and read_run(store)["stopped"]
+    from maker.executor.lifecycle import reset_step
+
+    reset_step(store, 1)
+    again = _begin(store)
+    assert again.endswith('"Execute maker step 1."') and live_run(store)["id"] == run_id
+
+
+def test_a_lost_launch_is_launched_again_when_the_person_types_run(store: PlanStore) -> None:
+    from maker.executor.runs import start_launch
+
+    _begin(store)
+    assert start_launch(store, "toolu_1", SESSION, PROMPT) is None  # a foreground launch
+    with loop_lock(store):  # a hook's view: the executor runs
+        assert next_action(store, SESSION, PROMPT).kind == "wait"
+    # The client was killed: a person types /maker:run in a new session.
+    with loop_lock(store), store.lock():
+        begin_run(store, "session-2", None)
+    action = next_action(store, "session-2", "prompt-9", typed=True)
+    assert action.kind == "launch" and action.said.endswith('"Execute maker step 1."')
+    assert store.read_active()["session_id"] == "session-2"
+
+
+def test_a_verdict_that_never_reached_the_main_agent_is_said_with_the_next_run(
+        store: PlanStore) -> None:
+    _begin(store)
+    accept_handoff(store, handoff(1, summary="Wrote the thing."))  # its notification lost
+    seen = unseen(store)
+    assert seen == ["step 1 (Step number 1): complete, approved by policy:auto. Summary: "
+                    "Wrote the thing."]
+    assert unseen(store) == []  # said once
+    assert _begin(store).endswith('"Execute maker step 2."')
+
+
+def test_run_with_parallel_starts_a_wave(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         verification_off: None) -> None:
+    from ._crash_wave_states import wave_ready
+
+    monkeypatch.chdir(tmp_path)
+    store = wave_ready(tmp_path)
+    said = _begin(store, parallel=2)
+    assert said == ("Next: launch 2 maker:step-executor subagents at once, one Agent call "
+                    'each in one message, with the prompts "Execute maker step 1." and '
+                    '"Execute maker step 2."')
+    assert live_run(store)["parallel"] == 2
+    assert {store.load_step(n).status for n in (1, 2)} == {"in-progress"}
