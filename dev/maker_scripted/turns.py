@@ -95,7 +95,7 @@ _SENTINEL = re.compile(r"^sentinel: (STEP_[A-Z_]+)$", re.M)
 def off_script(request: RecordedRequest, what: str) -> ScriptError:
     """The error a turn raises when ``request`` lacks ``what`` it needs."""
     return ScriptError(f"request #{request.index} ({request.agent}): {what}; it ended "
-                          f"with: {request.latest_text[-600:]!r}")
+                          f"with: {request.latest_text[-3000:]!r}")
 
 
 def _user_texts(request: RecordedRequest) -> list[str]:

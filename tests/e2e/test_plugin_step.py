@@ -73,7 +73,12 @@ def test_a_step_runs_in_the_executor_and_completes_through_its_handoff(
     # The executor ran with its own system prompt, and its brief reached it.
     brief_request, write_request, answer_request = fake_api.requests_for(EXECUTOR)
     assert "maker-agent: step-executor" in brief_request.system_text
-    assert brief_request.last_user_text.endswith("Execute maker step 0.")
+    # The brief came with its launch (maker's PreToolUse hook on the Agent call), and
+    # never passed through the main session.
+    assert brief_request.last_user_text.endswith("</maker-brief>")
+    assert 'Execute maker step 0.\n\n<maker-brief step="0">\n# Step 0: Write hello.txt\n' \
+        in brief_request.last_user_text
+    assert not [r for r in fake_api.requests_for(MAIN) if "<maker-brief" in r.all_text]
     brief = write_request.tool_results[0].text
     assert brief.startswith("# Step 0: Write hello.txt\n")
     assert "Primary: Write, Read" in brief and "## Your final message: the handoff" in brief

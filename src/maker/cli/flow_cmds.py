@@ -272,7 +272,7 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
                    "</user-notes>")
     click.echo(f"NEXT: {launch_instruction(store, result.step)}"
                + (", followed by the user's notes above, verbatim." if notes else ".")
-               + f" It reads its own brief with `maker context {result.step}`.")
+               + " maker gives it its brief with its launch.")
 
 
 def _take_over_reason(store: PlanStore, typed: int | None, transcript_path: str,

@@ -41,7 +41,10 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.records import StoredPlan
 
-__all__ = [ "build_brief", "step_sections"]
+__all__ = ["BRIEF_TAG", "build_brief", "step_sections"]
+
+BRIEF_TAG = "maker-brief"
+"""The tag around the brief that maker puts in a step executor's launch prompt."""
 
 
 def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,

@@ -40,7 +40,7 @@ def begin_wave(store: PlanStore, session_id: str, prompt_id: str,
         f"NEXT: launch {len(started)} {EXECUTOR_AGENT} subagents at once ({len(started)} "
         "Agent tool calls in one message, each with run_in_background: false), with the "
         f"prompts {prompts}, one each: these steps run at the same time, each in a git "
-        "worktree maker made for it. Each reads its own brief with `maker context N`. "
+        "worktree maker made for it; maker gives each its brief with its launch. "
         "maker's verdict on each, as it returns, says what to do for that step.")
     return lines
 

@@ -29,7 +29,15 @@ from maker.hooks.common import (
     running_step,
     store_for,
 )
-from maker.hooks.protocol import HookInput, Output, allow, block, deny_tool, message
+from maker.hooks.protocol import (
+    HookInput,
+    Output,
+    allow,
+    block,
+    deny_tool,
+    message,
+    rewrite_tool,
+)
 
 if TYPE_CHECKING:
     pass
@@ -63,7 +71,27 @@ def on_handback(hook: HookInput) -> Output:
     out = _deliver(hook, text if isinstance(text, str) else "")
     if out and out.get("decision") == "block":
         return deny_tool(str(out.get("reason")))
-    return out
+    gated = records.read_record(hook.agent_id)
+    if not gated.get("final") or not isinstance(tool_input, dict):
+        return out
+    # Gated and stored: the main session gets a line naming it, never the whole of it.
+    short = {**tool_input, "message": f"maker: {_stored(hook.agent_type, gated)}; maker's "
+                                      "verdict says what follows."}
+    # (no decision: the client still reviews the hand-back as its mode says)
+    rewritten = rewrite_tool(short) or {}
+    if out and "systemMessage" in out:
+        rewritten["systemMessage"] = out["systemMessage"]
+    return rewritten
+
+
+def _stored(agent: str, gated: dict[str, Any]) -> str:
+    """What became of a deliverable, in a few words (its hand-back's message)."""
+    outcome = str(gated.get("outcome") or "")
+    if agent.endswith(PLANNER_SUFFIX):
+        return f"the plan: {outcome}"
+    if agent.endswith(REVIEWER_SUFFIX):
+        return f"the review of step {gated.get('step')}: {outcome}"
+    return f"the handoff of step {gated.get('step')}: {outcome}, stored under plans/"
 
 
 def _deliver(hook: HookInput, text: str) -> Output:

@@ -31,8 +31,10 @@ _SETTLE_S = 8.0
 
 _TASK_ID = re.compile(r"\A\s*<task-notification>\s*<task-id>([A-Za-z0-9_-]{1,100})</task-id>")
 # Only a hand-back ends the agent; any other message of a running agent is not its end.
+# (The client may put a line of its own first, indented, as a report's lines are: a
+# warning that no one reviewed the report. The report itself follows the frame.)
 _AGENT_MESSAGE = re.compile(r'\A\s*<agent-message from="([A-Za-z0-9_-]{1,100})">\s*'
-                            r'\[Subagent hand-back\]')
+                            r'(?:  [^\n]{0,1000}\n){0,3}\[Subagent hand-back\]')
 _STATUS = re.compile(r"<status>([a-z_]{1,40})</status>")
 
 

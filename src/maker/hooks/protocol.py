@@ -97,6 +97,14 @@ def allow_tool(reason: str, updated_input: dict[str, Any] | None = None) -> Outp
     return {"hookSpecificOutput": decided}
 
 
+def rewrite_tool(updated_input: dict[str, Any]) -> Output:
+    """The call run with ``updated_input``, still asked and reviewed as the person's
+    permission mode says (no decision: the client checks the updated input against its
+    rules, and auto mode reviews it)."""
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                   "updatedInput": updated_input}}
+
+
 def deny_tool(reason: str) -> Output:
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
                                    "permissionDecision": "deny",

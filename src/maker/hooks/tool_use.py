@@ -29,7 +29,15 @@ from maker.hooks.common import (
 )
 from maker.hooks.deliver import is_maker_agent, on_handback
 from maker.hooks.plumbing import plumbing_allow
-from maker.hooks.protocol import HookInput, Output, allow, allow_tool, context, deny_tool
+from maker.hooks.protocol import (
+    HookInput,
+    Output,
+    allow,
+    allow_tool,
+    context,
+    deny_tool,
+    rewrite_tool,
+)
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -139,7 +147,7 @@ def _executor_check(hook: HookInput, store: PlanStore) -> Output:
     updated = {**given, "command": limit.run}
     if limit.vouched:
         return allow_tool(limit.why, updated_input=updated)
-    return run_as(updated)
+    return rewrite_tool(updated)
 
 
 def _any_agent_tool(hook: HookInput) -> Output:
@@ -192,13 +200,6 @@ def _read_only_tool(hook: HookInput) -> Output:
     refusal, run = reader_bash(command, Path(hook.cwd or "."), may_verify=reviewer,
                                who="reviewer" if reviewer else "planner")
     return deny_tool(refusal) if refusal else _run_instead(hook, run)
-
-
-def run_as(updated_input: dict[str, object]) -> Output:
-    """The call run with ``updated_input``, still asked as the person's permission mode
-    says (no decision: the client checks the updated input against its rules)."""
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
-                                   "updatedInput": updated_input}}
 
 
 def _run_instead(hook: HookInput, command: str | None) -> Output:

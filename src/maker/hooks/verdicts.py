@@ -30,7 +30,7 @@ import time
 from typing import Any
 
 from maker.hooks.common import store_for
-from maker.hooks.protocol import HookInput, Output, allow, context, deny_tool
+from maker.hooks.protocol import HookInput, Output, allow, allow_tool, context, deny_tool
 from maker.hooks.records import bind_run, delivered, read_record, run_of, take_record, write
 
 __all__ = ["on_agent_launch", "on_agent_return", "verdict_text"]
@@ -58,7 +58,7 @@ def on_agent_launch(hook: HookInput) -> Output:
         if skip_review():
             return deny_tool("maker: STEP_SKIP_REVIEW=1 is set (a person's setting): the "
                              "independent reviewer is never launched. Ask the user to decide "
-                             "the step instead (`maker step outcome N` prints the question).")
+                             "the step instead, with the `ask:` line maker gave.")
         return allow()
     if not _subagent(hook).endswith(":step-executor") or hook.agent_type:
         return allow()
@@ -78,7 +78,30 @@ def on_agent_launch(hook: HookInput) -> Output:
                          "N.` (N: one of them), one Agent call per step in one message.")
     refusal = start_launch(store, hook.text("tool_use_id"), hook.session_id,
                            hook.text("prompt_id"), named if wave else None)
-    return deny_tool(refusal) if refusal else allow()
+    if refusal:
+        return deny_tool(refusal)
+    return _with_brief(hook, store, named if wave else step)
+
+
+def _with_brief(hook: HookInput, store: Any, step: int | None) -> Output:
+    """The launch, its prompt carrying the step's brief: the executor starts with all it
+    needs, and the brief never passes through the main session (the client runs the
+    changed prompt and keeps the main agent's own in its history). Without a brief (a
+    step file that cannot be read), the launch as it is: the executor reads it with
+    ``maker context N``."""
+    if step is None:
+        return allow()
+    from maker.executor.brief import BRIEF_TAG, build_brief
+
+    try:
+        brief = build_brief(store, None, step)
+    except Exception:  # (a broken step file: the executor's own `maker context` says it)
+        return allow()
+    given = _tool_input(hook)
+    prompt = str(given.get("prompt") or f"Execute maker step {step}.")
+    return allow_tool(f"maker: step {step}'s brief, with its launch",
+                      updated_input={**given, "prompt": f"{prompt}\n\n<{BRIEF_TAG} "
+                                     f"step=\"{step}\">\n{brief}</{BRIEF_TAG}>"})
 
 
 def _prompt_step(hook: HookInput) -> int | None:
