@@ -1,0 +1,151 @@
+"""The scripted model for ``/maker:run``: a main agent that does what maker's one
+``Next:`` line says and nothing else, and executors that do their step from the brief
+that came with their launch. Used by the interactive e2e tests and by
+``benchmarks/bench_main_session.py``.
+
+Both script themselves as they go (the main agent after every turn until the run ends;
+each executor until it hands back, and one per launch), so one object follows a run of
+any length, and the script is consumed exactly when the run ends.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
+from maker_scripted.recorded import content_text
+from maker_scripted.replies import ToolUseBlock
+from maker_scripted.scenarios import handoff
+from maker_scripted.classify import MAIN
+from maker_scripted.turns import EXECUTOR, handback, off_script, tool, working_dir
+
+__all__ = ["RunExecutor", "RunMain", "chain_plan"]
+
+_NEXT = re.compile(r"^Next: (.*)$", re.M)
+_ASK = re.compile(r"^ask: (\{.*\})$", re.M)
+_END_RUN = re.compile(r"end with the line (RUN_[A-Z]+)\.")
+_PROMPTS = re.compile(r"\"(Execute maker step \d+\.)\"")
+_REVIEW = re.compile(r"the prompt \"(Review maker step [^\"]+)\"")
+_RUNS = re.compile(r"maker: The step executor for step \d+ runs in the background")
+_STEP = re.compile(r"Execute maker step (\d+)\.")
+_TREE = re.compile(r"has a git worktree of its own: (\S+)")
+
+
+class RunMain:
+    """The main agent of a ``/maker:run``: each turn does what the newest maker line
+    says (launch, ask, end the turn, end the run) and nothing else. ``turns`` records
+    what it did; ``on_launch(k)`` scripts the executors of a launch of ``k``."""
+
+    def __init__(self, api: FakeMessagesAPI, on_launch: Callable[[int], None]) -> None:
+        self.api = api
+        self.on_launch = on_launch
+        self.turns: list[str] = []
+        self.ended: str | None = None
+        self.lock = threading.Lock()
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        reply, what = self._turn(request)
+        with self.lock:
+            self.turns.append(what)
+        if what not in ("RUN_DONE", "RUN_STOPPED"):
+            self.api.script(MAIN, self)
+        else:
+            self.ended = what
+        return reply
+
+    def _turn(self, request: RecordedRequest) -> tuple[Reply, str]:
+        text = request.latest_text
+        end = _END_RUN.search(text)
+        if end:
+            return Reply.text(f"maker says the run ended.\n\n{end.group(1)}"), end.group(1)
+        nexts = _NEXT.findall(text)
+        step_next = nexts[-1] if nexts else ""
+        if step_next.startswith("ask "):
+            asked = _ASK.findall(text)
+            if not asked:
+                raise off_script(request, "expected maker's `ask:` line after `Next: ask`")
+            return tool("AskUserQuestion", **json.loads(asked[-1])), "ask"
+        if step_next.startswith("launch maker:reviewer"):
+            found = _REVIEW.search(step_next)
+            if not found:
+                raise off_script(request, "expected the reviewer's prompt")
+            return tool("Agent", subagent_type="maker:reviewer", description="Review",
+                        prompt=found.group(1)), "review"
+        if step_next.startswith("launch"):
+            prompts = _PROMPTS.findall(step_next)
+            if not prompts:
+                raise off_script(request, f"expected the executors' prompts in {step_next!r}")
+            self.on_launch(len(prompts))
+            return Reply.of(*[ToolUseBlock("Agent", {
+                "subagent_type": "maker:step-executor", "description": p[:-1], "prompt": p})
+                for p in prompts]), f"launch {len(prompts)}"
+        if step_next.startswith("end your turn") or _RUNS.search(text):
+            return Reply.text("It runs in the background; maker reports when it returns."), \
+                "wait"
+        return Reply.text("Noted."), "noted"
+
+
+class RunExecutor:
+    """The step executors: each, by the step its prompt names, checks that its brief
+    came with its launch, orients, writes ``step<N>.txt`` (in its worktree, when the
+    brief gives it one), lands it there, and hands back. ``handoffs[n]``: a handoff to
+    answer with instead (a status other than complete, say)."""
+
+    def __init__(self, api: FakeMessagesAPI, handoffs: dict[int, str] | None = None) -> None:
+        self.api = api
+        self.handoffs = handoffs or {}
+        self.brief_sizes: dict[int, int] = {}
+
+    def launch(self, count: int) -> None:
+        self.api.script(EXECUTOR, *[self] * count)
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        first = content_text(request.messages[0].get("content", ""))
+        found = _STEP.search(first)
+        if not found:
+            raise off_script(request, "expected `Execute maker step N.` in the prompt")
+        n = int(found.group(1))
+        if f'<maker-brief step="{n}">' not in first:
+            raise off_script(request, "expected the brief with the launch")
+        self.brief_sizes[n] = len(first)
+        done = sum(1 for m in request.messages if m.get("role") == "assistant")
+        tree = _TREE.search(first)
+        name = f"step{n}.txt"
+        replies = [tool("Bash", command=f"maker orient {n} none", description="Orient"),
+                   tool("Write", file_path=f"{tree.group(1) if tree else working_dir(request)}"
+                                           f"/{name}", content=f"step {n}\n")]
+        if tree:
+            replies.append(tool("Bash", command=f"maker land {n}", description="Land"))
+        if done < len(replies):
+            self.api.script(EXECUTOR, self)
+            return replies[done]
+        return handback(self.handoffs.get(n) or handoff(
+            n, {"files": [name]}, summary=f"Wrote {name}.", files=[name]))
+
+
+def chain_plan(count: int, together: Iterable[tuple[int, int]] = ()) -> dict[str, Any]:
+    """``count`` steps, each writing ``step<N>.txt`` and depending on the one before,
+    but for each pair in ``together``: the second depends on what the first depends on,
+    so the two may run side by side (and the step after them on both)."""
+    pairs = {b: a for a, b in together}
+    steps = []
+    for n in range(count):
+        if n in pairs:
+            deps = [pairs[n] - 1] if pairs[n] > 0 else []
+        elif n - 1 in pairs:
+            deps = [n - 2, n - 1]
+        else:
+            deps = [n - 1] if n else []
+        steps.append({"step": n, "task_type": "action_step", "title": f"Write step{n}.txt",
+                      "task_description": f"Write step{n}.txt with the step's line.",
+                      "primary_tools": ["Write", "Bash"], "fallback_tools": [],
+                      "primary_tool_instructions": "Write the file.",
+                      "fallback_tool_instructions": "None.", "input_variables": [],
+                      "output_variable": f"step_{n}_output", "output_schema": "{files: list}",
+                      "next_step_sequence_number": n + 1 if n + 1 < count else -1,
+                      "depends_on": deps, "writes": [f"step{n}.txt"]})
+    return {"task": f"Write {count} files", "reasoning": "One file per step.", "plan": steps}
