@@ -136,6 +136,74 @@ def test_approving_the_rest_by_policy_at_step_1_finishes_without_another_questio
     assert read_run(PlanStore(project / "plans"))["policy"] is None  # ended with the run
 
 
+def test_a_lost_notification_does_not_stall_the_plan(
+        claude_binary: Path, fake_api: RecordingAPI, project: Path, claude_home: Path,
+        tmp_path: Path) -> None:
+    """The client drops step 0's notification (here: a copy of the plugin whose
+    UserPromptSubmit hook never sees a notification): the main agent gets no verdict and
+    ends its turn. The next `/maker:run` says what step 0 did, and goes on."""
+    from harness.install import plugin_checkout
+    from harness.scenarios import plugin_env
+    from maker_scripted.terminal import start_claude
+
+    plugin = plugin_checkout(tmp_path / "plugin")
+    drop = plugin / "scripts" / "drop-notifications"
+    drop.write_text("#!/bin/sh\ninput=$(cat)\ncase \"$input\" in\n"
+                    "  *'<task-notification>'*|*'[Subagent hand-back]'*) "
+                    "exit 0 ;;\nesac\nprintf '%s' \"$input\" | exec \"$(dirname \"$0\")/hook\" "
+                    "user-prompt-submit\n")
+    drop.chmod(0o755)
+    hooks = json.loads((plugin / "hooks/hooks.json").read_text())
+    (hooks["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]) = \
+        '"${CLAUDE_PLUGIN_ROOT}/scripts/drop-notifications"'
+    (plugin / "hooks/hooks.json").write_text(json.dumps(hooks))
+    write_plan(project, chain_plan(2), policy="auto")
+    main, _ = follow(fake_api)
+    terminal = start_claude(fake_api, project=project, home=claude_home, plugin_dirs=[plugin],
+                            env=plugin_env(), claude=claude_binary)
+    try:
+        for n in range(2):  # each notification is lost: /maker:run picks the run up
+            terminal.submit("/maker:run")
+            terminal.wait(lambda: step(project, n).status == "complete"  # noqa: B023
+                          and main.turns[-1:] == ["noted"] and IDLE not in terminal.text(),
+                          f"step {n} done, and its notification's turn over", TIMEOUT)
+            assert step(project, n + 1).status == "pending" if n < 1 else True
+        terminal.submit("/maker:run")
+        run_ended(terminal, fake_api, main, "RUN_DONE")
+    finally:
+        terminal.close()
+    resumed = [r.latest_text for r in fake_api.requests_for(MAIN)
+               if "resumed: " in r.latest_text]
+    assert len(resumed) == 2
+    assert "Since the last verdict you saw:\n- step 0 (Write step0.txt): complete" in resumed[0]
+    assert "Since the last verdict you saw:\n- step 1 (Write step1.txt): complete" in resumed[1]
+    assert step(project, 1).status == "complete"
+
+
+def test_a_killed_client_resumes_from_plans(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    import threading
+
+    write_plan(project, chain_plan(3), policy="auto")
+    held = threading.Event()
+    executor = RunExecutor(fake_api, hold={1: held})
+    main = RunMain(fake_api, executor.launch)
+    fake_api.script(MAIN, main)
+    first = interactive()
+    first.submit("/maker:run")
+    first.wait(lambda: step(project, 1).status == "in-progress" and not held.is_set()
+               and executor.hold == {}, "step 1's executor at work", TIMEOUT)
+    first.close()  # killed mid-step
+    executor.abandoned.set()
+    held.set()  # (its executor answers a client that is gone, and scripts nothing more)
+    assert step(project, 1).status == "in-progress"
+    second = interactive()
+    second.submit("/maker:run")
+    run_ended(second, fake_api, main, "RUN_DONE")
+    assert [step(project, n).status for n in range(3)] == ["complete"] * 3
+    assert (project / "step1.txt").read_text() == "step 1\n"
+
+
 def _moved_down(terminal, highlighted: str) -> bool:  # type: ignore[no-untyped-def]
     """One Down, until it took (the client draws a question before its list takes keys)."""
     import time

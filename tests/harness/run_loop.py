@@ -95,10 +95,13 @@ class RunExecutor:
     brief gives it one), lands it there, and hands back. ``handoffs[n]``: a handoff to
     answer with instead (a status other than complete, say)."""
 
-    def __init__(self, api: FakeMessagesAPI, handoffs: dict[int, str] | None = None) -> None:
+    def __init__(self, api: FakeMessagesAPI, handoffs: dict[int, str] | None = None,
+                 hold: dict[int, threading.Event] | None = None) -> None:
         self.api = api
         self.handoffs = handoffs or {}
         self.brief_sizes: dict[int, int] = {}
+        self.hold = hold or {}  # step -> released when its first executor may go on
+        self.abandoned = threading.Event()  # its client was killed: answer, script nothing
 
     def launch(self, count: int) -> None:
         self.api.script(EXECUTOR, *[self] * count)
@@ -113,6 +116,11 @@ class RunExecutor:
             raise off_script(request, "expected the brief with the launch")
         self.brief_sizes[n] = len(first)
         done = sum(1 for m in request.messages if m.get("role") == "assistant")
+        held = self.hold.pop(n, None) if done == 1 else None
+        if held is not None:
+            held.wait(120)
+            if self.abandoned.is_set():
+                return Reply.text("(its session is gone)")
         tree = _TREE.search(first)
         name = f"step{n}.txt"
         replies = [tool("Bash", command=f"maker orient {n} none", description="Orient"),
