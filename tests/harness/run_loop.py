@@ -17,17 +17,17 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
+from maker_scripted.classify import MAIN
 from maker_scripted.recorded import content_text
 from maker_scripted.replies import ToolUseBlock
 from maker_scripted.scenarios import handoff
-from maker_scripted.classify import MAIN
 from maker_scripted.turns import EXECUTOR, handback, off_script, tool, working_dir
 
 __all__ = ["RunExecutor", "RunMain", "chain_plan"]
 
-_NEXT = re.compile(r"^Next: (.*)$", re.M)
+_NEXT = re.compile(r"^(?:Next|NEXT): (.*)$", re.M)
 _ASK = re.compile(r"^ask: (\{.*\})$", re.M)
-_END_RUN = re.compile(r"end with the line (RUN_[A-Z]+)\.")
+_END_RUN = re.compile(r"[Ee]nd (?:your reply )?with (?:the line )?((?:RUN|STEP)_[A-Z_]+)\.")
 _PROMPTS = re.compile(r"\"(Execute maker step \d+\.)\"")
 _REVIEW = re.compile(r"the prompt \"(Review maker step [^\"]+)\"")
 _RUNS = re.compile(r"maker: The step executor for step \d+ runs in the background")
@@ -36,9 +36,11 @@ _TREE = re.compile(r"has a git worktree of its own: (\S+)")
 
 
 class RunMain:
-    """The main agent of a ``/maker:run``: each turn does what the newest maker line
-    says (launch, ask, end the turn, end the run) and nothing else. ``turns`` records
-    what it did; ``on_launch(k)`` scripts the executors of a launch of ``k``."""
+    """The main agent of a ``/maker:run`` (or of ``/maker:step``, one step a command):
+    each turn does what the newest maker line says (launch, ask, end the turn, end the
+    run or the step) and nothing else. ``turns`` records what it did; ``on_launch(k)``
+    scripts the executors of a launch of ``k``. It scripts itself for the next turn
+    until it ends (a ``RUN_`` or ``STEP_`` line): script it again for the next command."""
 
     def __init__(self, api: FakeMessagesAPI, on_launch: Callable[[int], None]) -> None:
         self.api = api
@@ -51,17 +53,17 @@ class RunMain:
         reply, what = self._turn(request)
         with self.lock:
             self.turns.append(what)
-        if what not in ("RUN_DONE", "RUN_STOPPED"):
-            self.api.script(MAIN, self)
-        else:
+        if what.startswith(("RUN_", "STEP_")):
             self.ended = what
+        else:
+            self.api.script(MAIN, self)
         return reply
 
     def _turn(self, request: RecordedRequest) -> tuple[Reply, str]:
         text = request.latest_text
         end = _END_RUN.search(text)
         if end:
-            return Reply.text(f"maker says the run ended.\n\n{end.group(1)}"), end.group(1)
+            return Reply.text(f"maker says so.\n\n{end.group(1)}"), end.group(1)
         nexts = _NEXT.findall(text)
         step_next = nexts[-1] if nexts else ""
         if step_next.startswith("ask "):

@@ -46,8 +46,13 @@ def report(store: PlanStore, plan: StoredPlan, run: dict[str, Any]) -> str:
                 checks.add(str(item["command"])[:80])
         tokens += int(entry.get("tokens") or 0)
         spent = entry.get("duration_ms")
-        lines.append(f"- {step_head(store, n)}: {entry.get('status', '?')}, approved by "
-                     f"{entry.get('approved_by') or '-'}, {len(changed)} file(s)"
+        try:  # (as it stands now: approved after its verdict, say)
+            record = store.load_step(n)
+            status, by = record.status, record.meta.get("approved_by")
+        except Exception:  # a broken step file: as the run recorded it
+            status, by = entry.get("status", "?"), entry.get("approved_by")
+        lines.append(f"- {step_head(store, n)}: {status}, approved by {by or '-'}, "
+                     f"{len(changed)} file(s)"
                      + (f", {int(spent) // 1000} s" if spent else "")
                      + (f", {entry['tokens']} tokens" if entry.get("tokens") else ""))
     if len(steps) > 40:

@@ -71,7 +71,7 @@ def executor_said(store: PlanStore, facts: dict[str, Any], session_id: str, prom
         if record.status != "in-progress":
             note_step(store, step, ended=time.time(), status=record.status,
                       approved_by=record.meta.get("approved_by"), **usage)
-    return f"{said}.\n{next_action(store, session_id, prompt_id).said}"
+    return f"{said.rstrip('.')}.\n{next_action(store, session_id, prompt_id).said}"
 
 
 def reviewer_said(store: PlanStore, facts: dict[str, Any], session_id: str,
