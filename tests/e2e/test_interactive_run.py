@@ -204,6 +204,29 @@ def test_a_killed_client_resumes_from_plans(
     assert (project / "step1.txt").read_text() == "step 1\n"
 
 
+def test_a_deviation_mid_run_asks_the_person_and_the_run_goes_on(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    write_plan(project, chain_plan(3), policy="auto")
+    executor = RunExecutor(fake_api, deviate={1: ("step0.txt is named differently",
+                                                  "Write step1.txt next to it")})
+    main = RunMain(fake_api, executor.launch)
+    fake_api.script(MAIN, main)
+    terminal = interactive()
+    terminal.submit("/maker:run")
+
+    terminal.wait_for_text("Approve revised step 1", TIMEOUT)  # the run stopped and asks
+    assert step(project, 0).status == "complete" and step(project, 2).status == "pending"
+    assert not (project / "step1.txt").exists()  # nothing edited before the decision
+    terminal.choose()  # the person approves the revised step
+    run_ended(terminal, fake_api, main, "RUN_DONE")
+    record = step(project, 1)
+    assert record.status == "complete" and (project / "step1.txt").exists()
+    asked = [r.latest_text for r in fake_api.requests_for(MAIN)
+             if "a major deviation" in r.latest_text]
+    assert "What changed: step0.txt is named differently." in asked[0]
+    assert main.turns.count("ask") == 1 and len(typed_prompts(fake_api)) == 1
+
+
 def _moved_down(terminal, highlighted: str) -> bool:  # type: ignore[no-untyped-def]
     """One Down, until it took (the client draws a question before its list takes keys)."""
     import time

@@ -98,12 +98,15 @@ class RunExecutor:
     answer with instead (a status other than complete, say)."""
 
     def __init__(self, api: FakeMessagesAPI, handoffs: dict[int, str] | None = None,
-                 hold: dict[int, threading.Event] | None = None) -> None:
+                 hold: dict[int, threading.Event] | None = None,
+                 deviate: dict[int, tuple[str, str]] | None = None) -> None:
         self.api = api
         self.handoffs = handoffs or {}
         self.brief_sizes: dict[int, int] = {}
         self.hold = hold or {}  # step -> released when its first executor may go on
         self.abandoned = threading.Event()  # its client was killed: answer, script nothing
+        self.deviate = deviate or {}  # step -> (what changed, the revised step): its first
+        self.deviated: set[int] = set()  # executor finds the step no longer fits
 
     def launch(self, count: int) -> None:
         self.api.script(EXECUTOR, *[self] * count)
@@ -123,6 +126,15 @@ class RunExecutor:
             held.wait(120)
             if self.abandoned.is_set():
                 return Reply.text("(its session is gone)")
+        if n in self.deviate and done == 0 and n not in self.deviated:
+            self.deviated.add(n)
+            what, revised = self.deviate[n]
+            self.api.script(EXECUTOR, self)
+            return tool("Bash", description="Orient", command=f"maker orient {n} major "
+                        f"--what '{what}' --revised '{revised}'")
+        said = json.dumps([m for m in request.messages if m.get("role") == "assistant"])
+        if done == 1 and f"maker orient {n} major" in said:
+            return handback("DEVIATION")
         tree = _TREE.search(first)
         name = f"step{n}.txt"
         replies = [tool("Bash", command=f"maker orient {n} none", description="Orient"),

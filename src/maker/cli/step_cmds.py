@@ -143,6 +143,7 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
     # (a hand edit that makes a loop, a dangling `next`, a step reading a later output).
     problems = [str(p) for p in lint_stored(plan.as_raw(), store.overview_path)]
     from maker.executor.approval import read_policy
+    from maker.executor.loop.report import run_json, run_lines
 
     policy = read_policy(store)
     from maker.engine.ledger import Ledger, usd
@@ -164,7 +165,7 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
                    "executor_bash": executor_bash(store),
                    "next": [{"step": n, "title": plan.get(n).title} for n in sched.ready],
                    "reason": nothing_ready_reason(sched, plan) or None,
-                   "proposals": open_proposals(store),
+                   "proposals": open_proposals(store), "run": run_json(store),
                    **({"cost": cost.to_dict()} if cost is not None else {})})
         return
     click.echo(f"Plan: {task_line(plan.task, where=str(store.overview_path))}")
@@ -189,6 +190,8 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
     for n, note in sorted(file_notes(store, plan).items()):
         click.echo(f"Step {n} ({plan.get(n).title}): {note}.")
     click.echo("")
+    for line in run_lines(store, plan):
+        click.echo(line)
     from maker.executor.runs import running_note
 
     running = running_note(store)

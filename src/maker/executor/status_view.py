@@ -120,6 +120,9 @@ def status_summary(store: PlanStore) -> str:
                          f"handoff. To continue it, the user types /maker:step "
                          f"{record.number} (which takes it over from a crashed session).")
     lines += _waves(store, plan, sched)
+    from maker.executor.loop.report import run_lines
+
+    lines += run_lines(store, plan)[:3]
     for n in sched.ready[:3]:
         lines.append(f"Ready: step {n} ({plan.get(n).title}): `/maker:step {n}`.")
     for record in plan.steps:

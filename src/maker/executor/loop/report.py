@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.records import StoredPlan
 
-__all__ = ["report", "step_head"]
+__all__ = ["report", "run_json", "run_lines", "step_head"]
 
 
 def step_head(store: PlanStore, n: int) -> str:
@@ -75,3 +75,48 @@ def report(store: PlanStore, plan: StoredPlan, run: dict[str, Any]) -> str:
                      "N`; the run applied none):")
         lines += [f"- proposal {p['id']}: {clip(str(p['text']), 200)}" for p in waiting[:10]]
     return "\n".join(lines)
+
+
+def run_lines(store: PlanStore, plan: StoredPlan) -> list[str]:
+    """Where the run stands, for ``maker status`` and a session that starts: step k of
+    n, what runs now, what waits for whom, and each step's time and tokens as the client
+    reported them. [] when no run has begun, or the last one ended."""
+    from maker.executor.approval import is_awaiting
+    from maker.executor.orient import pending_deviation
+
+    run = read_run(store)
+    if not run or run.get("ended_at"):
+        return []
+    done = sum(r.status == "complete" for r in plan.steps)
+    state = (f"stopped: {run['stopped'].get('why')}; /maker:run goes on from here"
+             if isinstance(run.get("stopped"), dict) else "running")
+    lines = [f"Run {run.get('id')}: {done} of {len(plan.steps)} steps complete; {state}."]
+    now = [f"step {r.number}" for r in plan.steps if r.status == "in-progress"
+           and pending_deviation(r) is None]
+    waits = [f"step {r.number} (your approval)" for r in plan.steps if is_awaiting(r)]
+    waits += [f"step {r.number} (your decision on its deviation)" for r in plan.steps
+              if r.status == "in-progress" and pending_deviation(r) is not None]
+    if now:
+        lines.append(f"  runs now: {', '.join(now)}")
+    if waits:
+        lines.append(f"  waits for you: {', '.join(waits)}")
+    policy = (run.get("policy") or {}).get("name")
+    if policy:
+        lines.append(f"  approvals: policy {policy} for the rest of this run (your choice)")
+    for key in sorted(run.get("steps") or {}, key=int)[-10:]:
+        entry = run["steps"][key]
+        spent = [f"{int(entry['duration_ms']) // 1000} s" if entry.get("duration_ms") else "",
+                 f"{entry['tokens']} tokens" if entry.get("tokens") else ""]
+        said = ", ".join(x for x in spent if x)
+        lines.append(f"  step {key}: {entry.get('status') or 'running'}"
+                     + (f" ({said})" if said else ""))
+    return lines
+
+
+def run_json(store: PlanStore) -> dict[str, Any] | None:
+    """The run that has not ended, as ``maker status --json`` shows it (its seal left
+    out), or None."""
+    run = read_run(store)
+    if not run or run.get("ended_at"):
+        return None
+    return {k: v for k, v in run.items() if k != "seal"}

@@ -60,6 +60,14 @@ def executor_said(store: PlanStore, facts: dict[str, Any], session_id: str, prom
     elif kind == "failed":
         said = (f"{step_head(store, step)} FAILED: its handoff was refused "
                 f"{facts.get('attempts')} times")
+    elif kind == "deviation":
+        from maker.executor.orient import pending_deviation
+
+        dev = pending_deviation(store.load_step(step)) or {}
+        said = (f"{step_head(store, step)}: the executor found, before any edit, that the step "
+                f"no longer fits the plan (a major deviation). What changed: "
+                f"{clip(str(dev.get('what_changed')), 300, 'the step file')}. The revised "
+                f"step: {clip(str(dev.get('revised_task')), 300, 'the step file')}")
     elif kind == "unchecked":
         said = f"{step_head(store, step)}: its handoff could not be checked: {facts.get('error')}"
     elif store.load_step(step).status == "in-progress":
@@ -91,6 +99,7 @@ def reviewer_said(store: PlanStore, facts: dict[str, Any], session_id: str,
     return f"{said}.\n{next_action(store, session_id, prompt_id).said}"
 
 
+_NEXT = re.compile(r" *Next: [^\n]*")
 _END_WITH = re.compile(r" *End(?: your reply)? with(?: the line)? STEP_[A-Z_]+\.")
 
 
@@ -101,9 +110,9 @@ def answered(store: PlanStore, told: str, session_id: str, prompt_id: str) -> st
     from maker.executor.loop.next_action import END_STOPPED, loop_lock
     from maker.executor.loop.state import stop_run
 
-    said = _END_WITH.sub("", told).strip()
+    said = _NEXT.sub("", _END_WITH.sub("", told)).strip()  # (the run's own Next follows)
     with loop_lock(store):
-        if "it is back to pending" in said:
+        if "back to pending" in said:
             stop_run(store, "the user rejected a step and said nothing to change")
             return (f"{said}\nThe run stopped: the step would run again as it was. Tell the "
                     f"user that `/maker:run` goes on once the step or the plan says what to "
