@@ -140,7 +140,7 @@ def measure(mode: str, steps: int, work: Path) -> dict[str, Any]:
                 terminal.submit(command)
                 asked = 0
                 while main.ended is None:
-                    terminal.wait(lambda: main.ended is not None or (  # noqa: B023
+                    terminal.wait(lambda: main.ended is not None or (
                         "Enter to select" in terminal.text()), "a question or the end", 120)
                     if main.ended is None:
                         asked += 1

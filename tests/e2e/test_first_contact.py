@@ -45,7 +45,7 @@ def test_install_and_first_use_in_a_fresh_home(claude_binary: Path, claude_home:
                          r"~/\.local/share/maker/venv\.", said), said
         assert cache.read_text().splitlines()[0] == str(cache.parent / "venv/bin/python")
         terminal.type("/maker:")
-        menu = terminal.wait_for_text("/maker:step")
+        menu = terminal.wait_for_text("/maker:plan")
         assert "/maker:plan" in menu and "(maker) Turn a task into" in menu, menu
         terminal.type("\x7f" * len("/maker:"))  # (the typed text taken back)
         terminal.wait(lambda: "(maker) Turn a task" not in terminal.text(), "the menu gone")

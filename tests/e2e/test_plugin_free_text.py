@@ -75,6 +75,8 @@ def test_step_notes_reach_the_executor_verbatim_and_nothing_runs(
     assert f"<user-notes>\n{STEP_NOTES}\n</user-notes>" in first
     launch = next(t for t in tool_uses(run) if t.name == "Agent")
     assert launch.input["prompt"] == f"Execute maker step 1.\n\nNotes from the user:\n{STEP_NOTES}"
-    assert fake_api.requests_for(EXECUTOR)[0].last_user_text.endswith(STEP_NOTES)
+    # The notes reach the executor verbatim, its brief after them (with its launch).
+    assert f'Notes from the user:\n{STEP_NOTES}\n\n<maker-brief step="1">' in \
+        fake_api.requests_for(EXECUTOR)[0].last_user_text
     assert step(project, 1).status == "complete"
     assert run.result is not None and run.result.endswith("\nSTEP_COMPLETE")

@@ -51,7 +51,7 @@ def executors(answers: list[str]) -> list[Any]:
 
     def turn(request: RecordedRequest) -> Reply:
         if not request.tool_results:
-            assert request.last_user_text.endswith("Execute maker step 0.")
+            assert 'Execute maker step 0.\n\n<maker-brief step="0">' in request.last_user_text
             return tool("Bash", command="maker context 0", description="Read my brief")
         assert "# Step 0: Decide" in request.tool_results[0].text
         with lock:

@@ -53,3 +53,24 @@ def hook_events(run: ClaudeRun) -> list[dict[str, Any]]:
     ``--include-hook-events`` (the default of ``run_claude``); without it the CLI
     reports ``SessionStart`` hooks alone."""
     return run.system_messages("hook_response")
+
+
+def launched(out: dict[str, Any] | None) -> dict[str, Any] | None:
+    """None for an executor's launch maker allows with its step's brief in the prompt
+    (the PreToolUse hook on the Agent call); else the hook's output, as it is."""
+    spec = (out or {}).get("hookSpecificOutput") or {}
+    prompt = str((spec.get("updatedInput") or {}).get("prompt") or "")
+    if spec.get("permissionDecision") == "allow" and '<maker-brief step="' in prompt \
+            and prompt.rstrip().endswith("</maker-brief>"):
+        return None
+    return out
+
+
+def handed_back(out: dict[str, Any] | None) -> str | None:
+    """The message a gated SubagentHandback is delivered with instead (maker's line
+    naming the stored deliverable), or None when the hook did not rewrite it."""
+    spec = (out or {}).get("hookSpecificOutput") or {}
+    if "permissionDecision" in spec:  # (a decision: not a rewrite)
+        return None
+    message = (spec.get("updatedInput") or {}).get("message")
+    return message if isinstance(message, str) else None

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from harness.queries import handed_back, launched
 from maker.executor.approval import set_policy
 from maker.executor.lifecycle import start_step
 from maker.executor.orient import record_orient
@@ -55,8 +56,9 @@ def decision(out: dict[str, Any] | None) -> str | None:
 
 
 def launch(tool_use_id: str = "t1", prompt_id: str = "p1") -> dict[str, Any] | None:
-    return fire("agent-launch", tool_name="Agent", tool_use_id=tool_use_id, prompt_id=prompt_id,
-                tool_input={"subagent_type": EXECUTOR, "prompt": "Execute maker step 1."})
+    return launched(fire("agent-launch", tool_name="Agent", tool_use_id=tool_use_id,
+                         prompt_id=prompt_id, tool_input={"subagent_type": EXECUTOR,
+                                                          "prompt": "Execute maker step 1."}))
 
 
 def async_launched(agent_id: str, tool_use_id: str = "t1",
@@ -328,13 +330,17 @@ def test_a_plan_handed_back_is_gated_at_the_call_and_its_stop_writes_nothing_mor
                                 "written.")
     assert "SubagentHandback's `message`" in said(out)
     assert not (project / "plans").exists()
-    assert handback("planner-1", PLANNER, plan_yaml()) == {
-        "systemMessage": f"maker: plan written to {project / 'plans'} (2 steps). Run "
-                         "/maker:status to see it, /maker:step to run the first step."}
+    out = handback("planner-1", PLANNER, plan_yaml())
+    assert out is not None and out["systemMessage"] == (
+        f"maker: plan written to {project / 'plans'} (2 steps). Run /maker:status to see "
+        "it, /maker:step to run the first step.")
+    # Gated and stored: the main session gets a line naming it, not the plan.
+    assert handed_back(out) == "maker: the plan: written; maker's verdict says what follows."
     # Its SubagentStop (no last_assistant_message: the answer went through the tool).
     assert fire("subagent-stop", agent_id="planner-1", agent_type=PLANNER) is None
     # A text answer then a nudged hand-back: one deliverable, written once.
-    assert handback("planner-1", PLANNER, plan_yaml()) is None
+    assert handed_back(handback("planner-1", PLANNER, plan_yaml())) == \
+        "maker: the plan: written; maker's verdict says what follows."
     assert PlanStore(project / "plans").archived() == []
 
 
@@ -379,7 +385,9 @@ def test_an_executor_that_answers_in_text_then_hands_back_is_gated_once(
                  last_assistant_message=handoff(1))
     assert first == {"systemMessage": "maker: handoff for step 1 accepted "
                                       "(awaiting-approval)."}
-    assert handback("agent-1", EXECUTOR, handoff(1)) is None
+    assert handed_back(handback("agent-1", EXECUTOR, handoff(1))) == (
+        "maker: the handoff of step 1: accepted, stored under plans/; maker's verdict says "
+        "what follows.")  # (gated once: the line names what the first gate did)
     assert fire("subagent-stop", agent_id="agent-1", agent_type=EXECUTOR,
                 stop_hook_active=True) is None
     assert store.load_step(1).status == "awaiting-approval"
@@ -396,8 +404,12 @@ def test_the_executor_may_always_hand_back_whatever_its_steps_tools(project: Pat
     bad = handback("agent-1", EXECUTOR, "status: done")
     assert decision(bad) == "deny"
     assert "maker rejected your handoff for step 1 (attempt 1 of 3)" in said(bad)
-    assert handback("agent-1", EXECUTOR, handoff(1)) == {
-        "systemMessage": "maker: handoff for step 1 accepted (complete)."}
+    good = handback("agent-1", EXECUTOR, handoff(1))
+    assert good is not None
+    assert good["systemMessage"] == "maker: handoff for step 1 accepted (complete)."
+    assert "permissionDecision" not in good["hookSpecificOutput"]  # (still reviewed)
+    assert handed_back(good) == ("maker: the handoff of step 1: accepted, stored under "
+                                 "plans/; maker's verdict says what follows.")
 
 
 def test_the_deliverable_is_read_from_a_handback_in_the_transcript(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from harness.queries import launched
 from maker.cli.main import cli
 from maker.executor.brief import build_brief
 from maker.executor.instructions import relaunch_instruction
@@ -42,10 +43,10 @@ def fire(event: str, data: dict[str, Any]) -> dict[str, Any] | None:
 
 def launch(prompt_id: str = "p1", tool_use_id: str = "t1",
            session: str = "sess-1") -> dict[str, Any] | None:
-    return fire("agent-launch", {"session_id": session, "prompt_id": prompt_id,
-                                 "tool_name": "Agent", "tool_use_id": tool_use_id,
-                                 "tool_input": {"subagent_type": EXECUTOR,
-                                                "prompt": "Execute maker step 1."}})
+    return launched(fire("agent-launch", {
+        "session_id": session, "prompt_id": prompt_id, "tool_name": "Agent",
+        "tool_use_id": tool_use_id, "tool_input": {"subagent_type": EXECUTOR,
+                                                   "prompt": "Execute maker step 1."}}))
 
 
 def returned(agent: str, agent_id: str, tool_use_id: str = "t1") -> dict[str, Any] | None:
@@ -187,8 +188,11 @@ def test_the_retrys_brief_says_the_tree_may_hold_the_earlier_edits(project: Path
     assert "## An earlier attempt was interrupted" in brief and "`git status`" in brief
 
 
-def test_the_prompts_name_the_one_relaunch_instruction() -> None:
-    assert relaunch_instruction("N") in (ROOT / "commands" / "step.md").read_text()
+def test_the_prompts_name_no_launch_of_their_own() -> None:
+    """/maker:step's and /maker:run's texts name no launch prompt: maker's own lines
+    (``maker step begin``, the verdicts, ``maker loop begin``) give the one each time."""
+    for name in ("step.md", "run.md"):
+        assert "Execute maker step" not in (ROOT / "commands" / name).read_text()
 
 
 # -- maker's verdict -----------------------------------------------------------------
