@@ -105,7 +105,7 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
 def _worktree_section(n: int, tree: Path, project: Path) -> str:
     return (f"## Where you work\n\nOther steps run at the same time as this one, so this "
             f"step has a git worktree of its own: {tree}\n\nIt holds the project as it is "
-            f"now. Do all your work there: run each command in it (`cd {tree} && ...`) and "
+            f"now. Do all your work there: maker runs your Bash commands in it, and you "
             f"write files under it (the same relative paths as in the project). The main "
             f"checkout ({project}) is not yours to change, and maker refuses it to you. "
             f"Once `maker verify --step {n}` passes there, run `maker land {n}`: maker "

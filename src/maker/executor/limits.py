@@ -26,6 +26,7 @@ executor to its run (agent ids), and AskUserQuestion in a headless run (no perso
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,8 +81,11 @@ def executor_limits(store: PlanStore, record: StepRecord, tool: str,
     sent = sent if isinstance(sent, str) else ""
     inner = unwrap(sent, store.root, record.number) if sent else None
     command = sent if inner is None else inner
-    if inner is not None:
-        given["command"] = inner
+    moved = inner is None and bool(sent) and _moved(command, cwd, workspace, record.number)
+    if moved:  # a step in its worktree: its commands run there, with no `cd` to remember
+        command = f"cd {shlex.quote(str(workspace))} && {command}"
+    if inner is not None or moved:
+        given["command"] = command
     reason = executor_decision(record.spec, tool, given, cwd=cwd, plans_root=store.root,
                                workspace=workspace)
     if reason:
@@ -110,10 +114,22 @@ def executor_limits(store: PlanStore, record: StepRecord, tool: str,
         return Limit(run=boxed or rewritten, vouched=True,
                      why="read-only git, run without the programs git's config names")
     if boxed is None:
-        return Limit()
+        return Limit(run=command if moved else None)
     if is_read_only(command):  # (no prompt would have asked, no classifier reviewed it)
         return Limit(run=boxed, vouched=True, why="a read-only command, in the step's box")
     return Limit(run=None if boxed == sent else boxed)
+
+
+def _moved(command: str, cwd: Path, workspace: Path | None, step: int) -> bool:
+    """Whether a worktree step's command, sent from outside its worktree, runs there
+    (maker's own commands run where they are sent: they know the step's worktree)."""
+    if workspace is None or is_plumbing(command, step):
+        return False
+    try:
+        here, tree = cwd.resolve(), workspace.resolve()
+    except OSError:
+        return False
+    return here != tree and tree not in here.parents
 
 
 def is_plumbing(command: str, step: int) -> bool:
