@@ -14,7 +14,10 @@ to the one before step k+1's):
 - all the characters the main session grew by (the client's own text included);
 - the main agent's turns, and each executor's.
 
-    .venv/bin/python benchmarks/bench_main_session.py [--steps 10]
+The baseline is ten `/maker:step` commands with the plugin as it was before
+`/maker:run` (``--base``, extracted with `git archive`, its own code running its hooks).
+
+    .venv/bin/python benchmarks/bench_main_session.py [--steps 10] [--base COMMIT]
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ import json
 import re
 import subprocess
 import sys
+import tarfile
 import tempfile
+from io import BytesIO
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +52,7 @@ _HOOK = re.compile(r"hook additional context: (.*?)(?=\n\n|</system-reminder>|\Z
 _REPORT = re.compile(r"The report follows:\n(.*?)</agent-message>", re.S)
 _RESULT = re.compile(r"<result>(.*?)</result>", re.S)
 _LAUNCH = re.compile(r'"Execute maker step (\d+)\."')
+BASE = "33adaa8"  # (the last commit before /maker:run)
 
 
 def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
@@ -123,15 +129,26 @@ def _project(work: Path, steps: int) -> Path:
     return project
 
 
-def measure(mode: str, steps: int, work: Path) -> dict[str, Any]:
+def baseline(commit: str, dest: Path) -> Path:
+    """The plugin at ``commit``, as files (its own src/ runs its hooks)."""
+    dest.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", commit], check=True,
+                             capture_output=True).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(dest, filter="data")
+    return dest
+
+
+def measure(mode: str, steps: int, work: Path, root: Path) -> dict[str, Any]:
     project = _project(work, steps)
     home = work / "home"
     home.mkdir()
     with RecordingAPI() as api:
         executor = RunExecutor(api)
+        executor.brief_by_command = root != find_plugin_root()
         main = RunMain(api, executor.launch)
-        terminal = start_claude(api, project=project, home=home,
-                                plugin_dirs=[find_plugin_root()], env=plugin_env())
+        terminal = start_claude(api, project=project, home=home, plugin_dirs=[root],
+                                env=plugin_env())
         try:
             commands = ["/maker:run"] if mode == "run" else ["/maker:step"] * steps
             for command in commands:
@@ -158,29 +175,31 @@ def measure(mode: str, steps: int, work: Path) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--base", default=BASE, help="the baseline commit")
     args = parser.parse_args()
-    root = find_plugin_root()
-    sizes = {name: len((root / path).read_text()) for name, path in (
-        ("/maker:run", "commands/run.md"), ("/maker:step", "commands/step.md"),
-        ("step-executor", "agents/step-executor.md"))}
-    print(f"instructions (characters): {sizes}")
-    results = {}
-    for mode in ("step", "run"):
-        with tempfile.TemporaryDirectory() as tmp:
-            results[mode] = measure(mode, args.steps, Path(tmp))
-    for mode, label in (("step", f"{args.steps} x /maker:step"), ("run", "one /maker:run")):
-        rows = results[mode]["rows"]
-        each = [r["maker"] for r in rows]
-        print(f"{label}: typed {results[mode]['typed']} command(s)")
-        print(f"  maker's characters per step: step 1 {each[0]}, step {args.steps} "
-              f"{each[-1]} ({each[-1] / max(each[0], 1):.2f}x), max {max(each)}; paid "
-              f"once: {sum(r['once'] for r in rows)} (commands and the session's start)")
-        print(f"  all characters the main session grew by: step 1 {rows[0]['all']}, step "
-              f"{args.steps} {rows[-1]['all']}, total {sum(r['all'] for r in rows)}")
-        print(f"  turns per step: main agent "
-              f"{sum(r['turns'] for r in rows) / len(rows):.1f}, executor "
-              f"{results[mode]['executor_turns']:.1f}")
-        print("  maker's characters, step by step: " + " ".join(map(str, each)))
+    with tempfile.TemporaryDirectory(prefix="maker-main-session-") as scratch:
+        base = baseline(args.base, Path(scratch, "base"))
+        sides = ((f"before ({args.base}): {args.steps} x /maker:step", "step", base),
+                 (f"after: {args.steps} x /maker:step", "step", find_plugin_root()),
+                 ("after: one /maker:run", "run", find_plugin_root()))
+        for label, mode, root in sides:
+            sizes = {name: len((root / path).read_text()) for name, path in (
+                ("/maker:run", "commands/run.md"), ("/maker:step", "commands/step.md"),
+                ("step-executor", "agents/step-executor.md")) if (root / path).exists()}
+            with tempfile.TemporaryDirectory(dir=scratch) as tmp:
+                result = measure(mode, args.steps, Path(tmp), root)
+            rows = result["rows"]
+            each = [r["maker"] for r in rows]
+            print(f"{label}: typed {result['typed']} command(s); instructions {sizes}")
+            print(f"  maker's characters per step: step 1 {each[0]}, step {args.steps} "
+                  f"{each[-1]} ({each[-1] / max(each[0], 1):.2f}x), max {max(each)}; paid "
+                  f"once: {sum(r['once'] for r in rows)} (commands and the session's start)")
+            print(f"  all characters the main session grew by: step 1 {rows[0]['all']}, "
+                  f"step {args.steps} {rows[-1]['all']}, total {sum(r['all'] for r in rows)}")
+            print(f"  turns per step: main agent "
+                  f"{sum(r['turns'] for r in rows) / len(rows):.1f}, executor "
+                  f"{result['executor_turns']:.1f}")
+            print("  maker's characters, step by step: " + " ".join(map(str, each)))
 
 
 if __name__ == "__main__":

@@ -103,6 +103,7 @@ class RunExecutor:
         self.api = api
         self.handoffs = handoffs or {}
         self.brief_sizes: dict[int, int] = {}
+        self.brief_by_command = False  # True: a baseline maker, whose brief is read
         self.hold = hold or {}  # step -> released when its first executor may go on
         self.abandoned = threading.Event()  # its client was killed: answer, script nothing
         self.deviate = deviate or {}  # step -> (what changed, the revised step): its first
@@ -117,10 +118,16 @@ class RunExecutor:
         if not found:
             raise off_script(request, "expected `Execute maker step N.` in the prompt")
         n = int(found.group(1))
-        if f'<maker-brief step="{n}">' not in first:
+        briefed = f'<maker-brief step="{n}">' in first
+        if not briefed and not self.brief_by_command:
             raise off_script(request, "expected the brief with the launch")
         self.brief_sizes[n] = len(first)
         done = sum(1 for m in request.messages if m.get("role") == "assistant")
+        if not briefed:  # (a maker that gives no brief with the launch: read it first)
+            if done == 0:
+                self.api.script(EXECUTOR, self)
+                return tool("Bash", command=f"maker context {n}", description="Read my brief")
+            done -= 1
         held = self.hold.pop(n, None) if done == 1 else None
         if held is not None:
             held.wait(120)
