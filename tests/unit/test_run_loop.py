@@ -165,3 +165,23 @@ def test_run_with_parallel_starts_a_wave(tmp_path: Path, monkeypatch: pytest.Mon
                     '"Execute maker step 2."')
     assert live_run(store)["parallel"] == 2
     assert {store.load_step(n).status for n in (1, 2)} == {"in-progress"}
+
+
+def test_status_shows_the_run_and_each_steps_time_and_tokens(store: PlanStore) -> None:
+    from click.testing import CliRunner
+
+    from maker.cli.main import cli
+
+    _begin(store)
+    _finish(store, 1)  # (1,000 tokens, 2 s, as the client reported them)
+    out = CliRunner().invoke(cli, ["status", "--plans-dir", str(store.root)]).output
+    run_id = live_run(store)["id"]
+    assert f"Run {run_id}: 1 of 10 steps complete; running." in out
+    assert "  runs now: step 2" in out
+    assert "  step 1: complete (2 s, 1000 tokens)" in out
+    data = json.loads(CliRunner().invoke(
+        cli, ["status", "--json", "--plans-dir", str(store.root)]).output)
+    assert data["run"]["id"] == run_id and "seal" not in data["run"]
+    from maker.executor.status_view import status_summary
+
+    assert f"Run {run_id}: 1 of 10 steps complete" in status_summary(store)
