@@ -185,3 +185,33 @@ def test_status_shows_the_run_and_each_steps_time_and_tokens(store: PlanStore) -
     from maker.executor.status_view import status_summary
 
     assert f"Run {run_id}: 1 of 10 steps complete" in status_summary(store)
+
+
+def test_a_stop_with_a_step_nothing_runs_is_reminded_then_stops_the_run_not_the_step(
+        store: PlanStore) -> None:
+    """The main agent ends its turn without launching the step the run started: reminded
+    (bounded), then the run stops, and the step is kept as it is (never failed for what
+    the main agent did not do)."""
+    import os
+
+    from maker.executor.step_rules import STOP_REMINDERS
+    from maker.hooks.handlers import HANDLERS
+    from maker.hooks.protocol import run_hook
+
+    _begin(store)
+
+    def stop(active: bool) -> dict[str, str]:
+        data = {"session_id": SESSION, "prompt_id": PROMPT, "cwd": os.getcwd(),
+                "hook_event_name": "Stop", "stop_hook_active": active}
+        return json.loads(run_hook("stop", HANDLERS["stop"], stdin=json.dumps(data)))
+
+    for count in range(1, STOP_REMINDERS):  # (the last reminder is the stop that follows)
+        out = stop(count > 1)
+        assert out.get("decision") == "block", out
+        assert out["reason"].startswith("maker: the run is not finished: step 1 (Step number "
+                                        "1) is in progress and no executor runs it. Next: "
+                                        "launch the maker:step-executor")
+    out = stop(True)
+    assert out["systemMessage"].startswith("maker: the run stopped: step 1")
+    assert store.load_step(1).status == "in-progress" and not live_run(store)
+    assert _begin(store).endswith('"Execute maker step 1."')  # /maker:run goes on
