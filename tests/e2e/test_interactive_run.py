@@ -227,6 +227,31 @@ def test_a_deviation_mid_run_asks_the_person_and_the_run_goes_on(
     assert main.turns.count("ask") == 1 and len(typed_prompts(fake_api)) == 1
 
 
+def test_a_deviation_the_person_decides_later_and_run_goes_on(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    """The person leaves the deviation's question (Esc), decides with `/maker:approve 1`
+    when they are ready, and `/maker:run` goes on from there."""
+    write_plan(project, chain_plan(3), policy="auto")
+    executor = RunExecutor(fake_api, deviate={1: ("the layout changed", "Write step1.txt")})
+    main = RunMain(fake_api, executor.launch)
+    fake_api.script(MAIN, main)
+    terminal = interactive()
+    terminal.submit("/maker:run")
+
+    terminal.wait_for_text("Approve revised step 1", TIMEOUT)
+    terminal.choose("escape")  # not now
+    terminal.wait(lambda: IDLE not in terminal.text() and "Declined to answer" in
+                  terminal.text(), "the question declined, the client idle", TIMEOUT)
+    assert step(project, 1).status == "in-progress" and not (project / "step1.txt").exists()
+    terminal.submit("/maker:approve 1")
+    terminal.wait(lambda: IDLE not in terminal.text() and main.turns[-1:] == ["noted"]
+                  and len(typed_prompts(fake_api)) == 2, "the approval told", TIMEOUT)
+    terminal.submit("/maker:run")
+    run_ended(terminal, fake_api, main, "RUN_DONE")
+    assert [step(project, n).status for n in range(3)] == ["complete"] * 3
+    assert len(typed_prompts(fake_api)) == 3
+
+
 def _moved_down(terminal, highlighted: str) -> bool:  # type: ignore[no-untyped-def]
     """One Down, until it took (the client draws a question before its list takes keys)."""
     import time

@@ -70,8 +70,14 @@ def on_user_prompt_submit(hook: HookInput) -> Output:
     if not store.exists():
         return context("UserPromptSubmit", "maker: there is no plan here, so there is "
                        "nothing to approve, reject or set a policy for.")
-    return context("UserPromptSubmit", prompt_decision(store, *parsed, hook.session_id,
-                                                       hook.text("prompt_id")))
+    told = prompt_decision(store, *parsed, hook.session_id, hook.text("prompt_id"))
+    from maker.executor.loop.state import live_run
+
+    if parsed[0] in ("approve", "reject") and live_run(store):
+        from maker.executor.loop.words import typed_in_run
+
+        told = typed_in_run(told)
+    return context("UserPromptSubmit", told)
 
 
 def _unseen(hook: HookInput) -> Output:

@@ -21,7 +21,8 @@ from maker.executor.loop.state import live_run, note_reviewer, note_step
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
 
-__all__ = ["answered", "begin_text", "ended_said", "executor_said", "reviewer_said", "unseen"]
+__all__ = ["answered", "begin_text", "ended_said", "executor_said", "reviewer_said",
+           "typed_in_run", "unseen"]
 
 _SUMMARY = 240  # of a handoff's summary, in a verdict
 
@@ -119,6 +120,15 @@ def answered(store: PlanStore, told: str, session_id: str, prompt_id: str) -> st
                     f"change (or `/maker:reject N <what to change>`), and end with the line "
                     f"{END_STOPPED}.")
         return f"{said}\n{next_action(store, session_id, prompt_id).said}"
+
+
+def typed_in_run(told: str) -> str:
+    """What the main agent is told of a decision the person typed (``/maker:approve``,
+    ``/maker:reject``) while a run waits: the decision, and that ``/maker:run`` goes on
+    (the person's next command, not the model's to take)."""
+    said = _NEXT.sub("", _END_WITH.sub("", told)).strip()
+    return (f"{said} Tell the user so in a sentence: the run goes on when they type "
+            "/maker:run. Launch nothing now.")
 
 
 def unseen(store: PlanStore) -> list[str]:
