@@ -38,18 +38,23 @@ def loop_begin(session_id: str, data_dir: str, plans_dir: Path | None) -> None:
     from maker.errors import MakerError
 
     saved = saved_record(session_id, "run", data_dir)
-    raw = saved.get("arguments") if isinstance(saved.get("arguments"), str) else ""
-    m = _ARGS.match(raw or "")
-    if not m:
+    raw = saved.get("arguments")
+    if not isinstance(raw, str):  # a run is the person's to begin: /maker:run, typed
+        click.echo("REFUSED: maker found no /maker:run typed in this session (in the last "
+                   "few minutes): a run begins only when the user types it.\nTell the user "
+                   "so, and end with the line RUN_STOPPED.")
+        return
+    m = _ARGS.match(raw)
+    if not m or m.group(1) == "0":
         click.echo(f"REFUSED: `/maker:run {str(raw)[:60]}` is not understood: type "
-                   "/maker:run, or /maker:run --parallel N (N steps at once at most).\nTell "
-                   "the user exactly this, and end with the line RUN_STOPPED.")
+                   "/maker:run, or /maker:run --parallel N (at most N steps at once, N from "
+                   "1).\nTell the user exactly this, and end with the line RUN_STOPPED.")
         return
     parallel = int(m.group(1)) if m.group(1) else None
     try:
         click.echo(_begin(resolve_plans_dir(plans_dir), session_id,
                           str(saved.get("prompt_id") or ""), parallel))
-    except MakerError as exc:
+    except (MakerError, OSError) as exc:  # (a file where maker keeps its state, say)
         click.echo(f"REFUSED: {exc}\nTell the user exactly this, and end with the line "
                    "RUN_STOPPED.")
 

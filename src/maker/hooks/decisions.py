@@ -165,9 +165,11 @@ def answer_decision(store: PlanStore, tool_input: Any, tool_response: Any,
                             "with STEP_COMPLETE.")
             elif answer == APPROVE_REST_LABEL.format(n=n):
                 approve_step(store, n, "user (AskUserQuestion)")
-                choose_policy(store, "auto", f"user (AskUserQuestion, at step {n})")
+                chosen = choose_policy(store, "auto", f"user (AskUserQuestion, at step {n})")
                 told.append(f"maker: the user approved step {n}, and chose policy auto for "
-                            "the rest of this run.")
+                            "the rest of this run." if chosen else
+                            f"maker: the user approved step {n}; it is complete (no run is "
+                            "going on, so no policy was chosen). End with STEP_COMPLETE.")
             else:
                 notes = "" if answer == REJECT_LABEL.format(n=n) else answer
                 result = reject_step(store, n, notes, by="user (AskUserQuestion)")

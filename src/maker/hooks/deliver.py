@@ -128,6 +128,15 @@ def _reviewer_stop(hook: HookInput, text: str) -> Output:
     if not store.exists():
         return allow()
     waiting = [r for r in store.load().steps if is_awaiting(r)]
+    bound = records.read_record(hook.agent_id).get("review_step")  # (named at its launch)
+    if not isinstance(bound, int):
+        bound = _reviewed_step(hook)  # (in the foreground: its prompt, in its transcript)
+    if isinstance(bound, int):
+        waiting = [r for r in waiting if r.number == bound]
+        if not waiting:
+            records.record(hook, "not-recorded", step=bound)
+            return message(f"maker: the reviewer was launched for step {bound}, which no "
+                           "longer awaits approval, so its review was not recorded.")
     if len(waiting) != 1:
         records.record(hook, "not-recorded")
         return message("maker: the reviewer finished, but no single step awaits approval, "
@@ -145,6 +154,26 @@ def _reviewer_stop(hook: HookInput, text: str) -> Output:
                     decision=kind, decided=said)
     return message(f"maker: review of step {review.step} recorded (verdict: {review.verdict})"
                    f"; step {review.step}: {said}.")
+
+
+def _reviewed_step(hook: HookInput) -> int | None:
+    """The step the reviewer's prompt names (``Review maker step N``: the first user
+    message of its transcript, as the client wrote it), or None."""
+    import re
+
+    from maker.core.bounded import open_regular
+    from maker.errors import MakerError
+
+    path = hook.text("agent_transcript_path")
+    if not path:
+        return None
+    try:
+        with open_regular(path) as fh:
+            head = fh.read(64 * 1024).decode("utf-8", "replace")
+    except (OSError, ValueError, MakerError):
+        return None
+    found = re.search(r"Review maker step (\d{1,6})\b", head)
+    return int(found.group(1)) if found else None
 
 
 def _planner_stop(hook: HookInput, text: str) -> Output:

@@ -76,7 +76,7 @@ def on_user_prompt_submit(hook: HookInput) -> Output:
     if parsed[0] in ("approve", "reject") and live_run(store):
         from maker.executor.loop.words import typed_in_run
 
-        told = typed_in_run(told)
+        told = typed_in_run(store, told)
     return context("UserPromptSubmit", told)
 
 

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 __all__ = ["on_stop"]
 
+_WAITED = "the main agent left step"
+
 
 def on_stop(hook: HookInput) -> Output:
     from maker.core.paths import find_plans_dir
@@ -82,10 +84,15 @@ def _stop(hook: HookInput, state: PlanState) -> Output:
     if _executor_runs(hook, state, active) or _deviation_waits(active):
         return allow()
     key = f"step{step}-{active.get('started_at', '')}"
-    from maker.executor.loop.state import live_run
+    from maker.store.run_file import read_run
 
-    if live_run(state):
-        return _run_waits(hook, state, step, title, key)
+    run = read_run(state)
+    if run and not run.get("ended_at"):  # a /maker:run's step: never failed for a stop
+        stopped = run.get("stopped")
+        if not stopped:
+            return _run_waits(hook, state, step, title, key)
+        if isinstance(stopped, dict) and str(stopped.get("why")).startswith(_WAITED):
+            return allow()  # (this hook stopped the run: /maker:run goes on)
     count, failed = remind(state, step, key, hook.stop_hook_active)
     if failed:
         reason = "the session stopped without an accepted handoff"
@@ -110,7 +117,7 @@ def _run_waits(hook: HookInput, state: PlanState, step: int, title: str, key: st
     count = bump(state, "stop", key)
     if count > STOP_REMINDERS or (hook.stop_hook_active and count >= STOP_REMINDERS):
         clear(state, "stop", key)
-        stop_run(state, f"step {step} waited for an executor that was not launched")
+        stop_run(state, f"{_WAITED} {step}, which waited for an executor never launched")
         return message(f"maker: the run stopped: step {step} ({title}) waits for its "
                        "executor. Type /maker:run to go on from there.")
     return block(f"maker: the run is not finished: step {step} ({title}) is in progress and "

@@ -104,13 +104,15 @@ def _with_brief(hook: HookInput, store: Any, step: int | None) -> Output:
                                      f"step=\"{step}\">\n{brief}</{BRIEF_TAG}>"})
 
 
-def _prompt_step(hook: HookInput) -> int | None:
-    """The step an executor's launch prompt names (``Execute maker step N.``)."""
+def _prompt_step(hook: HookInput, verb: str = "") -> int | None:
+    """The step a launch prompt names (``Execute maker step N.``; with ``verb``, only
+    after it: ``Review maker step N``)."""
     import re
 
     tool_input = hook.raw.get("tool_input")
     prompt = tool_input.get("prompt") if isinstance(tool_input, dict) else None
-    found = re.search(r"\bmaker step (\d{1,6})\b", prompt) if isinstance(prompt, str) else None
+    pattern = rf"\b{verb} maker step (\d{{1,6}})\b" if verb else r"\bmaker step (\d{1,6})\b"
+    found = re.search(pattern, prompt) if isinstance(prompt, str) else None
     return int(found.group(1)) if found else None
 
 
@@ -209,7 +211,9 @@ def _launched(hook: HookInput, agent: str, agent_id: str) -> str:
         if not data:  # (its deliverable may be recorded already: a fast subagent)
             data = {"agent_type": agent, "outcome": "running", "final": False,
                     "at": time.time()}
-        write(agent_id, {**data, "launch_id": launch_id})
+        reviews = _prompt_step(hook, "Review") if agent == "maker:reviewer" else None
+        write(agent_id, {**data, "launch_id": launch_id,
+                         **({"review_step": reviews} if reviews is not None else {})})
     what = {"maker:planner": "The planner", "maker:reviewer": "The reviewer"}.get(
         agent, "The step executor")
     if agent.endswith(":step-executor"):

@@ -150,7 +150,7 @@ class PlanStore:
         if self.notes_path.is_file():
             atomic_write(target / self.notes_path.name,
                          self.notes_path.read_text(encoding="utf-8"))
-        for state in ("active.json", "evidence"):
+        for state in ("active.json", "evidence", "run.json"):  # (a run is the plan's)
             p = self.state_dir / state
             if os.path.lexists(p):
                 journaled_move(p, target / state)

@@ -37,7 +37,15 @@ def read_run(store: StateDir) -> dict[str, Any]:
 
 
 def write_run(store: StateDir, run: dict[str, Any]) -> dict[str, Any]:
-    """Seal ``run`` and write it in place of the old record; the sealed record."""
+    """Seal ``run`` and write it in place of the old record; the sealed record. Raises
+    PlanFileError when something other than a file is in its place."""
+    path = store.state_dir / RUN_FILE
+    if path.is_dir() or (path.exists() and not path.is_file()):
+        from maker.errors import PlanFileError
+
+        raise PlanFileError(path, "is not a file, but maker keeps the record of a "
+                            "/maker:run there", fix=f"remove it (`rm -r {path}`): the run "
+                            "begins again from where the plan stands")
     sealed = seal(run)
-    atomic_write(store.state_dir / RUN_FILE, json.dumps(sealed, indent=1, ensure_ascii=False))
+    atomic_write(path, json.dumps(sealed, indent=1, ensure_ascii=False))
     return sealed

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
 __all__ = ["Action", "END_DONE", "END_STOPPED", "loop_lock", "next_action"]
 
 END_DONE = "RUN_DONE"
+# A launch another verdict said this long ago is still on its way (two verdicts at once)
+_SAID_S = 60.0
 END_STOPPED = "RUN_STOPPED"
 
 
@@ -106,23 +109,34 @@ def next_action(store: PlanStore, session_id: str, prompt_id: str, *,
 def _awaiting(store: PlanStore, n: int, session_id: str, typed: bool) -> Action | None:
     now = outcome(store, n)
     if "ask" not in now:  # its review is due first
-        running = live_run(store).get("reviewing") or {}
-        if not typed and str(n) in running:
+        running = (live_run(store).get("reviewing") or {}).get(str(n))
+        # (a person's /maker:run in another session: that reviewer went with its session)
+        if isinstance(running, dict) and (not typed or running.get("session") == session_id):
             return _wait([f"the reviewer of step {n}"])
         from maker.executor.loop.state import note_reviewer
 
-        note_reviewer(store, n)
+        note_reviewer(store, n, session_id)
         return Action("review", f"Next: {now['next']}.")
-    if run_policy(store):  # the person's choice for the rest of this run
-        with contextlib.suppress(MakerError):
+    record = store.load_step(n)
+    handoff = store.read_handoff(n) or {}
+    if run_policy(store) and _policy_decides(store, record, handoff):
+        with contextlib.suppress(MakerError):  # the person's choice for the rest of the run
             approve_step(store, n, "policy:auto (the user's choice for this run)")
             note_step(store, n, status="complete",
                       approved_by="policy:auto (the user's choice for this run)")
             return None
-    record = store.load_step(n)
-    handoff = store.read_handoff(n) or {}
     question = approval_question(n, record.title, files_note(record, handoff), in_run=True)
     return _ask(question)
+
+
+def _policy_decides(store: PlanStore, record: object, handoff: dict[str, object]) -> bool:
+    """Whether policy ``auto`` itself approves this step (a small one): a large one
+    needs the reviewer's approving verdict, and one the reviewer sent back past its
+    bound, or that no reviewer judged, is a person's to decide, as under the plan's
+    own policy ``auto``."""
+    from maker.executor.review_route import review_need
+
+    return review_need(store, record, "auto", handoff).route == "policy"  # type: ignore[arg-type]
 
 
 def _ask(question: dict[str, object]) -> Action:
@@ -154,11 +168,13 @@ def _in_progress(store: PlanStore, plan: StoredPlan, session_id: str, prompt_id:
             waiting.append(f"step {record.number}")
         else:
             launch.append(record.number)
+    if not typed:  # (a launch another verdict said a moment ago: not said twice)
+        launch = [n for n in launch if not _said_not_made(store, n, active)]
     if launch:
         for n in launch:
             add_turn(store, n, session_id, prompt_id)
         return _launch(store, launch)
-    return _wait(waiting)
+    return _wait(waiting or ["the executors just launched"])
 
 
 def _executor_runs(store: PlanStore, n: int, active: dict[str, object], typed: bool) -> bool:
@@ -180,6 +196,19 @@ def _executor_runs(store: PlanStore, n: int, active: dict[str, object], typed: b
                 run.save()
             running = [x for x in running if x.get("background")]
         return bool(running)
+
+
+def _said_not_made(store: PlanStore, n: int, active: dict[str, object]) -> bool:
+    """Whether the run said to launch step ``n`` under ``_SAID_S`` ago, and no launch
+    of it was made since (the main agent is about to)."""
+    from maker.executor.run_record import load_run
+    from maker.store.active import member
+
+    said = float(((live_run(store).get("steps") or {}).get(str(n)) or {}).get("told") or 0)
+    if time.time() - said > _SAID_S:
+        return False
+    run = load_run(store, n, member(dict(active), n) or dict(active))
+    return not any(float(x.get("at") or 0) >= said for x in (run.launches if run else []))
 
 
 def _take_over(store: PlanStore, steps: list[int], session_id: str) -> None:
@@ -207,7 +236,7 @@ def _launch(store: PlanStore, steps: list[int]) -> Action:
     from maker.executor.ballots import launch_instruction, vote_state
 
     for n in steps:
-        note_step(store, n, began=_now())
+        note_step(store, n, began=time.time(), told=time.time())
     if len(steps) == 1:
         n = steps[0]
         with contextlib.suppress(Exception):
@@ -245,7 +274,3 @@ def _stop(store: PlanStore, why: str) -> Action:
                           f"and end with the line {END_STOPPED}.")
 
 
-def _now() -> float:
-    import time
-
-    return time.time()

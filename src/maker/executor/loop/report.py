@@ -39,7 +39,7 @@ def report(store: PlanStore, plan: StoredPlan, run: dict[str, Any]) -> str:
         entry = steps[key]
         n = int(key)
         handoff = store.read_handoff(n) or {}
-        changed = [str(f) for f in handoff.get("files_changed") or []]
+        changed = [clip(str(f), 120, "its handoff") for f in handoff.get("files_changed") or []]
         files += [f for f in changed if f not in files]
         for item in handoff.get("evidence") or []:
             if isinstance(item, dict) and item.get("command"):

@@ -58,57 +58,76 @@ def begin_run(store: PlanStore, session_id: str, parallel: int | None) -> tuple[
 
 def note_step(store: StateDir, n: int, **facts: Any) -> None:
     """Merge ``facts`` into step ``n``'s entry of the live run (nothing without one)."""
-    run = live_run(store)
-    if not run:
-        return
-    steps = dict(run.get("steps") or {})
-    entry = {**(steps.get(str(n)) or {}), **{k: v for k, v in facts.items() if v is not None}}
-    steps[str(n)] = entry
-    write_run(store, {**run, "steps": steps})
+    with store.lock():  # type: ignore[attr-defined]
+        run = live_run(store)
+        if not run:
+            return
+        steps = dict(run.get("steps") or {})
+        entry = {**(steps.get(str(n)) or {}),
+                 **{k: v for k, v in facts.items() if v is not None}}
+        steps[str(n)] = entry
+        write_run(store, {**run, "steps": steps})
 
 
-def note_reviewer(store: StateDir, n: int, running: bool = True) -> None:
-    """The live run launched the reviewer of step ``n`` (``running``), or it returned."""
-    run = live_run(store)
-    if not run:
-        return
-    reviewing = {k: v for k, v in (run.get("reviewing") or {}).items() if k != str(n)}
-    if running:
-        reviewing[str(n)] = time.time()
-    write_run(store, {**run, "reviewing": reviewing})
+def note_reviewer(store: StateDir, n: int, session_id: str = "",
+                  running: bool = True) -> None:
+    """The live run launched the reviewer of step ``n`` in ``session_id`` (``running``),
+    or it returned."""
+    with store.lock():  # type: ignore[attr-defined]
+        run = live_run(store)
+        if not run:
+            return
+        reviewing = {k: v for k, v in (run.get("reviewing") or {}).items() if k != str(n)}
+        if running:
+            reviewing[str(n)] = {"at": time.time(), "session": session_id}
+        write_run(store, {**run, "reviewing": reviewing})
 
 
 def stop_run(store: StateDir, why: str) -> None:
     """The live run stops for a person; the next ``/maker:run`` resumes it."""
-    run = live_run(store)
-    if run:
-        write_run(store, {**run, "stopped": {"why": why[:500], "at": utc_now()}})
+    with store.lock():  # type: ignore[attr-defined]
+        run = live_run(store)
+        if run:
+            write_run(store, {**run, "stopped": {"why": why[:500], "at": utc_now()}})
 
 
 def end_run(store: StateDir) -> dict[str, Any]:
     """The run is over (every step done); its record, ended."""
-    run = read_run(store)
-    if not run or run.get("ended_at"):
-        return run
-    return write_run(store, {**run, "ended_at": utc_now(), "ended": time.time(),
-                             "policy": None})
+    with store.lock():  # type: ignore[attr-defined]
+        run = read_run(store)
+        if not run or run.get("ended_at"):
+            return run
+        return write_run(store, {**run, "ended_at": utc_now(), "ended": time.time(),
+                                 "policy": None})
 
 
-def choose_policy(store: StateDir, name: str, by: str) -> None:
-    """A person chose policy ``name`` for the rest of the live run."""
-    run = live_run(store)
-    if run:
-        write_run(store, {**run, "policy": {"name": name, "set_by": by, "set_at": utc_now()}})
+def choose_policy(store: StateDir, name: str, by: str) -> bool:
+    """A person chose policy ``name`` for the rest of the live run; False when no run
+    is live (nothing recorded)."""
+    with store.lock():  # type: ignore[attr-defined]
+        run = live_run(store)
+        if run:
+            write_run(store, {**run, "policy": {"name": name, "set_by": by,
+                                                "set_at": utc_now()}})
+        return bool(run)
 
 
 def clear_policy(store: StateDir) -> None:
     """A person set the plan's policy: the run's own choice gives way to it."""
-    run = read_run(store) if store.state_dir.is_dir() else {}
-    if run and run.get("policy"):
-        write_run(store, {**run, "policy": None})
+    with store.lock():  # type: ignore[attr-defined]
+        run = read_run(store) if store.state_dir.is_dir() else {}
+        if run and run.get("policy"):
+            write_run(store, {**run, "policy": None})
 
 
-def run_policy(store: StateDir) -> dict[str, Any] | None:
-    """The policy a person chose for the rest of the live run, or None."""
+def run_policy(store: PlanStore) -> dict[str, Any] | None:
+    """The policy a person chose for the rest of the live run, or None. A choice older
+    than the plan's own policy (a record written back from before a person's
+    ``/maker:policy``) counts for nothing."""
     policy = live_run(store).get("policy")
-    return policy if isinstance(policy, dict) and policy.get("name") else None
+    if not isinstance(policy, dict) or not policy.get("name"):
+        return None
+    plans = store.read_policy_data().get("set_at")
+    if isinstance(plans, str) and str(policy.get("set_at") or "") <= plans:
+        return None
+    return policy

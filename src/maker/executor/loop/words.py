@@ -27,6 +27,12 @@ __all__ = ["answered", "begin_text", "ended_said", "executor_said", "reviewer_sa
 _SUMMARY = 240  # of a handoff's summary, in a verdict
 
 
+def _line(text: str) -> str:
+    """Others' words on one line: a quoted summary can start no line of maker's own
+    (``Next:``, ``ask:``, the line to end with)."""
+    return " ".join(text.split())
+
+
 def ended_said(store: PlanStore, n: int) -> str:
     """How step ``n`` stands, in one line, for a verdict or a resumed run."""
     from maker.executor.outcome import outcome
@@ -36,9 +42,9 @@ def ended_said(store: PlanStore, n: int) -> str:
     if now.get("approved_by"):
         said += f", approved by {now['approved_by']}"
     if now["status"] in ("failed", "blocked") and now["reasons"]:
-        said += ": " + clip("; ".join(now["reasons"]), 300)
+        said += ": " + clip(_line("; ".join(now["reasons"])), 300)
     elif now["summary"]:
-        said += f". Summary: {clip(now['summary'], _SUMMARY, 'its handoff')}"
+        said += f". Summary: {clip(_line(now['summary']), _SUMMARY, 'its handoff')}"
     from maker.executor.sweep import open_proposals
 
     mine = [p for p in open_proposals(store) if p.get("from_step") == n]
@@ -67,8 +73,8 @@ def executor_said(store: PlanStore, facts: dict[str, Any], session_id: str, prom
         dev = pending_deviation(store.load_step(step)) or {}
         said = (f"{step_head(store, step)}: the executor found, before any edit, that the step "
                 f"no longer fits the plan (a major deviation). What changed: "
-                f"{clip(str(dev.get('what_changed')), 300, 'the step file')}. The revised "
-                f"step: {clip(str(dev.get('revised_task')), 300, 'the step file')}")
+                f"{clip(_line(str(dev.get('what_changed'))), 300, 'the step file')}. The "
+                f"revised step: {clip(_line(str(dev.get('revised_task'))), 300, 'the step file')}")
     elif kind == "unchecked":
         said = f"{step_head(store, step)}: its handoff could not be checked: {facts.get('error')}"
     elif store.load_step(step).status == "in-progress":
@@ -89,6 +95,7 @@ def reviewer_said(store: PlanStore, facts: dict[str, Any], session_id: str,
     step = facts.get("step")
     if isinstance(step, int):
         note_reviewer(store, step, running=False)
+    if isinstance(step, int) and facts.get("outcome") == "recorded":
         record = store.load_step(step)
         said = (f"the review of step {step} is recorded (verdict: {facts.get('verdict')}); "
                 f"step {step} is {record.status}")
@@ -96,12 +103,14 @@ def reviewer_said(store: PlanStore, facts: dict[str, Any], session_id: str,
             note_step(store, step, ended=time.time(), status=record.status,
                       approved_by=record.meta.get("approved_by"))
     else:
-        said = "the reviewer returned, but its review was not recorded"
+        said = ("the reviewer returned, but its review was not recorded (the step it was "
+                "launched for no longer awaits one)")
     return f"{said}.\n{next_action(store, session_id, prompt_id).said}"
 
 
 _NEXT = re.compile(r" *Next: [^\n]*")
-_END_WITH = re.compile(r" *End(?: your reply)? with(?: the line)? STEP_[A-Z_]+\.")
+_END_WITH = re.compile(r" *(?:Tell (?:them|the user) so,? )?(?:and )?[Ee]nd(?: your reply)? "
+                       r"with(?: the line)? STEP_[A-Z_]+\.")
 
 
 def answered(store: PlanStore, told: str, session_id: str, prompt_id: str) -> str:
@@ -122,11 +131,16 @@ def answered(store: PlanStore, told: str, session_id: str, prompt_id: str) -> st
         return f"{said}\n{next_action(store, session_id, prompt_id).said}"
 
 
-def typed_in_run(told: str) -> str:
+def typed_in_run(store: PlanStore, told: str) -> str:
     """What the main agent is told of a decision the person typed (``/maker:approve``,
     ``/maker:reject``) while a run waits: the decision, and that ``/maker:run`` goes on
-    (the person's next command, not the model's to take)."""
+    (the person's next command, not the model's to take). A step rejected with nothing
+    to change stops the run, as its question's rejection does."""
+    from maker.executor.loop.state import stop_run
+
     said = _NEXT.sub("", _END_WITH.sub("", told)).strip()
+    if "back to pending" in said:
+        stop_run(store, "the user rejected a step and said nothing to change")
     return (f"{said} Tell the user so in a sentence: the run goes on when they type "
             "/maker:run. Launch nothing now.")
 
