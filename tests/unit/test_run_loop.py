@@ -18,9 +18,8 @@ from maker.hooks.decisions import answer_decision
 from maker.store.plan_store import PlanStore
 from maker.store.run_file import RUN_FILE, read_run
 
+from ._run_steps import PROMPT, SESSION, begin, finish
 from ._step_plans import handoff, linear
-
-SESSION, PROMPT = "session-1", "prompt-1"
 
 
 @pytest.fixture()
@@ -30,21 +29,8 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verification_off: Non
     return linear(tmp_path, 10, policy="auto")
 
 
-def _begin(store: PlanStore, parallel: int | None = None) -> str:
-    with loop_lock(store), store.lock():
-        begin_run(store, SESSION, parallel)
-    return next_action(store, SESSION, PROMPT, typed=True).said
-
-
-def _finish(store: PlanStore, n: int) -> str:
-    """Step ``n``'s executor hands off and returns: the run's verdict on it."""
-    accept_handoff(store, handoff(n, summary=f"Did step {n} of the plan."))
-    return executor_said(store, {"outcome": "accepted", "step": n}, SESSION, PROMPT,
-                         {"tokens": 1000 * n, "duration_ms": 2000})
-
-
 def test_a_run_starts_the_next_step_and_says_only_what_to_launch(store: PlanStore) -> None:
-    said = _begin(store)
+    said = begin(store)
     assert said == ('Next: launch maker:step-executor with the Agent tool and the prompt '
                     '"Execute maker step 1."')
     assert store.load_step(1).status == "in-progress"  # started in code, not by the model
@@ -52,16 +38,16 @@ def test_a_run_starts_the_next_step_and_says_only_what_to_launch(store: PlanStor
 
 
 def test_each_verdict_names_the_next_launch_and_stays_the_same_size(store: PlanStore) -> None:
-    _begin(store)
+    begin(store)
     sizes = []
     for n in range(1, 10):
-        verdict = _finish(store, n)
+        verdict = finish(store, n, {"tokens": 1000 * n, "duration_ms": 2000})
         assert verdict.startswith(f"step {n} (Step number {n}): complete, approved by "
                                   "policy:auto. Summary: Did step")
         assert verdict.endswith(f'the prompt "Execute maker step {n + 1}."')
         sizes.append(len(verdict))
     assert max(sizes) < 400 and max(sizes) - min(sizes) <= 2  # (a digit more at step 10)
-    last = _finish(store, 10)
+    last = finish(store, 10)
     assert last.endswith(f"end with the line {END_DONE}.")
     assert "maker: the plan is done" in last and "Steps in this run: 10 of 10" in last
     assert read_run(store)["ended_at"] and not live_run(store)
@@ -70,8 +56,8 @@ def test_each_verdict_names_the_next_launch_and_stays_the_same_size(store: PlanS
 def test_under_never_the_question_offers_the_rest_of_the_run_by_policy(
         store: PlanStore) -> None:
     set_policy(store, "never", "person (terminal)")
-    _begin(store)
-    verdict = _finish(store, 1)
+    begin(store)
+    verdict = finish(store, 1)
     assert "awaiting-approval" in verdict and "\nask: " in verdict
     question = json.loads(verdict.split("\nask: ", 1)[1])
     labels = [o["label"] for o in question["questions"][0]["options"]]
@@ -85,14 +71,14 @@ def test_under_never_the_question_offers_the_rest_of_the_run_by_policy(
     assert said.endswith('"Execute maker step 2."') and "STEP_COMPLETE" not in said
     assert store.load_step(1).meta["approved_by"] == "user (AskUserQuestion)"
     assert run_policy(store) and read_policy(store).name == "auto"
-    verdict = _finish(store, 2)  # no question: the person's choice for this run
+    verdict = finish(store, 2)  # no question: the person's choice for this run
     assert "approved by policy:auto (the user's choice for this run)" in verdict
     assert verdict.endswith('"Execute maker step 3."')
 
 
 def test_a_persons_policy_replaces_the_runs_choice(store: PlanStore) -> None:
     set_policy(store, "never", "person (terminal)")
-    _begin(store)
+    begin(store)
     from maker.executor.loop.state import choose_policy
 
     choose_policy(store, "auto", "user (AskUserQuestion, at step 1)")
@@ -102,7 +88,7 @@ def test_a_persons_policy_replaces_the_runs_choice(store: PlanStore) -> None:
 
 
 def test_a_run_record_written_by_hand_is_no_run(store: PlanStore) -> None:
-    _begin(store)
+    begin(store)
     path = store.state_dir / RUN_FILE
     forged = json.loads(path.read_text())
     forged["policy"] = {"name": "auto", "set_by": "the model"}
@@ -112,7 +98,7 @@ def test_a_run_record_written_by_hand_is_no_run(store: PlanStore) -> None:
 
 
 def test_a_failed_step_stops_the_run_and_run_again_resumes_it(store: PlanStore) -> None:
-    _begin(store)
+    begin(store)
     run_id = live_run(store)["id"]
     fail_step(store, 1, ["the tests would not pass"])
     said = executor_said(store, {"outcome": "failed", "step": 1, "attempts": 3}, SESSION,
@@ -123,14 +109,14 @@ def test_a_failed_step_stops_the_run_and_run_again_resumes_it(store: PlanStore) 
     from maker.executor.lifecycle import reset_step
 
     reset_step(store, 1)
-    again = _begin(store)
+    again = begin(store)
     assert again.endswith('"Execute maker step 1."') and live_run(store)["id"] == run_id
 
 
 def test_a_lost_launch_is_launched_again_when_the_person_types_run(store: PlanStore) -> None:
     from maker.executor.runs import start_launch
 
-    _begin(store)
+    begin(store)
     assert start_launch(store, "toolu_1", SESSION, PROMPT) is None  # a foreground launch
     with loop_lock(store):  # a hook's view: the executor runs
         assert next_action(store, SESSION, PROMPT).kind == "wait"
@@ -144,13 +130,13 @@ def test_a_lost_launch_is_launched_again_when_the_person_types_run(store: PlanSt
 
 def test_a_verdict_that_never_reached_the_main_agent_is_said_with_the_next_run(
         store: PlanStore) -> None:
-    _begin(store)
+    begin(store)
     accept_handoff(store, handoff(1, summary="Wrote the thing."))  # its notification lost
     seen = unseen(store)
     assert seen == ["step 1 (Step number 1): complete, approved by policy:auto. Summary: "
                     "Wrote the thing."]
     assert unseen(store) == []  # said once
-    assert _begin(store).endswith('"Execute maker step 2."')
+    assert begin(store).endswith('"Execute maker step 2."')
 
 
 def test_run_with_parallel_starts_a_wave(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -159,7 +145,7 @@ def test_run_with_parallel_starts_a_wave(tmp_path: Path, monkeypatch: pytest.Mon
 
     monkeypatch.chdir(tmp_path)
     store = wave_ready(tmp_path)
-    said = _begin(store, parallel=2)
+    said = begin(store, parallel=2)
     assert said == ("Next: launch 2 maker:step-executor subagents at once, one Agent call "
                     'each in one message, with the prompts "Execute maker step 1." and '
                     '"Execute maker step 2."')
@@ -172,8 +158,8 @@ def test_status_shows_the_run_and_each_steps_time_and_tokens(store: PlanStore) -
 
     from maker.cli.main import cli
 
-    _begin(store)
-    _finish(store, 1)  # (1,000 tokens, 2 s, as the client reported them)
+    begin(store)
+    finish(store, 1, {"tokens": 1000, "duration_ms": 2000})  # (as the client reported)
     out = CliRunner().invoke(cli, ["status", "--plans-dir", str(store.root)]).output
     run_id = live_run(store)["id"]
     assert f"Run {run_id}: 1 of 10 steps complete; running." in out
@@ -198,7 +184,7 @@ def test_a_stop_with_a_step_nothing_runs_is_reminded_then_stops_the_run_not_the_
     from maker.hooks.handlers import HANDLERS
     from maker.hooks.protocol import run_hook
 
-    _begin(store)
+    begin(store)
 
     def stop(active: bool) -> dict[str, str]:
         data = {"session_id": SESSION, "prompt_id": PROMPT, "cwd": os.getcwd(),
@@ -214,4 +200,4 @@ def test_a_stop_with_a_step_nothing_runs_is_reminded_then_stops_the_run_not_the_
     out = stop(True)
     assert out["systemMessage"].startswith("maker: the run stopped: step 1")
     assert store.load_step(1).status == "in-progress" and not live_run(store)
-    assert _begin(store).endswith('"Execute maker step 1."')  # /maker:run goes on
+    assert begin(store).endswith('"Execute maker step 1."')  # /maker:run goes on

@@ -168,13 +168,15 @@ def _in_progress(store: PlanStore, plan: StoredPlan, session_id: str, prompt_id:
             waiting.append(f"step {record.number}")
         else:
             launch.append(record.number)
+    pending: list[int] = []
     if not typed:  # (a launch another verdict said a moment ago: not said twice)
-        launch = [n for n in launch if not _said_not_made(store, n, active)]
+        pending = [n for n in launch if _said_not_made(store, n, active)]
+        launch = [n for n in launch if n not in pending]
     if launch:
         for n in launch:
             add_turn(store, n, session_id, prompt_id)
         return _launch(store, launch)
-    return _wait(waiting or ["the executors just launched"])
+    return _wait(waiting or [f"step {n}" for n in pending])
 
 
 def _executor_runs(store: PlanStore, n: int, active: dict[str, object], typed: bool) -> bool:
@@ -204,11 +206,20 @@ def _said_not_made(store: PlanStore, n: int, active: dict[str, object]) -> bool:
     from maker.executor.run_record import load_run
     from maker.store.active import member
 
-    said = float(((live_run(store).get("steps") or {}).get(str(n)) or {}).get("told") or 0)
-    if time.time() - said > _SAID_S:
-        return False
+    entry = (live_run(store).get("steps") or {}).get(str(n)) or {}
+    said = float(entry.get("told") or 0)
+    if time.time() - said > _SAID_S or entry.get("told_run") != _run_start(store, n):
+        return False  # (long ago, or said for an earlier run of the step: sent back since)
     run = load_run(store, n, member(dict(active), n) or dict(active))
     return not any(float(x.get("at") or 0) >= said for x in (run.launches if run else []))
+
+
+def _run_start(store: PlanStore, n: int) -> str:
+    """When the current run of step ``n`` began ("" for a step file that cannot be read)."""
+    try:
+        return str(store.load_step(n).meta.get("started_at") or "")
+    except MakerError:
+        return ""
 
 
 def _take_over(store: PlanStore, steps: list[int], session_id: str) -> None:
@@ -236,7 +247,7 @@ def _launch(store: PlanStore, steps: list[int]) -> Action:
     from maker.executor.ballots import launch_instruction, vote_state
 
     for n in steps:
-        note_step(store, n, began=time.time(), told=time.time())
+        note_step(store, n, began=time.time(), told=time.time(), told_run=_run_start(store, n))
     if len(steps) == 1:
         n = steps[0]
         with contextlib.suppress(Exception):
