@@ -94,8 +94,8 @@ class RunMain:
 class RunExecutor:
     """The step executors: each, by the step its prompt names, checks that its brief
     came with its launch, orients, writes ``step<N>.txt`` (in its worktree, when the
-    brief gives it one), lands it there, and hands back. ``handoffs[n]``: a handoff to
-    answer with instead (a status other than complete, say)."""
+    brief gives it one: maker lands it when it accepts the handoff), and hands back.
+    ``handoffs[n]``: a handoff to answer with instead (a status other than complete)."""
 
     def __init__(self, api: FakeMessagesAPI, handoffs: dict[int, str] | None = None,
                  hold: dict[int, threading.Event] | None = None,
@@ -147,8 +147,6 @@ class RunExecutor:
         replies = [tool("Bash", command=f"maker orient {n} none", description="Orient"),
                    tool("Write", file_path=f"{tree.group(1) if tree else working_dir(request)}"
                                            f"/{name}", content=f"step {n}\n")]
-        if tree:
-            replies.append(tool("Bash", command=f"maker land {n}", description="Land"))
         if done < len(replies):
             self.api.script(EXECUTOR, self)
             return replies[done]

@@ -10,7 +10,8 @@ import click
 
 from maker.cli._common import echo_json, plans_dir_option, reports_errors, resolve_plans_dir
 from maker.cli.main import cli
-from maker.executor.land import MAX_LAND_ATTEMPTS, Landing, land_step
+from maker.executor.land import land_step
+from maker.executor.land_gate import landing_text
 from maker.store.plan_store import PlanStore
 
 __all__ = ["land"]
@@ -30,24 +31,3 @@ def land(step: int, as_json: bool, plans_dir: Path | None) -> None:
     else:
         click.echo(landing_text(landing))
     sys.exit(0 if landing.kind in ("landed", "nothing") else 1)
-
-
-def landing_text(landing: Landing) -> str:
-    """What the step's executor (or a person) reads of it."""
-    n = landing.step
-    if landing.kind == "landed":
-        return (f"maker: step {n}'s change landed in the main checkout "
-                f"({len(landing.files)} file(s): {', '.join(landing.files[:20])}), and its "
-                "verification passed there. Nothing more is edited for this step: "
-                "hand off now.")
-    if landing.kind == "nothing":
-        return f"maker: step {n} has no worktree change to land ({landing.reason or 'none'})."
-    if landing.failed:
-        return (f"maker: step {n}'s change could not land: {landing.reason}. It ran on a "
-                f"new base {MAX_LAND_ATTEMPTS} times, and the step has failed: hand off "
-                "with status: failed and this reason in blockers.")
-    return (f"maker: step {n}'s change could not land: {landing.reason}. Nothing of it "
-            f"was kept in the main checkout. maker cut a new worktree from the main "
-            f"checkout as it is now: {landing.again}. Do the step again there (the same "
-            f"relative paths; the other change is in it), then `maker verify --step "
-            f"{n}` and `maker land {n}` again.")

@@ -108,10 +108,11 @@ def _worktree_section(n: int, tree: Path, project: Path) -> str:
             f"now. Do all your work there: maker runs your Bash commands in it, and you "
             f"write files under it (the same relative paths as in the project). The main "
             f"checkout ({project}) is not yours to change, and maker refuses it to you. "
-            f"Once `maker verify --step {n}` passes there, run `maker land {n}`: maker "
-            "brings your change into the main checkout, file by file, and verifies it "
-            "there. If it says your change could not land, do what it says (a new "
-            "worktree, on the new base); once it has landed, hand off.")
+            f"Once `maker verify --step {n}` passes there, hand off: when maker accepts "
+            "your handoff it brings your change into the main checkout, file by file, and "
+            "verifies it there. If it says your change could not land, do what it says (a "
+            f"new worktree on the new base, or `maker land {n}` when the checks take long), "
+            "then hand off again.")
 
 
 # -- the step ------------------------------------------------------------------------

@@ -51,6 +51,7 @@ from maker.store.atomic import atomic_write
 from maker.store.workspace import LANDED_KEY, worktree_of
 from maker.tools import worktrees
 from maker.tools.git_tree import changed_paths, snapshot_tree
+from maker.verify.check_run import TIMEOUT_EXIT_CODE
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -94,8 +95,10 @@ def _land_lock(store: PlanStore) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def land(store: PlanStore, n: int) -> Landing:
+def land(store: PlanStore, n: int, wait_s: float | None = None) -> Landing:
     """Bring step ``n``'s change into the main checkout (see the module's docstring).
+    ``wait_s``: at most this long for the project's checks on the merged tree, all told
+    (a hook's time limit); past it the landing is undone and is ``slow``, not failed.
     Raises StepError for a step not in progress, ``worktrees.WorktreeError`` when git
     cannot read the step's worktree or a file name is not UTF-8."""
     from maker.verify.runner import run_verification
@@ -137,9 +140,10 @@ def land(store: PlanStore, n: int) -> Landing:
             return Landing("conflict", n, clashes, f"the main checkout changed {shown} "
                            f"since step {n} started, and so did the step", end)
         folders = new_folders(project, writes)
+        evidence = _evidence(store, n)
         atomic_write(store.root / LANDING, json.dumps(
             {"step": n, "base": base, "end": end, "files": sorted(writes),
-             "folders": folders, "evidence": _evidence(store, n)}))
+             "folders": folders, "evidence": evidence}))
         try:
             for rel in sorted(writes, key=lambda r: writes[r] is not None):  # deletions 1st
                 write(project, rel, writes[rel])
@@ -147,10 +151,15 @@ def land(store: PlanStore, n: int) -> Landing:
             _undo(store, base, end, sorted(writes), folders)
             return Landing("failed", n, sorted(writes), f"maker could not write step {n}'s "
                            f"change into the main checkout ({exc})", end)
-        run = run_verification(store, project, step=n)
+        run = run_verification(store, project, step=n, timeout_s=_each(project, wait_s))
         if run.status == "failed":
             _undo(store, base, end, sorted(writes), folders)
             bad = run.failed_command
+            if wait_s is not None and bad is not None and bad.exit_code == TIMEOUT_EXIT_CODE:
+                _put_back_evidence(store, n, evidence)  # (the step's own run stands)
+                return Landing("slow", n, sorted(writes), f"the project's checks on the "
+                               f"merged tree take longer than maker may wait here "
+                               f"({wait_s:g} s)", end)
             what = f"`{bad.command}` exited with {bad.exit_code}" if bad else run.status
             return Landing("failed", n, sorted(writes), f"with step {n}'s change, the "
                            f"main checkout's verification fails: {what}", end)
@@ -199,12 +208,22 @@ def _read_worktree(store: PlanStore, n: int) -> tuple[Path, str, str, list[str]]
     return path, base, end, changed
 
 
-def land_step(store: PlanStore, n: int) -> Landing:
+def _each(project: Path, wait_s: float | None) -> float | None:
+    """Each check's share of ``wait_s`` (None: each its usual timeout)."""
+    if wait_s is None:
+        return None
+    from maker.verify.detect import detect_commands
+
+    return max(1.0, wait_s / max(1, len(detect_commands(project, dict(os.environ)))))
+
+
+def land_step(store: PlanStore, n: int, wait_s: float | None = None) -> Landing:
     """:func:`land`, and when the change cannot land, the step's next run on a new base
-    (``worktree_step.on_new_base``), or its failure past ``MAX_LAND_ATTEMPTS``."""
+    (``worktree_step.on_new_base``), or its failure past ``MAX_LAND_ATTEMPTS``. A
+    ``slow`` landing (past ``wait_s``) is neither: ``maker land N`` lands it, unhurried."""
     from maker.executor.worktree_step import on_new_base
 
-    landing = land(store, n)
+    landing = land(store, n, wait_s)
     if landing.kind in ("conflict", "failed"):
         record = on_new_base(store, n, landing.reason, landing.end, MAX_LAND_ATTEMPTS)
         landing.failed = record.status == "failed"

@@ -252,6 +252,9 @@ def _executor_stop(hook: HookInput, text: str) -> Output:
     voted = ballot_stop(hook, store, step, text)  # a voting step: a ballot, not accepted
     if voted is not None:
         return voted
+    landing = _land_first(hook, store, step, text)  # (a worktree step's change, first)
+    if landing is not None:
+        return landing
     try:  # a person's bounds (gate_attempts, max_fix_attempts): plans/settings.yaml
         gate_bound = settings(store.root).gate_attempts
         result = accept_handoff(store, text)
@@ -279,6 +282,25 @@ def _executor_stop(hook: HookInput, text: str) -> Output:
     return message(f"maker: handoff for step {step} accepted ({result.status}).")
 
 
+
+
+def _land_first(hook: HookInput, store: Any, step: int, text: str) -> Output | None:
+    """A worktree step's complete handoff: its change lands before the gate, within the
+    time this hook may run (``maker.executor.land_gate``); what the executor is told
+    when it did not, or None."""
+    from maker.errors import MakerError
+    from maker.executor.land_gate import land_before_accept
+
+    wait_s = 18.0 if hook.text("hook_event_name") == "PreToolUse" else 90.0
+    try:
+        said = land_before_accept(store, step, text, wait_s)
+    except MakerError as exc:
+        said = (f"maker: step {step}'s change could not land: {exc}. Run `maker land "
+                f"{step}` to see why, then deliver your handoff again.")
+    if said is None:
+        return None
+    records.record(hook, "not-landed", final=False, step=step)
+    return block(said)
 
 
 def _named(text: str, active: dict[str, Any]) -> dict[str, Any]:
