@@ -201,3 +201,19 @@ def test_a_stop_with_a_step_nothing_runs_is_reminded_then_stops_the_run_not_the_
     assert out["systemMessage"].startswith("maker: the run stopped: step 1")
     assert store.load_step(1).status == "in-progress" and not live_run(store)
     assert begin(store).endswith('"Execute maker step 1."')  # /maker:run goes on
+
+
+def test_a_launch_said_once_is_not_said_again_until_it_was_made(store: PlanStore) -> None:
+    """Two verdicts at once (a wave's executors, in the foreground): the second does
+    not say again the launch the first said; once that launch was made and returned,
+    the next verdict says it again (the step runs anew)."""
+    from maker.executor.runs import end_launches, start_launch
+
+    begin(store)  # (a person's /maker:run: says to launch step 1)
+    with loop_lock(store):
+        assert next_action(store, SESSION, PROMPT).kind == "wait"  # said, not yet made
+    assert start_launch(store, "toolu_1", SESSION, PROMPT) is None
+    end_launches(store, 1, "toolu_1")  # it returned without an accepted handoff
+    with loop_lock(store):
+        action = next_action(store, SESSION, PROMPT)
+    assert action.kind == "launch" and action.said.endswith('"Execute maker step 1."')

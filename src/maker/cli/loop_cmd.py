@@ -60,6 +60,7 @@ def loop_begin(session_id: str, data_dir: str, plans_dir: Path | None) -> None:
 
 
 def _begin(root: Path, session_id: str, prompt_id: str, parallel: int | None) -> str:
+    from maker.errors import MakerError
     from maker.executor.loop.next_action import loop_lock, next_action
     from maker.executor.loop.state import begin_run
     from maker.executor.loop.words import begin_text, unseen
@@ -73,5 +74,11 @@ def _begin(root: Path, session_id: str, prompt_id: str, parallel: int | None) ->
         with store.lock():
             run, resumed = begin_run(store, session_id, parallel)
         seen = unseen(store)
-        action = next_action(store, session_id, prompt_id, typed=True)
+        try:
+            action = next_action(store, session_id, prompt_id, typed=True)
+        except MakerError as exc:  # (what ended unseen is said all the same)
+            said = "".join(f"\n- {line}" for line in seen)
+            return (f"REFUSED: {exc}\nTell the user exactly this, and end with the line "
+                    f"RUN_STOPPED." + (f"\nSince the last verdict you saw:{said}" if seen
+                                       else ""))
         return begin_text(store, run, resumed, action, seen)
