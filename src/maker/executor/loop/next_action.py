@@ -24,7 +24,7 @@ import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from maker.errors import MakerError
 from maker.executor.approval import approval_question, approve_step, is_awaiting
@@ -36,7 +36,7 @@ from maker.handoff.measured import files_note
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
-    from maker.store.records import StoredPlan
+    from maker.store.records import StepRecord, StoredPlan
 
 __all__ = ["Action", "END_DONE", "END_STOPPED", "loop_lock", "next_action"]
 
@@ -129,14 +129,14 @@ def _awaiting(store: PlanStore, n: int, session_id: str, typed: bool) -> Action 
     return _ask(question)
 
 
-def _policy_decides(store: PlanStore, record: object, handoff: dict[str, object]) -> bool:
+def _policy_decides(store: PlanStore, record: StepRecord, handoff: dict[str, Any]) -> bool:
     """Whether policy ``auto`` itself approves this step (a small one): a large one
     needs the reviewer's approving verdict, and one the reviewer sent back past its
     bound, or that no reviewer judged, is a person's to decide, as under the plan's
     own policy ``auto``."""
     from maker.executor.review_route import review_need
 
-    return review_need(store, record, "auto", handoff).route == "policy"  # type: ignore[arg-type]
+    return review_need(store, record, "auto", handoff).route == "policy"
 
 
 def _ask(question: dict[str, object]) -> Action:
