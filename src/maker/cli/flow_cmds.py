@@ -302,6 +302,7 @@ def _take_over_reason(store: PlanStore, typed: int | None, transcript_path: str,
 def step_reset_request(session_id: str, data_dir: str, plans_dir: Path | None) -> None:
     """Reset the step named in this session's /maker:reset request; always exits 0."""
     from maker.errors import MakerError
+    from maker.executor.land import recover
     from maker.executor.lifecycle import reset_step
 
     try:
@@ -314,7 +315,9 @@ def step_reset_request(session_id: str, data_dir: str, plans_dir: Path | None) -
         click.echo("REFUSED: name the step to reset, e.g. /maker:reset 3")
         return
     try:
-        result = reset_step(PlanStore(resolve_plans_dir(plans_dir)), number)
+        store = PlanStore(resolve_plans_dir(plans_dir))
+        recover(store)  # (a landing a killed hook cut short: put back first)
+        result = reset_step(store, number)
     except MakerError as exc:
         click.echo(f"REFUSED: {exc}")
         return

@@ -70,6 +70,9 @@ def _begin(root: Path, session_id: str, prompt_id: str, parallel: int | None) ->
     if not store.exists():
         return ("REFUSED: there is no plan here to run. Tell the user to make one with "
                 "/maker:plan <task>, and end with the line RUN_STOPPED.")
+    from maker.executor.land import recover
+
+    recover(store)  # (a landing a killed hook cut short: put back before going on)
     with loop_lock(store):
         with store.lock():
             run, resumed = begin_run(store, session_id, parallel)

@@ -77,9 +77,12 @@ def step_start(number: int | None, force: bool, session_id: str, take_over: bool
 @reports_errors
 def step_reset(number: int, as_json: bool, plans_dir: Path | None) -> None:
     """Put a step back to pending (its handoff is archived, not deleted)."""
+    from maker.executor.land import recover
     from maker.executor.lifecycle import reset_step
 
-    result = reset_step(_store(plans_dir), number)
+    store = _store(plans_dir)
+    recover(store)  # (a landing cut short by a kill: put back first)
+    result = reset_step(store, number)
     if as_json:
         echo_json(result.to_dict())
         return

@@ -29,6 +29,7 @@ import contextlib
 import fcntl
 import json
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,8 @@ from maker.executor.land_files import (
     folder_as_base,
     main_state,
     new_folders,
+    put_back_evidence,
+    step_evidence,
     tree_states,
     write,
 )
@@ -66,7 +69,8 @@ MAX_LAND_ATTEMPTS = 3  # runs of a step on a new base after a conflict or a fail
 @dataclass
 class Landing:
     """How a landing went: ``landed``, ``conflict``, ``failed`` (the merged tree's
-    verification) or ``nothing`` (not a worktree step, or already landed)."""
+    verification), ``slow`` (past the time it may wait: undone, not failed) or
+    ``nothing`` (not a worktree step, or already landed)."""
 
     kind: str
     step: int
@@ -75,6 +79,7 @@ class Landing:
     end: str = ""  # the tree of the step's worktree (kept when the step runs again)
     again: str = ""  # the new worktree the step runs again in (after a conflict)
     failed: bool = False  # it ran on a new base too often: the step failed
+    tree: Path | None = None  # the worktree a landing leaves behind, to remove
 
     def to_dict(self) -> dict[str, object]:
         return {"kind": self.kind, "step": self.step, "files": self.files,
@@ -83,12 +88,23 @@ class Landing:
 
 
 
+class _Busy(Exception):
+    """Another landing holds the lock past the time this one may wait."""
+
+
 @contextlib.contextmanager
-def _land_lock(store: PlanStore) -> Iterator[None]:
+def _land_lock(store: PlanStore, wait_s: float | None = None) -> Iterator[None]:
+    """The landings' lock: waited for as long as it takes, or at most ``wait_s``
+    (then ``_Busy``)."""
+    from maker.store.atomic import exclusive_lock
+
     path = store.root / _LOCK
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+b") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        if wait_s is None:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        elif not exclusive_lock(handle, wait_s, poll=0.05):
+            raise _Busy
         try:
             yield
         finally:
@@ -101,81 +117,97 @@ def land(store: PlanStore, n: int, wait_s: float | None = None) -> Landing:
     (a hook's time limit); past it the landing is undone and is ``slow``, not failed.
     Raises StepError for a step not in progress, ``worktrees.WorktreeError`` when git
     cannot read the step's worktree or a file name is not UTF-8."""
-    from maker.verify.runner import run_verification
 
     # The step's worktree is read before the lock (it is the step's alone, and its
     # session has answered): other landings wait only for the main checkout's part.
     read = _read_worktree(store, n)
-    with _land_lock(store):
-        recover(store)
-        record = store.load_step(n)
-        path = worktree_of(store, record)
-        base = record.meta.get("measured_from")
-        if path is None or not isinstance(base, str) or record.meta.get(LANDED_KEY):
-            return Landing("nothing", n)
-        if record.status != "in-progress":
-            raise StepError(f"step {n} is {record.status}: only a step in progress lands "
-                            "its change", n)
-        if read is None or read[:2] != (path, base):  # (it changed meanwhile: read again)
-            read = _read_worktree(store, n)
-        if read is None or read[:2] != (path, base):
-            raise worktrees.WorktreeError(f"maker cannot read step {n}'s worktree {path}")
-        _, _, end, changed = read
-        project = store.project
-        before = tree_states(project, base, changed)
-        after = tree_states(project, end, changed)
-        writes: dict[str, State] = {}
-        clashes = []
-        for rel in changed:
-            now = main_state(project, rel)
-            if now == before[rel] or (now == FOLDER and before[rel] is None
-                                      and folder_as_base(project, rel, before)):
-                writes[rel] = after[rel]
-            elif now != after[rel]:
-                clashes.append(rel)
-        clashes += [f"{rel} (its folder {link} is a symlink or a file)" for rel in writes
-                    if writes[rel] is not None and (link := blocked(project, rel, writes))]
-        if clashes:
-            shown = ", ".join(clashes[:10]) + (" …" if len(clashes) > 10 else "")
-            return Landing("conflict", n, clashes, f"the main checkout changed {shown} "
-                           f"since step {n} started, and so did the step", end)
-        folders = new_folders(project, writes)
-        evidence = _evidence(store, n)
-        atomic_write(store.root / LANDING, json.dumps(
-            {"step": n, "base": base, "end": end, "files": sorted(writes),
-             "folders": folders, "evidence": evidence}))
-        try:
-            for rel in sorted(writes, key=lambda r: writes[r] is not None):  # deletions 1st
-                write(project, rel, writes[rel])
-        except OSError as exc:
-            _undo(store, base, end, sorted(writes), folders)
-            return Landing("failed", n, sorted(writes), f"maker could not write step {n}'s "
-                           f"change into the main checkout ({exc})", end)
-        run = run_verification(store, project, step=n, timeout_s=_each(project, wait_s))
-        if run.status == "failed":
-            _undo(store, base, end, sorted(writes), folders)
-            bad = run.failed_command
-            if wait_s is not None and bad is not None and bad.exit_code == TIMEOUT_EXIT_CODE:
-                _put_back_evidence(store, n, evidence)  # (the step's own run stands)
-                return Landing("slow", n, sorted(writes), f"the project's checks on the "
-                               f"merged tree take longer than maker may wait here "
-                               f"({wait_s:g} s)", end)
-            what = f"`{bad.command}` exited with {bad.exit_code}" if bad else run.status
-            return Landing("failed", n, sorted(writes), f"with step {n}'s change, the "
-                           f"main checkout's verification fails: {what}", end)
+    began = time.monotonic()
+    try:
+        with _land_lock(store, wait_s):
+            landing = _land_locked(store, n, read, None if wait_s is None
+                                   else max(1.0, wait_s - (time.monotonic() - began)))
+    except _Busy:
+        return Landing("slow", n, [], f"another step's landing was under way for longer "
+                       f"than maker may wait here ({wait_s:g} s)")
+    if landing.kind == "landed" and landing.tree is not None:
+        # (after the landing lock: the step is landed, its worktree is no one's; a kill
+        # before this leaves an orphan that ``prune_worktrees`` removes. Under the plan
+        # lock, as every change to git's list of worktrees is: none races a `git
+        # worktree add`.)
         with store.lock():
-            record = store.load_step(n)
-            record.meta[LANDED_KEY] = utc_now()
-            record.meta["landed_files"] = list(changed)
-            store.save_step(record)
-        # Only now, the step file committed (a kill before: the landing is put back).
-        (store.root / LANDING).unlink()
-    # (after the landing lock: the step is landed, its worktree is no one's; a kill
-    # before this leaves an orphan that ``prune_worktrees`` removes. Under the plan lock,
-    # as every change to git's list of worktrees is: none races a `git worktree add`.)
+            worktrees.remove_worktree(store.project, landing.tree)
+    return landing
+
+
+def _land_locked(store: PlanStore, n: int, read: tuple[Path, str, str, list[str]] | None,
+                 wait_s: float | None) -> Landing:
+    """:func:`land`, under the landings' lock."""
+    from maker.verify.runner import run_verification
+
+    recover(store)
+    record = store.load_step(n)
+    path = worktree_of(store, record)
+    base = record.meta.get("measured_from")
+    if path is None or not isinstance(base, str) or record.meta.get(LANDED_KEY):
+        return Landing("nothing", n)
+    if record.status != "in-progress":
+        raise StepError(f"step {n} is {record.status}: only a step in progress lands "
+                        "its change", n)
+    if read is None or read[:2] != (path, base):  # (it changed meanwhile: read again)
+        read = _read_worktree(store, n)
+    if read is None or read[:2] != (path, base):
+        raise worktrees.WorktreeError(f"maker cannot read step {n}'s worktree {path}")
+    _, _, end, changed = read
+    project = store.project
+    before = tree_states(project, base, changed)
+    after = tree_states(project, end, changed)
+    writes: dict[str, State] = {}
+    clashes = []
+    for rel in changed:
+        now = main_state(project, rel)
+        if now == before[rel] or (now == FOLDER and before[rel] is None
+                                  and folder_as_base(project, rel, before)):
+            writes[rel] = after[rel]
+        elif now != after[rel]:
+            clashes.append(rel)
+    clashes += [f"{rel} (its folder {link} is a symlink or a file)" for rel in writes
+                if writes[rel] is not None and (link := blocked(project, rel, writes))]
+    if clashes:
+        shown = ", ".join(clashes[:10]) + (" …" if len(clashes) > 10 else "")
+        return Landing("conflict", n, clashes, f"the main checkout changed {shown} "
+                       f"since step {n} started, and so did the step", end)
+    folders = new_folders(project, writes)
+    evidence = step_evidence(store, n)
+    atomic_write(store.root / LANDING, json.dumps(
+        {"step": n, "base": base, "end": end, "files": sorted(writes),
+         "folders": folders, "evidence": evidence}))
+    try:
+        for rel in sorted(writes, key=lambda r: writes[r] is not None):  # deletions 1st
+            write(project, rel, writes[rel])
+    except OSError as exc:
+        _undo(store, base, end, sorted(writes), folders)
+        return Landing("failed", n, sorted(writes), f"maker could not write step {n}'s "
+                       f"change into the main checkout ({exc})", end)
+    run = run_verification(store, project, step=n, timeout_s=_each(project, wait_s))
+    if run.status == "failed":
+        _undo(store, base, end, sorted(writes), folders)
+        bad = run.failed_command
+        if wait_s is not None and bad is not None and bad.exit_code == TIMEOUT_EXIT_CODE:
+            put_back_evidence(store, n, evidence)  # (the step's own run stands)
+            return Landing("slow", n, sorted(writes), f"the project's checks on the "
+                           f"merged tree take longer than maker may wait here "
+                           f"({wait_s:g} s)", end)
+        what = f"`{bad.command}` exited with {bad.exit_code}" if bad else run.status
+        return Landing("failed", n, sorted(writes), f"with step {n}'s change, the "
+                       f"main checkout's verification fails: {what}", end)
     with store.lock():
-        worktrees.remove_worktree(project, path)
-    return Landing("landed", n, list(changed), end=end)
+        record = store.load_step(n)
+        record.meta[LANDED_KEY] = utc_now()
+        record.meta["landed_files"] = list(changed)
+        store.save_step(record)
+    # Only now, the step file committed (a kill before: the landing is put back).
+    (store.root / LANDING).unlink()
+    return Landing("landed", n, list(changed), end=end, tree=path)
 
 
 def _read_worktree(store: PlanStore, n: int) -> tuple[Path, str, str, list[str]] | None:
@@ -231,37 +263,6 @@ def land_step(store: PlanStore, n: int, wait_s: float | None = None) -> Landing:
     return landing
 
 
-def _evidence(store: PlanStore, n: int) -> str | None:
-    """Step ``n``'s verification record as it is before the landing runs its own."""
-    from maker.verify.runner import evidence_path
-
-    try:
-        return evidence_path(store, n).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-
-
-def _put_back_evidence(store: PlanStore, n: int, text: str | None) -> None:
-    """Step ``n``'s verification record as it was before a landing a kill cut short
-    (the landing's own run, on a merged tree now undone, is not the step's)."""
-    from maker.verify.runner import evidence_path
-
-    path = evidence_path(store, n)
-    with store.lock():
-        try:  # (a record of the step's own run since, in its worktree, is kept)
-            ran_in = json.loads(path.read_text(encoding="utf-8")).get("project_dir")
-        except (OSError, ValueError, AttributeError):
-            ran_in = None
-        if ran_in != str(store.project):
-            return
-        if text is not None:
-            atomic_write(path, text)
-        elif path.exists():
-            path.unlink()
-            with contextlib.suppress(OSError):
-                path.parent.rmdir()  # (when the landing's record was its only one)
-
-
 def _undo(store: PlanStore, base: str, end: str, files: list[str],
           folders: list[str]) -> None:
     """Put back, as the base had them, the files a landing wrote (those the main
@@ -313,7 +314,7 @@ def recover(store: PlanStore) -> None:
             path.unlink()
             return
         if evidence is None or isinstance(evidence, str):
-            _put_back_evidence(store, n, evidence)
+            put_back_evidence(store, n, evidence)
         _undo(store, base, end, files, folders)
     except MakerError as exc:
         raise worktrees.WorktreeError(

@@ -15,13 +15,20 @@ than write wherever the link points.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from maker.store.atomic import atomic_write
 from maker.tools import worktrees
 
+if TYPE_CHECKING:
+    from maker.store.plan_store import PlanStore
+
 __all__ = ["FOLDER", "State", "blocked", "drop_scratch", "folder_as_base", "main_state",
+           "put_back_evidence", "step_evidence",
            "new_folders", "tree_states", "write"]
 
 State = tuple[str, bytes] | None  # (git mode, bytes) of a file; None: no such file
@@ -133,3 +140,34 @@ def write(root: Path, rel: str, state: State) -> None:
         os.fsync(handle.fileno())
     os.chmod(scratch, 0o755 if mode == "100755" else 0o644)
     os.replace(scratch, path)
+
+
+def step_evidence(store: PlanStore, n: int) -> str | None:
+    """Step ``n``'s verification record as it is before the landing runs its own."""
+    from maker.verify.runner import evidence_path
+
+    try:
+        return evidence_path(store, n).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def put_back_evidence(store: PlanStore, n: int, text: str | None) -> None:
+    """Step ``n``'s verification record as it was before a landing a kill cut short
+    (the landing's own run, on a merged tree now undone, is not the step's)."""
+    from maker.verify.runner import evidence_path
+
+    path = evidence_path(store, n)
+    with store.lock():
+        try:  # (a record of the step's own run since, in its worktree, is kept)
+            ran_in = json.loads(path.read_text(encoding="utf-8")).get("project_dir")
+        except (OSError, ValueError, AttributeError):
+            ran_in = None
+        if ran_in != str(store.project):
+            return
+        if text is not None:
+            atomic_write(path, text)
+        elif path.exists():
+            path.unlink()
+            with contextlib.suppress(OSError):
+                path.parent.rmdir()  # (when the landing's record was its only one)

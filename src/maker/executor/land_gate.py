@@ -12,10 +12,10 @@ step to a new worktree on the new base, as ``maker land N`` would.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from maker.executor.land import MAX_LAND_ATTEMPTS, Landing, land_step
+from maker.handoff.gate import check_handoff
 from maker.store.workspace import LANDED_KEY, worktree_of
 
 if TYPE_CHECKING:
@@ -23,18 +23,24 @@ if TYPE_CHECKING:
 
 __all__ = ["land_before_accept", "landing_text"]
 
-_COMPLETE = re.compile(r"^status:\s*['\"]?complete['\"]?\s*$", re.M)
-
+# What only the landing settles: the change in the main checkout (the files maker
+# measures there) and the checks run on the merged tree (the evidence).
+_AFTER_LANDING = ("evidence", "files_changed")
 
 def land_before_accept(store: PlanStore, n: int, handoff_text: str,
                        wait_s: float) -> str | None:
-    """For step ``n``'s handoff: land its change first when it runs in a worktree and
-    says ``complete``. None when there is nothing to land, or it landed (the gate goes
-    on); else what the executor is told (its handoff is not accepted yet)."""
+    """For step ``n``'s handoff: land its change first when it runs in a worktree, the
+    gate reads it as ``complete`` and finds nothing else wrong with it (a handoff the
+    gate refuses lands nothing). None when there is nothing to land, or it landed (the
+    gate goes on); else what the executor is told (its handoff is not accepted yet)."""
     record = store.load_step(n)
-    if worktree_of(store, record) is None or record.meta.get(LANDED_KEY) \
-            or not _COMPLETE.search(handoff_text[:20000]):
+    if worktree_of(store, record) is None or record.meta.get(LANDED_KEY):
         return None
+    handoff, problems = check_handoff(store, handoff_text)
+    if handoff is None or handoff.status != "complete" or handoff.step != n:
+        return None
+    if [p for p in problems if p.field not in _AFTER_LANDING]:
+        return None  # (the gate refuses it, with every problem; nothing lands)
     landing = land_step(store, n, wait_s)
     if landing.kind in ("landed", "nothing"):
         return None

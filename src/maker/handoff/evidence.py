@@ -38,9 +38,10 @@ def check_landed(store: PlanStore, record: StepRecord, problems: list[Problem]) 
         n = record.number
         problems.append(Problem("evidence", f"step {n} runs in its own worktree, and its "
                                 "change has not landed in the main checkout yet", n,
-                                fix=f"run `maker land {n}` (it merges the change and "
-                                    "verifies the main checkout); once it lands, send the "
-                                    "handoff again"))
+                                fix="fix the handoff's other problems: maker lands the "
+                                    "change when it accepts the handoff (or run `maker land "
+                                    f"{n}`, which merges it and verifies the main checkout, "
+                                    "then send the handoff again)"))
 
 
 def check_evidence(store: PlanStore, record: StepRecord,

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
 
 __all__ = ["EXECUTOR_SUFFIX", "PLANNER_SUFFIX", "REVIEWER_SUFFIX", "bash_command",
-           "final_text", "running_step", "active_marker", "store_for"]
+           "final_text", "reviewed_step", "running_step", "active_marker", "store_for"]
 
 PLANNER_SUFFIX = ":planner"
 EXECUTOR_SUFFIX = ":step-executor"
@@ -129,3 +129,37 @@ def executor_marker(hook: HookInput, store: PlanStore, active: dict[str, Any]
     return None, (f"maker: steps {', '.join(map(str, wave))} run at once, each in its own "
                   "worktree. First read your brief with `maker context N`, N being the "
                   "step your prompt names; it says where you work.")
+
+
+def reviewed_step(hook: HookInput) -> int | None:
+    """The step the reviewer's prompt names, as it begins (``Review maker step N``): the
+    first user message of its transcript, as the client wrote it; never the reviewer's
+    own words or what it read. None when it names none."""
+    import json
+    import re
+
+    from maker.core.bounded import open_regular
+    from maker.errors import MakerError
+
+    path = hook.text("agent_transcript_path")
+    if not path:
+        return None
+    try:
+        with open_regular(path) as fh:
+            head = fh.read(256 * 1024).decode("utf-8", "replace")
+    except (OSError, ValueError, MakerError):
+        return None
+    for line in head.splitlines():
+        try:
+            message = json.loads(line).get("message")
+        except (ValueError, AttributeError):
+            continue
+        if not isinstance(message, dict) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        text = content if isinstance(content, str) else "".join(
+            b.get("text", "") for b in content if isinstance(b, dict)) \
+            if isinstance(content, list) else ""
+        found = re.match(r"\s*Review maker step (\d{1,6})\b", text)
+        return int(found.group(1)) if found else None
+    return None

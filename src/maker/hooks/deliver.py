@@ -26,6 +26,7 @@ from maker.hooks.common import (
     PLANNER_SUFFIX,
     REVIEWER_SUFFIX,
     final_text,
+    reviewed_step,
     running_step,
     store_for,
 )
@@ -130,7 +131,7 @@ def _reviewer_stop(hook: HookInput, text: str) -> Output:
     waiting = [r for r in store.load().steps if is_awaiting(r)]
     bound = records.read_record(hook.agent_id).get("review_step")  # (named at its launch)
     if not isinstance(bound, int):
-        bound = _reviewed_step(hook)  # (in the foreground: its prompt, in its transcript)
+        bound = reviewed_step(hook)  # (in the foreground: its prompt, in its transcript)
     if isinstance(bound, int):
         waiting = [r for r in waiting if r.number == bound]
         if not waiting:
@@ -154,26 +155,6 @@ def _reviewer_stop(hook: HookInput, text: str) -> Output:
                     decision=kind, decided=said)
     return message(f"maker: review of step {review.step} recorded (verdict: {review.verdict})"
                    f"; step {review.step}: {said}.")
-
-
-def _reviewed_step(hook: HookInput) -> int | None:
-    """The step the reviewer's prompt names (``Review maker step N``: the first user
-    message of its transcript, as the client wrote it), or None."""
-    import re
-
-    from maker.core.bounded import open_regular
-    from maker.errors import MakerError
-
-    path = hook.text("agent_transcript_path")
-    if not path:
-        return None
-    try:
-        with open_regular(path) as fh:
-            head = fh.read(64 * 1024).decode("utf-8", "replace")
-    except (OSError, ValueError, MakerError):
-        return None
-    found = re.search(r"Review maker step (\d{1,6})\b", head)
-    return int(found.group(1)) if found else None
 
 
 def _planner_stop(hook: HookInput, text: str) -> Output:

@@ -24,7 +24,7 @@ TYPE_CHECKING = False  # typing's, without importing typing on every hook
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
-    from typing import IO
+    from typing import IO, Any
 
 __all__ = ["atomic_write", "exclusive_lock", "plan_lock"]
 
@@ -47,7 +47,7 @@ _held: dict[str, int] = {}
 _held_guard = allocate_lock()
 
 
-def exclusive_lock(fh: IO[str], timeout: float, poll: float = 0.05) -> bool:
+def exclusive_lock(fh: IO[Any], timeout: float, poll: float = 0.05) -> bool:
     """Take an exclusive ``flock`` on the open file ``fh`` (released when it is closed),
     waiting at most ``timeout`` seconds; whether it was taken. True at once where there
     is no ``fcntl`` (not a POSIX system): there is nothing to wait for."""
