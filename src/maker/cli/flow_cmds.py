@@ -1,4 +1,4 @@
-"""``maker step approve|reject|outcome``: the end of a step, as /maker:step drives it."""
+"""``maker step approve|reject|outcome|fail``: the end of a step, as /maker:step drives it."""
 
 from __future__ import annotations
 
@@ -24,7 +24,28 @@ from maker.cli.step_cmds import step
 from maker.errors import RequestError
 from maker.store.plan_store import PlanStore
 
-__all__ = ["policy_cmd", "step_approve", "step_outcome", "step_reject"]
+__all__ = ["policy_cmd", "step_approve", "step_fail", "step_outcome", "step_reject"]
+
+@step.command("fail")
+@click.argument("number", type=int)
+@click.option("--reason", "reasons", multiple=True, required=True,
+              help="Why the step failed (repeat for several reasons).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@plans_dir_option
+@reports_errors
+def step_fail(number: int, reasons: tuple[str, ...], as_json: bool,
+              plans_dir: Path | None) -> None:
+    """Record the step in progress as failed, with the reasons."""
+    from maker.executor.lifecycle import fail_step
+
+    record = fail_step(PlanStore(resolve_plans_dir(plans_dir)), number, list(reasons))
+    if as_json:
+        echo_json({"step": number, "status": record.status,
+                   "reasons": record.meta.get("reasons", [])})
+        return
+    click.echo(f"step {number}: failed ({'; '.join(record.meta.get('reasons', []))}). "
+               f"`maker step reset {number}` to try it again.")
+
 
 @step.command("approve")
 @click.argument("number", type=int)

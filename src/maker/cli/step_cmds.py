@@ -92,27 +92,6 @@ def step_reset(number: int, as_json: bool, plans_dir: Path | None) -> None:
     click.echo(line)
 
 
-@step.command("fail")
-@click.argument("number", type=int)
-@click.option("--reason", "reasons", multiple=True, required=True,
-              help="Why the step failed (repeat for several reasons).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@plans_dir_option
-@reports_errors
-def step_fail(number: int, reasons: tuple[str, ...], as_json: bool,
-              plans_dir: Path | None) -> None:
-    """Record the step in progress as failed, with the reasons."""
-    from maker.executor.lifecycle import fail_step
-
-    record = fail_step(_store(plans_dir), number, list(reasons))
-    if as_json:
-        echo_json({"step": number, "status": record.status,
-                   "reasons": record.meta.get("reasons", [])})
-        return
-    click.echo(f"step {number}: failed ({'; '.join(record.meta.get('reasons', []))}). "
-               f"`maker step reset {number}` to try it again.")
-
-
 # -- maker status / next / context ----------------------------------------------------
 
 
