@@ -12,10 +12,7 @@ and writes the file, whole, atomically.
 
 from __future__ import annotations
 
-import json
-
-from maker.store.atomic import atomic_write
-from maker.store.seal import read_sealed, seal
+# (seal and atomic are imported on use: the Stop hook asks only whether a run exists)
 
 TYPE_CHECKING = False  # typing's, without importing typing on every hook
 if TYPE_CHECKING:
@@ -33,7 +30,12 @@ _LIMIT = 8 * 2**20
 def read_run(store: StateDir) -> dict[str, Any]:
     """The run as maker sealed it; ``{}`` when there is none, it cannot be read or its
     seal does not hold."""
-    return read_sealed(store.state_dir / RUN_FILE, _LIMIT)
+    path = store.state_dir / RUN_FILE
+    if not path.exists():
+        return {}
+    from maker.store.seal import read_sealed
+
+    return read_sealed(path, _LIMIT)
 
 
 def write_run(store: StateDir, run: dict[str, Any]) -> dict[str, Any]:
@@ -46,6 +48,11 @@ def write_run(store: StateDir, run: dict[str, Any]) -> dict[str, Any]:
         raise PlanFileError(path, "is not a file, but maker keeps the record of a "
                             "/maker:run there", fix=f"remove it (`rm -r {path}`): the run "
                             "begins again from where the plan stands")
+    import json
+
+    from maker.store.atomic import atomic_write
+    from maker.store.seal import seal
+
     sealed = seal(run)
     atomic_write(path, json.dumps(sealed, indent=1, ensure_ascii=False))
     return sealed
