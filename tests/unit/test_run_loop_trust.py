@@ -386,6 +386,8 @@ def test_two_wave_verdicts_at_once_end_the_run_once(
     # Both landed and were accepted (maker lands a worktree step's change at its handoff):
     # exactly one verdict ends the run, and neither says to launch anything.
     assert sum("end with the line RUN_DONE" in t for t in texts) == 1, texts
+    assert sum("The run is over: its report came with the verdict before" in t
+               for t in texts) == 1, texts
     assert not [t for t in texts if "Next: launch" in t], texts
     assert {store.load_step(n).status for n in (1, 2)} == {"complete"}
 

@@ -144,14 +144,19 @@ def verdict_text(hook: HookInput, agent: str, facts: dict[str, Any], launch_id: 
     store = store_for(hook)
     if not agent.endswith((":step-executor", ":reviewer")):
         return ""
-    from maker.executor.loop.state import live_run
+    from maker.executor.loop.state import in_run
 
-    run = store.exists() and bool(live_run(store))
-    if run:
+    if store.exists() and in_run(store, facts.get("step")):
         from maker.executor.loop.next_action import loop_lock
+        from maker.executor.loop.state import live_run
 
         with loop_lock(store):  # (a wave's verdicts, at once: one starts what follows)
-            return _run_verdict(hook, store, agent, facts, launch_id)
+            if live_run(store):  # (again, in turn: the other may have ended the run)
+                return _run_verdict(hook, store, agent, facts, launch_id)
+            from maker.executor.loop.words import after_the_run
+
+            _end_launch(store, facts, launch_id)
+            return after_the_run(store, facts)
     if agent.endswith(":step-executor"):
         _end_launch(store, facts, launch_id)
         return executor_verdict(store, facts)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.state import StateDir
 
-__all__ = ["begin_run", "choose_policy", "clear_policy", "end_run", "live_run",
+__all__ = ["begin_run", "choose_policy", "clear_policy", "end_run", "in_run", "live_run",
            "note_reviewer", "note_step", "run_policy", "stop_run"]
 
 
@@ -34,6 +34,18 @@ def live_run(store: StateDir) -> dict[str, Any]:
     stopped for a person)."""
     run = read_run(store) if store.state_dir.is_dir() else {}
     return run if run and not run.get("ended_at") and not run.get("stopped") else {}
+
+
+def in_run(store: StateDir, step: object) -> bool:
+    """Whether a verdict on step ``step`` is a run's: the run drives the plan, or it
+    ended a moment ago with that step in it (two verdicts at once: one ended it)."""
+    run = read_run(store) if store.state_dir.is_dir() else {}
+    if not run or run.get("stopped"):
+        return False
+    if not run.get("ended_at"):
+        return True
+    return time.time() - float(run.get("ended") or 0) < 60 \
+        and str(step) in (run.get("steps") or {})
 
 
 def begin_run(store: PlanStore, session_id: str, parallel: int | None) -> tuple[dict[str, Any],

@@ -21,8 +21,8 @@ from maker.executor.loop.state import live_run, note_reviewer, note_step
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
 
-__all__ = ["answered", "begin_text", "ended_said", "executor_said", "reviewer_said",
-           "typed_in_run", "unseen"]
+__all__ = ["after_the_run", "answered", "begin_text", "ended_said", "executor_said",
+           "reviewer_said", "typed_in_run", "unseen"]
 
 _SUMMARY = 240  # of a handoff's summary, in a verdict
 
@@ -87,6 +87,15 @@ def executor_said(store: PlanStore, facts: dict[str, Any], session_id: str, prom
             note_step(store, step, ended=time.time(), status=record.status,
                       approved_by=record.meta.get("approved_by"), **usage)
     return f"{said.rstrip('.')}.\n{next_action(store, session_id, prompt_id).said}"
+
+
+def after_the_run(store: PlanStore, facts: dict[str, Any]) -> str:
+    """The verdict on a subagent that returned just after its run ended (the verdict
+    before it, on another step, gave the run's report)."""
+    step = facts.get("step")
+    said = ended_said(store, step) if isinstance(step, int) else "the subagent returned"
+    return (f"{said}. The run is over: its report came with the verdict before this one. "
+            "End your turn in one sentence.")
 
 
 def reviewer_said(store: PlanStore, facts: dict[str, Any], session_id: str,
