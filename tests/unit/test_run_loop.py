@@ -217,3 +217,28 @@ def test_a_launch_said_once_is_not_said_again_until_it_was_made(store: PlanStore
     with loop_lock(store):
         action = next_action(store, SESSION, PROMPT)
     assert action.kind == "launch" and action.said.endswith('"Execute maker step 1."')
+
+
+def test_a_hand_backs_later_notification_gives_the_steps_tokens_and_time(
+        store: PlanStore) -> None:
+    """In auto mode the verdict comes with the hand-back; the client's notification with
+    what it counted comes after: maker notes its tokens and time for the step."""
+    import os
+
+    from maker.hooks import records
+    from maker.hooks.handlers import HANDLERS
+    from maker.hooks.protocol import run_hook
+
+    begin(store)
+    finish(store, 1)
+    records.write("agent-1", {"agent_type": "maker:step-executor", "outcome": "accepted",
+                              "final": True, "told": True, "step": 1})
+    prompt = ("<task-notification><task-id>agent-1</task-id><status>completed</status>"
+              "<result>its report was delivered</result><usage><subagent_tokens>6442"
+              "</subagent_tokens><tool_uses>2</tool_uses><duration_ms>1436</duration_ms>"
+              "</usage></task-notification>")
+    data = {"session_id": SESSION, "cwd": os.getcwd(), "hook_event_name": "UserPromptSubmit",
+            "prompt": prompt, "prompt_id": "p9"}
+    run_hook("user-prompt-submit", HANDLERS["user-prompt-submit"], stdin=json.dumps(data))
+    entry = live_run(store)["steps"]["1"]
+    assert (entry["tokens"], entry["duration_ms"], entry["tool_uses"]) == (6442, 1436, 2)

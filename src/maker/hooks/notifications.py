@@ -67,6 +67,7 @@ def on_notification(hook: HookInput, agent_id: str, status: str) -> Output:
     if not agent.startswith("maker:"):
         return allow()
     if data.get("told"):  # (its Agent call returned in the foreground; or a repeat)
+        _usage(hook, data)  # (a hand-back's later notification: what the client counted)
         return context("UserPromptSubmit", f"maker: its verdict on the {agent} subagent "
                        f"(agent {agent_id}) was given when it returned; nothing more to do "
                        "for this notification.")
@@ -98,3 +99,21 @@ def on_notification(hook: HookInput, agent_id: str, status: str) -> Output:
     text = verdict_text(hook, agent, facts, "")
     return context("UserPromptSubmit", f"maker's verdict on the {agent} subagent that just "
                    f"ended (agent {agent_id}): {text}") if text else allow()
+
+
+def _usage(hook: HookInput, data: dict[str, object]) -> None:
+    """The tokens and time the client reports in a notification that follows a hand-back,
+    noted for the step in the run (``maker status``, the run's report)."""
+    from maker.hooks.verdicts import usage_of
+
+    step = data.get("step")
+    usage = usage_of(hook)
+    if not isinstance(step, int) or not usage:
+        return
+    from maker.hooks.common import store_for
+
+    store = store_for(hook)
+    if store.exists():
+        from maker.executor.loop.state import note_step
+
+        note_step(store, step, **usage)
