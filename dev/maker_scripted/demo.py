@@ -208,7 +208,7 @@ class _Say(Say):
         self.echo("or install it, from a clean clone of the maker repository:")
         self.echo("  /plugin marketplace add /path/to/the/clean/clone")
         self.echo("  /plugin install maker@maker-plugins")
-        self.echo("then, in your project: /maker:plan <your task>, /maker:status, /maker:step")
+        self.echo("then, in your project: /maker:plan <your task>, /maker:status, /maker:run")
         if kept is not None:
             self.echo(f"The demo project is kept at {kept}")
 

@@ -279,6 +279,6 @@ def _epilogue(say: Say, plugin_root: Path, claude: Path, kept: Path | None) -> N
              "brought, which is not on PATH:")
     say.echo(f"  {claude})")
     say.echo(f"  claude --plugin-dir {plugin_root}")
-    say.echo("then, in your project: /maker:plan <your task>, /maker:status, /maker:step")
+    say.echo("then, in your project: /maker:plan <your task>, /maker:status, /maker:run")
     if kept is not None:
         say.echo(f"The demo project is kept at {kept}")
