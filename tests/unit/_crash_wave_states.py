@@ -33,9 +33,9 @@ def _mask(text: str) -> str:
     return _NAMED.sub(r"\1<C>", _COMMIT.sub("<C>", text))
 
 
-def wave_ready(project: Path) -> PlanStore:
+def wave_ready(project: Path, tools: list[str] | None = None) -> PlanStore:
     """A committed git project (a/x.txt, b/y.txt); step 0 complete; steps 1 (writes
-    a/**) and 2 (writes b/**) ready, side by side."""
+    a/**) and 2 (writes b/**) ready, side by side (with ``tools``, if given)."""
     _git(project, "init", "-q")
     _git(project, "config", "user.email", "a@b")
     _git(project, "config", "user.name", "a")
@@ -48,6 +48,8 @@ def wave_ready(project: Path) -> PlanStore:
     for k, claim in ((1, "a/**"), (2, "b/**")):
         step = make_step(k, 2 if k == 1 else -1, depends_on=[0])
         object.__setattr__(step, "writes", [claim])
+        if tools is not None:
+            object.__setattr__(step, "primary_tools", tools)
         steps.append(step)
     store = write(project, steps)
     complete(store, 0)

@@ -13,8 +13,7 @@ from maker.executor.limits import executor_limits
 from maker.store.plan_store import PlanStore
 from maker.store.workspace import worktree_of
 
-from ._crash_wave_states import _git
-from ._step_plans import complete, make_step, write
+from ._crash_wave_states import wave_ready
 
 
 @pytest.fixture()
@@ -26,21 +25,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verification_off: Non
     from maker.executor.worktree_step import start_in_worktree
 
     monkeypatch.chdir(tmp_path)
-    for cmd in (("init", "-q"), ("config", "user.email", "a@b"), ("config", "user.name", "a")):
-        _git(tmp_path, *cmd)
-    for rel in ("a/x.txt", "b/y.txt"):
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text("x\n")
-    _git(tmp_path, "add", "-A")
-    _git(tmp_path, "commit", "-qm", "base")
-    steps = [make_step(0, 1)]
-    for k, claim in ((1, "a/**"), (2, "b/**")):
-        step = make_step(k, 2 if k == 1 else -1, depends_on=[0])
-        object.__setattr__(step, "writes", [claim])
-        object.__setattr__(step, "primary_tools", ["Bash", "Read"])
-        steps.append(step)
-    store = write(tmp_path, steps)
-    complete(store, 0)
+    store = wave_ready(tmp_path, tools=["Bash", "Read"])
     start_in_worktree(store, 1, None)
     record_orient(store, 1, "none")
     return store
