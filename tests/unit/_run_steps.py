@@ -5,7 +5,6 @@ the rest", a large step (six files) handed off."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from maker.executor.accept import accept_handoff
 from maker.executor.approval import APPROVE_REST_LABEL
@@ -51,6 +50,3 @@ def approve_rest(store: PlanStore, verdict: str) -> str:
                            SESSION, PROMPT)
     return answered(store, told or "", SESSION, PROMPT)
 
-
-def project_of(store: PlanStore) -> Path:
-    return store.project

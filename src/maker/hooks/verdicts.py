@@ -239,7 +239,8 @@ def _launched(hook: HookInput, agent: str, agent_id: str) -> str:
                 end_agent(store, agent_id)
     from maker.executor.loop.state import live_run
 
-    if store_for(hook).exists() and live_run(store_for(hook)):
+    here = store_for(hook)
+    if here.exists() and live_run(here):
         return (f"maker: {what} runs in the background (agent {agent_id or '?'}). End your "
                 "turn in one sentence; maker's verdict comes with its notification.")
     return (f"maker: {what} was launched and runs in the background (agent {agent_id or '?'}). "
