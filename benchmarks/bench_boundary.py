@@ -28,9 +28,9 @@ import time
 from pathlib import Path
 
 from maker.core.models import Plan, PlanStep
-from maker.executor.lifecycle import start_step
-from maker.executor.limits import executor_limits
-from maker.executor.orient import record_orient
+from maker.executor.protocol.limits import executor_limits
+from maker.executor.protocol.orient import record_orient
+from maker.executor.state.lifecycle import start_step
 from maker.store.plan_store import PlanStore
 from maker.tools.boundary import boxed_command, protection
 

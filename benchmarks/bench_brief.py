@@ -21,7 +21,7 @@ from pathlib import Path
 
 from maker.core.clock import utc_now
 from maker.core.models import Plan, PlanStep
-from maker.executor.brief import build_brief
+from maker.executor.launch.brief import build_brief
 from maker.store.notes import add_notes
 from maker.store.plan_store import PlanStore
 

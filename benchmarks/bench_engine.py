@@ -34,7 +34,7 @@ from maker.core.models import AgentResult, Plan, PlanStep, TaskConfig
 from maker.engine.ledger import Call, Ledger
 from maker.engine.orchestrator import EXIT_COMPLETE, Orchestrator
 from maker.engine.step_run import EngineParts
-from maker.executor.approval import set_policy
+from maker.executor.acceptance.approval import set_policy
 from maker.store.plan_store import PlanStore
 from maker.verify.detect import ENV_VARS
 

@@ -42,7 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from maker.core.models import Plan, PlanStep
-from maker.executor.lifecycle import start_step
+from maker.executor.state.lifecycle import start_step
 from maker.store.plan_store import PlanStore
 
 ROOT = Path(__file__).resolve().parent.parent

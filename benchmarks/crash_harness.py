@@ -106,7 +106,7 @@ COMMANDS: dict[str, tuple[Callable[[Path], PlanStore], list[str], str | None]] =
 
 _STORE = ("from pathlib import Path; from maker.store.plan_store import PlanStore; "
           "s = PlanStore(Path('plans').resolve())")
-_START = "from maker.executor.worktree_step import start_in_worktree as go; go(s, {}, 's')"
+_START = "from maker.executor.parallel.worktree_step import start_in_worktree as go; go(s, {}, 's')"
 _LAND = "import sys; sys.argv = ['maker', 'land', '1']; from maker.cli.main import main; main()"
 _NEXT = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(REPO)!r}); {_STORE}; "
          "from tests.unit._crash_wave_states import after_kill; after_kill(s)"]

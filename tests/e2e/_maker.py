@@ -16,9 +16,9 @@ from harness.scenarios import (
     plugin_env,
     to_yaml,
 )
-from maker.executor.accept import accept_handoff
-from maker.executor.approval import set_policy
-from maker.executor.lifecycle import start_step
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.acceptance.approval import set_policy
+from maker.executor.state.lifecycle import start_step
 from maker.planner.linter import lint_text
 from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord
@@ -59,7 +59,7 @@ def finish_step_0(store: PlanStore) -> None:
 def deliver(store: PlanStore, n: int, name: str) -> None:
     """Step ``n`` (in progress) done as its protocol says, through the gate: oriented,
     ``name`` written, the handoff claiming it accepted."""
-    from maker.executor.orient import record_orient
+    from maker.executor.protocol.orient import record_orient
 
     record_orient(store, n, "none")
     (store.project / name).write_text(f"{name} by step {n}\n")

@@ -14,7 +14,7 @@ import pytest
 
 from maker.core.models import PlanStep, TaskConfig
 from maker.errors import ClaudeNotFoundError
-from maker.executor.agent_runner import AgentRunner
+from maker.executor.launch.agent_runner import AgentRunner
 from maker_scripted import FakeMessagesAPI, Reply, isolated_env
 from maker_scripted.replies import ApiError
 
@@ -108,7 +108,7 @@ async def test_notes_keep_only_the_facts_of_an_answer_that_passes(
     """Issue 15, item 8, with the real SDK: seed 002's NotesContext on AgentRunner writes
     NOTES.md from an answer the red flagger and the gate's checks accept, never from one
     they refuse."""
-    from maker.executor.notes_context import NotesContext
+    from maker.executor.launch.notes_context import NotesContext
     from maker.store.plan_store import PlanStore
 
     from ._maker import write_plan

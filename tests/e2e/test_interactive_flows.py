@@ -48,9 +48,9 @@ from harness.scenarios import (
     main_waits,
     tool,
 )
-from maker.executor.lifecycle import start_step
-from maker.executor.runs import launched_in_background, start_launch
-from maker.executor.schedule import next_steps
+from maker.executor.state.lifecycle import start_step
+from maker.executor.state.schedule import next_steps
+from maker.executor.votes.runs import launched_in_background, start_launch
 from maker.store.plan_store import PlanStore
 from maker_scripted import RecordedRequest, Reply
 from maker_scripted.replies import ToolUseBlock

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from maker.executor.lifecycle import refresh_overview
+from maker.executor.state.lifecycle import refresh_overview
 from maker.store import changes
 from maker.store.plan_store import PlanStore
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply

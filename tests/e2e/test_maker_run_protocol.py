@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from maker.executor.orient import decide_deviation
+from maker.executor.protocol.orient import decide_deviation
 from maker.store.plan_store import PlanStore
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker_scripted.scenarios import handoff
@@ -112,7 +112,7 @@ def test_the_sweep_reaches_the_later_steps_brief_and_proposals_wait(
     brief; its proposal changes nothing and waits for a person."""
     import yaml
 
-    from maker.executor.sweep import open_proposals
+    from maker.executor.protocol.sweep import open_proposals
 
     from .test_maker_run import oriented_then, writes_hello
 

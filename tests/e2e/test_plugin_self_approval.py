@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from harness.scenarios import MAIN, handoff, tool
-from maker.executor.approval import approve_step
-from maker.executor.lifecycle import reset_step, start_step
+from maker.executor.acceptance.approval import approve_step
+from maker.executor.state.lifecycle import reset_step, start_step
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 
 from ._maker import PLUGIN_ROOT, Run, deliver, run_maker, step, write_plan
@@ -30,7 +30,7 @@ from ._maker import PLUGIN_ROOT, Run, deliver, run_maker, step, write_plan
 pytestmark = pytest.mark.e2e
 
 STEP_FILE = "plans/steps/00-write-hello-txt.md"
-API = ("from maker.executor.approval import approve_step; "
+API = ("from maker.executor.acceptance.approval import approve_step; "
        "from maker.store.plan_store import PlanStore; "
        "approve_step(PlanStore(__import__('pathlib').Path('plans')), 0, 'user')")
 

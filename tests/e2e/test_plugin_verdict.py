@@ -34,8 +34,8 @@ from harness.scenarios import (
     plan_flow,
     to_yaml,
 )
-from maker.executor.lifecycle import start_step
-from maker.executor.runs import add_turn, start_launch
+from maker.executor.state.lifecycle import start_step
+from maker.executor.votes.runs import add_turn, start_launch
 from maker.planner.linter import lint_text
 from maker.store.plan_store import PlanStore
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply

@@ -19,7 +19,7 @@ import pytest
 
 from harness.queries import tool_uses
 from harness.scenarios import EXECUTOR, MAIN, handoff, tool
-from maker.executor.schedule import next_steps
+from maker.executor.state.schedule import next_steps
 from maker.store.plan_store import PlanStore
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker_scripted.replies import ToolUseBlock

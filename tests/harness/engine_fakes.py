@@ -72,7 +72,7 @@ def oriented(store: Any, n: int, answer: str) -> Callable[[str], str]:
     (``maker orient n none``, as its brief tells it): a step whose tools can write is
     handed off complete only after that."""
     def orient_then_answer(_: str) -> str:
-        from maker.executor.orient import record_orient
+        from maker.executor.protocol.orient import record_orient
 
         record_orient(store, n, "none")
         return answer

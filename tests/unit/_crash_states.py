@@ -7,8 +7,9 @@ import os
 import re
 from pathlib import Path
 
-from maker.executor import approval, lifecycle
-from maker.executor.accept import accept_handoff
+from maker.executor.acceptance import approval
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.state import lifecycle
 from maker.store.plan_store import PlanStore
 
 from ._step_plans import handoff, linear

@@ -10,8 +10,12 @@ import re
 import subprocess
 from pathlib import Path
 
-from maker.executor.land import recover
-from maker.executor.worktree_step import ensure_worktree, prune_worktrees, start_in_worktree
+from maker.executor.parallel.land import recover
+from maker.executor.parallel.worktree_step import (
+    ensure_worktree,
+    prune_worktrees,
+    start_in_worktree,
+)
 from maker.store.plan_store import PlanStore
 from maker.store.workspace import worktree_of
 from maker.tools.worktrees import WORKTREES

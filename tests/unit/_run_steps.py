@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 
-from maker.executor.accept import accept_handoff
-from maker.executor.approval import APPROVE_REST_LABEL
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.acceptance.approval import APPROVE_REST_LABEL
 from maker.executor.loop.next_action import loop_lock, next_action
-from maker.executor.loop.state import begin_run
 from maker.executor.loop.words import answered, executor_said
+from maker.executor.state.run import begin_run
 from maker.hooks.decisions import answer_decision
 from maker.store.plan_store import PlanStore
 

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from maker.core.models import Plan, PlanStep
-from maker.executor.approval import set_policy
+from maker.executor.acceptance.approval import set_policy
 from maker.store.approval_seal import seal_approval
 from maker.store.plan_store import PlanStore
 

@@ -3,7 +3,7 @@ test_agent_runner_maker.py."""
 from unittest.mock import MagicMock, patch
 
 from maker.core.models import AgentResult, TaskConfig
-from maker.executor.agent_runner import AgentRunner
+from maker.executor.launch.agent_runner import AgentRunner
 
 from ._step_plans import step_spec
 

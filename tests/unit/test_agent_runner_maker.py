@@ -27,8 +27,8 @@ from maker.errors import (
     AgentStreamError,
     ClaudeNotFoundError,
 )
-from maker.executor.agent_runner import AgentRunner
-from maker.executor.notes_context import NotesContext
+from maker.executor.launch.agent_runner import AgentRunner
+from maker.executor.launch.notes_context import NotesContext
 from maker.prompts import load_prompt
 from maker.store.notes import add_notes, read_notes
 from maker.store.plan_store import PlanStore

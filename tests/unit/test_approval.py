@@ -10,17 +10,17 @@ from click.testing import CliRunner
 
 from maker.cli.main import cli
 from maker.errors import StepError, TransitionError
-from maker.executor.accept import accept_handoff
-from maker.executor.approval import (
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.acceptance.approval import (
     approval_question,
     approve_step,
     read_policy,
     reject_step,
     set_policy,
 )
-from maker.executor.brief import build_brief
-from maker.executor.lifecycle import start_step
-from maker.executor.review import record_review
+from maker.executor.acceptance.review import record_review
+from maker.executor.launch.brief import build_brief
+from maker.executor.state.lifecycle import start_step
 from maker.store.plan_store import PlanStore
 
 from ._step_plans import handoff, linear
@@ -169,7 +169,7 @@ def test_status_and_plan_md_show_awaiting_approval(store: PlanStore) -> None:
 
 
 def test_a_large_step_waits_for_review_even_under_the_auto_policy(store: PlanStore) -> None:
-    from maker.executor.review_loop import apply_review
+    from maker.executor.acceptance.review_loop import apply_review
 
     set_policy(store, "auto", "person (terminal)")
     small = accept_handoff(store, handoff(1, files_changed=["a.py", "b.py"]))
@@ -191,7 +191,7 @@ def test_a_large_step_waits_for_review_even_under_the_auto_policy(store: PlanSto
 
 
 def test_under_the_never_policy_the_reviewer_does_not_decide(store: PlanStore) -> None:
-    from maker.executor.review_loop import apply_review
+    from maker.executor.acceptance.review_loop import apply_review
 
     accept_handoff(store, handoff(1, files_changed=[f"f{i}.py" for i in range(5)]))
     record = store.load().get(1)
@@ -201,7 +201,7 @@ def test_under_the_never_policy_the_reviewer_does_not_decide(store: PlanStore) -
 
 
 def test_under_the_reviewer_policy_its_verdict_approves(store: PlanStore) -> None:
-    from maker.executor.review_loop import apply_review
+    from maker.executor.acceptance.review_loop import apply_review
 
     set_policy(store, "reviewer", "person (terminal)")
     accept_handoff(store, handoff(1))
@@ -223,7 +223,7 @@ def test_status_shows_what_a_hand_edit_broke_across_steps(store: PlanStore) -> N
 
 
 def test_a_step_cannot_be_reset_under_a_running_step_that_uses_it(store: PlanStore) -> None:
-    from maker.executor.lifecycle import reset_step
+    from maker.executor.state.lifecycle import reset_step
 
     accept_handoff(store, handoff(1))
     approve_step(store, 1, "user")
@@ -265,7 +265,7 @@ def test_an_approval_sealed_for_one_step_does_not_pass_for_another(store: PlanSt
 
 
 def test_nothing_completes_a_step_without_an_approval(store: PlanStore) -> None:
-    from maker.executor.lifecycle import set_status
+    from maker.executor.state.lifecycle import set_status
 
     with pytest.raises(TransitionError, match="becomes complete only by an approval"):
         set_status(store, 1, "complete")

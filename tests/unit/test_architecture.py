@@ -14,14 +14,22 @@ layer do not import each other. The top-level modules count as nodes of their ow
 
 from __future__ import annotations
 
-import ast
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 import maker
+import maker.executor
+from harness.import_graph import (
+    Import,
+    cycle,
+    drawing,
+    imports,
+    layer_problems,
+    make_package,
+    module_imports,
+    nodes,
+)
 
 SRC = Path(maker.__file__).resolve().parent
 DOC = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
@@ -42,108 +50,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("prompts", "voting", "yaml_cleaner"),
     ("errors",),
 )
-
-
-@dataclass(frozen=True)
-class Import:
-    where: str  # file:line, relative to src/
-    source: str  # the importing node (subpackage or top-level module)
-    target: str  # the imported node
-    name: str  # the module as imported
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.source} imports {self.target} ({self.name})"
-
-
-def _node(module: str) -> str | None:
-    """The graph node of a ``maker.…`` module name: its subpackage, or None (``maker``)."""
-    parts = module.split(".")
-    if parts[0] != "maker" or len(parts) == 1:
-        return None
-    return parts[1]
-
-
-def imports(root: Path) -> Iterator[Import]:
-    """Every import between two nodes of the package at ``root`` (``…/maker``)."""
-    for path in sorted(root.rglob("*.py")):
-        parts = list(path.relative_to(root.parent).with_suffix("").parts)
-        package = parts[:-1]
-        if parts[-1] == "__init__":
-            parts = package
-        source = _node(".".join(parts))
-        if source is None:
-            continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-            names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    up = package[: len(package) - node.level + 1]
-                    base = ".".join(up + ([node.module] if node.module else []))
-                # `from maker import errors` names a module; `from maker.x import y`, x.
-                names = ([f"{base}.{alias.name}" for alias in node.names]
-                         if _node(base) is None else [base])
-            for name in names:
-                target = _node(name)
-                if target is not None and target != source:
-                    where = f"{path.relative_to(root.parent)}:{node.lineno}"
-                    yield Import(where, source, target, name)
-
-
-def nodes(root: Path) -> set[str]:
-    """The subpackages and top-level modules of the package at ``root``."""
-    found = {p.name for p in root.iterdir() if (p / "__init__.py").is_file()}
-    found |= {p.stem for p in root.glob("*.py") if p.stem != "__init__"}
-    return found
-
-
-def layer_problems(found: list[Import], layers: tuple[tuple[str, ...], ...]) -> list[str]:
-    """Each import that does not point to a lower layer, named by file:line."""
-    rank = {name: len(layers) - i for i, layer in enumerate(layers) for name in layer}
-    out = []
-    for imp in found:
-        if imp.source not in rank or imp.target not in rank:
-            continue  # reported by test_every_node_has_a_layer
-        if rank[imp.target] >= rank[imp.source]:
-            how = "a peer in its layer" if rank[imp.target] == rank[imp.source] else "above it"
-            out.append(f"{imp}: {imp.target} is {how}")
-    return out
-
-
-def cycle(found: list[Import]) -> list[Import]:
-    """One cycle of the node graph, as the imports that make it; [] when acyclic."""
-    edges: dict[str, dict[str, Import]] = {}
-    for imp in found:
-        edges.setdefault(imp.source, {}).setdefault(imp.target, imp)
-    state: dict[str, int] = {}  # 1: on the current path, 2: done
-    path: list[Import] = []
-
-    def visit(node: str) -> list[Import]:
-        state[node] = 1
-        for target, imp in sorted(edges.get(node, {}).items()):
-            path.append(imp)
-            if state.get(target) == 1:
-                start = next(i for i, p in enumerate(path) if p.source == target)
-                return path[start:]
-            if target not in state and (found_cycle := visit(target)):
-                return found_cycle
-            path.pop()
-        state[node] = 2
-        return []
-
-    for node in sorted(edges):
-        if node not in state and (found_cycle := visit(node)):
-            return found_cycle
-    return []
-
-
-def drawing(layers: tuple[tuple[str, ...], ...]) -> str:
-    """The layers as drawn in the docs: top to bottom, each importing only below it."""
-    width = max(len("   ".join(layer)) for layer in layers)
-    rows = ["   ".join(layer).center(width).rstrip() for layer in layers]
-    return f"\n{'│'.center(width).rstrip()}\n".join(rows)
 
 
 # -- the package -------------------------------------------------------------------
@@ -176,16 +82,95 @@ def test_the_drawing_is_the_table() -> None:
         f"{DOC} must show the layers as:\n{picture}")
 
 
+# -- inside executor: the protocol's phases -------------------------------------------
+
+# Top to bottom, as ``maker/executor/__init__.py`` lists them: each sub-package imports
+# only from those below it (a peer in the same row is no dependency either way).
+EXECUTOR_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("loop",),
+    ("verdicts",),
+    ("launch", "parallel"),
+    ("votes",),
+    ("acceptance",),
+    ("protocol",),
+    ("state",),
+    ("rules",),
+)
+
+
+def executor_imports() -> list[Import]:
+    """Each import between two of executor's sub-packages (every import counted)."""
+    def sub(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[2] if len(parts) > 2 and parts[:2] == ["maker", "executor"] else None
+
+    found = []
+    for imp in module_imports(SRC):
+        source, target = sub(imp.source), sub(imp.target)
+        if source and target and source != target:
+            found.append(Import(imp.where, source, target, imp.name))
+    return found
+
+
+def test_executor_is_its_subpackages_in_layers() -> None:
+    top = sorted(p.name for p in (SRC / "executor").glob("*.py") if p.stem != "__init__")
+    assert not top, f"every module of executor/ belongs to a sub-package: {top}"
+    declared = {name for layer in EXECUTOR_LAYERS for name in layer}
+    missing = sorted(nodes(SRC / "executor") - declared)
+    assert not missing, f"give {missing} a row in EXECUTOR_LAYERS ({__file__})"
+    problems = layer_problems(executor_imports(), EXECUTOR_LAYERS)
+    assert not problems, ("executor's sub-packages import against their order (move the "
+                          "code down, or pass it in):\n" + "\n".join(problems))
+    index = maker.executor.__doc__ or ""
+    order = [name for layer in reversed(EXECUTOR_LAYERS) for name in layer]
+    listed = sorted(order, key=lambda name: index.find(f"- ``{name}``"))
+    assert all(f"- ``{name}``" in index for name in order) and listed == order, (
+        f"maker/executor/__init__.py lists the sub-packages, bottom first, as {order}")
+
+
+# -- the module map ------------------------------------------------------------------
+
+
+def map_rows(text: str) -> dict[str, str]:
+    """The module map's rows: package path (``executor/state``) to its cell of modules."""
+    section = text.partition("## Module map")[2].partition("\n## ")[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 2 and cells[0].startswith("`") and cells[0].endswith("`"):
+            rows[cells[0].strip("`")] = cells[1]
+    return rows
+
+
+def unmapped(root: Path, rows: dict[str, str]) -> list[str]:
+    """Each module under ``root`` (``…/maker``) the map leaves out: its package has no
+    row, or the row does not name it in backticks."""
+    missing = []
+    for path in sorted(root.rglob("*.py")):
+        if path.stem == "__init__":
+            continue
+        package = "/".join(path.parent.relative_to(root).parts) or "maker"
+        if f"`{path.stem}`" not in rows.get(package, ""):
+            missing.append(str(path.relative_to(root.parent)))
+    return missing
+
+
+def test_the_module_map_names_every_module() -> None:
+    missing = unmapped(SRC, map_rows(DOC.read_text(encoding="utf-8")))
+    assert not missing, (f"{DOC.name}'s module map leaves out (give each a few words in its "
+                         "package's row):\n" + "\n".join(missing))
+
+
+def test_the_map_check_sees_a_module_left_out(tmp_path: Path) -> None:
+    root = make_package(tmp_path, {"errors.py": "", "a/__init__.py": "", "a/one.py": "",
+                                   "a/b/__init__.py": "", "a/b/two.py": ""})
+    text = ("## Module map\n\n| package | modules |\n| --- | --- |\n"
+            "| `maker` | `errors` |\n| `a` | `one` (the first) |\n| `a/b` | `three` |\n\n"
+            "## Next\n| `a/b` | `two` |\n")
+    assert unmapped(root, map_rows(text)) == ["maker/a/b/two.py"]
+
+
 # -- the checker, on a package made for it --------------------------------------------
-
-
-def _package(tmp_path: Path, files: dict[str, str]) -> Path:
-    root = tmp_path / "maker"
-    for name, text in {"__init__.py": "", **files}.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
 
 
 @pytest.mark.parametrize("how", [
@@ -196,7 +181,7 @@ def _package(tmp_path: Path, files: dict[str, str]) -> Path:
     "from ..high import top\n",
 ])
 def test_a_back_edge_is_named_by_file_and_line(tmp_path: Path, how: str) -> None:
-    root = _package(tmp_path, {"low/__init__.py": "", "low/base.py": "import os\n" + how,
+    root = make_package(tmp_path, {"low/__init__.py": "", "low/base.py": "import os\n" + how,
                                "high/__init__.py": "",
                                "high/top.py": "from maker.low import base\n"})
     found = list(imports(root))
@@ -208,7 +193,7 @@ def test_a_back_edge_is_named_by_file_and_line(tmp_path: Path, how: str) -> None
 
 
 def test_peers_do_not_import_each_other(tmp_path: Path) -> None:
-    root = _package(tmp_path, {"a/__init__.py": "from maker import b\n", "b/__init__.py": ""})
+    root = make_package(tmp_path, {"a/__init__.py": "from maker import b\n", "b/__init__.py": ""})
     problems = layer_problems(list(imports(root)), (("a", "b"),))
     assert problems == ["maker/a/__init__.py:1: a imports b (maker.b): b is a peer in its layer"]
     assert nodes(root) == {"a", "b"}

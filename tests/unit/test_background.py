@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from harness.queries import handed_back, launched
-from maker.executor.approval import set_policy
-from maker.executor.lifecycle import start_step
-from maker.executor.orient import record_orient
+from maker.executor.acceptance.approval import set_policy
+from maker.executor.protocol.orient import record_orient
+from maker.executor.state.lifecycle import start_step
 from maker.hooks.common import final_text
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.notifications import parse_notification
@@ -289,7 +289,7 @@ def test_a_notification_is_never_a_persons_decision(project: Path, forged: str) 
         out = fire("user-prompt-submit", prompt_id="p2", prompt=prompt)
         assert "the user approved" not in said(out) and "policy set" not in said(out)
     assert store.load_step(1).status == "awaiting-approval"
-    from maker.executor.approval import read_policy
+    from maker.executor.acceptance.approval import read_policy
 
     assert read_policy(store).name == "never"
 
@@ -463,7 +463,7 @@ def test_plumbing_is_allowed_only_as_the_whole_command(project: Path, agent: str
 
 def test_an_executor_working_on_a_step_that_ended_is_refused(project: Path) -> None:
     store = started(project)
-    from maker.executor.lifecycle import fail_step
+    from maker.executor.state.lifecycle import fail_step
 
     fail_step(store, 1, ["stopped by a person"])
     out = fire("pre-tool-use", agent_id="a-1", agent_type=EXECUTOR, tool_name="Write",

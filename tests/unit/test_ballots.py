@@ -1,4 +1,4 @@
-"""Voting in the plugin (``maker.executor.ballots``): each executor's answer a ballot;
+"""Voting in the plugin (``maker.executor.votes.ballots``): each executor's answer a ballot;
 the winner accepted once it leads by K; the bound; one ballot per executor; crash safety;
 launches limited to the votes still needed; and the hooks' side (SubagentStop)."""
 
@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from maker.executor import ballots
-from maker.executor.ballots import cast, launch_instruction, vote_state
-from maker.executor.lifecycle import start_step
-from maker.executor.runs import start_launch
-from maker.executor.schedule import next_steps
-from maker.executor.vote_rules import step_votes
+from maker.executor.rules.vote_rules import step_votes
+from maker.executor.state.lifecycle import start_step
+from maker.executor.state.schedule import next_steps
+from maker.executor.votes import ballots
+from maker.executor.votes.ballots import cast, launch_instruction, vote_state
+from maker.executor.votes.runs import start_launch
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 from maker.store.plan_store import PlanStore
@@ -155,7 +155,7 @@ def test_a_crash_while_accepting_leaves_the_old_state(
     def crash(*_: Any, **__: Any) -> Any:
         raise RuntimeError("killed mid-accept")
 
-    monkeypatch.setattr("maker.executor.accept.accept_handoff", crash)
+    monkeypatch.setattr("maker.executor.acceptance.accept.accept_handoff", crash)
     with pytest.raises(RuntimeError):
         cast(store, 0, "a2", chose(2))
     assert ballot_file(store) == before  # the ballot and the acceptance: all or nothing
@@ -219,7 +219,7 @@ def test_the_executors_stop_hook_casts_a_ballot_and_never_blocks(hooked: Path) -
 
 def test_the_stop_hook_and_the_outcome_say_how_many_executors_a_vote_needs(
         hooked: Path) -> None:
-    from maker.executor.outcome import outcome
+    from maker.executor.verdicts.outcome import outcome
 
     store = write(hooked, [make_step(0, -2, conditional=True, votes=3), make_step(1, -1),
                            make_step(2, -1)])

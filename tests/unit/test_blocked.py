@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from maker.executor.blocked import blocked_question
+from maker.executor.verdicts.blocked import blocked_question
 
 from ._step_plans import linear
 from .test_hooks import fire

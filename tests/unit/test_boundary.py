@@ -26,8 +26,8 @@ import pytest
 from harness.kernel import require_kernel
 from maker.core.paths import seal_key_path
 from maker.engine.tool_limits import make_hooks
-from maker.executor.lifecycle import start_step
-from maker.executor.orient import record_orient
+from maker.executor.protocol.orient import record_orient
+from maker.executor.state.lifecycle import start_step
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 from maker.store.plan_store import PlanStore

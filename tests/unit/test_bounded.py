@@ -156,7 +156,7 @@ def test_the_hook_script_bounds_its_stdin(tmp_path: Path, event: str) -> None:
 
 def test_a_fifo_planted_as_an_attempt_counter_does_not_hang_the_stop_hook(
         tmp_path: Path) -> None:
-    from maker.executor.lifecycle import start_step
+    from maker.executor.state.lifecycle import start_step
 
     store = linear(tmp_path, 1)
     start_step(store, 1, session_id="s")

@@ -12,9 +12,9 @@ import yaml
 from maker.core.clock import utc_now
 from maker.core.models import Plan, PlanStep
 from maker.errors import StepNotFoundError
-from maker.executor.brief import build_brief
-from maker.executor.handoff_template import handoff_template
-from maker.executor.previous_work import BriefBudget, previous_handoff
+from maker.executor.launch.brief import build_brief
+from maker.executor.launch.handoff_template import handoff_template
+from maker.executor.launch.previous_work import BriefBudget, previous_handoff
 from maker.store.notes import DEFAULT_KEEP, add_notes
 from maker.store.plan_store import PlanStore
 
@@ -309,7 +309,7 @@ def test_previous_handoff_reads_accepted_at_anywhere_in_the_front_matter(tmp_pat
 
 def test_the_summaries_of_the_previous_step_and_the_depends_on_steps_reach_the_brief(
         tmp_path: Path) -> None:
-    from maker.executor.notes_context import NotesContext
+    from maker.executor.launch.notes_context import NotesContext
 
     steps = [make_step(n, input_variables=[]) for n in range(5)]
     steps[4].depends_on = [0, 1, 2]

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from maker.errors import PlanFileError, StepError
-from maker.executor import lifecycle
-from maker.executor.accept import accept_handoff
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.state import lifecycle
 from maker.store import changes, snapshot
 from maker.store.plan_store import PlanStore
 
@@ -141,7 +141,7 @@ def test_its_own_change_is_read_alone(project: Path, parses: list[Path],
 def test_a_change_by_another_process_is_seen_at_once(project: Path) -> None:
     store = engine_store(linear(project, 3).root)
     assert store.load().get(1).status == "pending"
-    code = ("import sys; from pathlib import Path; from maker.executor import lifecycle; "
+    code = ("import sys; from pathlib import Path; from maker.executor.state import lifecycle; "
             "from maker.store.plan_store import PlanStore; "
             "lifecycle.start_step(PlanStore(Path(sys.argv[1])), 1)")
     subprocess.run([sys.executable, "-c", code, str(store.root)], check=True,

@@ -14,11 +14,11 @@ from click.testing import CliRunner
 
 from maker.cli.main import cli
 from maker.errors import HandoffRejectedError
-from maker.executor.accept import accept_handoff
-from maker.executor.lifecycle import start_step
-from maker.executor.orient import record_orient
-from maker.executor.outcome import outcome
-from maker.executor.status_view import status_summary
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.loop.status_view import status_summary
+from maker.executor.protocol.orient import record_orient
+from maker.executor.state.lifecycle import start_step
+from maker.executor.verdicts.outcome import outcome
 from maker.handoff.measured import NO_FILE_CHANGED
 from maker.store.plan_store import PlanStore
 

@@ -2,7 +2,7 @@
 import pytest
 import yaml
 
-from maker.executor.context_builder import ContextBuilder
+from maker.executor.launch.context_builder import ContextBuilder
 
 from ._step_plans import step_spec
 

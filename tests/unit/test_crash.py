@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from maker.core.models import Plan
-from maker.executor import approval, lifecycle
-from maker.executor.accept import accept_handoff
+from maker.executor.acceptance import approval
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.state import lifecycle
 from maker.store.plan_store import PlanStore
 
 from ._crash_states import awaiting, in_progress, snapshot, stopped

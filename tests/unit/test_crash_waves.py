@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from maker.executor.land import LANDING, land, land_step
-from maker.executor.worktree_step import start_in_worktree
+from maker.executor.parallel.land import LANDING, land, land_step
+from maker.executor.parallel.worktree_step import start_in_worktree
 from maker.store.plan_store import PlanStore
 from maker.store.workspace import worktree_of
 from maker.tools import worktrees

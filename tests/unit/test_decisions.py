@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from maker.executor.accept import accept_handoff
-from maker.executor.approval import approval_question, read_policy
-from maker.executor.lifecycle import start_step
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.acceptance.approval import approval_question, read_policy
+from maker.executor.state.lifecycle import start_step
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 from maker.store.plan_store import PlanStore

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from maker.errors import HandoffRejectedError, Problem
-from maker.executor.accept import accept_handoff
-from maker.executor.lifecycle import reset_step, start_step
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.state.lifecycle import reset_step, start_step
 from maker.handoff.gate import check_handoff
 from maker.store.frontmatter import read_front_matter
 from maker.store.plan_store import PlanStore

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from maker.executor.lifecycle import start_step
+from maker.executor.state.lifecycle import start_step
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 from maker.tools.git_programs import program_free

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from maker.executor.lifecycle import start_step
+from maker.executor.state.lifecycle import start_step
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from maker.executor.lifecycle import start_step
+from maker.executor.state.lifecycle import start_step
 from maker.hooks.__main__ import EVENTS
 from maker.hooks.handlers import HANDLERS
 from maker.store.state import PlanState
@@ -114,7 +114,7 @@ def test_the_busy_stop_hook_imports_neither_pyyaml_nor_the_plan_model(
     imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines()
                 if line.startswith("import time:")}
     heavy = {"yaml", "click", "dataclasses", "maker.core.models", "maker.store.plan_store",
-             "maker.hooks.handlers", "maker.executor.lifecycle",
+             "maker.hooks.handlers", "maker.executor.state.lifecycle",
              # nor what a plain write, the lock and a committed journal do without
              "tempfile", "shutil", "threading", "runpy", "importlib.util",
              # nor typing: the type checker's names are the type checker's

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 import yaml
 
-from maker.executor.lifecycle import start_step
-from maker.executor.orient import record_orient
-from maker.executor.step_rules import GATE_ATTEMPTS, STOP_REMINDERS
+from maker.executor.protocol.orient import record_orient
+from maker.executor.rules.step_rules import GATE_ATTEMPTS, STOP_REMINDERS
+from maker.executor.state.lifecycle import start_step
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 from maker.planner.planner import DEFAULT_MAX_ATTEMPTS as PLANNER_ATTEMPTS
@@ -219,7 +219,7 @@ def test_a_new_plan_archives_the_unfinished_one(project: Path, running: PlanStor
     assert "valid but was not written: step 1 of the current plan is in progress" in out[
         "systemMessage"]
     assert running.archived() == [] and running.load().task == "Build the thing"
-    from maker.executor.lifecycle import reset_step
+    from maker.executor.state.lifecycle import reset_step
 
     reset_step(running, 1)
     # Another /maker:plan: another planner.
@@ -453,7 +453,7 @@ def test_write_is_what_a_branching_plan_needs(project: Path) -> None:
     out = fire("subagent-stop", subagent_input(
         project, EXECUTOR, handoff(0, output={"next_step": 2, "reason": "r"})))
     assert out is not None and "accepted" in out["systemMessage"]
-    from maker.executor.schedule import next_steps
+    from maker.executor.state.schedule import next_steps
 
     assert [r.number for r in next_steps(store.load(), store)] == [2]
 
@@ -544,7 +544,7 @@ def test_the_executor_never_writes_into_plans(project: Path, path: str, denied: 
 def test_the_reviewers_verdict_is_recorded_and_gates_approval(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from maker.errors import ReviewMissingError as Missing
-    from maker.executor.approval import approve_step
+    from maker.executor.acceptance.approval import approve_step
 
     store = linear(project, 2)
     start_step(store, 1, session_id="sess-1")

@@ -37,8 +37,8 @@ import pytest
 from click.testing import CliRunner
 
 from maker.cli.main import cli
-from maker.executor.lifecycle import fail_step, reset_step, start_step
-from maker.executor.orient import record_orient
+from maker.executor.protocol.orient import record_orient
+from maker.executor.state.lifecycle import fail_step, reset_step, start_step
 from maker.store.plan_store import PlanStore
 from maker.tools.guard import bash_refusal
 from maker.verify.detect import ENV_VARS, detect_commands
@@ -162,7 +162,7 @@ def test_an_executor_of_an_earlier_run_does_not_hold_the_new_runs_stop(
     async_launched("agent-old", "t1")
     reset_step(store, 1)  # a person puts the step back, and begins it again
     start_step(store, 1, session_id="sess-1")
-    from maker.executor.runs import add_turn
+    from maker.executor.votes.runs import add_turn
 
     add_turn(store, 1, "sess-1", "p2")  # the /maker:step turn of the new run
     out = stop(prompt_id="p2", tasks=running("agent-old"))

@@ -33,7 +33,7 @@ What makes that safe:
    edit tests of ``test_kept_store.py``.
 4. **What is derived from kept records is shared, and read-only too.** ``handoff_heads``
    is a read-only mapping (its ``compute`` returns what cannot change); the schedule
-   (``executor/schedule.py``) knows an unchanged kept record by its identity, and any
+   (``executor/state/schedule.py``) knows an unchanged kept record by its identity, and any
    other record by its spec, status and dependencies. Held by this file and
    ``test_kept_schedule.py``.
 5. **Each load's plan is its own.** ``plan.steps`` is a new list at every load; ``get``
@@ -53,7 +53,7 @@ import pytest
 from hypothesis import given, settings
 
 from maker.errors import Problem
-from maker.executor.previous_work import _key
+from maker.executor.launch.previous_work import _key
 from maker.handoff.against_plan import check_output
 from maker.store import changes
 from maker.store.plan_store import PlanStore

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from maker.errors import StepError
-from maker.executor.lifecycle import reset_step
-from maker.executor.schedule import decision_outputs, plan_schedule, schedule
+from maker.executor.state.lifecycle import reset_step
+from maker.executor.state.schedule import decision_outputs, plan_schedule, schedule
 from maker.store import changes
 
 from ._step_plans import complete, make_step, write

@@ -13,7 +13,7 @@ import pytest
 from harness.engine_fakes import ScriptedModel, parts, run
 from maker.engine.orchestrator import Orchestrator
 from maker.errors import PlanFileError
-from maker.executor import lifecycle
+from maker.executor.state import lifecycle
 from maker.store import changes, snapshot
 from maker.store.plan_store import PlanStore
 
@@ -82,7 +82,7 @@ def test_a_hand_edit_made_during_a_full_read_is_seen_a_window_after_it(
 
 def test_a_handoff_of_no_step_is_in_the_handoff_heads_once_the_window_has_passed(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from maker.executor.previous_work import _key, previous_handoff
+    from maker.executor.launch.previous_work import _key, previous_handoff
 
     from ._step_plans import complete
 
@@ -208,8 +208,8 @@ def test_a_handoff_edited_in_the_tick_of_its_write_is_in_the_heads_once_the_wind
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On a file system whose clock ticks coarsely, a same-size edit in place made in the
     tick of the write before it keeps every stamp (step_cache's "racily clean" files)."""
-    from maker.executor.accept import accept_handoff
-    from maker.executor.previous_work import _key
+    from maker.executor.acceptance.accept import accept_handoff
+    from maker.executor.launch.previous_work import _key
 
     from ._step_plans import handoff
 

@@ -21,10 +21,11 @@ from hypothesis import strategies as st
 
 from maker.core.models import Plan, PlanStep
 from maker.errors import MakerError
-from maker.executor import approval, lifecycle
-from maker.executor.accept import accept_handoff
-from maker.executor.previous_work import _key, previous_handoff
-from maker.executor.schedule import plan_schedule
+from maker.executor.acceptance import approval
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.launch.previous_work import _key, previous_handoff
+from maker.executor.state import lifecycle
+from maker.executor.state.schedule import plan_schedule
 from maker.store import changes
 from maker.store.plan_store import PlanStore
 

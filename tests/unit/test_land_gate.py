@@ -1,5 +1,5 @@
 """A worktree step's change lands when its complete handoff arrives, in code
-(``maker.executor.land_gate``): landed, sent to a new base on a conflict, or, when the
+(``maker.executor.parallel.land_gate``): landed, sent to a new base on a conflict, or, when the
 project's checks on the merged tree outlast what a hook may wait, undone and left to
 ``maker land N`` (the step's own verification record kept)."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from maker.executor.land_gate import land_before_accept
+from maker.executor.parallel.land_gate import land_before_accept
 from maker.store.plan_store import PlanStore
 from maker.store.workspace import worktree_of
 

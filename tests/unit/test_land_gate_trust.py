@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from maker.executor.land_gate import land_before_accept
+from maker.executor.parallel.land_gate import land_before_accept
 from maker.store.plan_store import PlanStore
 
 from ._crash_wave_states import wave_working
@@ -138,7 +138,7 @@ def test_a_landing_killed_mid_write_is_put_back_by_the_next_command(
     """The client kills the SubagentStop hook (120 s) while it writes the change: a
     person's `maker step reset 1` (as `/maker:reset` and `/maker:run`) puts the main
     checkout back first, never leaving it half-written."""
-    import maker.executor.land as land_mod
+    import maker.executor.parallel.land as land_mod
     real = land_mod.write
     calls = [0]
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from maker.errors import MakerError, StepError
-from maker.executor.land import LANDING, land, land_step, recover
-from maker.executor.lifecycle import fail_step, reset_step
-from maker.executor.worktree_step import prune_worktrees, start_in_worktree
+from maker.executor.parallel.land import LANDING, land, land_step, recover
+from maker.executor.parallel.worktree_step import prune_worktrees, start_in_worktree
+from maker.executor.state.lifecycle import fail_step, reset_step
 from maker.store.plan_store import PlanStore
 from maker.store.workspace import worktree_of
 
@@ -240,7 +240,7 @@ def test_a_worktree_add_a_kill_cut_short_does_not_block_the_next(project: Path) 
     """git locks its record of a worktree while it adds it; killed then, the record
     stays locked, `git worktree prune` keeps it, and a worktree at that path is refused
     ("a missing but locked worktree"): the step could never get its worktree again."""
-    from maker.executor.worktree_step import ensure_worktree
+    from maker.executor.parallel.worktree_step import ensure_worktree
     from maker.store.workspace import READY_KEY
 
     store = _branches(project)

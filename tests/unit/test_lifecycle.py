@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from maker.errors import DependencyError, StepError, StepNotFoundError, TransitionError
-from maker.executor.lifecycle import (
+from maker.executor.state.lifecycle import (
     ALLOWED_TRANSITIONS,
     fail_step,
     reset_step,
@@ -49,7 +49,7 @@ def test_starting_a_step_builds_no_brief(tmp_path: Path,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """`maker step begin` prints no brief (the executor reads it with `maker context N`):
     starting a step must not build one only to throw it away (issue 16, item 8)."""
-    import maker.executor.brief as brief
+    import maker.executor.launch.brief as brief
 
     def built(*args: Any, **kwargs: Any) -> str:
         raise AssertionError("start_step built a brief")

@@ -15,7 +15,7 @@ import yaml
 import maker
 from maker.core.statuses import STEP_STATUSES
 from maker.errors import PlanFileError
-from maker.executor.step_rules import REVIEW_THRESHOLD
+from maker.executor.rules.step_rules import REVIEW_THRESHOLD
 from maker.store.plan_store import PlanStore
 
 from ._step_plans import linear

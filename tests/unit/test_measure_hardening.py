@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from maker.errors import HandoffRejectedError
-from maker.executor.accept import accept_handoff
-from maker.executor.lifecycle import start_step
-from maker.executor.orient import record_orient
-from maker.executor.step_rules import crossed_boundaries
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.protocol.orient import record_orient
+from maker.executor.rules.step_rules import crossed_boundaries
+from maker.executor.state.lifecycle import start_step
 from maker.handoff.measured import MEASURE_KEY
 from maker.store.plan_store import PlanStore
 
@@ -91,7 +91,7 @@ def test_a_changed_ignore_rule_is_reviewed(project: Path) -> None:
 
 def test_the_executor_cannot_write_gits_own_files(project: Path) -> None:
     store = _started(project)
-    from maker.executor.orient import record_orient
+    from maker.executor.protocol.orient import record_orient
 
     record_orient(store, 1, "none")
     for call in (tool_input(project, "Write", file_path=str(project / ".git/HEAD"),

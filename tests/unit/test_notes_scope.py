@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from maker.core.models import Plan
-from maker.executor.accept import accept_handoff
-from maker.executor.brief import build_brief
-from maker.executor.lifecycle import reset_step, start_step
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.launch.brief import build_brief
+from maker.executor.state.lifecycle import reset_step, start_step
 from maker.store.notes import (
     add_notes,
     notes_for_new_plan,

@@ -30,7 +30,7 @@ from maker.engine.orchestrator import (
     Orchestrator,
     RunResult,
 )
-from maker.executor.approval import approve_step
+from maker.executor.acceptance.approval import approve_step
 from maker.store.plan_store import PlanStore
 from maker.verify.runner import recorded_evidence
 
@@ -330,7 +330,7 @@ def test_the_orchestrator_is_a_module(project: Path) -> None:
 
 def _rendered_now(store: PlanStore) -> str:
     """PLAN.md as a fresh reader renders it from the step files."""
-    from maker.executor.lifecycle import refresh_overview
+    from maker.executor.state.lifecycle import refresh_overview
 
     fresh = PlanStore(store.root)
     refresh_overview(fresh, fresh.load(), force=True)
@@ -350,7 +350,7 @@ def test_plan_md_is_brought_up_to_date_when_a_run_ends(project: Path, ends: str)
 
 
 def test_plan_md_is_rewritten_at_most_once_a_second_during_a_run(project: Path) -> None:
-    from maker.executor import lifecycle
+    from maker.executor.state import lifecycle
 
     store = PlanStore(linear(project, 3).root)
     store.overview_every = 3600.0

@@ -14,17 +14,17 @@ from click.testing import CliRunner
 
 from maker.cli.main import cli
 from maker.errors import HandoffRejectedError, StepError
-from maker.executor.accept import accept_handoff
-from maker.executor.approval import approve_step, set_policy
-from maker.executor.brief import build_brief
-from maker.executor.lifecycle import reset_step, start_step
-from maker.executor.orient import (
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.acceptance.approval import approve_step, set_policy
+from maker.executor.launch.brief import build_brief
+from maker.executor.protocol.orient import (
     DEVIATION_LABELS,
     findings,
     pending_deviation,
     record_orient,
 )
-from maker.executor.outcome import outcome
+from maker.executor.state.lifecycle import reset_step, start_step
+from maker.executor.verdicts.outcome import outcome
 from maker.store.plan_store import PlanStore
 from maker.tools.maker_commands import orient_command
 

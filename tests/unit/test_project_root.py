@@ -12,9 +12,9 @@ import pytest
 
 from maker.core.paths import find_plans_dir, project_of, project_record
 from maker.errors import HandoffRejectedError
-from maker.executor.accept import accept_handoff
-from maker.executor.brief import build_brief
-from maker.executor.lifecycle import start_step
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.launch.brief import build_brief
+from maker.executor.state.lifecycle import start_step
 from maker.store.plan_store import PlanStore
 from maker.verify.detect import detect_commands
 

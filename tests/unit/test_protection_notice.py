@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from maker.cli.main import cli
-from maker.executor.lifecycle import start_step
-from maker.executor.orient import record_orient
+from maker.executor.protocol.orient import record_orient
+from maker.executor.state.lifecycle import start_step
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 from maker.store.plan_store import PlanStore

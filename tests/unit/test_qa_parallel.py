@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from maker.errors import MakerError
-from maker.executor.land import LANDING, land, recover
-from maker.executor.worktree_step import start_in_worktree
+from maker.executor.parallel.land import LANDING, land, recover
+from maker.executor.parallel.worktree_step import start_in_worktree
 from maker.store.workspace import worktree_of
 from maker.tools.guard import bash_refusal, executor_refusal
 

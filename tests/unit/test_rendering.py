@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from maker.cli.main import cli
 from maker.core.models import Plan
 from maker.core.text import clip, md_cell, mermaid_label, strip_controls, task_line
-from maker.executor.brief import build_brief
+from maker.executor.launch.brief import build_brief
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 from maker.store.plan_store import PlanStore

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from maker.core.models import Plan
-from maker.executor.brief import build_brief
+from maker.executor.launch.brief import build_brief
 from maker.planner.linter import lint_plan
 from maker.planner.report_names import report_named
 from maker.store.plan_store import PlanStore

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from maker.executor.lifecycle import start_step
+from maker.executor.state.lifecycle import start_step
 from maker.store.plan_store import PlanStore
 
 from ._step_plans import linear

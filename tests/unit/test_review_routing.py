@@ -15,18 +15,18 @@ import pytest
 from harness.engine_fakes import FakeReviewer, ScriptedModel, parts, run
 from maker.engine.orchestrator import EXIT_APPROVAL, EXIT_COMPLETE, Orchestrator
 from maker.errors import HandoffRejectedError, ReviewMissingError
-from maker.executor.accept import accept_handoff
-from maker.executor.approval import approve_step
-from maker.executor.lifecycle import reset_step, start_step
-from maker.executor.orient import record_orient
-from maker.executor.outcome import outcome
-from maker.executor.review import latest_review
-from maker.executor.step_rules import (
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.acceptance.approval import approve_step
+from maker.executor.acceptance.review import latest_review
+from maker.executor.protocol.orient import record_orient
+from maker.executor.rules.step_rules import (
     approval_route,
     crossed_boundaries,
     review_reasons,
     review_required,
 )
+from maker.executor.state.lifecycle import reset_step, start_step
+from maker.executor.verdicts.outcome import outcome
 from maker.handoff.measured import MEASURE_KEY
 from maker.store.plan_store import PlanStore
 
@@ -164,7 +164,7 @@ def test_a_read_only_step_measures_nothing_whatever_else_changed(
 
 def test_a_step_sent_back_keeps_its_start_and_a_reset_starts_afresh(
         both: tuple[Path, Path]) -> None:
-    from maker.executor.approval import reject_step
+    from maker.executor.acceptance.approval import reject_step
 
     plugin, _ = both
     git_init(plugin)
@@ -324,7 +324,7 @@ def test_red_findings_loop_back_to_implementation_bounded_in_both_front_ends(
         if i < rounds:  # back to implementation, with the findings in the next brief
             assert f"review round {i + 1} of {rounds}" in out["systemMessage"]
             assert store.load_step(1).status == "in-progress"
-            from maker.executor.brief import build_brief
+            from maker.executor.launch.brief import build_brief
 
             assert "RED: f4.py drops the error." in build_brief(store, None, 1)
     assert store.load_step(1).status == "awaiting-approval"  # past the bound: a person
@@ -347,7 +347,7 @@ def test_red_findings_loop_back_to_implementation_bounded_in_both_front_ends(
 
 def test_the_reviewers_verdict_tells_the_main_agent_to_launch_the_executor_again(
         project: Path) -> None:
-    from maker.executor.verdict import reviewer_verdict
+    from maker.executor.verdicts.verdict import reviewer_verdict
     from maker.hooks.records import read_record
 
     store = write(project, [make_step(1, -1)], policy="never")
@@ -364,8 +364,8 @@ def test_a_late_reviewer_notification_does_not_launch_a_second_executor(
         project: Path) -> None:
     """The Stop hook may ask for the next executor before the reviewer's notification
     arrives: its verdict then says one runs already, or what became of it."""
-    from maker.executor.runs import launched_in_background, start_launch
-    from maker.executor.verdict import reviewer_verdict
+    from maker.executor.verdicts.verdict import reviewer_verdict
+    from maker.executor.votes.runs import launched_in_background, start_launch
     from maker.hooks.records import read_record
 
     store = write(project, [make_step(1, -1)], policy="never")

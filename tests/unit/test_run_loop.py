@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from maker.executor.accept import accept_handoff
-from maker.executor.approval import APPROVE_REST_LABEL, read_policy, set_policy
-from maker.executor.lifecycle import fail_step
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.acceptance.approval import APPROVE_REST_LABEL, read_policy, set_policy
 from maker.executor.loop.next_action import END_DONE, END_STOPPED, loop_lock, next_action
-from maker.executor.loop.state import begin_run, live_run, run_policy
 from maker.executor.loop.words import answered, executor_said, unseen
+from maker.executor.state.lifecycle import fail_step
+from maker.executor.state.run import begin_run, live_run, run_policy
 from maker.hooks.decisions import answer_decision
 from maker.store.plan_store import PlanStore
 from maker.store.run_file import RUN_FILE, read_run
@@ -79,7 +79,7 @@ def test_under_never_the_question_offers_the_rest_of_the_run_by_policy(
 def test_a_persons_policy_replaces_the_runs_choice(store: PlanStore) -> None:
     set_policy(store, "never", "person (terminal)")
     begin(store)
-    from maker.executor.loop.state import choose_policy
+    from maker.executor.state.run import choose_policy
 
     choose_policy(store, "auto", "user (AskUserQuestion, at step 1)")
     assert read_policy(store).name == "auto"
@@ -106,7 +106,7 @@ def test_a_failed_step_stops_the_run_and_run_again_resumes_it(store: PlanStore) 
     assert "step 1 (Step number 1) FAILED" in said
     assert "is failed: the tests would not pass" in said and said.endswith(f"{END_STOPPED}.")
     assert not live_run(store) and read_run(store)["stopped"]
-    from maker.executor.lifecycle import reset_step
+    from maker.executor.state.lifecycle import reset_step
 
     reset_step(store, 1)
     again = begin(store)
@@ -114,7 +114,7 @@ def test_a_failed_step_stops_the_run_and_run_again_resumes_it(store: PlanStore) 
 
 
 def test_a_lost_launch_is_launched_again_when_the_person_types_run(store: PlanStore) -> None:
-    from maker.executor.runs import start_launch
+    from maker.executor.votes.runs import start_launch
 
     begin(store)
     assert start_launch(store, "toolu_1", SESSION, PROMPT) is None  # a foreground launch
@@ -168,7 +168,7 @@ def test_status_shows_the_run_and_each_steps_time_and_tokens(store: PlanStore) -
     data = json.loads(CliRunner().invoke(
         cli, ["status", "--json", "--plans-dir", str(store.root)]).output)
     assert data["run"]["id"] == run_id and "seal" not in data["run"]
-    from maker.executor.status_view import status_summary
+    from maker.executor.loop.status_view import status_summary
 
     assert f"Run {run_id}: 1 of 10 steps complete" in status_summary(store)
 
@@ -180,7 +180,7 @@ def test_a_stop_with_a_step_nothing_runs_is_reminded_then_stops_the_run_not_the_
     the main agent did not do)."""
     import os
 
-    from maker.executor.step_rules import STOP_REMINDERS
+    from maker.executor.rules.step_rules import STOP_REMINDERS
     from maker.hooks.handlers import HANDLERS
     from maker.hooks.protocol import run_hook
 
@@ -207,7 +207,7 @@ def test_a_launch_said_once_is_not_said_again_until_it_was_made(store: PlanStore
     """Two verdicts at once (a wave's executors, in the foreground): the second does
     not say again the launch the first said; once that launch was made and returned,
     the next verdict says it again (the step runs anew)."""
-    from maker.executor.runs import end_launches, start_launch
+    from maker.executor.votes.runs import end_launches, start_launch
 
     begin(store)  # (a person's /maker:run: says to launch step 1)
     with loop_lock(store):

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from maker.core.models import Plan
-from maker.executor.accept import accept_handoff
-from maker.executor.approval import set_policy
-from maker.executor.lifecycle import fail_step
-from maker.executor.loop.state import live_run, run_policy
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.acceptance.approval import set_policy
 from maker.executor.loop.words import answered, executor_said
+from maker.executor.state.lifecycle import fail_step
+from maker.executor.state.run import live_run, run_policy
 from maker.hooks.decisions import answer_decision
 from maker.store.plan_store import PlanStore
 from maker.store.run_file import read_run
@@ -41,7 +41,7 @@ def test_a_runs_policy_ends_with_its_plan(store: PlanStore) -> None:
     fail_step(store, 2, ["broken"])
     executor_said(store, {"outcome": "failed", "step": 2, "attempts": 3}, SESSION, PROMPT, {})
     assert not live_run(store) and read_run(store)["stopped"]
-    from maker.executor.lifecycle import reset_step
+    from maker.executor.state.lifecycle import reset_step
     reset_step(store, 2)  # (nothing in progress: a new plan may be written)
     store.write_plan(Plan(reasoning="B", task="a different task",
                           steps=[make_step(1, 2, title="Drop the database"),
@@ -331,7 +331,7 @@ def test_a_run_begins_only_when_the_person_typed_it(plugin_project: Path) -> Non
     from click.testing import CliRunner
 
     from maker.cli.main import cli
-    from maker.executor.loop.state import stop_run
+    from maker.executor.state.run import stop_run
     store = linear(plugin_project, 3, policy="never")
     begin(store)
     approve_rest(store, finish(store, 1))

@@ -14,11 +14,11 @@ from click.testing import CliRunner
 
 from harness.queries import launched
 from maker.cli.main import cli
-from maker.executor.brief import build_brief
-from maker.executor.instructions import relaunch_instruction
-from maker.executor.lifecycle import start_step
-from maker.executor.owner import OWNER_IDLE_S, owner_gone
-from maker.executor.runs import add_turn
+from maker.executor.launch.brief import build_brief
+from maker.executor.rules.instructions import relaunch_instruction
+from maker.executor.state.lifecycle import start_step
+from maker.executor.state.owner import OWNER_IDLE_S, owner_gone
+from maker.executor.votes.runs import add_turn
 from maker.hooks import verdicts
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import HookInput, run_hook
@@ -225,7 +225,7 @@ def test_the_executors_verdict_names_the_outcome_and_the_sentinel(project: Path)
 def test_an_approval_verdict_carries_the_question_to_ask(project: Path) -> None:
     """The main agent asks the user with the verdict's own `ask:` line: it need not run
     `maker step outcome N` to fetch it (issue 16, item 8)."""
-    from maker.executor.approval import approval_question
+    from maker.executor.acceptance.approval import approval_question
 
     text = verdict_on(project, policy="never")
     assert "status: awaiting-approval" in text

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from maker.executor.schedule import (
+from maker.executor.loop.status_view import status_summary, summary_rows
+from maker.executor.state.schedule import (
     SKIPPED,
     next_steps,
     nothing_ready_reason,
     schedule,
 )
-from maker.executor.status_view import status_summary, summary_rows
 from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord, StoredPlan
 
@@ -177,7 +177,7 @@ def test_schedule_stays_linear_on_big_plans_with_many_conditionals() -> None:
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from maker.executor.schedule import decision_outputs, plan_schedule  # noqa: E402
+from maker.executor.state.schedule import decision_outputs, plan_schedule  # noqa: E402
 
 _STATUSES = st.sampled_from(["pending", "in-progress", "awaiting-approval", "complete",
                              "blocked", "failed"])

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from maker.cli.main import cli
-from maker.executor.lifecycle import set_status, start_step
+from maker.executor.state.lifecycle import set_status, start_step
 from maker.store.plan_store import PlanStore
 
 from ._step_plans import (
@@ -231,7 +231,7 @@ def _awaiting_and_running(project: Path) -> PlanStore:
 def test_context_and_start_mean_the_same_step_when_none_is_named(
         project: Path, setup: Setup, step: int) -> None:
     """`maker context` and `maker step start` with no number: the step in progress, else
-    the first ready one (one rule, in ``maker.executor.lifecycle.default_step``)."""
+    the first ready one (one rule, in ``maker.executor.state.lifecycle.default_step``)."""
     setup(project)
     context = run("context")
     assert context.exit_code == 0, context.output

@@ -1,4 +1,4 @@
-"""Each per-step rule (``maker.executor.step_rules``, ``vote_rules.step_votes``) applied
+"""Each per-step rule (``maker.executor.rules.step_rules``, ``vote_rules.step_votes``) applied
 the same by both front ends: the same step, through ``/maker:step``'s hooks (as Claude
 Code fires them) and through ``maker run``'s engine (scripted sessions), ends the same.
 
@@ -18,11 +18,11 @@ import pytest
 from harness.engine_fakes import FakeReviewer, ScriptedModel, parts, run
 from maker.engine.orchestrator import EXIT_APPROVAL, EXIT_COMPLETE, EXIT_FAILED, Orchestrator
 from maker.errors import ReviewMissingError
-from maker.executor.approval import approve_step
-from maker.executor.lifecycle import start_step
-from maker.executor.review import latest_review
-from maker.executor.step_rules import GATE_ATTEMPTS, approval_route, review_required
-from maker.executor.vote_rules import step_votes
+from maker.executor.acceptance.approval import approve_step
+from maker.executor.acceptance.review import latest_review
+from maker.executor.rules.step_rules import GATE_ATTEMPTS, approval_route, review_required
+from maker.executor.rules.vote_rules import step_votes
+from maker.executor.state.lifecycle import start_step
 from maker.store.plan_store import PlanStore
 
 from ._step_plans import handoff, make_step, write
@@ -162,7 +162,7 @@ def test_the_same_step_is_approved_by_the_same_one(
 def test_a_review_on_file_is_not_paid_for_twice(both: tuple[Path, Path]) -> None:
     """A large step reviewed under `never`, then the policy set to `auto`: the review on
     file decides; maker run does not run (and pay for) a second one (QA finding)."""
-    from maker.executor.approval import set_policy
+    from maker.executor.acceptance.approval import set_policy
 
     _, engine = both
     files = _changed(engine, 5)

@@ -13,10 +13,10 @@ from click.testing import CliRunner
 
 from maker.cli.main import cli
 from maker.errors import HandoffRejectedError, StepError
-from maker.executor.accept import accept_handoff
-from maker.executor.brief import build_brief
-from maker.executor.lifecycle import start_step
-from maker.executor.sweep import decide_proposal, open_proposals
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.launch.brief import build_brief
+from maker.executor.protocol.sweep import decide_proposal, open_proposals
+from maker.executor.state.lifecycle import start_step
 from maker.store.plan_store import PlanStore
 
 from ._step_plans import handoff, linear
@@ -141,7 +141,7 @@ def test_odd_ids_in_a_hand_edited_file_give_no_traceback(project: Path) -> None:
 def test_open_proposals_are_bounded(project: Path) -> None:
     """QA: proposals.json grew without bound until every handoff failed."""
     from maker.core.models import Handoff
-    from maker.executor.sweep import apply_sweep
+    from maker.executor.protocol.sweep import apply_sweep
 
     store = linear(project, 3)
     plan = store.load()

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from maker.errors import HandoffRejectedError
-from maker.executor.accept import accept_handoff
-from maker.executor.approval import read_policy
-from maker.executor.lifecycle import start_step
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.acceptance.approval import read_policy
+from maker.executor.state.lifecycle import start_step
 from maker.store.journal import TXN_DIR
 from maker.store.plan_store import PlanStore
 from maker.tools.decision_guard import decision_refusal

@@ -29,11 +29,11 @@ from maker.engine.orchestrator import EXIT_COMPLETE, EXIT_FAILED, Orchestrator
 from maker.engine.sessions import SessionTimedOut, within
 from maker.engine.step_run import EngineParts
 from maker.errors import HandoffRejectedError, PlanFileError
-from maker.executor.accept import accept_handoff
-from maker.executor.brief import build_brief
-from maker.executor.lifecycle import reset_step, start_step
-from maker.executor.step_rules import GATE_ATTEMPTS, MAX_FIX_ATTEMPTS, MAX_REVIEW_ATTEMPTS
-from maker.executor.verdict import executor_verdict
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.launch.brief import build_brief
+from maker.executor.rules.step_rules import GATE_ATTEMPTS, MAX_FIX_ATTEMPTS, MAX_REVIEW_ATTEMPTS
+from maker.executor.state.lifecycle import reset_step, start_step
+from maker.executor.verdicts.verdict import executor_verdict
 from maker.store.plan_store import PlanStore
 from maker.store.settings import Settings
 from maker.verify.fixes import fix_budget_spent

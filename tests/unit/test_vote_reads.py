@@ -23,7 +23,7 @@ import json, os, sys
 sys.path.insert(0, sys.argv[3])
 from pathlib import Path
 from _step_plans import handoff, make_step, write
-from maker.executor.lifecycle import start_step
+from maker.executor.state.lifecycle import start_step
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 

@@ -12,7 +12,7 @@ from harness.engine_fakes import ScriptedModel, oriented, parts, run
 from maker.core.events import StepFlagged
 from maker.engine.ledger import Call, Ledger
 from maker.engine.orchestrator import EXIT_COMPLETE, EXIT_FAILED, Orchestrator
-from maker.executor.vote_rules import SAMPLES_PER_K, side_effect_free, step_votes
+from maker.executor.rules.vote_rules import SAMPLES_PER_K, side_effect_free, step_votes
 from maker.planner.parser import structure_problems
 
 from ._step_plans import branch_plan, handoff, make_step, write

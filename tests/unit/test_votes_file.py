@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from maker.executor.ballots import cast, vote_state
+from maker.executor.votes.ballots import cast, vote_state
 from maker.store.plan_store import PlanStore
 
 from .test_ballots import branching, chose, fire_stop, launch_limit
@@ -117,7 +117,7 @@ def test_a_record_over_its_limit_fails_the_vote_rather_than_start_it_again(
         project: Path) -> None:
     """Long answers once outgrew the record: it then read as a fresh one, the vote began
     again with every executor, and its bound was never reached (QA finding)."""
-    from maker.executor import run_record
+    from maker.executor.votes import run_record
 
     store = branching(project, votes=2)
     path = _votes_file(store)
@@ -147,7 +147,7 @@ def test_ids_that_are_not_text_in_the_record_or_the_client_s_tasks_break_no_hook
         hooked: Path) -> None:
     """A launch whose agent is a list (planted), or a Stop input whose background task
     has a list for its id, made the Stop and agent-return hooks raise (QA finding)."""
-    from maker.executor.lifecycle import start_step
+    from maker.executor.state.lifecycle import start_step
     from maker.hooks.handlers import HANDLERS
     from maker.hooks.protocol import run_hook
 
@@ -175,8 +175,8 @@ def test_ids_that_are_not_text_in_the_record_or_the_client_s_tasks_break_no_hook
 
 def test_a_record_that_holds_ballots_is_always_written_durably(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from maker.executor import run_record
-    from maker.executor.runs import add_turn, start_launch
+    from maker.executor.votes import run_record
+    from maker.executor.votes.runs import add_turn, start_launch
 
     store = branching(project, votes=2)
     writes: list[bool] = []

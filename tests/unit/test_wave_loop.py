@@ -17,7 +17,7 @@ from harness.engine_fakes import FakeBudget, FakeCall, FakeLedger
 from maker.core.models import AgentResult, PlanStep, TaskConfig
 from maker.engine.orchestrator import EXIT_BUDGET, EXIT_COMPLETE, Orchestrator
 from maker.engine.step_run import EngineParts
-from maker.executor.orient import record_orient
+from maker.executor.protocol.orient import record_orient
 from maker.store.plan_store import PlanStore
 from maker.store.workspace import worktree_of
 

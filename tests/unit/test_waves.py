@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from maker.errors import PlanValidationError, StepError
-from maker.executor.land import LANDING, land, recover
-from maker.executor.schedule import plan_schedule
-from maker.executor.waves import wave
-from maker.executor.worktree_step import on_new_base, prune_worktrees, start_in_worktree
+from maker.executor.parallel.land import LANDING, land, recover
+from maker.executor.parallel.waves import wave
+from maker.executor.parallel.worktree_step import on_new_base, prune_worktrees, start_in_worktree
+from maker.executor.state.schedule import plan_schedule
 from maker.planner.parser import parse_plan
 from maker.planner.writes import may_overlap, shared_hit
 from maker.store.plan_store import PlanStore
@@ -209,7 +209,7 @@ def test_orphaned_worktrees_are_pruned(project: Path) -> None:
 
 
 def test_plan_md_and_status_show_which_steps_run_together(project: Path) -> None:
-    from maker.executor.status_view import status_summary
+    from maker.executor.loop.status_view import status_summary
 
     store = _branches(project, n=3)
     text = store.overview_path.read_text()
@@ -230,7 +230,7 @@ def test_no_step_runs_beside_one_it_depends_on_however_indirectly() -> None:
 
 
 def test_a_failed_steps_worktree_is_removed_and_its_work_kept(project: Path) -> None:
-    from maker.executor.lifecycle import fail_step
+    from maker.executor.state.lifecycle import fail_step
 
     store = _branches(project)
     start_in_worktree(store, 1, "s")

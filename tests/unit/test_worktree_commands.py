@@ -1,5 +1,5 @@
 """A step run beside others works in its own worktree: its Bash commands run there
-without a `cd` the executor must remember (``maker.executor.limits``), and are checked
+without a `cd` the executor must remember (``maker.executor.protocol.limits``), and are checked
 there; maker's own commands run where they are sent."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from maker.executor.limits import executor_limits
+from maker.executor.protocol.limits import executor_limits
 from maker.store.plan_store import PlanStore
 from maker.store.workspace import worktree_of
 
@@ -21,8 +21,8 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verification_off: Non
           ) -> PlanStore:
     """Steps 1 (a/**) and 2 (b/**), each with Bash, side by side; step 1 started in its
     worktree and oriented."""
-    from maker.executor.orient import record_orient
-    from maker.executor.worktree_step import start_in_worktree
+    from maker.executor.parallel.worktree_step import start_in_worktree
+    from maker.executor.protocol.orient import record_orient
 
     monkeypatch.chdir(tmp_path)
     store = wave_ready(tmp_path, tools=["Bash", "Read"])

@@ -22,8 +22,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maker.executor.schedule import plan_schedule
-from maker.executor.waves import together
+from maker.executor.parallel.waves import together
+from maker.executor.state.schedule import plan_schedule
 from maker.planner import writes
 from maker.planner.writes import Work, beside, clash, may_overlap, shared_hit
 

@@ -23,7 +23,7 @@ __all__ = ["ask_blocked", "proposal_cmd"]
 def proposal_cmd(decision: str, number: int, plans_dir: Path | None) -> None:
     """Accept or drop a change of scope a step proposed (a person's decision); an accepted
     one becomes a decision in NOTES.md, which every later step reads."""
-    from maker.executor.sweep import decide_proposal
+    from maker.executor.protocol.sweep import decide_proposal
 
     by = person_only(f"maker proposal {decision} {number}",
                      f"/maker:proposal {decision} {number}")
@@ -35,10 +35,10 @@ def proposal_cmd(decision: str, number: int, plans_dir: Path | None) -> None:
 
 def ask_blocked(store: PlanStore, exc: Exception, notes: str) -> None:
     """A step whose dependencies are unmet: the user decides whether to start it anyway
-    (``maker.executor.blocked``), asked with maker's question."""
+    (``maker.executor.verdicts.blocked``), asked with maker's question."""
     import json
 
-    from maker.executor.blocked import blocked_question
+    from maker.executor.verdicts.blocked import blocked_question
 
     n = getattr(exc, "step", None)
     missing = getattr(exc, "missing", None)

@@ -1,5 +1,5 @@
 """``maker land N``: bring the change of step N, run beside others in its own worktree,
-into the main checkout (``maker.executor.land``)."""
+into the main checkout (``maker.executor.parallel.land``)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import click
 
 from maker.cli._common import echo_json, plans_dir_option, reports_errors, resolve_plans_dir
 from maker.cli.main import cli
-from maker.executor.land import land_step
-from maker.executor.land_gate import landing_text
+from maker.executor.parallel.land import land_step
+from maker.executor.parallel.land_gate import landing_text
 from maker.store.plan_store import PlanStore
 
 __all__ = ["land"]

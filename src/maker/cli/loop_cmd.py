@@ -62,15 +62,15 @@ def loop_begin(session_id: str, data_dir: str, plans_dir: Path | None) -> None:
 def _begin(root: Path, session_id: str, prompt_id: str, parallel: int | None) -> str:
     from maker.errors import MakerError
     from maker.executor.loop.next_action import loop_lock, next_action
-    from maker.executor.loop.state import begin_run
     from maker.executor.loop.words import begin_text, unseen
+    from maker.executor.state.run import begin_run
     from maker.store.plan_store import PlanStore
 
     store = PlanStore(root)
     if not store.exists():
         return ("REFUSED: there is no plan here to run. Tell the user to make one with "
                 "/maker:plan <task>, and end with the line RUN_STOPPED.")
-    from maker.executor.land import recover
+    from maker.executor.parallel.land import recover
 
     recover(store)  # (a landing a killed hook cut short: put back before going on)
     with loop_lock(store):

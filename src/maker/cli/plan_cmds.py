@@ -135,7 +135,7 @@ def _next_text(n: int) -> str:
 @reports_errors
 def plan_adopt(plans_dir: Path | None) -> None:
     """Re-seal the approvals of a plan approved on another machine (a person's act)."""
-    from maker.executor.approval import adopt_approvals
+    from maker.executor.acceptance.approval import adopt_approvals
 
     by = person_only("maker plan adopt")
     adopted = adopt_approvals(PlanStore(resolve_plans_dir(plans_dir)), by)

@@ -35,7 +35,7 @@ from maker.cli.main import cli
 from maker.core.events import Event, StepCompleted, StepFailed, StepFlagged, StepStarted
 from maker.engine.orchestrator import Orchestrator, RunResult
 from maker.engine.step_run import EngineParts
-from maker.executor.step_rules import settings
+from maker.executor.rules.step_rules import settings
 from maker.planner.parser import MAX_VOTES, MODEL_CHARS, MODEL_PATTERN
 from maker.store.plan_store import PlanStore
 
@@ -160,7 +160,7 @@ class _Progress:
 
 
 def _table(store: PlanStore, orch: Orchestrator, result: RunResult, err: bool) -> None:
-    from maker.executor.status_view import summary_rows
+    from maker.executor.loop.status_view import summary_rows
 
     if store.exists():
         click.echo(f"{'step':>4}  {'title':<40}  {'status':<18}  cost (this run)", err=err)

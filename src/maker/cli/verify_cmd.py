@@ -11,7 +11,7 @@ import click
 
 from maker.cli._common import echo_json, plans_dir_option, reports_errors, resolve_plans_dir
 from maker.cli.main import cli
-from maker.executor.step_rules import settings
+from maker.executor.rules.step_rules import settings
 from maker.store.plan_store import PlanStore
 from maker.verify.check_run import Progress
 from maker.verify.fixes import budget_note, fix_budget_spent

@@ -10,7 +10,7 @@ Every failure of the SDK (the CLI missing, crashing, printing what the SDK canno
 read, ending with an error result) becomes an :class:`~maker.errors.AgentSDKError`
 whose message says what to do; nothing else is caught, so a bug stays a bug. The
 planner (``maker.planner.planner``) and the step runner
-(``maker.executor.agent_runner``) both go through here.
+(``maker.executor.launch.agent_runner``) both go through here.
 
 The SDK is imported lazily: maker works without it until a headless call is made.
 """

@@ -23,7 +23,7 @@ from maker.errors import MakerError
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
-    from maker.verify.runner import VerificationRun
+    from maker.verify.result import VerificationRun
 
 __all__ = ["land_apart", "land_feedback", "verify_apart"]
 
@@ -64,13 +64,13 @@ async def verify_apart(store: PlanStore, n: int) -> VerificationRun:
 
 
 async def land_apart(store: PlanStore, n: int) -> dict[str, Any]:
-    """``maker land n --json``: how the landing went (``maker.executor.land.Landing``).
+    """``maker land n --json``: how the landing went (``maker.executor.parallel.land.Landing``).
     With no check to run on the merged tree, the landing is a few git calls: it is done
     here, at once, rather than in a child process that would cost more than it."""
     from maker.verify.detect import detect_commands
 
     if not detect_commands(store.project):
-        from maker.executor.land import land_step
+        from maker.executor.parallel.land import land_step
 
         return land_step(store, n).to_dict()
     code, said = await _maker(store, "land", str(n), "--json")

@@ -21,8 +21,8 @@ from maker.core.models import AgentResult, PlanStep
 from maker.engine.step_run import EngineParts
 from maker.engine.vote_step import answer_key
 from maker.errors import InputError, Problem
-from maker.executor.brief import build_brief
-from maker.executor.vote_rules import answer_form, label, side_effect_free
+from maker.executor.launch.brief import build_brief
+from maker.executor.rules.vote_rules import answer_form, label, side_effect_free
 from maker.handoff.against_plan import check_output
 from maker.handoff.fields import parse_handoff
 from maker.store.plan_store import PlanStore

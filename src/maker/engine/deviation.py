@@ -1,4 +1,4 @@
-"""Orient's deviation gate in ``maker run`` (``maker.executor.orient`` holds the rules).
+"""Orient's deviation gate in ``maker run`` (``maker.executor.protocol.orient`` holds the rules).
 
 A session that records a major deviation (``maker orient N major``, which the engine's
 PreToolUse hook runs as this run's own maker) stops before any edit. ``STEP_AUTOAPPROVE=1``
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from maker.executor.orient import autoapproved, decide_deviation, pending_deviation
+from maker.executor.protocol.orient import autoapproved, decide_deviation, pending_deviation
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore

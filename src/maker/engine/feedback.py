@@ -4,7 +4,7 @@ or the verification that failed (``maker.engine.step_run``'s loops)."""
 from __future__ import annotations
 
 from maker.errors import Problem
-from maker.verify.runner import VerificationRun
+from maker.verify.result import VerificationRun
 
 __all__ = ["failure", "fix_feedback", "refusal_feedback"]
 

@@ -69,12 +69,17 @@ from maker.errors import (
     PlanRefusedError,
     StepError,
 )
-from maker.executor.approval import approve_step, read_policy, set_policy
-from maker.executor.lifecycle import default_step, flush_overview
-from maker.executor.review import Review, latest_review, record_review
-from maker.executor.review_loop import apply_review
-from maker.executor.review_route import ReviewNeed, review_need, review_prompt, review_rounds
-from maker.executor.schedule import SKIPPED, plan_schedule
+from maker.executor.acceptance.approval import approve_step, read_policy, set_policy
+from maker.executor.acceptance.review import Review, latest_review, record_review
+from maker.executor.acceptance.review_loop import apply_review
+from maker.executor.acceptance.review_route import (
+    ReviewNeed,
+    review_need,
+    review_prompt,
+    review_rounds,
+)
+from maker.executor.state.lifecycle import default_step, flush_overview
+from maker.executor.state.schedule import SKIPPED, plan_schedule
 from maker.store import changes
 from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord, StoredPlan
@@ -279,7 +284,7 @@ class Orchestrator(Module):
 
     async def _decide(self, record: StepRecord) -> AsyncIterator[Event]:
         """A step awaiting approval: approve it by policy, ask the reviewer, or stop for
-        a person (``maker.executor.review_route.review_need``, as in /maker:step). RED
+        a person (``maker.executor.acceptance.review_route.review_need``, as in /maker:step). RED
         findings send the step back to implementation (``review_loop.apply_review``):
         the loop then runs it again."""
         store, n = self.store, record.number

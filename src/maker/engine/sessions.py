@@ -20,7 +20,7 @@ from typing import Any, Protocol, TypeVar
 from maker.core.models import AgentResult, PlanStep, TaskConfig
 from maker.core.sdk import SdkAnswer, read_answer
 from maker.engine.tool_limits import reviewer_hooks
-from maker.executor.agent_runner import AgentRunner
+from maker.executor.launch.agent_runner import AgentRunner
 from maker.prompts import load_prompt, prompt_tools
 
 __all__ = ["REVIEWER_PROMPT", "BriefRunner", "Reviewer", "RunnerFactory", "SessionTimedOut",
@@ -56,7 +56,7 @@ class Reviewer(Protocol):
 
 class BriefRunner(AgentRunner):
     """An AgentRunner whose prompt is exactly the text it is given: the brief the
-    plugin's executor reads (``maker.executor.brief``), plus the engine's feedback on an
+    plugin's executor reads (``maker.executor.launch.brief``), plus the engine's feedback on an
     earlier answer. Everything else (options, answer parsing, errors) is AgentRunner's."""
 
     def build_prompt(self, step: PlanStep, context: str) -> str:

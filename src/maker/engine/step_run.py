@@ -38,12 +38,12 @@ from maker.engine.feedback import failure, fix_feedback, refusal_feedback
 from maker.engine.sessions import Reviewer, RunnerFactory, SessionTimedOut, within
 from maker.engine.vote_step import undecided_reason, vote_on, vote_record
 from maker.errors import AgentSDKError, HandoffRejectedError, SessionTimeoutError
-from maker.executor.accept import accept_handoff
-from maker.executor.brief import build_brief
-from maker.executor.lifecycle import fail_step, start_step
-from maker.executor.orient import pending_deviation
-from maker.executor.step_rules import settings
-from maker.executor.vote_rules import step_votes
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.launch.brief import build_brief
+from maker.executor.protocol.orient import pending_deviation
+from maker.executor.rules.step_rules import settings
+from maker.executor.rules.vote_rules import step_votes
+from maker.executor.state.lifecycle import fail_step, start_step
 from maker.red_flag.red_flagger import RedFlagger
 from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord
@@ -77,7 +77,7 @@ class EngineParts:
     session_id: str = "maker-run"
     max_samples: int = 3  # red-flagged samples of one answer before the step fails
     # The bounds of one step (the gate's, the fixes'): plans/settings.yaml, read through
-    # maker.executor.step_rules when the step starts, as /maker:step reads them.
+    # maker.executor.rules.step_rules when the step starts, as /maker:step reads them.
     session_timeout: float | None = None  # --session-timeout: this run's (else the file's)
     votes: int = 1  # --vote K: the lead a side-effect-free step's answer needs (1: none)
     stopping: bool = False  # set by the signal handler of `maker run`

@@ -1,6 +1,6 @@
 """The step executor's limits inside a headless SDK session (``maker run``).
 
-The rules are the plugin's (``maker.executor.limits.executor_limits``: the step's tool
+The rules are the plugin's (``maker.executor.protocol.limits.executor_limits``: the step's tool
 list and the guard, orient's gate, maker's own plumbing run by this run's maker, the
 read-only git rewrite, the OS boundary around every other Bash command), plus one that
 only a headless run needs: AskUserQuestion has no person to answer it, so it is
@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from maker.executor.limits import Limit, Plumbing, executor_limits, is_plumbing
+from maker.executor.protocol.limits import Limit, Plumbing, executor_limits, is_plumbing
 from maker.tools.executor_rules import StepTools, executor_decision
 from maker.tools.permissions import ALWAYS_ALLOWED, permits
 from maker.tools.reader_bash import reader_bash, step_git_run
@@ -77,7 +77,7 @@ def decide(store: PlanStore, step: StepRecord | StepTools, tool: str,
     """maker's answer on a call of the headless executor of ``step``.
 
     AskUserQuestion gets :data:`NO_USER`; every other call the rule both front ends
-    share (``maker.executor.limits.executor_limits``), with ``maker orient N ...`` run by
+    share (``maker.executor.protocol.limits.executor_limits``), with ``maker orient N ...`` run by
     this run's own maker (a session's PATH need not have one). A step given as its spec
     alone (no record) gets the tools and the guard. An error while checking is a
     refusal naming it (the step's limits hold; the executor can still hand off blocked).

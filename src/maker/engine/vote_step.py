@@ -1,6 +1,6 @@
 """Voting on one step's answer in a headless run (issue 9, ``maker run --vote K``).
 
-Which steps vote, and by how many, is ``maker.executor.vote_rules.step_votes`` (the
+Which steps vote, and by how many, is ``maker.executor.rules.vote_rules.step_votes`` (the
 plugin's rule too): a step's own ``votes``; else, where the step's answer can be
 sampled without side effects (its tools all only read), ``--vote K``, or a lead of 2
 for a conditional step. Several isolated executor
@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 from maker.core.models import AgentResult, PlanStep
-from maker.executor.vote_rules import (
+from maker.executor.rules.vote_rules import (
     SAMPLES_PER_K,
     answer_form,
     flag,

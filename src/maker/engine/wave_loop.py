@@ -26,10 +26,10 @@ from maker.core.events import Event, StepCompleted, TaskFailed
 from maker.core.statuses import AWAITING
 from maker.engine.step_run import StepRun
 from maker.engine.stops import RunStop
-from maker.executor.land import recover
-from maker.executor.schedule import SKIPPED, plan_schedule
-from maker.executor.waves import wave
-from maker.executor.worktree_step import prune_worktrees, start_in_worktree
+from maker.executor.parallel.land import recover
+from maker.executor.parallel.waves import wave
+from maker.executor.parallel.worktree_step import prune_worktrees, start_in_worktree
+from maker.executor.state.schedule import SKIPPED, plan_schedule
 from maker.store.records import StoredPlan, in_progress
 from maker.store.workspace import worktree_of
 
@@ -159,7 +159,7 @@ class WaveLoop:
 
     def _finished(self, plan: StoredPlan) -> None:
         """Nothing runs: every reachable step is done, or RunStop says why not."""
-        from maker.executor.schedule import nothing_ready_reason
+        from maker.executor.state.schedule import nothing_ready_reason
 
         sched = plan_schedule(self.store, plan)
         if all(s in ("complete", SKIPPED) for s in sched.statuses.values()):

@@ -19,7 +19,7 @@ from maker.store.records import StepRecord
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
-    from maker.verify.runner import VerificationRun
+    from maker.verify.result import VerificationRun
 
 __all__ = ["check_evidence", "check_landed", "project_dir"]
 

@@ -2,7 +2,7 @@
 
 ``check_handoff`` turns raw model text into a ``Handoff`` and lists every problem
 at once, each with its fix, written for the model that has to correct itself.
-Accepting a checked handoff is a lifecycle transition: ``maker.executor.accept``.
+Accepting a checked handoff is a lifecycle transition: ``maker.executor.acceptance.accept``.
 
 The stages, each with its own module and typed result:
 
@@ -41,7 +41,7 @@ from maker.yaml_cleaner.cleaner import YAMLCleaner
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
-    from maker.verify.runner import VerificationRun
+    from maker.verify.result import VerificationRun
 
 __all__ = ["CheckedHandoff", "check_handoff", "inspect_handoff"]
 

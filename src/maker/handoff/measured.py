@@ -1,6 +1,6 @@
 """The files a step changed, measured by maker: not the executor's ``files_changed`` claim.
 
-When a step starts (``maker.executor.lifecycle.start_step``, which ``/maker:step`` and
+When a step starts (``maker.executor.state.lifecycle.start_step``, which ``/maker:step`` and
 ``maker run`` both use), maker records a git tree of the project's working tree in the
 step's front matter (:data:`MEASURE_KEY`; ``maker.tools.git_tree``). At the handoff it
 writes the tree again and lists what differs (maker's own ``plans/`` and plugin data
@@ -15,7 +15,7 @@ step sent back for revision (its earlier attempts' edits are still its own);
   that changed nothing must say so (``files_changed: []``), and the person's approval
   question and ``maker status`` then say that no file changed.
 - Who reviews and who approves is decided on the measured files
-  (``maker.executor.review_route``); the accepted handoff keeps them as
+  (``maker.executor.acceptance.review_route``); the accepted handoff keeps them as
   ``files_measured``.
 - A step whose tools only read (a voting step's executors) cannot change a file: its
   measure is empty, whatever else changed in the tree meanwhile.

@@ -8,7 +8,7 @@ executor found, once verification passed, that a green suite does not show.
       - Paginate /users: step 4 assumes every user fits in one page
 
 Both are optional. An edge case names a later step of the plan that has not run yet;
-maker's code (``maker.executor.sweep``), not the model, writes it into that step's
+maker's code (``maker.executor.protocol.sweep``), not the model, writes it into that step's
 ``## Edge cases`` section and nowhere else. A proposal changes nothing until a person
 accepts it.
 """

@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from maker.errors import MakerError
-from maker.executor.approval import (
+from maker.executor.acceptance.approval import (
     APPROVE_LABEL,
     APPROVE_REST_LABEL,
     QUESTION_PREFIX,
@@ -27,11 +27,11 @@ from maker.executor.approval import (
     reject_step,
     set_policy,
 )
-from maker.executor.blocked import BLOCKED_LABELS, BLOCKED_PREFIX, person_starts
-from maker.executor.instructions import decide_hint
-from maker.executor.loop.state import choose_policy
-from maker.executor.orient import DEVIATION_LABELS, DEVIATION_PREFIX, person_decides
-from maker.executor.revision import run_again
+from maker.executor.protocol.orient import DEVIATION_LABELS, DEVIATION_PREFIX, person_decides
+from maker.executor.rules.instructions import decide_hint
+from maker.executor.state.run import choose_policy
+from maker.executor.verdicts.blocked import BLOCKED_LABELS, BLOCKED_PREFIX, person_starts
+from maker.executor.verdicts.revision import run_again
 from maker.store.plan_store import PlanStore
 
 __all__ = ["answer_decision", "asks_makers_question", "prefilled_answer", "prompt_decision"]
@@ -47,7 +47,7 @@ def prompt_decision(store: PlanStore, command: str, arguments: str, session_id: 
         if command == "policy":
             name = arguments.strip().lower()
             if not name:
-                from maker.executor.approval import read_policy
+                from maker.executor.acceptance.approval import read_policy
 
                 return f"maker: the approval policy is {read_policy(store).describe()}."
             policy = set_policy(store, name, "user (typed /maker:policy)")
@@ -80,7 +80,7 @@ def prompt_decision(store: PlanStore, command: str, arguments: str, session_id: 
 
 def _proposal(store: PlanStore, arguments: str) -> str:
     """``/maker:proposal accept|drop N`` typed by the user."""
-    from maker.executor.sweep import decide_proposal
+    from maker.executor.protocol.sweep import decide_proposal
 
     m = re.fullmatch(r"\s*(accept|drop)\s+#?(\d{1,6})\s*", arguments)
     if not m:

@@ -4,7 +4,7 @@ reviewer's review, however the client carried it.
 - SubagentStop (``on_subagent_stop``): the subagent's final message (from the input, or
   its transcript: ``maker.hooks.common.final_text``). A refusal blocks the subagent
   with every problem, so it corrects itself, within the bounds of
-  ``maker.executor.step_rules`` (the planner's: ``maker.planner.planner``).
+  ``maker.executor.rules.step_rules`` (the planner's: ``maker.planner.planner``).
 - PreToolUse of SubagentHandback (``on_handback``): auto mode gives every subagent
   that tool and tells it that only what it sends there is delivered. Its ``message``
   is gated before it is delivered, and a refusal denies the call with every problem:
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from maker.executor.attempts import bump, clear
+from maker.executor.state.attempts import bump, clear
 from maker.hooks import records
 from maker.hooks.common import (
     EXECUTOR_SUFFIX,
@@ -112,7 +112,7 @@ def _gate(hook: HookInput, text: str) -> Output:
         return _reviewer_stop(hook, text)
     out = _executor_stop(hook, text)
     if records.delivered(hook.agent_id):  # its final answer: a background launch ends
-        from maker.executor.runs import end_agent
+        from maker.executor.votes.runs import end_agent
 
         store = store_for(hook)
         if store.exists():
@@ -122,8 +122,8 @@ def _gate(hook: HookInput, text: str) -> Output:
 
 def _reviewer_stop(hook: HookInput, text: str) -> Output:
     """Record the independent review for the step that awaits approval."""
-    from maker.executor.approval import is_awaiting
-    from maker.executor.review import record_review
+    from maker.executor.acceptance.approval import is_awaiting
+    from maker.executor.acceptance.review import record_review
 
     store = store_for(hook)
     if not store.exists():
@@ -144,7 +144,7 @@ def _reviewer_stop(hook: HookInput, text: str) -> Output:
                        "so its review was not recorded.")
     review = record_review(store, waiting[0], text)
     from maker.errors import MakerError
-    from maker.executor.review_loop import apply_review
+    from maker.executor.acceptance.review_loop import apply_review
 
     try:
         decided = apply_review(store, waiting[0], review, session_id=hook.session_id)
@@ -201,9 +201,9 @@ def _planner_stop(hook: HookInput, text: str) -> Output:
 
 def _executor_stop(hook: HookInput, text: str) -> Output:
     from maker.errors import HandoffRejectedError, PlanFileError
-    from maker.executor.accept import accept_handoff
-    from maker.executor.attempts import keep_answer, refuse_handoff
-    from maker.executor.step_rules import settings
+    from maker.executor.acceptance.accept import accept_handoff
+    from maker.executor.rules.step_rules import settings
+    from maker.executor.state.attempts import keep_answer, refuse_handoff
 
     store = store_for(hook)
     active = running_step(store)
@@ -267,10 +267,10 @@ def _executor_stop(hook: HookInput, text: str) -> Output:
 
 def _land_first(hook: HookInput, store: Any, step: int, text: str) -> Output | None:
     """A worktree step's complete handoff: its change lands before the gate, within the
-    time this hook may run (``maker.executor.land_gate``); what the executor is told
+    time this hook may run (``maker.executor.parallel.land_gate``); what the executor is told
     when it did not, or None."""
     from maker.errors import MakerError
-    from maker.executor.land_gate import land_before_accept
+    from maker.executor.parallel.land_gate import land_before_accept
 
     wait_s = 18.0 if hook.text("hook_event_name") == "PreToolUse" else 90.0
     try:
@@ -305,7 +305,7 @@ def _deviation_stop(hook: HookInput, store: Any, step: int) -> Output | None:
     the model runs): then the revised step is approved and the executor goes on with
     it. None when no deviation is pending (the usual handoff gate follows)."""
     from maker.errors import MakerError
-    from maker.executor.orient import autoapproved, decide_deviation, pending_deviation
+    from maker.executor.protocol.orient import autoapproved, decide_deviation, pending_deviation
 
     try:
         dev = pending_deviation(store.load_step(step))

@@ -71,7 +71,7 @@ def on_user_prompt_submit(hook: HookInput) -> Output:
         return context("UserPromptSubmit", "maker: there is no plan here, so there is "
                        "nothing to approve, reject or set a policy for.")
     told = prompt_decision(store, *parsed, hook.session_id, hook.text("prompt_id"))
-    from maker.executor.loop.state import live_run
+    from maker.executor.state.run import live_run
 
     if parsed[0] in ("approve", "reject") and live_run(store):
         from maker.executor.loop.words import typed_in_run
@@ -86,7 +86,7 @@ def _unseen(hook: HookInput) -> Output:
     store = store_for(hook)
     if not store.exists():
         return allow()
-    from maker.executor.loop.state import live_run
+    from maker.executor.state.run import live_run
 
     if not live_run(store):
         return allow()
@@ -107,10 +107,10 @@ def on_session_start(hook: HookInput) -> Output:
         return allow()
     if hook.text("source") in ("startup", "resume"):
         # This session's process is new: the executors it launched before died with it.
-        from maker.executor.runs import forget_session_launches
+        from maker.executor.votes.runs import forget_session_launches
 
         forget_session_launches(store, hook.session_id)
-    from maker.executor.status_view import status_summary
+    from maker.executor.loop.status_view import status_summary
 
     out = context("SessionStart", status_summary(store))
     weaker = _weaker_protection(store)

@@ -84,7 +84,7 @@ def on_notification(hook: HookInput, agent_id: str, status: str) -> Output:
     store = store_for(hook)
     step = None
     if agent.endswith(":step-executor") and store.exists():
-        from maker.executor.runs import add_turn, end_agent
+        from maker.executor.votes.runs import add_turn, end_agent
 
         step = end_agent(store, agent_id) if not data.get("final") else None
         active = store.read_active()
@@ -114,6 +114,6 @@ def _usage(hook: HookInput, data: dict[str, object]) -> None:
 
     store = store_for(hook)
     if store.exists():
-        from maker.executor.loop.state import note_step
+        from maker.executor.state.run import note_step
 
         note_step(store, step, **usage)

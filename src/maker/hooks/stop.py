@@ -1,5 +1,5 @@
 """The Stop hook: while a step is in progress without an accepted handoff, block
-(at most ``STOP_REMINDERS`` times, ``maker.executor.step_rules``; then the step is
+(at most ``STOP_REMINDERS`` times, ``maker.executor.rules.step_rules``; then the step is
 recorded ``failed``).
 
 Not while the step's executor runs in the background (an interactive session runs
@@ -18,8 +18,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from maker.executor.attempts import remind
-from maker.executor.step_rules import STOP_REMINDERS
+from maker.executor.rules.step_rules import STOP_REMINDERS
+from maker.executor.state.attempts import remind
 from maker.hooks.protocol import HookInput, Output, allow, block, message
 from maker.store.state import PlanState
 
@@ -62,7 +62,7 @@ def _stop(hook: HookInput, state: PlanState) -> Output:
     active = _marker(state)
     if not active:
         return allow()
-    from maker.executor.runs import turn_runs_step
+    from maker.executor.votes.runs import turn_runs_step
 
     step = int(active["step"])
     if not turn_runs_step(state, active, hook.session_id, hook.text("prompt_id")):
@@ -111,8 +111,8 @@ def _run_waits(hook: HookInput, state: PlanState, step: int, title: str, key: st
     """A ``/maker:run`` whose step in progress has no executor when the main agent stops:
     reminded (bounded); then the run stops, the step kept as it is, for ``/maker:run`` to
     go on with. A run's step never fails for what the main agent did not do."""
-    from maker.executor.attempts import bump, clear
-    from maker.executor.loop.state import stop_run
+    from maker.executor.state.attempts import bump, clear
+    from maker.executor.state.run import stop_run
 
     count = bump(state, "stop", key)
     if count > STOP_REMINDERS or (hook.stop_hook_active and count >= STOP_REMINDERS):
@@ -143,27 +143,27 @@ def _executor_runs(hook: HookInput, state: PlanState, active: dict[str, Any]) ->
             mine = member(active, bound[0])  # (a step of a wave: its own run)
             if mine is not None and bound == run_of(mine):
                 return True
-    from maker.executor.runs import background_running
+    from maker.executor.votes.runs import background_running
 
     return bool(background_running(state, active, tasks))
 
 
 def _deviation_waits(active: dict[str, Any]) -> bool:
     """Whether the step's executor stopped on a major deviation that awaits a person
-    (``maker.executor.orient`` marks it in the in-progress marker): the turn may end,
+    (``maker.executor.protocol.orient`` marks it in the in-progress marker): the turn may end,
     the question is the user's."""
     return active.get("deviation") == "pending"
 
 
 def _launch(state: PlanState, step: int) -> str:
     """What to launch next: one executor, or, for a step decided by a vote, as many at
-    once as the vote still needs (``maker.executor.ballots``, imported only for a step
+    once as the vote still needs (``maker.executor.votes.ballots``, imported only for a step
     that may vote, as ``step_status`` read it: a conditional step or one with
     ``votes:``)."""
-    from maker.executor.instructions import relaunch_instruction
+    from maker.executor.rules.instructions import relaunch_instruction
 
     if not state.may_vote(step):
         return relaunch_instruction(step)
-    from maker.executor.ballots import launch_instruction
+    from maker.executor.votes.ballots import launch_instruction
 
     return launch_instruction(state.full(), step)

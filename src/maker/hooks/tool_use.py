@@ -123,7 +123,7 @@ def _executor_check(hook: HookInput, store: PlanStore) -> Output:
         return deny_tool(f"maker cannot read the step in progress, so it cannot check this "
                          f"tool: {exc}. Hand off with status: blocked and this reason.")
     tool_input = hook.raw.get("tool_input")
-    from maker.executor.limits import Limit, executor_limits
+    from maker.executor.protocol.limits import Limit, executor_limits
     from maker.hooks.plumbing import PINNED_WHY, finds_own_maker, pinned_plumbing, vouched
     from maker.store.workspace import worktree_of
 
@@ -235,7 +235,7 @@ def on_post_tool_use(hook: HookInput) -> Output:
                            hook.session_id, prompt_id)
     if not told:
         return allow()
-    from maker.executor.loop.state import live_run
+    from maker.executor.state.run import live_run
 
     if live_run(store):
         from maker.executor.loop.words import answered

@@ -17,10 +17,10 @@ end with) when the subagent's work reaches it:
 
 The records themselves (and "gated once") are ``maker.hooks.records``; the verdict's
 words, and the reads of the step and its vote behind them, are the core's
-(``maker.executor.verdict``).
+(``maker.executor.verdicts.verdict``).
 
 PreToolUse on the Agent tool (``on_agent_launch``) refuses a second executor for a
-step whose executor has not returned (``maker.executor.runs``), and the reviewer when a
+step whose executor has not returned (``maker.executor.votes.runs``), and the reviewer when a
 person set ``STEP_SKIP_REVIEW=1``.
 """
 
@@ -53,7 +53,7 @@ def on_agent_launch(hook: HookInput) -> Output:
     """Refuse a second executor while one runs the step (in the foreground or not), and
     the reviewer when a person set ``STEP_SKIP_REVIEW=1``."""
     if _subagent(hook) == "maker:reviewer" and not hook.agent_type:
-        from maker.executor.step_rules import skip_review
+        from maker.executor.rules.step_rules import skip_review
 
         if skip_review():
             return deny_tool("maker: STEP_SKIP_REVIEW=1 is set (a person's setting): the "
@@ -62,7 +62,7 @@ def on_agent_launch(hook: HookInput) -> Output:
         return allow()
     if not _subagent(hook).endswith(":step-executor") or hook.agent_type:
         return allow()
-    from maker.executor.runs import start_launch
+    from maker.executor.votes.runs import start_launch
 
     store = store_for(hook)
     active = store.read_active()
@@ -91,7 +91,7 @@ def _with_brief(hook: HookInput, store: Any, step: int | None) -> Output:
     ``maker context N``."""
     if step is None:
         return allow()
-    from maker.executor.brief import BRIEF_TAG, build_brief
+    from maker.executor.launch.brief import BRIEF_TAG, build_brief
 
     try:
         brief = build_brief(store, None, step)
@@ -137,18 +137,18 @@ def on_agent_return(hook: HookInput) -> Output:
 def verdict_text(hook: HookInput, agent: str, facts: dict[str, Any], launch_id: str) -> str:
     """maker's verdict on maker subagent ``agent`` from its record's ``facts`` (launch
     ``launch_id``: its Agent call, ended by this verdict in the foreground)."""
-    from maker.executor.verdict import executor_verdict, planner_verdict, reviewer_verdict
+    from maker.executor.verdicts.verdict import executor_verdict, planner_verdict, reviewer_verdict
 
     if agent.endswith(":planner"):
         return planner_verdict(facts)
     store = store_for(hook)
     if not agent.endswith((":step-executor", ":reviewer")):
         return ""
-    from maker.executor.loop.state import in_run
+    from maker.executor.state.run import in_run
 
     if store.exists() and in_run(store, facts.get("step")):
         from maker.executor.loop.next_action import loop_lock
-        from maker.executor.loop.state import live_run
+        from maker.executor.state.run import live_run
 
         with loop_lock(store):  # (a wave's verdicts, at once: one starts what follows)
             if live_run(store):  # (again, in turn: the other may have ended the run)
@@ -166,7 +166,7 @@ def verdict_text(hook: HookInput, agent: str, facts: dict[str, Any], launch_id: 
 def _end_launch(store: Any, facts: dict[str, Any], launch_id: str) -> None:
     step = facts.get("step")
     if launch_id and store.exists():  # the foreground: its Agent call ended here
-        from maker.executor.runs import end_launches
+        from maker.executor.votes.runs import end_launches
 
         end_launches(store, step if isinstance(step, int) else None, launch_id)
 
@@ -224,7 +224,7 @@ def _launched(hook: HookInput, agent: str, agent_id: str) -> str:
     if agent.endswith(":step-executor"):
         store = store_for(hook)
         if store.exists():
-            from maker.executor.runs import end_agent, launched_in_background
+            from maker.executor.votes.runs import end_agent, launched_in_background
 
             step = launched_in_background(store, launch_id, agent_id)
             if step is not None:
@@ -237,7 +237,7 @@ def _launched(hook: HookInput, agent: str, agent_id: str) -> str:
                     bind_run(agent_id, agent, run_of(active))
             if delivered(agent_id):
                 end_agent(store, agent_id)
-    from maker.executor.loop.state import live_run
+    from maker.executor.state.run import live_run
 
     here = store_for(hook)
     if here.exists() and live_run(here):

@@ -6,7 +6,7 @@ may touch the same file.
 under it (``src/api``, a last segment without a dot; ``docs/v1.0/``, a trailing slash);
 ``*``, ``?`` and ``[...]`` match within one path segment, ``**`` any number of them.
 ``writes: []`` says the step changes no file. A step without ``writes`` says nothing,
-and maker then runs it alone (``maker.executor.waves``): parallelism is declined on
+and maker then runs it alone (``maker.executor.parallel.waves``): parallelism is declined on
 uncertainty.
 
 :func:`may_overlap` answers "could a file match both?" conservatively: it says no only

@@ -24,7 +24,7 @@ _SHAPE: dict[str, bool] = {
     ".maker": True,
     ".maker/lock": False,
     ".maker/active.json": False,
-    ".maker/runs": True,  # each run's record (maker.executor.run_record)
+    ".maker/runs": True,  # each run's record (maker.executor.votes.run_record)
     "PLAN.md": False,
     "NOTES.md": False,
 }

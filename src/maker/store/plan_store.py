@@ -163,7 +163,7 @@ class PlanStore:
 
     def read_policy_data(self) -> dict[str, Any]:
         """The approval policy's record as maker sealed it (``store.seal.read_sealed``);
-        its meaning is ``maker.executor.approval``'s."""
+        its meaning is ``maker.executor.acceptance.approval``'s."""
         from maker.store.seal import read_sealed
 
         return read_sealed(self.policy_path)

@@ -29,7 +29,7 @@ class StepRecord:
     path: Path
     meta: dict[str, Any] = field(default_factory=dict)
     # The step file's "## Edge cases" section: earlier steps' sweeps write it (maker's
-    # code, ``maker.executor.sweep``), a person may edit it; the brief shows it.
+    # code, ``maker.executor.protocol.sweep``), a person may edit it; the brief shows it.
     edge_cases: str = ""
 
     def __setattr__(self, name: str, value: Any) -> None:

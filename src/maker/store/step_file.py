@@ -27,7 +27,7 @@ STEP_KEYS = ("step", "title", "task_type", "status", "depends_on", "input_variab
 ATTEMPT_META = ("started_at", "started_by", "forced", "forced_over", "finished_at",
                 "failed_at", "reasons", "handoff_accepted_at", "approved_at", "approved_by",
                 "approval_seal", "awaiting_approval", "orient", "deviation", "review_skipped",
-                # a step run beside others (maker.executor.waves, .land)
+                # a step run beside others (maker.executor.parallel.waves, .land)
                 "worktree", "worktree_base", "worktree_ready", "landed_at", "landed_files",
                 "land_attempts", "land_failure")
 # (``rejected_by``: who sent the newest revision notes back; a rejection with notes runs

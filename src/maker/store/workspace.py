@@ -1,6 +1,6 @@
 """Where a step works: the project, or, for a step run beside others (issue 17), the git
-worktree maker made for it (``maker.executor.worktree_step``), named in its front
-matter until its change is brought back (``maker.executor.land``)."""
+worktree maker made for it (``maker.executor.parallel.worktree_step``), named in its front
+matter until its change is brought back (``maker.executor.parallel.land``)."""
 
 from __future__ import annotations
 

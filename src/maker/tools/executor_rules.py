@@ -1,5 +1,5 @@
 """The step executor's tool list and guard, for both of maker's hosts (the first two
-checks of ``maker.executor.limits.executor_limits``, which both front ends call).
+checks of ``maker.executor.protocol.limits.executor_limits``, which both front ends call).
 
 ``executor_decision``: the step's own tool list (``maker.tools.permissions``), then the
 guard (``maker.tools.guard``: nothing writes into ``plans/`` or maker's data, no Bash

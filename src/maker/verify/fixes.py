@@ -1,6 +1,6 @@
 """How often one run of a step failed verification, and seed 004's ``max_fix_attempts``
 rule on that count (:func:`fix_budget_spent`: its one home, below the gate that reads it;
-``maker.executor.step_rules`` lists it with the other rules of a step).
+``maker.executor.rules.step_rules`` lists it with the other rules of a step).
 
 ``maker verify --step N`` records, in the step's sealed evidence, which run of the step
 it verified (the step's ``started_at``) and how many runs failed in that run of the step
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
-    from maker.verify.runner import VerificationRun
+    from maker.verify.result import VerificationRun
 
 __all__ = ["budget_note", "failed_runs", "fix_budget_spent", "spent", "spent_problem",
            "step_attempt", "stop_text"]
