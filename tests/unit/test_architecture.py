@@ -14,6 +14,7 @@ layer do not import each other. The top-level modules count as nodes of their ow
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -197,3 +198,20 @@ def test_peers_do_not_import_each_other(tmp_path: Path) -> None:
     problems = layer_problems(list(imports(root)), (("a", "b"),))
     assert problems == ["maker/a/__init__.py:1: a imports b (maker.b): b is a peer in its layer"]
     assert nodes(root) == {"a", "b"}
+
+
+# -- what the code says of itself ------------------------------------------------------
+
+ISSUE = re.compile(r"\bissues? #?\d+", re.I)
+
+
+def test_code_and_docs_say_what_it_does_not_which_issue_brought_it() -> None:
+    """Docstrings and docs describe the code; the tracker's numbers mean nothing to a reader
+    of a clone (``git log`` keeps the history)."""
+    top = SRC.parents[1]
+    places = [*SRC.rglob("*.py"), *(top / "dev").rglob("*.py"), *(top / "docs").glob("*.md"),
+              top / "README.md", *(top / "commands").glob("*.md"), *(top / "agents").glob("*.md")]
+    named = [f"{path.relative_to(top)}:{n}: {line.strip()[:80]}" for path in places
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if ISSUE.search(line)]
+    assert not named, "say what the code does, not which issue brought it:\n" + "\n".join(named)

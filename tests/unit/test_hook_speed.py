@@ -3,6 +3,7 @@ without PyYAML or the plan model, and says the same as the full read."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -130,3 +131,95 @@ def test_the_state_view_finds_each_step_file_as_the_store_does(tmp_path: Path) -
     assert state.step_path(13) is None
     (store.steps_dir / "0013-padded-more.md").write_text("x")  # any zero padding
     assert state.step_path(13) == store.step_path(13) == store.steps_dir / "0013-padded-more.md"
+
+
+# -- imports at the top, except on the hook paths ------------------------------------
+
+# Imported inside a function anywhere: an optional dependency, absent from the plugin's
+# install (the engine's SDK, the demo's scripted model), is asked for only when used.
+OPTIONAL = ("claude_agent_sdk", "maker_scripted", "pexpect", "pyte")
+
+
+def _function_level_imports(root: Path) -> dict[str, list[str]]:
+    """Module -> the ``file:line`` of each import written inside one of its functions
+    (optional dependencies aside)."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    names = [node.module or ""]
+                else:
+                    continue
+                if not all(name.startswith(OPTIONAL) for name in names):
+                    found.setdefault(module, set()).add(
+                        f"{path.relative_to(root.parent)}:{node.lineno}")
+    return {module: sorted(places) for module, places in found.items()}
+
+
+def _loaded_at_import(module: str) -> set[str]:
+    """The maker modules that importing ``module`` runs (its top-level imports, far round:
+    what every hook of its event pays)."""
+    code = (f"import sys; import {module}; "
+            "print('\\n'.join(m for m in sys.modules if m.startswith('maker')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, check=True)
+    return set(done.stdout.split())
+
+
+def _busy_stop_loads(tmp_path: Path, with_run: bool) -> set[str]:
+    """The maker modules a busy Stop hook loads, measured as ``scripts/launch`` runs it."""
+    from maker.executor.state.run import begin_run
+    from maker.store.atomic import plan_lock
+
+    store = linear(tmp_path, 3)
+    start_step(store, 2, force=True, session_id="s")
+    if with_run:
+        with plan_lock(store.root):
+            begin_run(store, "s", None)
+    stdin = json.dumps({"session_id": "s", "hook_event_name": "Stop", "cwd": str(tmp_path),
+                        "stop_hook_active": False})
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", str(ROOT / "scripts" / "run_module.py"),
+         "-m", "maker.hooks", "stop"], input=stdin, capture_output=True, text=True,
+        cwd=tmp_path, timeout=60, check=False)
+    assert '"decision": "block"' in result.stdout, result.stderr
+    return {line.split("|")[-1].strip() for line in result.stderr.splitlines()
+            if line.startswith("import time:") and "maker" in line}
+
+
+def test_imports_inside_functions_only_on_the_hook_paths(tmp_path: Path) -> None:
+    """Everywhere else imports sit at the top. A hook imports only what its event needs:
+    its modules (``maker.hooks``), what importing each event's module loads, and what the
+    busy Stop hook loads as measured here, may defer an import into the function that
+    needs it."""
+    import maker
+
+    hook_paths = _loaded_at_import("maker.hooks.__main__")
+    for module, _ in EVENTS.values():
+        hook_paths |= _loaded_at_import(module)
+    hook_paths |= _busy_stop_loads(tmp_path / "idle", with_run=False)
+    hook_paths |= _busy_stop_loads(tmp_path / "run", with_run=True)
+    root = Path(maker.__file__).resolve().parent
+    stray = [where for module, places in _function_level_imports(root).items()
+             if module not in hook_paths and not module.startswith("maker.hooks")
+             for where in places]
+    assert not stray, ("an import inside a function, off the hook paths: move it to the "
+                       "top of its module:\n" + "\n".join(stray))
+
+
+def test_the_check_sees_an_import_inside_a_function(tmp_path: Path) -> None:
+    root = tmp_path / "maker"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "a.py").write_text(
+        "import os\n\ndef f():\n    import json\n    from claude_agent_sdk import x\n"
+        "    def g():\n        from maker.pkg import b\n")
+    found = _function_level_imports(root)
+    assert found == {"maker.pkg.a": ["maker/pkg/a.py:4", "maker/pkg/a.py:7"]}

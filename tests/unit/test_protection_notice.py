@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from maker.cli.main import cli
+from maker.executor.loop import status_view
 from maker.executor.protocol.orient import record_orient
 from maker.executor.state.lifecycle import start_step
 from maker.hooks.handlers import HANDLERS
@@ -35,6 +36,7 @@ def store(plugin_project: Path) -> PlanStore:
 
 def _as(monkeypatch: pytest.MonkeyPatch, found: boundary.Protection) -> None:
     monkeypatch.setattr(boundary, "protection", lambda **_: found)
+    monkeypatch.setattr(status_view, "protection", lambda **_: found)  # maker status asks
 
 
 def _status(store: PlanStore) -> str:

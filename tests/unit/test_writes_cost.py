@@ -26,6 +26,7 @@ from maker.executor.parallel.waves import together
 from maker.executor.state.schedule import plan_schedule
 from maker.planner import writes
 from maker.planner.writes import Work, beside, clash, may_overlap, shared_hit
+from maker.store import overview
 
 from ._step_plans import make_step, write
 
@@ -123,7 +124,7 @@ def test_a_call_stops_at_its_budget_and_says_it_does_not_know() -> None:
 
 def test_plan_md_says_when_it_did_not_work_out_which_steps_run_together(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(writes, "beside", lambda *a: None)
+    monkeypatch.setattr(overview, "beside", lambda *a: None)  # where PLAN.md asks
     store = write(project, [make_step(0, -1)])
     assert "Not worked out here" in store.overview_path.read_text()
 

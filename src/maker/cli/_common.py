@@ -16,6 +16,7 @@ from maker.core.bounded import read_regular_file, read_stdin
 from maker.core.paths import find_plans_dir
 from maker.errors import InputError, MakerError
 from maker.store.layout import check_layout
+from maker.store.requests import load_request_record
 
 __all__ = ["data_dir_option", "echo_json", "plans_dir_option", "read_input", "reports_errors",
            "resolve_plans_dir", "saved_arguments", "saved_record", "session_option"]
@@ -147,7 +148,6 @@ data_dir_option = click.option(
 
 
 def saved_record(session_id: str, command: str, data_dir: str) -> dict[str, Any]:
-    from maker.store.requests import load_request_record
 
     return load_request_record(session_id, command, Path(data_dir) if data_dir else None,
                                max_age_s=_FRESH_S) or {}

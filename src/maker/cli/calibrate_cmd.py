@@ -1,5 +1,5 @@
 """``maker calibrate STEP``: sample one step several times and ask the law what lead a
-vote on it needs (issue 9 §4). Headless, like ``maker run``; changes only the ledger."""
+vote on it needs. Headless, like ``maker run``; changes only the ledger."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ import click
 
 from maker.cli._common import plans_dir_option, reports_errors, resolve_plans_dir
 from maker.cli.main import cli
-from maker.cli.run_cmd import BUDGET, MODEL
+from maker.cli.run_cmd import BUDGET, MODEL, build_parts
+from maker.engine.budget import Budget
+from maker.engine.calibrate import calibrate as run_calibration
+from maker.store.plan_store import PlanStore
 
 __all__ = ["calibrate"]
 
@@ -32,14 +35,10 @@ def calibrate(step: int, samples: int, target: float, steps: int | None, model: 
               max_budget_usd: float | None, plans_dir: Path | None) -> None:
     """Sample STEP several times: how often do its answers agree, and what vote lead
     (maker run --vote K) does the law ask for?"""
-    from maker.cli.run_cmd import build_parts
-    from maker.engine.calibrate import calibrate as run_calibration
-    from maker.store.plan_store import PlanStore
 
     store = PlanStore(resolve_plans_dir(plans_dir))
     parts = build_parts(store, None, model)
     if max_budget_usd is not None:  # this command's samples, not the plan's earlier runs
-        from maker.engine.budget import Budget
 
         parts.budget = Budget(max_budget_usd, parts.ledger, own_calls=True)
     result = asyncio.run(run_calibration(store, parts, step, samples, target=target,

@@ -4,12 +4,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
 
 from maker.cli._common import person_only, plans_dir_option, reports_errors, resolve_plans_dir
 from maker.cli.main import cli
+from maker.executor.protocol.sweep import decide_proposal
+from maker.executor.verdicts.blocked import blocked_question
 from maker.store.plan_store import PlanStore
 
 __all__ = ["ask_blocked", "proposal_cmd"]
@@ -23,7 +26,6 @@ __all__ = ["ask_blocked", "proposal_cmd"]
 def proposal_cmd(decision: str, number: int, plans_dir: Path | None) -> None:
     """Accept or drop a change of scope a step proposed (a person's decision); an accepted
     one becomes a decision in NOTES.md, which every later step reads."""
-    from maker.executor.protocol.sweep import decide_proposal
 
     by = person_only(f"maker proposal {decision} {number}",
                      f"/maker:proposal {decision} {number}")
@@ -36,9 +38,7 @@ def proposal_cmd(decision: str, number: int, plans_dir: Path | None) -> None:
 def ask_blocked(store: PlanStore, exc: Exception, notes: str) -> None:
     """A step whose dependencies are unmet: the user decides whether to start it anyway
     (``maker.executor.verdicts.blocked``), asked with maker's question."""
-    import json
 
-    from maker.executor.verdicts.blocked import blocked_question
 
     n = getattr(exc, "step", None)
     missing = getattr(exc, "missing", None)

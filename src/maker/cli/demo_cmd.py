@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from maker.cli.main import cli
+from maker.errors import ClaudeNotFoundError, MakerError, PluginNotFoundError
 
 __all__ = ["demo"]
 
@@ -39,7 +40,6 @@ def demo(headless: bool, print_mode: bool, keep: bool, plugin_dir: Path | None,
          quiet: bool) -> None:
     """Watch plan, step and status in a Claude Code session (or `maker run`), for real,
     with a SCRIPTED model."""
-    from maker.errors import ClaudeNotFoundError, MakerError, PluginNotFoundError
 
     try:  # (maker_scripted is not installed with the plugin: see NO_DEMO)
         from maker_scripted.claude_cli import find_claude
@@ -84,7 +84,6 @@ def demo(headless: bool, print_mode: bool, keep: bool, plugin_dir: Path | None,
 
 
 def _plugin_root(path: Path) -> Path:
-    from maker.errors import PluginNotFoundError
     from maker_scripted.scenarios import is_plugin_root
 
     if not is_plugin_root(path):

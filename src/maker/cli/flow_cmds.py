@@ -19,9 +19,20 @@ from maker.cli._common import (
     saved_record,
     session_option,
 )
+from maker.cli.decide_cmds import ask_blocked
 from maker.cli.main import cli
 from maker.cli.step_cmds import step
-from maker.errors import RequestError
+from maker.errors import DependencyError, MakerError, RequestError
+from maker.executor.acceptance.approval import approve_step, read_policy, reject_step, set_policy
+from maker.executor.parallel.land import recover
+from maker.executor.parallel.wave_begin import begin_wave
+from maker.executor.protocol.orient import person_decides
+from maker.executor.state.lifecycle import fail_step, reset_step, start_step
+from maker.executor.state.owner import OWNER_IDLE_S, owner_gone
+from maker.executor.state.run import stop_run
+from maker.executor.verdicts.outcome import outcome
+from maker.executor.votes.ballots import launch_instruction
+from maker.executor.votes.runs import add_turn, running_note
 from maker.store.plan_store import PlanStore
 
 __all__ = ["policy_cmd", "step_approve", "step_fail", "step_outcome", "step_reject"]
@@ -36,7 +47,6 @@ __all__ = ["policy_cmd", "step_approve", "step_fail", "step_outcome", "step_reje
 def step_fail(number: int, reasons: tuple[str, ...], as_json: bool,
               plans_dir: Path | None) -> None:
     """Record the step in progress as failed, with the reasons."""
-    from maker.executor.state.lifecycle import fail_step
 
     record = fail_step(PlanStore(resolve_plans_dir(plans_dir)), number, list(reasons))
     if as_json:
@@ -53,7 +63,6 @@ def step_fail(number: int, reasons: tuple[str, ...], as_json: bool,
 @reports_errors
 def step_approve(number: int, plans_dir: Path | None) -> None:
     """Approve a step whose handoff was accepted (a person's decision): it becomes complete."""
-    from maker.executor.acceptance.approval import approve_step
 
     by = person_only(f"maker step approve {number}", f"/maker:approve {number}")
     store = PlanStore(resolve_plans_dir(plans_dir))
@@ -68,7 +77,6 @@ def step_approve(number: int, plans_dir: Path | None) -> None:
 def _deviation(store: PlanStore, n: int, approve: bool, by: str, notes: str = "") -> bool:
     """A person's decision on step ``n``'s pending deviation, if one is pending
     (``maker.executor.protocol.orient``): what ``approve`` and ``reject`` decide first."""
-    from maker.executor.protocol.orient import person_decides
 
     return person_decides(store, n, approve, by, notes) is not None
 
@@ -82,7 +90,6 @@ def _deviation(store: PlanStore, n: int, approve: bool, by: str, notes: str = ""
 @reports_errors
 def step_reject(number: int, notes: str, from_review: bool, plans_dir: Path | None) -> None:
     """Send an accepted step back to pending with revision notes (a person's decision)."""
-    from maker.executor.acceptance.approval import reject_step
 
     by = person_only(f"maker step reject {number}", f"/maker:reject {number} <what to change>")
     store = PlanStore(resolve_plans_dir(plans_dir))
@@ -100,7 +107,6 @@ def step_reject(number: int, notes: str, from_review: bool, plans_dir: Path | No
 @reports_errors
 def policy_cmd(name: str | None, plans_dir: Path | None) -> None:
     """Show or set who approves steps: never (a person), reviewer, or auto."""
-    from maker.executor.acceptance.approval import read_policy, set_policy
 
     store = PlanStore(resolve_plans_dir(plans_dir))
     if name is None:
@@ -117,7 +123,6 @@ def policy_cmd(name: str | None, plans_dir: Path | None) -> None:
 @reports_errors
 def step_outcome(number: int, as_json: bool, plans_dir: Path | None) -> None:
     """Where a step ended up after its executor returned, and what to do next."""
-    from maker.executor.verdicts.outcome import outcome
 
     data = outcome(PlanStore(resolve_plans_dir(plans_dir)), number)
     if as_json:
@@ -220,8 +225,6 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
     Run from /maker:step's command line, where a non-zero exit would abort the
     command before the model sees why; so every outcome is printed instead.
     """
-    from maker.errors import DependencyError, MakerError
-    from maker.executor.state.lifecycle import start_step
 
     saved = saved_record(session_id, "step", data_dir)
     raw = saved.get("arguments") if isinstance(saved.get("arguments"), str) else None
@@ -241,7 +244,6 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
         number = step_number
     store = PlanStore(resolve_plans_dir(plans_dir))
     if store.exists():  # a step typed by hand: a run that drove the plan waits for it
-        from maker.executor.state.run import stop_run
 
         with store.lock():
             stop_run(store, "the user ran /maker:step by hand; /maker:run goes on from there")
@@ -250,7 +252,6 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
     taking = _take_over_reason(store, number if raw is not None else None,
                                str(saved.get("transcript_path") or ""), session_id)
     if number is None and not force:
-        from maker.executor.parallel.wave_begin import begin_wave
 
         try:
             begun = begin_wave(store, session_id, str(saved.get("prompt_id") or ""))
@@ -265,7 +266,6 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
         result = start_step(store, number, force=force, session_id=session_id or None,
                             take_over=taking is not None)
     except DependencyError as exc:
-        from maker.cli.decide_cmds import ask_blocked
 
         ask_blocked(store, exc, notes)
         return
@@ -273,8 +273,6 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
         click.echo(f"REFUSED: {exc}\nNEXT: tell the user, and end your reply with the line "
                    "STEP_BLOCKED.")
         return
-    from maker.executor.votes.ballots import launch_instruction
-    from maker.executor.votes.runs import add_turn, running_note
 
     running = running_note(store) if result.restarted and not taking else None
     if running:  # (its executor, in the background, while the user typed on)
@@ -300,7 +298,6 @@ def _take_over_reason(store: PlanStore, typed: int | None, transcript_path: str,
                       session_id: str) -> str | None:
     """Why this session may take over the step another session has in progress: the
     user typed its number, or its owner is gone (``maker.executor.votes.runs``); else None."""
-    from maker.executor.state.owner import OWNER_IDLE_S, owner_gone
 
     active = store.read_active() if store.exists() else None
     owner = active.get("session_id") if isinstance(active, dict) else None
@@ -322,9 +319,6 @@ def _take_over_reason(store: PlanStore, typed: int | None, transcript_path: str,
 @plans_dir_option
 def step_reset_request(session_id: str, data_dir: str, plans_dir: Path | None) -> None:
     """Reset the step named in this session's /maker:reset request; always exits 0."""
-    from maker.errors import MakerError
-    from maker.executor.parallel.land import recover
-    from maker.executor.state.lifecycle import reset_step
 
     try:
         said = saved_arguments(session_id, "reset", data_dir) or ""

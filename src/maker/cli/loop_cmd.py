@@ -17,6 +17,12 @@ from maker.cli._common import (
     session_option,
 )
 from maker.cli.main import cli
+from maker.errors import MakerError
+from maker.executor.loop.next_action import loop_lock, next_action
+from maker.executor.loop.words import begin_text, unseen
+from maker.executor.parallel.land import recover
+from maker.executor.state.run import begin_run
+from maker.store.plan_store import PlanStore
 
 __all__ = ["loop"]
 
@@ -35,7 +41,6 @@ def loop() -> None:
 def loop_begin(session_id: str, data_dir: str, plans_dir: Path | None) -> None:
     """Begin or resume the run typed as /maker:run; always exits 0 (a command line's
     failure would abort the command before the model sees why)."""
-    from maker.errors import MakerError
 
     saved = saved_record(session_id, "run", data_dir)
     raw = saved.get("arguments")
@@ -60,17 +65,11 @@ def loop_begin(session_id: str, data_dir: str, plans_dir: Path | None) -> None:
 
 
 def _begin(root: Path, session_id: str, prompt_id: str, parallel: int | None) -> str:
-    from maker.errors import MakerError
-    from maker.executor.loop.next_action import loop_lock, next_action
-    from maker.executor.loop.words import begin_text, unseen
-    from maker.executor.state.run import begin_run
-    from maker.store.plan_store import PlanStore
 
     store = PlanStore(root)
     if not store.exists():
         return ("REFUSED: there is no plan here to run. Tell the user to make one with "
                 "/maker:plan <task>, and end with the line RUN_STOPPED.")
-    from maker.executor.parallel.land import recover
 
     recover(store)  # (a landing a killed hook cut short: put back before going on)
     with loop_lock(store):

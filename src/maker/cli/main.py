@@ -7,6 +7,7 @@ registers its commands on ``cli`` when imported.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 
 import click
@@ -55,7 +56,6 @@ class MakerGroup(click.Group):
                         ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
         if name and not name.startswith("-") and self.get_command(ctx, name) is None:
-            import difflib
 
             close = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""

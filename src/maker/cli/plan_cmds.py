@@ -20,6 +20,7 @@ from maker.cli._common import (
 from maker.cli.main import MakerGroup, cli
 from maker.core.flow import next_label
 from maker.errors import Problem
+from maker.executor.acceptance.approval import adopt_approvals
 from maker.planner.linter import lint_stored, lint_text
 from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord
@@ -135,7 +136,6 @@ def _next_text(n: int) -> str:
 @reports_errors
 def plan_adopt(plans_dir: Path | None) -> None:
     """Re-seal the approvals of a plan approved on another machine (a person's act)."""
-    from maker.executor.acceptance.approval import adopt_approvals
 
     by = person_only("maker plan adopt")
     adopted = adopt_approvals(PlanStore(resolve_plans_dir(plans_dir)), by)

@@ -1,4 +1,4 @@
-"""``maker run``: the headless engine (issue 8). Plans TASK, or continues the plan in
+"""``maker run``: the headless engine. Plans TASK, or continues the plan in
 plans/, and runs every reachable step through claude-agent-sdk.
 
 Exit codes: 0 every reachable step complete; 1 a step failed or blocked, the plan was
@@ -33,11 +33,23 @@ from maker.cli._common import (
 )
 from maker.cli.main import cli
 from maker.core.events import Event, StepCompleted, StepFailed, StepFlagged, StepStarted
+from maker.core.paths import project_to_be
+from maker.engine.budget import Budget
+from maker.engine.ledger import Call, Ledger
 from maker.engine.orchestrator import Orchestrator, RunResult
+from maker.engine.sessions import sdk_reviewer, sdk_runner_factory
 from maker.engine.step_run import EngineParts
+from maker.engine.tool_limits import session_limits
+from maker.errors import MakerError
+from maker.executor.loop.status_view import summary_rows
 from maker.executor.rules.step_rules import settings
 from maker.planner.parser import MAX_VOTES, MODEL_CHARS, MODEL_PATTERN
+from maker.planner.planner import PlannerModule
 from maker.store.plan_store import PlanStore
+from maker.store.settings import load_settings
+from maker.store.workspace import worktree_of
+from maker.tools.boundary import weaker_notice
+from maker.tools.registry import ToolRegistry
 
 __all__ = ["BUDGET", "MODEL", "build_parts", "event_json", "run"]
 
@@ -77,11 +89,6 @@ def build_parts(store: PlanStore, max_budget_usd: float | None,
     # Where the sessions work: the plan's project; for a plan still to be made, the root
     # it will record (``core.paths``), not the plans folder's parent (MAKER_PLANS_DIR=
     # docs/plans makes its plan for the project, not for docs/, which may not exist yet).
-    from maker.core.paths import project_to_be
-    from maker.engine.budget import Budget
-    from maker.engine.ledger import Call, Ledger
-    from maker.engine.sessions import sdk_reviewer, sdk_runner_factory
-    from maker.engine.tool_limits import session_limits
 
     project = store.project if store.exists() else project_to_be(store.root)
     ledger = Ledger(store)
@@ -93,8 +100,6 @@ def build_parts(store: PlanStore, max_budget_usd: float | None,
 
 
 def build_planner(store: PlanStore) -> Any:
-    from maker.planner.planner import PlannerModule
-    from maker.tools.registry import ToolRegistry
 
     return PlannerModule(ToolRegistry.default())
 
@@ -142,8 +147,6 @@ class _Progress:
 
     def _running(self, n: int) -> str:
         """"running", and where when the step runs beside others (its worktree)."""
-        from maker.errors import MakerError
-        from maker.store.workspace import worktree_of
 
         store = self.orch.store
         try:
@@ -160,7 +163,6 @@ class _Progress:
 
 
 def _table(store: PlanStore, orch: Orchestrator, result: RunResult, err: bool) -> None:
-    from maker.executor.loop.status_view import summary_rows
 
     if store.exists():
         click.echo(f"{'step':>4}  {'title':<40}  {'status':<18}  cost (this run)", err=err)
@@ -289,8 +291,6 @@ def run(task: str | None, approve: str | None, max_budget_usd: float | None,
 def _weaker_protection(store: PlanStore) -> str:
     """A line for the person when a step executor's Bash is held by less than the
     kernel boundary in this run; "" when it is."""
-    from maker.store.settings import load_settings
-    from maker.tools.boundary import weaker_notice
 
     said = weaker_notice(load_settings(store.root).boundary if store.root.is_dir() else "auto")
     return f"maker run: {said}." if said else ""

@@ -16,9 +16,24 @@ from maker.cli._common import (
     session_option,
 )
 from maker.cli.main import MakerGroup, cli
-from maker.errors import HandoffRejectedError
-from maker.executor.protocol.orient import DEVIATIONS
+from maker.core.text import task_line
+from maker.engine.ledger import Ledger, usd
+from maker.errors import HandoffRejectedError, MakerError
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.acceptance.approval import read_policy
+from maker.executor.launch.brief import build_brief
+from maker.executor.loop.report import run_json, run_lines
+from maker.executor.loop.status_view import executor_bash, file_notes, summary_rows
+from maker.executor.parallel.land import recover
+from maker.executor.protocol.orient import DEVIATIONS, orient_section, record_orient
+from maker.executor.protocol.sweep import open_proposals
+from maker.executor.state.lifecycle import default_step, reset_step, start_step
+from maker.executor.state.schedule import nothing_ready_reason, plan_schedule
+from maker.executor.votes.runs import running_note
+from maker.handoff.gate import check_handoff
+from maker.planner.linter import lint_stored
 from maker.store.plan_store import PlanStore
+from maker.store.records import in_progress
 
 __all__ = ["context", "handoff", "next_cmd", "status", "step"]
 
@@ -51,8 +66,6 @@ def step() -> None:
 def step_start(number: int | None, force: bool, session_id: str, take_over: bool,
                as_json: bool, plans_dir: Path | None) -> None:
     """Start a step (default: the next ready one) and print its brief."""
-    from maker.executor.launch.brief import build_brief
-    from maker.executor.state.lifecycle import start_step
 
     store = _store(plans_dir)
     result = start_step(store, number, force=force, session_id=session_id or None,
@@ -77,8 +90,6 @@ def step_start(number: int | None, force: bool, session_id: str, take_over: bool
 @reports_errors
 def step_reset(number: int, as_json: bool, plans_dir: Path | None) -> None:
     """Put a step back to pending (its handoff is archived, not deleted)."""
-    from maker.executor.parallel.land import recover
-    from maker.executor.state.lifecycle import reset_step
 
     store = _store(plans_dir)
     recover(store)  # (a landing cut short by a kill: put back first)
@@ -103,10 +114,6 @@ def step_reset(number: int, as_json: bool, plans_dir: Path | None) -> None:
 @reports_errors
 def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
     """Show each step's status, what is next, and what failed and why."""
-    from maker.errors import MakerError
-    from maker.executor.loop.status_view import executor_bash, summary_rows
-    from maker.executor.protocol.sweep import open_proposals
-    from maker.executor.state.schedule import nothing_ready_reason, plan_schedule
 
     store = _store(plans_dir)
     try:
@@ -118,23 +125,17 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
         click.echo(f"maker: {exc}")
         return
     rows = summary_rows(plan, store, sched)
-    from maker.core.text import task_line
-    from maker.planner.linter import lint_stored
 
     # Each file was validated on reading; the linter adds what only the whole plan shows
     # (a hand edit that makes a loop, a dangling `next`, a step reading a later output).
     problems = [str(p) for p in lint_stored(plan.as_raw(), store.overview_path)]
-    from maker.executor.acceptance.approval import read_policy
-    from maker.executor.loop.report import run_json, run_lines
 
     policy = read_policy(store)
-    from maker.engine.ledger import Ledger, usd
 
     ledger = Ledger(store)
     cost = ledger.summary() if ledger.exists() else None  # no ledger: no cost shown
     if as_json:
         steps = [r.to_dict() for r in rows]
-        from maker.executor.loop.status_view import file_notes
 
         notes = file_notes(store, plan)
         for s in steps:
@@ -167,14 +168,12 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
         click.echo("  ".join([*cells, row[padded]]))
     if cost is not None:
         click.echo(cost.line())
-    from maker.executor.loop.status_view import file_notes
 
     for n, note in sorted(file_notes(store, plan).items()):
         click.echo(f"Step {n} ({plan.get(n).title}): {note}.")
     click.echo("")
     for line in run_lines(store, plan):
         click.echo(line)
-    from maker.executor.votes.runs import running_note
 
     running = running_note(store)
     if running:
@@ -208,8 +207,6 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
 @reports_errors
 def next_cmd(as_json: bool, plans_dir: Path | None) -> None:
     """Show the step(s) that can start now."""
-    from maker.executor.state.schedule import nothing_ready_reason, plan_schedule
-    from maker.store.records import in_progress
 
     store = _store(plans_dir)
     plan = store.load()
@@ -235,9 +232,6 @@ def next_cmd(as_json: bool, plans_dir: Path | None) -> None:
 @reports_errors
 def context(number: int | None, plans_dir: Path | None) -> None:
     """Print a step's brief without starting it."""
-    from maker.executor.launch.brief import build_brief
-    from maker.executor.state.lifecycle import default_step
-    from maker.executor.state.schedule import plan_schedule
 
     store = _store(plans_dir)
     plan = store.load()
@@ -258,7 +252,6 @@ def orient(number: int, deviation: str | None, what: str, revised: str,
            plans_dir: Path | None) -> None:
     """Before a step's work: what maker's code finds (no DEVIATION), or record the
     executor's judgment, none, minor or major (seed 004's orient)."""
-    from maker.executor.protocol.orient import orient_section, record_orient
 
     store = _store(plans_dir)
     if deviation is None:
@@ -295,7 +288,6 @@ def handoff() -> None:
 @reports_errors
 def handoff_check(source: str, as_json: bool, plans_dir: Path | None) -> None:
     """Check a handoff without recording it (exit 1 if rejected)."""
-    from maker.handoff.gate import check_handoff
 
     text = read_input(source)
     parsed, problems = check_handoff(_store(plans_dir), text)
@@ -319,7 +311,6 @@ def handoff_check(source: str, as_json: bool, plans_dir: Path | None) -> None:
 @reports_errors
 def handoff_accept(source: str, as_json: bool, plans_dir: Path | None) -> None:
     """Check a handoff, then record it and move the step's status."""
-    from maker.executor.acceptance.accept import accept_handoff
 
     result = accept_handoff(_store(plans_dir), read_input(source))
     if as_json:

@@ -11,8 +11,10 @@ import click
 
 from maker.cli._common import echo_json, plans_dir_option, reports_errors, resolve_plans_dir
 from maker.cli.main import cli
+from maker.errors import MakerError
 from maker.executor.rules.step_rules import settings
 from maker.store.plan_store import PlanStore
+from maker.store.workspace import step_project
 from maker.verify.check_run import Progress
 from maker.verify.fixes import budget_note, fix_budget_spent
 from maker.verify.runner import evidence_path, run_verification
@@ -92,8 +94,6 @@ def _where(store: PlanStore, step: int | None) -> Path:
     there is its own; maker verifies the main checkout again when it lands)."""
     if step is None or not store.exists():
         return store.project
-    from maker.errors import MakerError
-    from maker.store.workspace import step_project
 
     try:
         return step_project(store, store.load_step(step))

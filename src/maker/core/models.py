@@ -63,12 +63,12 @@ class PlanStep:
     # Optional: the model this step's executor runs on in `maker run` (None: the run's
     # --model, else the Claude Code default). Checked by the parser (MODEL_PATTERN).
     model: str | None = None
-    # Optional: a vote on this step's answer (issue 9): the lead the winning answer
+    # Optional: a vote on this step's answer: the lead the winning answer
     # needs among isolated samples. Only for a step whose answer can be sampled without
     # side effects (a conditional step, or read-only tools); the parser checks it.
     votes: int | None = None
     # Optional: the paths or globs (relative to the project root) the step will change
-    # (issue 17; ``maker.planner.writes``). None: it says nothing, and runs alone.
+    # (``maker.planner.writes``). None: it says nothing, and runs alone.
     writes: list[str] | None = None
 
     # A spec a store keeps (``maker.store.records.kept``) is shared by every record of

@@ -20,6 +20,10 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from maker.errors import MakerError
+from maker.executor.parallel.land import land_step
+from maker.store.workspace import step_project
+from maker.verify.detect import detect_commands
+from maker.verify.runner import recorded_evidence, run_verification
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -48,9 +52,6 @@ async def verify_apart(store: PlanStore, n: int) -> VerificationRun:
     """``maker verify --step n`` (in the step's worktree), as it recorded the run. A
     project with no check to run is verified here, at once: there is nothing long to
     keep off the loop, and a child process would cost more than the run."""
-    from maker.store.workspace import step_project
-    from maker.verify.detect import detect_commands
-    from maker.verify.runner import recorded_evidence, run_verification
 
     where = step_project(store, store.load_step(n))
     if not detect_commands(where):
@@ -67,10 +68,8 @@ async def land_apart(store: PlanStore, n: int) -> dict[str, Any]:
     """``maker land n --json``: how the landing went (``maker.executor.parallel.land.Landing``).
     With no check to run on the merged tree, the landing is a few git calls: it is done
     here, at once, rather than in a child process that would cost more than it."""
-    from maker.verify.detect import detect_commands
 
     if not detect_commands(store.project):
-        from maker.executor.parallel.land import land_step
 
         return land_step(store, n).to_dict()
     code, said = await _maker(store, "land", str(n), "--json")

@@ -1,5 +1,5 @@
 """``maker calibrate STEP``: how often do isolated samples of one step agree, and what
-lead would the law ask for? (issue 9 §4)
+lead would the law ask for?
 
 Draws ``samples`` isolated executor sessions of the step's brief, a few at once,
 exactly as a vote would (``maker.engine.vote_step``: the same key, the same red flags),

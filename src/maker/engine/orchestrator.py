@@ -1,4 +1,4 @@
-"""The headless run (issue 8, part 3): plan a task, then run every reachable step.
+"""The headless run: plan a task, then run every reachable step.
 
     TaskSubmitted → PlanCreated → StepStarted → StepFlagged* → StepCompleted | StepFailed
                   → … → TaskCompleted | TaskFailed
@@ -57,6 +57,7 @@ from maker.core.events import (
 )
 from maker.core.models import TaskConfig
 from maker.core.module import Module
+from maker.core.paths import project_to_be  # (no plan yet: no recorded root)
 from maker.core.statuses import AWAITING
 from maker.engine.step_run import EngineParts, StepRun
 from maker.engine.stops import RunStop
@@ -127,7 +128,7 @@ class Orchestrator(Module):
         self.on_event = on_event
         self.step_costs: dict[int, float] = {}
         self._current: StepRun | None = None
-        self.parallel = parallel  # steps at once (--parallel N; issue 17)
+        self.parallel = parallel  # steps at once (--parallel N)
         self._waves: WaveLoop | None = None
 
     def step_cost(self, n: int) -> float:
@@ -210,7 +211,6 @@ class Orchestrator(Module):
                     submitted: TaskSubmitted | None) -> AsyncIterator[Event]:
         if self.planner is None:
             raise RunStop(EXIT_USAGE, "a task needs a planner", None)
-        from maker.core.paths import project_to_be  # (no plan yet: no recorded root)
 
         config = config or TaskConfig(instruction=task, model=self.parts.model,
                                       cwd=str(project_to_be(self.store.root)))

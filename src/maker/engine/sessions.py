@@ -13,6 +13,7 @@ its wall-clock limit (``session_timeout``).
 from __future__ import annotations
 
 import asyncio
+import warnings
 from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -20,6 +21,7 @@ from typing import Any, Protocol, TypeVar
 from maker.core.models import AgentResult, PlanStep, TaskConfig
 from maker.core.sdk import SdkAnswer, read_answer
 from maker.engine.tool_limits import reviewer_hooks
+from maker.errors import ClaudeNotFoundError
 from maker.executor.launch.agent_runner import AgentRunner
 from maker.prompts import load_prompt, prompt_tools
 
@@ -87,7 +89,6 @@ def sdk_runner_factory(home: Path, *, env: dict[str, str] | None = None,
 
 
 def _silence_shadowed_warning() -> None:
-    import warnings
 
     try:
         from claude_agent_sdk import CanUseToolShadowedWarning
@@ -102,7 +103,6 @@ def sdk_reviewer(cwd: Path, *, env: dict[str, str] | None = None,
 
     async def review(prompt: str, *, max_budget_usd: float | None,
                      model: str | None) -> SdkAnswer:
-        from maker.errors import ClaudeNotFoundError
 
         try:
             from claude_agent_sdk import ClaudeAgentOptions, query

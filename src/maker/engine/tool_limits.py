@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from maker.executor.protocol.limits import Limit, Plumbing, executor_limits, is_plumbing
+from maker.store.workspace import worktree_of
 from maker.tools.executor_rules import StepTools, executor_decision
 from maker.tools.permissions import ALWAYS_ALLOWED, permits
 from maker.tools.reader_bash import reader_bash, step_git_run
@@ -64,7 +65,7 @@ __all__ = ["NO_USER", "decide", "disallowed_tools", "make_can_use_tool", "make_h
 
 NO_USER = ("maker: no user is present; decide, or hand off blocked with the question "
            "(status: blocked, the question in blockers).")
-"""The answer to AskUserQuestion in a headless run (issue 8's wording)."""
+"""The answer to AskUserQuestion in a headless run (the wording a person reads)."""
 
 # Names older clients used: a deny rule on them could reach the current tool.
 _OLD_NAMES = frozenset({"Task", "NotebookRead"})
@@ -223,7 +224,6 @@ def session_limits(store: PlanStore, record: StepRecord) -> dict[str, Any]:
 
 
 def _workspace(store: PlanStore, step: StepRecord | StepTools) -> Path | None:
-    from maker.store.workspace import worktree_of
 
     meta = getattr(step, "meta", None)
     return worktree_of(store, cast("StepRecord", step)) if isinstance(meta, dict) else None

@@ -1,4 +1,4 @@
-"""Voting on one step's answer in a headless run (issue 9, ``maker run --vote K``).
+"""Voting on one step's answer in a headless run (``maker run --vote K``).
 
 Which steps vote, and by how many, is ``maker.executor.rules.vote_rules.step_votes`` (the
 plugin's rule too): a step's own ``votes``; else, where the step's answer can be

@@ -1,4 +1,4 @@
-"""``maker run --parallel N`` (issue 17): up to N steps at once, each step that runs
+"""``maker run --parallel N``: up to N steps at once, each step that runs
 beside others in a worktree of its own.
 
     loop: decide a step awaiting approval (policy, reviewer, or stop for a person)
@@ -29,7 +29,7 @@ from maker.engine.stops import RunStop
 from maker.executor.parallel.land import recover
 from maker.executor.parallel.waves import wave
 from maker.executor.parallel.worktree_step import prune_worktrees, start_in_worktree
-from maker.executor.state.schedule import SKIPPED, plan_schedule
+from maker.executor.state.schedule import SKIPPED, nothing_ready_reason, plan_schedule
 from maker.store.records import StoredPlan, in_progress
 from maker.store.workspace import worktree_of
 
@@ -159,7 +159,6 @@ class WaveLoop:
 
     def _finished(self, plan: StoredPlan) -> None:
         """Nothing runs: every reachable step is done, or RunStop says why not."""
-        from maker.executor.state.schedule import nothing_ready_reason
 
         sched = plan_schedule(self.store, plan)
         if all(s in ("complete", SKIPPED) for s in sched.statuses.values()):

@@ -102,7 +102,7 @@ def active_marker(store: PlanStore) -> dict[str, Any] | None:
 def executor_marker(hook: HookInput, store: PlanStore, active: dict[str, Any]
                     ) -> tuple[dict[str, Any] | None, str]:
     """The in-progress marker as it reads for this executor's own step, and "" ; or
-    (None, why) when several steps run at once (a wave, issue 17) and maker cannot yet
+    (None, why) when several steps run at once (a wave) and maker cannot yet
     tell which one this executor works for. An executor of a wave is bound to its step
     at its background launch (its prompt names it), else by its first ``maker context
     N`` (``handoff``: the step its answer names, for one that never asked)."""

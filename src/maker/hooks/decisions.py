@@ -36,7 +36,6 @@ from maker.store.plan_store import PlanStore
 
 __all__ = ["answer_decision", "asks_makers_question", "prefilled_answer", "prompt_decision"]
 
-DECISION_COMMANDS = ("approve", "reject", "policy", "proposal")
 _NUMBER = re.compile(r"\A#?(\d{1,6})\b[:.]?\s*(.*)\Z", re.S)
 
 

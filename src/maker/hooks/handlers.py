@@ -53,13 +53,11 @@ def on_user_prompt_submit(hook: HookInput) -> Output:
         # A background subagent ended: maker's verdict on it, in the turn its
         # notification starts. Never a person's decision, whatever its text says.
         return on_notification(hook, *notified)
-    from maker.store.requests import parse_command, save_request
+    from maker.store.requests import DECISION_COMMANDS, parse_command, save_request
 
     save_request(hook.session_id, hook.text("prompt"), prompt_id=hook.text("prompt_id"),
                  transcript_path=hook.text("transcript_path"))
     parsed = parse_command(hook.text("prompt"))
-    from maker.hooks.decisions import DECISION_COMMANDS
-
     if parsed is not None and parsed[0] not in DECISION_COMMANDS + ("run",):
         return _unseen(hook)
     if parsed is None or parsed[0] not in DECISION_COMMANDS:

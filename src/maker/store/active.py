@@ -67,7 +67,7 @@ def rebuild_active(store: PlanFiles) -> dict[str, Any] | None:
     with store.lock():
         running = in_progress(store.load())
         apart = [r.number for r in running if r.meta.get("worktree")]
-        if len(running) > 1 and len(apart) == len(running):  # a wave (issue 17)
+        if len(running) > 1 and len(apart) == len(running):  # a wave
             first = running[0]
             active = {"step": first.number, "wave": apart, "session_id": None,
                       "started_at": str(first.meta.get("started_at") or ""), "attempts": {},
@@ -90,7 +90,7 @@ def rebuild_active(store: PlanFiles) -> dict[str, Any] | None:
 
 def wave_of(active: dict[str, Any] | None) -> list[int]:
     """The steps of the wave the marker names (several steps run beside others, each in
-    its worktree: issue 17); [] for one step in progress."""
+    its worktree); [] for one step in progress."""
     wave = (active or {}).get("wave")
     return [n for n in wave if _is_step_number(n)] if isinstance(wave, list) else []
 
@@ -107,7 +107,7 @@ def member(active: dict[str, Any] | None, n: int) -> dict[str, Any] | None:
 
 def without_step(active: dict[str, Any], n: int) -> dict[str, Any] | None:
     """The marker once step ``n`` is no longer in progress: None, or the rest of its
-    wave (steps run beside others, issue 17)."""
+    wave (steps run beside others)."""
     rest = [s for s in wave_of(active) if s != n]
     if not rest:
         return None

@@ -20,7 +20,11 @@ from maker.core.paths import data_dir
 from maker.errors import InputError
 from maker.store.atomic import atomic_write
 
-__all__ = ["load_request", "load_request_record", "parse_command", "save_request"]
+__all__ = ["DECISION_COMMANDS", "load_request", "load_request_record", "parse_command",
+           "save_request"]
+
+# The /maker: commands that carry a person's decision (``maker.hooks.decisions`` records them).
+DECISION_COMMANDS = ("approve", "reject", "policy", "proposal")
 
 _COMMAND = re.compile(r"\A\s*/maker:([\w-]+)(?:[ \t\r\n]+(.*))?\Z", re.S)
 _MAX_AGE_S = 7 * 24 * 3600

@@ -1,4 +1,4 @@
-"""Where a step works: the project, or, for a step run beside others (issue 17), the git
+"""Where a step works: the project, or, for a step run beside others, the git
 worktree maker made for it (``maker.executor.parallel.worktree_step``), named in its front
 matter until its change is brought back (``maker.executor.parallel.land``)."""
 

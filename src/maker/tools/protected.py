@@ -13,7 +13,7 @@ import string
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
-from maker.core.paths import project_of
+from maker.core.paths import data_dir, project_of, seal_key_path
 from maker.tools.shell import Refused
 
 __all__ = ["Protected", "expansion", "git_config_places", "maker_data_dirs", "resolve",
@@ -28,7 +28,6 @@ _MAX_CLUSTER, _MAX_GLUED = 32, 4096
 def maker_data_dirs() -> tuple[Path, ...]:
     """maker's data directories: the plugin's (saved requests, counters) and the one
     that holds the sealing key (they differ when ``CLAUDE_PLUGIN_DATA`` is set)."""
-    from maker.core.paths import data_dir, seal_key_path
 
     return tuple(dict.fromkeys((data_dir(), seal_key_path().parent)))
 

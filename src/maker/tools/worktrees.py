@@ -1,4 +1,4 @@
-"""The git worktrees maker owns for steps that run side by side (issue 17).
+"""The git worktrees maker owns for steps that run side by side.
 
 A step's worktree is cut from a commit maker makes of the main checkout as it is (HEAD
 plus every change in the working tree, the work already accepted and the person's own,

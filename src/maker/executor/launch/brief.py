@@ -70,7 +70,7 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
                                           str(store.overview_path)))
     parts.append(_step_section(spec, record.depends_on))
     apart = worktree_of(store, record)
-    if apart is not None:  # (a step run beside others: issue 17)
+    if apart is not None:  # (a step run beside others)
         parts.append(_worktree_section(spec.step, apart, project))
     if record.edge_cases.strip():
         parts.append("## Edge cases (earlier steps' sweeps found these: handle them)\n\n"

@@ -14,9 +14,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from maker.core.text import clip
-from maker.executor.loop.next_action import Action, next_action
+from maker.executor.loop.next_action import END_STOPPED, Action, loop_lock, next_action
 from maker.executor.loop.report import step_head
-from maker.executor.state.run import live_run, note_reviewer, note_step
+from maker.executor.protocol.orient import pending_deviation
+from maker.executor.protocol.sweep import open_proposals
+from maker.executor.state.run import live_run, note_reviewer, note_step, stop_run
+from maker.executor.verdicts.outcome import outcome
+from maker.executor.verdicts.verdict import executor_verdict
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -35,7 +39,6 @@ def _line(text: str) -> str:
 
 def ended_said(store: PlanStore, n: int) -> str:
     """How step ``n`` stands, in one line, for a verdict or a resumed run."""
-    from maker.executor.verdicts.outcome import outcome
 
     now = outcome(store, n)
     said = f"{step_head(store, n)}: {now['status']}"
@@ -45,7 +48,6 @@ def ended_said(store: PlanStore, n: int) -> str:
         said += ": " + clip(_line("; ".join(now["reasons"])), 300)
     elif now["summary"]:
         said += f". Summary: {clip(_line(now['summary']), _SUMMARY, 'its handoff')}"
-    from maker.executor.protocol.sweep import open_proposals
 
     mine = [p for p in open_proposals(store) if p.get("from_step") == n]
     if mine:
@@ -61,14 +63,12 @@ def executor_said(store: PlanStore, facts: dict[str, Any], session_id: str, prom
     if not isinstance(step, int):
         said = "the step executor returned, but no step of the run was in progress"
     elif kind == "ballot" and facts.get("k"):
-        from maker.executor.verdicts.verdict import executor_verdict
 
         return executor_verdict(store, facts)  # (a vote under way says its own next)
     elif kind == "failed":
         said = (f"{step_head(store, step)} FAILED: its handoff was refused "
                 f"{facts.get('attempts')} times")
     elif kind == "deviation":
-        from maker.executor.protocol.orient import pending_deviation
 
         dev = pending_deviation(store.load_step(step)) or {}
         said = (f"{step_head(store, step)}: the executor found, before any edit, that the step "
@@ -126,8 +126,6 @@ def answered(store: PlanStore, told: str, session_id: str, prompt_id: str) -> st
     """The note on the user's answer to maker's question, in a run: what was recorded,
     and the one next action. A step rejected with nothing to change stops the run (run
     again as it was, it would only come back the same)."""
-    from maker.executor.loop.next_action import END_STOPPED, loop_lock
-    from maker.executor.state.run import stop_run
 
     said = _NEXT.sub("", _END_WITH.sub("", told)).strip()  # (the run's own Next follows)
     with loop_lock(store):
@@ -145,7 +143,6 @@ def typed_in_run(store: PlanStore, told: str) -> str:
     ``/maker:reject``) while a run waits: the decision, and that ``/maker:run`` goes on
     (the person's next command, not the model's to take). A step rejected with nothing
     to change stops the run, as its question's rejection does."""
-    from maker.executor.state.run import stop_run
 
     said = _NEXT.sub("", _END_WITH.sub("", told)).strip()
     if "back to pending" in said:

@@ -1,5 +1,5 @@
 """Bringing a worktree step's change into the main checkout: one step at a time, checked
-file by file, verified on the merged tree, undone when it does not hold (issue 17).
+file by file, verified on the merged tree, undone when it does not hold.
 
     the step's files (its worktree against its base)
         │ for each: main still as the base had it? take the step's version
@@ -50,11 +50,15 @@ from maker.executor.parallel.land_files import (
     tree_states,
     write,
 )
-from maker.store.atomic import atomic_write
+from maker.executor.parallel.worktree_step import on_new_base
+from maker.executor.state.kept_work import plans_inside
+from maker.store.atomic import atomic_write, exclusive_lock
 from maker.store.workspace import LANDED_KEY, worktree_of
 from maker.tools import worktrees
 from maker.tools.git_tree import changed_paths, snapshot_tree
 from maker.verify.check_run import TIMEOUT_EXIT_CODE
+from maker.verify.detect import detect_commands
+from maker.verify.runner import run_verification
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -96,7 +100,6 @@ class _Busy(Exception):
 def _land_lock(store: PlanStore, wait_s: float | None = None) -> Iterator[None]:
     """The landings' lock: waited for as long as it takes, or at most ``wait_s``
     (then ``_Busy``)."""
-    from maker.store.atomic import exclusive_lock
 
     path = store.root / _LOCK
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -142,7 +145,6 @@ def land(store: PlanStore, n: int, wait_s: float | None = None) -> Landing:
 def _land_locked(store: PlanStore, n: int, read: tuple[Path, str, str, list[str]] | None,
                  wait_s: float | None) -> Landing:
     """:func:`land`, under the landings' lock."""
-    from maker.verify.runner import run_verification
 
     recover(store)
     record = store.load_step(n)
@@ -215,7 +217,6 @@ def _read_worktree(store: PlanStore, n: int) -> tuple[Path, str, str, list[str]]
     now (a plans folder in it left out: never the step's to land); None when it has
     none to land, or git cannot read it. Raises WorktreeError for a file name that is
     not UTF-8 (the step's record could not name it)."""
-    from maker.executor.state.kept_work import plans_inside
 
     record = store.load_step(n)
     path = worktree_of(store, record)
@@ -244,7 +245,6 @@ def _each(project: Path, wait_s: float | None) -> float | None:
     """Each check's share of ``wait_s`` (None: each its usual timeout)."""
     if wait_s is None:
         return None
-    from maker.verify.detect import detect_commands
 
     return max(1.0, wait_s / max(1, len(detect_commands(project, dict(os.environ)))))
 
@@ -253,7 +253,6 @@ def land_step(store: PlanStore, n: int, wait_s: float | None = None) -> Landing:
     """:func:`land`, and when the change cannot land, the step's next run on a new base
     (``worktree_step.on_new_base``), or its failure past ``MAX_LAND_ATTEMPTS``. A
     ``slow`` landing (past ``wait_s``) is neither: ``maker land N`` lands it, unhurried."""
-    from maker.executor.parallel.worktree_step import on_new_base
 
     landing = land(store, n, wait_s)
     if landing.kind in ("conflict", "failed"):

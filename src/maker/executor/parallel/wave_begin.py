@@ -1,6 +1,6 @@
 """``/maker:step`` with no step named: when the next ready steps may run together
 (``maker.executor.parallel.waves``), start each in its own worktree and tell the main agent to
-launch an executor for each, all in one message (issue 17)."""
+launch an executor for each, all in one message."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from maker.errors import MakerError
 from maker.executor.parallel.waves import wave
-from maker.executor.parallel.worktree_step import start_in_worktree
+from maker.executor.parallel.worktree_step import prune_worktrees, start_in_worktree
 from maker.executor.rules.instructions import EXECUTOR_AGENT
 from maker.executor.state.schedule import plan_schedule
 from maker.executor.votes.runs import add_turn
@@ -51,7 +51,6 @@ def start_wave(store: PlanStore, session_id: str, prompt_id: str,
     that wait; None when fewer than two steps may run together now."""
     if not store.exists():
         return None
-    from maker.executor.parallel.worktree_step import prune_worktrees
 
     prune_worktrees(store)  # (what a failed step or a kill left: kept, then removed)
     plan = store.load()

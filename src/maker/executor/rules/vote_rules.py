@@ -28,6 +28,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from maker.core.models import AgentResult, PlanStep
+from maker.handoff.gate import inspect_handoff
 from maker.tools.registry import only_read
 from maker.voting import Tally, canonical
 
@@ -97,7 +98,6 @@ def answer_form(spec: PlanStep, data: Any) -> list[Any]:
 
 def flag(store: PlanStore, flagger: RedFlagger, result: AgentResult) -> str | None:
     """Why a sample does not vote, or None."""
-    from maker.handoff.gate import inspect_handoff
 
     bad, why = flagger.check_with_reason(result)
     if bad:

@@ -1,4 +1,4 @@
-"""A worktree step's work, kept before maker forgets its worktree (issue 17): its tree
+"""A worktree step's work, kept before maker forgets its worktree: its tree
 id in the step's ``unlanded`` (``git checkout <id> -- .`` brings it back). Nothing is
 lost when a step is reset, started again, or fails with its worktree removed.
 

@@ -176,7 +176,7 @@ def launched_in_background(store: PlanStore, launch_id: str, agent_id: str) -> i
 
 
 def _runs(store: StateDir, active: dict[str, Any] | None = None) -> list[Any]:
-    """The run of the step in progress; of each step of a wave (issue 17)."""
+    """The run of the step in progress; of each step of a wave."""
     from maker.store.active import wave_of
 
     active = store.read_active() if active is None else active  # type: ignore[attr-defined]
