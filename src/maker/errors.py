@@ -19,6 +19,8 @@
     ├── VerificationError         verification could not run at all
     ├── LockTimeoutError          another session holds the plan lock
     ├── StateError                plans/ state maker cannot read or repair by itself
+    ├── GitError                  a git maker runs that could not run: no git, not in time
+    │   └── GitRefusedError       a filter in git's config maker cannot switch off (where, name)
     ├── AgentSDKError             a claude-agent-sdk call failed (what failed, what to do)
     │   ├── ClaudeNotFoundError   the Claude Code CLI is not installed
     │   ├── AgentProcessError     the CLI failed or could not be reached (exit code, stderr)
@@ -64,6 +66,8 @@ __all__ = [
     "ClaudeTimeoutError",
     "DemoError",
     "DependencyError",
+    "GitError",
+    "GitRefusedError",
     "HandoffRejectedError",
     "InputError",
     "LockTimeoutError",
@@ -242,6 +246,24 @@ class LockTimeoutError(MakerError):
 class StateError(MakerError):
     """plans/ holds state that maker cannot read or repair by itself (the message says
     what a person should do)."""
+
+
+class GitError(MakerError):
+    """A git that maker runs (``maker.tools.git_run``) could not run: no git, a config
+    git cannot read, or no answer in time."""
+
+
+class GitRefusedError(GitError):
+    """maker runs no git in ``repository``: its config defines the filter ``name``, whose
+    programs maker cannot switch off (``-c`` cannot name a filter with ``=`` or a line
+    break in its name). Each caller says what this means for it."""
+
+    def __init__(self, repository: Path, name: str) -> None:
+        self.repository = repository
+        self.name = name
+        super().__init__(f"git's config for {repository} defines a filter named {name!r}, "
+                         "whose programs maker cannot switch off (`-c` cannot name it), so "
+                         "maker runs no git there")
 
 
 class AgentSDKError(MakerError):

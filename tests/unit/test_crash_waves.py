@@ -27,7 +27,7 @@ from maker.executor.parallel.land import LANDING, land, land_step
 from maker.executor.parallel.worktree_step import start_in_worktree
 from maker.store.plan_store import PlanStore
 from maker.store.workspace import worktree_of
-from maker.tools import worktrees
+from maker.tools import git_run, worktrees
 
 from ._crash_wave_states import (
     after_kill,
@@ -82,7 +82,7 @@ def _die_at(n: int, at: str | None = None) -> None:
         tick(f"git worktree {sub[0]} done")
         return done
 
-    worktrees.subprocess.run = run  # type: ignore[assignment]
+    git_run.subprocess.run = run  # type: ignore[assignment]  (every git maker runs)
 
 
 def _run_killed(ops: list[Op], store: PlanStore, n: int, at: str | None = None) -> bool:

@@ -19,7 +19,8 @@ step sent back for revision (its earlier attempts' edits are still its own);
   ``files_measured``.
 - A step whose tools only read (a voting step's executors) cannot change a file: its
   measure is empty, whatever else changed in the tree meanwhile.
-- Without git (or when git cannot measure the tree in time) nothing is measured, and
+- Without git (or when git cannot measure the tree in time, or maker runs no git in the
+  repository: its config defines a filter maker cannot switch off) nothing is measured, and
   every reader says the count is the executor's claim: without a repository's ignore
   rules, a stat snapshot would count build outputs and caches (``__pycache__``,
   ``node_modules``, the verification's own files) as the step's work, refuse honest
@@ -38,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maker.core.paths import data_dir
-from maker.errors import Problem
+from maker.errors import GitRefusedError, Problem
 from maker.store.workspace import step_project
 from maker.tools.git_tree import MAX_PATHS, changed_paths, snapshot_tree
 from maker.tools.registry import only_read
@@ -60,7 +61,10 @@ def measure_start(store: PlanStore, n: int) -> str | None:
     """The tree step ``n``, starting now, is measured from; None when git cannot say.
     The index it was written through is kept (:func:`seed_index`): the step's own end is
     measured from it, not from the repository's index, which the step can rewrite."""
-    return snapshot_tree(store.project, keep=seed_index(store, n))
+    try:
+        return snapshot_tree(store.project, keep=seed_index(store, n))
+    except GitRefusedError:
+        return None  # (maker runs no git there: not measured)
 
 
 def seed_index(store: PlanStore, n: int) -> Path:
@@ -81,9 +85,12 @@ def measured_changes(store: PlanStore, record: StepRecord) -> list[str] | None:
         return sorted(str(p) for p in landed)
 
     home = step_project(store, record)  # (its worktree, when it has one)
-    end = snapshot_tree(home, seed=seed_index(store, record.number)
-                        if home == store.project else None)
-    paths = changed_paths(home, start, end) if end else None
+    try:
+        end = snapshot_tree(home, seed=seed_index(store, record.number)
+                            if home == store.project else None)
+        paths = changed_paths(home, start, end) if end else None
+    except GitRefusedError:
+        paths = None  # (maker runs no git there: not measured)
     if paths is None:
         return None
     own = [p for p in (_inside(store.project, store.root), _inside(store.project, data_dir()))

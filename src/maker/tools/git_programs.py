@@ -7,17 +7,12 @@ repository's ``.git/config``, the user's, the system's) and ``.gitattributes`` n
 ``smudge`` and ``process`` (to compare a changed file), the hooks (``post-index-change``
 when status writes the index back), ``gpg.program`` (``log.showSignature``) and a pager.
 So a read-only git command that maker lets an agent run (``maker.tools.readonly``) runs
-as :func:`program_free` rewrites it:
-
-- git by the absolute path this process finds (no shell function, alias or command
-  planted on the way can stand in for it);
-- ``--no-pager --no-optional-locks`` (no pager; the index is never written, so no
-  hook), ``-c core.fsmonitor=false -c core.hooksPath=/dev/null -c
-  log.showSignature=false``, and every filter the config defines emptied (``-c
-  filter.<name>.clean=``: an empty filter passes the file through);
-- ``--no-ext-diff --no-textconv`` for diff, log and show, ``--no-textconv`` for blame
-  and grep (``git status -v``, whose diff has no such switch, is refused by the reader
-  check).
+as :func:`program_free` rewrites it: each git stage starts with ``maker.tools.git_run``'s
+words (git by its absolute path, the global overrides, every filter the config defines
+emptied), as every git maker runs itself does; then ``--no-ext-diff --no-textconv`` for
+diff, log and show, ``--no-textconv`` for blame and grep (``git status -v``, whose diff
+has no such switch, is refused by the reader check). A repository whose config defines a
+filter that cannot be switched off gets its git stages refused (``Refused``).
 
 Observed with git 2.39: an empty ``diff.external`` or driver ``command``/``textconv``
 is run (and fails) rather than switched off, which is why the switches are options.
@@ -25,22 +20,18 @@ is run (and fails) rather than switched off, which is why the switches are optio
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from collections.abc import Sequence
 from pathlib import Path
 
+from maker.errors import GitError, GitRefusedError
+from maker.tools.git_run import Git
 from maker.tools.readonly import read_only_stages
 from maker.tools.shell import Refused, Word
 
-__all__ = ["GLOBAL_OVERRIDES", "filter_drivers", "program_free"]
+__all__ = ["program_free"]
 
-GLOBAL_OVERRIDES = ("--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false",
-                    "-c", "core.hooksPath=/dev/null", "-c", "log.showSignature=false")
 _DIFFS = ("--no-ext-diff", "--no-textconv")
 _SWITCHES = {"diff": _DIFFS, "log": _DIFFS, "show": _DIFFS, "blame": ("--no-textconv",),
              "grep": ("--no-textconv",)}
-_FILTER_KEYS = ("clean", "smudge", "process")
 
 
 def program_free(command: str, cwd: Path) -> str | None:
@@ -54,15 +45,11 @@ def program_free(command: str, cwd: Path) -> str | None:
         return None
     if not any(stage[0].text == "git" for stage in stages):
         return None
-    git = shutil.which("git")
-    if git is None:
-        raise Refused("maker finds no git to run it with the repository's programs "
-                      "switched off")
-    return " | ".join(_git_stage(git, stage[1:], cwd) if stage[0].text == "git"
+    return " | ".join(_git_stage(stage[1:], cwd) if stage[0].text == "git"
                       else " ".join(word.source for word in stage) for stage in stages)
 
 
-def _git_stage(git: str, args: list[Word], cwd: Path) -> str:
+def _git_stage(args: list[Word], cwd: Path) -> str:
     where: list[str] = []  # the ``-C`` options: the repository whose config counts
     i = 0
     while i < len(args) and args[i].text.startswith("-"):
@@ -71,31 +58,16 @@ def _git_stage(git: str, args: list[Word], cwd: Path) -> str:
             i += 1
         i += 1
     head, sub, rest = args[:i], args[i], args[i + 1:]  # (the reader check saw a subcommand)
-    names = filter_drivers(git, cwd, where)
-    odd = [name for name in names if "=" in name or "\n" in name]
-    if odd:
-        raise Refused(f"git's config defines a filter ({odd[0]!r}) that maker cannot switch "
-                      "off for it; read the files instead")
-    filters = [f"filter.{name}.{key}=" for name in names for key in _FILTER_KEYS]
-    words = [git, *GLOBAL_OVERRIDES, *(w for f in filters for w in ("-c", f))]
+    try:
+        words = Git(cwd, where=where).argv
+    except GitRefusedError as refused:
+        raise Refused(f"git's config defines a filter ({refused.name!r}) that maker cannot "
+                      "switch off for it; read the files instead") from None
+    except GitError as failed:
+        raise Refused(f"maker cannot run this git with the repository's programs switched "
+                      f"off: {failed}") from None
     return " ".join([*map(_quote, words), *(w.source for w in head), sub.source,
                      *_SWITCHES.get(sub.text, ()), *(w.source for w in rest)])
-
-
-def filter_drivers(git: str, cwd: Path, where: Sequence[str] = ()) -> list[str]:
-    """The names of the filters git's config defines for the repository at ``cwd``
-    (``where``: git's ``-C`` options), sorted; [] when there are none or git cannot tell.
-    Reading config runs no program."""
-    try:
-        found = subprocess.run(
-            [git, *where, "--no-pager", "-c", "core.fsmonitor=false", "config", "--null",
-             "--name-only", "--get-regexp", r"^filter\..+\.(clean|smudge|process)$"],
-            cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return []
-    keys = found.stdout.decode("utf-8", "replace").split("\0")
-    return sorted({key.split(".", 1)[1].rsplit(".", 1)[0] for key in keys
-                   if key.count(".") >= 2})
 
 
 def _quote(text: str) -> str:

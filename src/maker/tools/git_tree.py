@@ -11,23 +11,25 @@ git adds is loose objects, which its garbage collection prunes.
 
 A step executor could have planted programs for git to run (a filter's ``clean`` runs on
 ``git add``, ``core.fsmonitor`` on every index refresh, a hook on an index write, an
-external diff): every call runs git by its absolute path with
-``maker.tools.git_programs``'s overrides and every filter the config defines emptied,
-as maker's read-only git does. Each call is bounded (:data:`TIMEOUT_S`); a repository
-git cannot measure in time, or no git at all, gives None: the caller says the count is
-not measured.
+external diff): every call goes through ``maker.tools.git_run`` (git by its absolute
+path, those programs off), with the measure's own settings (:data:`_SAFE`: the index and
+stat data read as git's defaults have them, no user-wide ignore file). Each call is
+bounded (:data:`TIMEOUT_S`); a repository git cannot measure in time, or no git at all,
+gives None: the caller says the count is not measured. A repository whose config defines
+a filter that cannot be switched off raises ``GitRefusedError``: the caller says why.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
-from maker.tools.git_programs import GLOBAL_OVERRIDES, filter_drivers
+from maker.errors import GitError, GitRefusedError
+from maker.tools.git_run import Git
 
 __all__ = ["DIFF_TIMEOUT_S", "MAX_PATHS", "TIMEOUT_S", "changed_paths", "snapshot_tree"]
 
@@ -45,34 +47,28 @@ _SAFE = ("-c", "core.splitIndex=false", "-c", "core.untrackedCache=false",
          "-c", "core.ignoreStat=false",
          # (a user-wide ignore file is not the project's, and an executor could write one
          # to hide what it adds: the measure reads only the project's own ignore rules)
-         "-c", "core.excludesFile=/dev/null",
-         # (no transport, so no program a remote's config names: a partial clone's lazy
-         # fetch of a missing object runs `remote.*.uploadpack`)
-         "-c", "protocol.allow=never")
+         "-c", "core.excludesFile=/dev/null")
 
 
-def _git() -> str | None:
-    return shutil.which("git")
+def _git(project: Path, timeout: float) -> Git | None:
+    """git in ``project`` with the measure's settings; None without git (or its config
+    unreadable in time). Raises GitRefusedError (see the module's docstring)."""
+    try:
+        return Git(project, config=_SAFE, timeout=timeout)
+    except GitRefusedError:
+        raise
+    except GitError:
+        return None
 
 
-def _run(git: str, args: list[str], cwd: Path, env: dict[str, str] | None = None,
+def _run(git: Git, args: list[str], env: Mapping[str, str] | None = None,
          timeout: float = TIMEOUT_S) -> str | None:
     """git's stdout, or None when it fails or takes longer than ``timeout``."""
     try:
-        done = subprocess.run([git, *args], cwd=cwd, stdin=subprocess.DEVNULL,
-                              capture_output=True, timeout=timeout, env=env)
-    except (OSError, subprocess.SubprocessError, ValueError):
+        done = git.run(args, timeout=timeout, env=env)
+    except GitError:
         return None
     return done.stdout.decode("utf-8", "surrogateescape") if done.returncode == 0 else None
-
-
-def _overrides(git: str, cwd: Path) -> list[str]:
-    names = filter_drivers(git, cwd)
-    if any("=" in name or "\n" in name for name in names):
-        return []  # a filter -c cannot switch off: no measure rather than run it
-    filters = [w for name in names for key in ("clean", "smudge", "process")
-               for w in ("-c", f"filter.{name}.{key}=")]
-    return [*GLOBAL_OVERRIDES, *_SAFE, *filters]
 
 
 def snapshot_tree(project: Path, timeout: float = TIMEOUT_S,
@@ -80,27 +76,30 @@ def snapshot_tree(project: Path, timeout: float = TIMEOUT_S,
                   keep: Path | None = None) -> str | None:
     """The id of a git tree object holding the working tree of ``project``'s repository
     as it is now (without the folder ``exclude``, relative to ``project``, when given);
-    None outside a git repository, without git, or past ``timeout``.
+    None outside a git repository, without git, or past ``timeout``. Raises
+    GitRefusedError where maker runs no git (a filter it cannot switch off).
 
     The temporary index starts as a copy of the real one, unless ``seed`` is given: then
     of that file (an index maker kept: a step can rewrite the real one, its entries'
     stat data too, to hide an edit), or empty when it is missing (every file hashed).
     ``keep``: where to save the index it ends with, as a later call's ``seed``."""
-    git = _git()
     project = Path(project)
-    if git is None or not project.is_dir():
+    if not project.is_dir():
         return None
-    where = _run(git, ["--no-pager", "-c", "core.fsmonitor=false", "rev-parse",
-                       "--show-toplevel", "--git-path", "index"], project, timeout=timeout)
+    deadline = time.monotonic() + timeout
+
+    def left() -> float:
+        return max(deadline - time.monotonic(), 0.1)
+
+    git = _git(project, timeout)
+    where = _run(git, ["rev-parse", "--show-toplevel", "--git-path", "index"],
+                 timeout=left()) if git is not None else None
     lines = (where or "").splitlines()
-    if len(lines) != 2:
+    if git is None or len(lines) != 2:
         return None
     real_index = Path(project, lines[1])
     if (Path(lines[0]) / ".git" / "commondir").exists():
         return None  # (git would read another folder's config: a step's, maybe)
-    overrides = _overrides(git, project)
-    if not overrides:
-        return None
     with tempfile.TemporaryDirectory(prefix="maker-measure-") as tmp:
         index = Path(tmp) / "index"
         try:  # a copy of the real index: unchanged files keep their stat data. Its
@@ -111,25 +110,18 @@ def snapshot_tree(project: Path, timeout: float = TIMEOUT_S,
                 shutil.copy2(source, index)
         except OSError:
             pass
-        env = {**os.environ, "GIT_INDEX_FILE": str(index), "GIT_OPTIONAL_LOCKS": "0",
-               "GIT_NO_LAZY_FETCH": "1"}
-        for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY"):
-            env.pop(key, None)
-        deadline = time.monotonic() + timeout
-        if index.exists() and _hides_files(git, overrides, project, env, timeout):
+        env = {"GIT_INDEX_FILE": str(index)}
+        if index.exists() and _hides_files(git, env, left()):
             index.unlink()  # (an entry marked assume-unchanged or skip-worktree would
             #                 keep its edits out of `git add`: start from an empty index)
         for _ in (1, 2):  # a copied index git cannot read: once more from an empty one
             # (only the project's own files: a project inside a larger repository, a
             # home folder under git, is not the step's to measure)
-            added = _run(git, [*overrides, "add", "-A", "--", "."], project, env,
-                         max(deadline - time.monotonic(), 0.1))
+            added = _run(git, ["add", "-A", "--", "."], env, left())
             if added is not None and exclude:
-                added = _run(git, [*overrides, "rm", "-r", "-q", "--cached",
-                                   "--ignore-unmatch", "--", exclude], project, env,
-                             max(deadline - time.monotonic(), 0.1))
-            tree = _run(git, [*overrides, "write-tree"], project, env,
-                        max(deadline - time.monotonic(), 0.1)) if added is not None else None
+                added = _run(git, ["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--",
+                                   exclude], env, left())
+            tree = _run(git, ["write-tree"], env, left()) if added is not None else None
             if tree is not None and _is_id(tree.strip()):
                 if keep is not None:
                     _keep(index, keep)
@@ -151,12 +143,11 @@ def _keep(index: Path, keep: Path) -> None:
         pass
 
 
-def _hides_files(git: str, overrides: list[str], project: Path, env: dict[str, str],
-                 timeout: float) -> bool:
+def _hides_files(git: Git, env: Mapping[str, str], timeout: float) -> bool:
     """Whether the copied index marks an entry assume-unchanged (a lowercase tag in
     ``ls-files -v``) or skip-worktree (``S``): ``git add`` would not see its edits.
     True when it cannot tell."""
-    listed = _run(git, [*overrides, "ls-files", "-v", "-z"], project, env, timeout)
+    listed = _run(git, ["ls-files", "-v", "-z"], env, timeout)
     if listed is None:
         return True
     return any(entry[:1].islower() or entry[:1] == "S"
@@ -168,13 +159,15 @@ def changed_paths(project: Path, start: str, end: str,
     """The files that differ between trees ``start`` and ``end``, relative to
     ``project`` and within it (sorted); None when git cannot tell. Two trees' names are
     compared by object id: no filter or textconv runs, and no external diff (switched
-    off), nor the index or fsmonitor (not read)."""
-    git = _git()
-    if git is None or not all(_is_id(t) for t in (start, end)):
+    off), nor the index or fsmonitor (not read). Raises GitRefusedError as
+    :func:`snapshot_tree` does."""
+    if not all(_is_id(t) for t in (start, end)):
         return None
-    out = _run(git, [*GLOBAL_OVERRIDES, *_SAFE, "diff", "--no-ext-diff", "--no-textconv",
-                     "--no-renames", "--name-only", "-z", "--relative", start, end, "--"],
-               Path(project), timeout=timeout)
+    deadline = time.monotonic() + timeout
+    git = _git(Path(project), timeout)
+    out = _run(git, ["diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--name-only",
+                     "-z", "--relative", start, end, "--"],
+               timeout=max(deadline - time.monotonic(), 0.1)) if git is not None else None
     if out is None:
         return None
     return sorted({p for p in out.split("\0") if p})

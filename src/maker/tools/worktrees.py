@@ -7,9 +7,11 @@ run would have shown it. It is a detached checkout (no branch to leave behind) u
 ``plans/.maker/worktrees/``, a folder git is told to ignore, so the main checkout's
 ``git status`` and maker's own measures never see it.
 
-Every git call runs git by its absolute path with the repository's programs switched
-off (``maker.tools.git_programs``: no hook, no fsmonitor, every filter emptied), as the
-measures do, and is bounded in time. Callers serialise the calls that change the
+Every git call goes through ``maker.tools.git_run`` (git by its absolute path, the
+repository's programs switched off: no hook, no fsmonitor, no signature, every filter
+emptied), as the measures do, and is bounded in time; a repository whose config
+defines a filter maker cannot switch off gets no worktree, and a WorktreeError that
+names the filter and how to fix it (:func:`refusal`). Callers serialise the calls that change the
 repository's worktree list (the plan lock), so no two ``git worktree add`` race on
 git's own lock files.
 """
@@ -18,15 +20,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
-from maker.errors import MakerError
-from maker.tools.git_programs import GLOBAL_OVERRIDES, filter_drivers
-from maker.tools.git_tree import snapshot_tree
+from maker.errors import GitError, GitRefusedError, MakerError
+from maker.tools.git_run import Git, find_git, said
+from maker.tools.git_tree import changed_paths, snapshot_tree
 
-__all__ = ["WORKTREES", "WorktreeError", "add_worktree", "base_commit", "blob",
-           "is_worktree", "prune", "read_entries", "remove_worktree"]
+__all__ = ["WORKTREES", "WorktreeError", "add_worktree", "base_commit", "blob", "changes",
+           "is_worktree", "prune", "read_entries", "refusal", "remove_worktree", "snapshot"]
 
 WORKTREES = os.path.join(".maker", "worktrees")  # under the plans folder
 TIMEOUT_S = 60.0
@@ -39,34 +40,53 @@ class WorktreeError(MakerError):
     """A worktree maker needs could not be made, read or removed."""
 
 
-def _git() -> str:
-    git = shutil.which("git")
-    if git is None:
-        raise WorktreeError("steps run side by side only in a git repository, and maker "
-                            "finds no git: install git, or run with --parallel 1")
-    return git
+def refusal(refused: GitRefusedError) -> WorktreeError:
+    """What a step run beside others is told when maker runs no git in its repository."""
+    return WorktreeError(
+        f"steps run side by side only where maker can switch off git's programs, and "
+        f"git's config for {refused.repository} defines a filter named {refused.name!r} "
+        "(`-c` cannot name a filter with `=` or a line break in its name), whose programs "
+        "would run. Rename that filter where it is defined (`git config --show-origin "
+        "--get-regexp '^filter[.]'` shows where), or run the steps one at a time "
+        "(`parallel: 1` in plans/settings.yaml; `maker run` without --parallel)")
 
 
-def _run(args: list[str], cwd: Path, *, data: bytes | None = None,
-         env: dict[str, str] | None = None) -> bytes:
-    git = _git()
-    names = filter_drivers(git, cwd)
-    filters = [w for name in names if "=" not in name and "\n" not in name
-               for key in ("clean", "smudge", "process") for w in ("-c", f"filter.{name}.{key}=")]
-    full = {**os.environ, **_IDENTITY, "GIT_OPTIONAL_LOCKS": "0", **(env or {})}
-    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY"):
-        full.pop(key, None)
+def _run(args: list[str], cwd: Path, *, data: bytes | None = None) -> bytes:
     try:
-        done = subprocess.run([git, *GLOBAL_OVERRIDES, *filters, *args], cwd=cwd,
-                              input=data, capture_output=True, timeout=TIMEOUT_S, env=full,
-                              stdin=None if data is not None else subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError) as exc:
+        find_git()
+    except GitError:
+        raise WorktreeError("steps run side by side only in a git repository, and maker "
+                            "finds no git: install git, or run with --parallel 1") from None
+    try:
+        done = Git(cwd, timeout=TIMEOUT_S).run(args, timeout=TIMEOUT_S, env=_IDENTITY,
+                                               data=data)
+    except GitRefusedError as refused:
+        raise refusal(refused) from None
+    except GitError as exc:
         raise WorktreeError(f"git {args[0]} failed in {cwd}: {exc}") from None
     if done.returncode != 0:
-        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise WorktreeError(f"git {args[0]} failed in {cwd}: "
-                            + (said[-1][:300] if said else f"exit {done.returncode}"))
+        raise WorktreeError(f"git {args[0]} failed in {cwd}: {said(done)}")
     return done.stdout
+
+
+def snapshot(path: Path, exclude: str | None = None) -> str | None:
+    """A tree of the working tree at ``path`` (``maker.tools.git_tree``, within this
+    module's time), ``exclude`` left out; None when git cannot read it. Raises
+    WorktreeError (:func:`refusal`) where maker runs no git."""
+    try:
+        return snapshot_tree(path, timeout=TIMEOUT_S, exclude=exclude or None)
+    except GitRefusedError as refused:
+        raise refusal(refused) from None
+
+
+def changes(path: Path, start: str, end: str) -> list[str] | None:
+    """The files that differ between trees ``start`` and ``end`` (``maker.tools.git_tree``,
+    within this module's time); None when git cannot tell. Raises WorktreeError
+    (:func:`refusal`) where maker runs no git."""
+    try:
+        return changed_paths(path, start, end, timeout=TIMEOUT_S)
+    except GitRefusedError as refused:
+        raise refusal(refused) from None
 
 
 def ignore_folder(folder: Path) -> None:
@@ -88,7 +108,7 @@ def ignore_folder(folder: Path) -> None:
 def base_commit(project: Path, exclude: str) -> tuple[str, str]:
     """``(commit, tree)``: a commit of the main checkout as it is now (its working tree,
     ``exclude`` left out), whose parent is HEAD when there is one."""
-    tree = snapshot_tree(project, timeout=TIMEOUT_S, exclude=exclude)
+    tree = snapshot(project, exclude)
     if tree is None:
         raise WorktreeError(f"maker cannot read the working tree of {project} with git "
                             "(not a git repository, or git took too long)")

@@ -55,7 +55,6 @@ from maker.executor.state.kept_work import plans_inside
 from maker.store.atomic import atomic_write, exclusive_lock
 from maker.store.workspace import LANDED_KEY, worktree_of
 from maker.tools import worktrees
-from maker.tools.git_tree import changed_paths, snapshot_tree
 from maker.verify.check_run import TIMEOUT_EXIT_CODE
 from maker.verify.detect import detect_commands
 from maker.verify.runner import run_verification
@@ -224,9 +223,8 @@ def _read_worktree(store: PlanStore, n: int) -> tuple[Path, str, str, list[str]]
     if path is None or not isinstance(base, str):
         return None
     rel = plans_inside(store)
-    end = snapshot_tree(path, timeout=worktrees.TIMEOUT_S,
-                        exclude=rel if rel != "." else None)
-    changed = changed_paths(path, base, end, timeout=worktrees.TIMEOUT_S) if end else None
+    end = worktrees.snapshot(path, exclude=rel if rel != "." else None)
+    changed = worktrees.changes(path, base, end) if end else None
     if end is None or changed is None:
         return None
     for name in changed:

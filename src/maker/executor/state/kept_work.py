@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 from maker.errors import StepError
 from maker.store.workspace import READY_KEY, worktree_of
 from maker.tools import worktrees
-from maker.tools.git_tree import snapshot_tree
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -49,14 +48,16 @@ def kept(store: PlanStore, record: StepRecord, entry: Path) -> bool | None:
     """Before a worktree no step needs goes (its step failed, was reset or started
     again): its work, as a tree id added to ``record``'s ``unlanded`` (``git checkout
     <id> -- .`` brings it back), unless it holds none (as its base). Nothing is lost.
-    Whether ``record`` changed; None when git cannot read the worktree (the caller
-    keeps the folder: the work is nowhere else)."""
+    Whether ``record`` changed; None when git cannot read the worktree, or maker runs
+    no git there (the caller keeps the folder: the work is nowhere else)."""
     base = record.meta.get("measured_from")
     if not worktrees.is_worktree(entry):
         return False
     rel = plans_inside(store)
-    tree = snapshot_tree(entry, timeout=worktrees.TIMEOUT_S,
-                         exclude=rel if rel != "." else None)
+    try:
+        tree = worktrees.snapshot(entry, exclude=rel if rel != "." else None)
+    except worktrees.WorktreeError:
+        tree = None  # (maker runs no git there: the folder is kept all the same)
     if not tree:
         return None
     listed = list(record.meta.get("unlanded") or [])

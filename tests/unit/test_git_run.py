@@ -1,0 +1,183 @@
+"""Every git maker runs goes through one runner (maker.tools.git_run): a repository whose
+config defines a filter that ``-c`` cannot switch off (its name holds ``=``), named by
+``.gitattributes`` for every file, gets its programs run by no caller, and each caller
+says its own outcome: the measure "not measured", a worktree an error naming the filter
+and the fix, a landing the same, kept work the folder kept, a reader ``Refused``."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from maker.errors import GitRefusedError
+from maker.executor.parallel.land import land
+from maker.executor.parallel.worktree_step import start_in_worktree
+from maker.executor.state.kept_work import kept
+from maker.executor.state.lifecycle import start_step
+from maker.handoff.measured import MEASURE_KEY, measure_start, measured_changes
+from maker.store.workspace import worktree_of
+from maker.tools import worktrees
+from maker.tools.git_programs import program_free
+from maker.tools.git_run import Git, filter_names
+from maker.tools.git_tree import changed_paths, snapshot_tree
+from maker.tools.shell import Refused
+
+from ._crash_wave_states import wave_ready, wave_working
+from ._step_plans import tool_step, write
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "maker"
+NAME = "a=b"
+PROGRAM = "#!/bin/sh\necho \"$0 $*\" >> \"{ran}\"\ncat\n"
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def _trap(repo: Path, *also: Path) -> Path:
+    """``repo``'s config defines filter ``a=b`` (clean, smudge, process: a program that
+    notes it ran), which ``.gitattributes`` names for every file in ``repo`` and
+    ``also`` (a worktree); returns the file the program writes."""
+    base = Path(_git(repo, "rev-parse", "--git-common-dir").strip())
+    base = base if base.is_absolute() else repo / base
+    ran = base / "ran.txt"
+    trap = base / "trap.sh"
+    trap.write_text(PROGRAM.format(ran=ran))
+    trap.chmod(0o755)
+    for key in ("clean", "smudge", "process"):
+        _git(repo, "config", f"filter.{NAME}.{key}", str(trap))
+    for where in (repo, *also):
+        (where / ".gitattributes").write_text(f"* filter={NAME}\n")
+    return ran
+
+
+def _project(project: Path) -> Path:
+    _git(project, "init", "-q")
+    _git(project, "config", "user.email", "a@b")
+    _git(project, "config", "user.name", "a")
+    (project / "a.txt").write_text("a\n")
+    _git(project, "add", "-A")
+    _git(project, "commit", "-qm", "base")
+    return project
+
+
+def test_the_trap_is_live_git_as_typed_runs_the_filter(project: Path) -> None:
+    ran = _trap(_project(project))
+    (project / "a.txt").write_text("changed\n")
+    _git(project, "add", "-A")
+    assert ran.exists()
+
+
+def test_the_runner_refuses_naming_the_filter_and_runs_nothing(project: Path) -> None:
+    ran = _trap(_project(project))
+    assert NAME in filter_names(shutil.which("git") or "git", project)
+    with pytest.raises(GitRefusedError) as refused:
+        Git(project)
+    assert refused.value.name == NAME and refused.value.repository == project
+    assert NAME in str(refused.value)
+    assert not ran.exists()
+
+
+def test_the_measure_says_not_measured(project: Path) -> None:
+    store = write(_project(project), [tool_step(0, ["Read", "Edit"])])
+    ran = _trap(project)
+    with pytest.raises(GitRefusedError):
+        snapshot_tree(project)
+    head = _git(project, "rev-parse", "HEAD^{tree}").strip()
+    with pytest.raises(GitRefusedError):
+        changed_paths(project, head, head)
+    assert measure_start(store, 0) is None
+    start_step(store, 0, session_id="s")
+    record = store.load_step(0)
+    # the step runs, its files not measured
+    assert record.status == "in-progress" and not record.meta.get(MEASURE_KEY)
+    record.meta[MEASURE_KEY] = head  # (measured at its start, before the filter came)
+    (project / "a.txt").write_text("changed\n")
+    assert measured_changes(store, record) is None
+    assert not ran.exists()
+
+
+def test_a_worktree_is_a_clear_error_naming_the_filter_and_the_fix(project: Path) -> None:
+    store = wave_ready(project)
+    ran = _trap(project)
+    with pytest.raises(worktrees.WorktreeError, match=r"'a=b'.*Rename that filter"):
+        start_in_worktree(store, 1, "s")
+    assert store.load_step(1).status == "pending"
+    assert not (store.root / worktrees.WORKTREES).exists() or not any(
+        p.is_dir() for p in (store.root / worktrees.WORKTREES).iterdir())
+    blob_id = _git(project, "rev-parse", "HEAD:a/x.txt").strip()
+    with pytest.raises(worktrees.WorktreeError, match="'a=b'"):
+        worktrees.blob(project, blob_id, "a/x.txt")  # (a checkout's bytes: smudge)
+    assert not ran.exists()
+
+
+def test_a_landing_is_a_clear_error_and_writes_nothing(project: Path) -> None:
+    store = wave_working(project)
+    tree = worktree_of(store, store.load_step(1))
+    assert tree is not None
+    ran = _trap(project, tree)
+    with pytest.raises(worktrees.WorktreeError, match=r"'a=b'.*Rename that filter"):
+        land(store, 1)
+    assert (project / "a" / "x.txt").read_text() == "a\n"
+    assert not ran.exists()
+
+
+def test_kept_work_keeps_the_folder(project: Path) -> None:
+    store = wave_working(project)
+    record = store.load_step(1)
+    tree = worktree_of(store, record)
+    assert tree is not None
+    ran = _trap(project, tree)
+    assert kept(store, record, tree) is None  # (the caller keeps the folder)
+    assert (tree / "a" / "x.txt").read_text() == "one\n"
+    assert not ran.exists()
+
+
+def test_a_readers_git_is_refused_naming_the_filter(project: Path) -> None:
+    ran = _trap(_project(project))
+    for command in ("git diff", "git -C . status", "git log -p | head -3"):
+        with pytest.raises(Refused, match="'a=b'"):
+            program_free(command, project)
+    assert not ran.exists()
+
+
+def test_git_runs_in_the_folders_repository_whatever_maker_inherits(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``GIT_DIR`` or ``GIT_INDEX_FILE`` in maker's own environment names no other
+    repository or index for maker's git: the folder it runs in does."""
+    _project(project)
+    tree = _git(project, "rev-parse", "HEAD^{tree}").strip()
+    other = tmp_path / "other"
+    other.mkdir()
+    _git(other, "init", "-q")
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(other / ".git" / "index"))
+    done = Git(project).run(["rev-parse", "--absolute-git-dir"], timeout=10)
+    assert done.stdout.decode().strip() == str((project / ".git").resolve())
+    assert snapshot_tree(project) == tree
+
+
+def _starts_processes(path: Path) -> bool:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return any(isinstance(node, (ast.Import, ast.ImportFrom)) and (
+        any(alias.name == "subprocess" for alias in node.names)
+        if isinstance(node, ast.Import) else node.module == "subprocess")
+        for node in ast.walk(tree))
+
+
+def test_no_module_but_the_runner_runs_git() -> None:
+    """The modules that start a process: git's runner, and two that run no git (the
+    OS boundary's probe, a verification command). A new one that runs git belongs in
+    ``maker.tools.git_run``."""
+    starting = sorted(str(p.relative_to(SRC)) for p in SRC.rglob("*.py")
+                      if _starts_processes(p))
+    assert starting == ["tools/boundary.py", "tools/git_run.py", "verify/check_run.py"]
+    for name in ("tools/boundary.py", "verify/check_run.py"):
+        assert '"git"' not in (SRC / name).read_text(encoding="utf-8")
