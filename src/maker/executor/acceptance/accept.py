@@ -27,8 +27,8 @@ from maker.store.notes import add_notes
 from maker.store.records import StepRecord, StoredPlan
 from maker.yaml_cleaner.dump import canonical_sha256
 
-if TYPE_CHECKING:  # (the vote's record by type only: acceptance without a vote, as a
-    # hook's, does not import the vote)
+if TYPE_CHECKING:  # (VoteRecord by type only: a hook's acceptance, with no vote, does not
+    # import the vote's rules and maker.voting)
     from maker.executor.rules.vote_rules import VoteRecord
     from maker.store.plan_store import PlanStore
     from maker.verify.result import VerificationRun
@@ -62,7 +62,8 @@ def accept_handoff(store: PlanStore, text: str | bytes,
     the handoff's status, adds new discoveries, decisions and blockers to NOTES.md,
     clears the in-progress marker and refreshes PLAN.md.
     ``vote``: the record of the vote that chose this answer (``maker run``'s samples
-    or the plugin's ballots), kept in the handoff. Raises HandoffRejectedError with every problem.
+    or the plugin's ballots), kept in the handoff. Raises HandoffRejectedError with
+    every problem.
     """
     with store.lock():
         checked = inspect_handoff(store, text)

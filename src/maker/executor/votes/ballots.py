@@ -17,9 +17,9 @@ accepted on its own, it is recorded as a ballot in the run's record
 - The rule is ``maker.voting.Tally`` (first-to-ahead-by-k), replayed from the ballots
   (``vote_rules.tally``).
   When one answer leads by K, the first ballot with that answer goes through the gate
-  (``accept_handoff``, with the vote's record, ``vote_rules.VoteRecord``, the engine's
-  shape, kept in the handoff) and the step goes on
-  as usual (evidence, approval). After :data:`SAMPLES_PER_K` × K ballots without a
+  (``accept_handoff``, with the vote's record kept in the handoff: a
+  ``vote_rules.VoteRecord``, as ``maker run`` keeps) and the step goes on as usual
+  (evidence, approval). After :data:`SAMPLES_PER_K` × K ballots without a
   winner the step fails with the tally.
 - The ballot, the acceptance (or the failure) are one transaction under the plan lock
   (``maker.store.journal``): a crash leaves the old state or the new one.
