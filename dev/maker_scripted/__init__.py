@@ -9,17 +9,19 @@ with what only they need in ``tests/harness``.
 
 It is not part of the plugin: it lives in ``dev/``, outside the ``src/`` that the
 installed plugin runs (whose bootstrap installs PyYAML and click only, not the Claude
-Code CLI the demo drives). The development install (``pip install -e '.[dev]'``) brings
-it, with the SDK and its bundled CLI.
+Code CLI the demo drives), nor in a wheel of maker: ``dev/pyproject.toml`` makes it a
+distribution of its own, ``maker-scripted``. The development install (``pip install -e
+'.[dev]' -e ./dev``) brings it, with the SDK and its bundled CLI.
 """
 
-from maker.errors import ClaudeNotFoundError, ClaudeTimeoutError
+from maker.errors import ClaudeNotFoundError
 from maker_scripted.claude_cli import (
     ClaudeRun,
     find_claude,
     isolated_env,
     run_claude,
 )
+from maker_scripted.errors import ClaudeTimeoutError
 from maker_scripted.fake_api import (
     AGENT_MARKER,
     DEFAULT_SIDE_REQUESTS,

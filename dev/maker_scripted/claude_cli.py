@@ -24,7 +24,8 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-from maker.errors import ClaudeNotFoundError, ClaudeTimeoutError
+from maker.errors import ClaudeNotFoundError
+from maker_scripted.errors import ClaudeTimeoutError
 from maker_scripted.fake_api import FakeMessagesAPI
 
 __all__ = [

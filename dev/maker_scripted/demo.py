@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from maker.errors import DemoError
 from maker_scripted.claude_cli import ClaudeRun, find_claude, run_claude
+from maker_scripted.errors import DemoError
 from maker_scripted.fake_api import MAIN, FakeMessagesAPI
 from maker_scripted.narrate import (
     WIDTH,

@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from maker.errors import DemoError, ScriptError
 from maker_scripted.claude_cli import find_claude, isolated_env
+from maker_scripted.errors import DemoError, ScriptError
 from maker_scripted.fake_api import FakeMessagesAPI
 from maker_scripted.narrate import (
     Echo,

@@ -15,8 +15,8 @@ from typing import Any
 
 import yaml
 
-from maker.errors import PluginNotFoundError
 from maker.verify.detect import ENV_VARS
+from maker_scripted.errors import PluginNotFoundError
 from maker_scripted.fake_api import MAIN, FakeMessagesAPI, ScriptItem
 from maker_scripted.turns import (
     EXECUTOR,

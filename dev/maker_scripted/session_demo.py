@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from maker.errors import DemoError
 from maker_scripted.claude_cli import find_claude
+from maker_scripted.errors import DemoError
 from maker_scripted.fake_api import MAIN, FakeMessagesAPI
 from maker_scripted.narrate import WIDTH, Echo, Say, claude_version, demo_workspace
 from maker_scripted.recorded import RecordedRequest

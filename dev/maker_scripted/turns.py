@@ -16,7 +16,7 @@ maker's subagents and runs maker's hooks. Only the model's turns are scripted:
 The task text comes from the ``maker request`` output the main agent was shown, the
 step number from the ``STARTED:`` line of ``maker step begin``, the sentinel from
 ``maker step outcome``. If what a turn needs is not in its request, it raises
-:class:`~maker.errors.ScriptError`, the fake API answers HTTP 500 and ``assert_done``
+:class:`~maker_scripted.errors.ScriptError`, the fake API answers HTTP 500 and ``assert_done``
 fails: a script cannot pass on text the model never saw.
 """
 
@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from maker.errors import ScriptError
+from maker_scripted.errors import ScriptError
 from maker_scripted.recorded import RecordedRequest, ToolResult, content_text
 from maker_scripted.replies import Reply, ToolUseBlock
 

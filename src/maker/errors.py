@@ -27,10 +27,9 @@
     │   ├── AgentStreamError      the CLI's output could not be read (an SDK/CLI mismatch)
     │   ├── BudgetExceededError   a call stopped by its max_budget_usd, or the run's budget spent
     │   └── SessionTimeoutError   a session of ``maker run`` stopped at its session_timeout
-    └── DemoError                 ``maker demo`` did not go as scripted (maker_scripted)
-        ├── ClaudeTimeoutError    a Claude Code CLI run did not finish in time; it was killed
-        ├── ScriptError           the scripted model was sent what its script did not expect
-        └── PluginNotFoundError   the plugin's files are not beside the package
+    └── DemoError                 ``maker demo`` off script: not in maker, but in
+                                  ``maker_scripted.errors`` (``dev/``), beside the scripted
+                                  model that raises it, with its three subclasses
 
 Bad model output is recoverable: the classes that carry a list of problems render
 them one per line, each naming where it is and how to fix it, because a model reads
@@ -63,8 +62,6 @@ __all__ = [
     "AgentStreamError",
     "BudgetExceededError",
     "ClaudeNotFoundError",
-    "ClaudeTimeoutError",
-    "DemoError",
     "DependencyError",
     "GitError",
     "GitRefusedError",
@@ -77,11 +74,9 @@ __all__ = [
     "PlanNotFoundError",
     "PlanRefusedError",
     "PlanValidationError",
-    "PluginNotFoundError",
     "Problem",
     "RequestError",
     "ReviewMissingError",
-    "ScriptError",
     "SessionTimeoutError",
     "StateError",
     "StepError",
@@ -318,29 +313,3 @@ class SessionTimeoutError(AgentSDKError):
     """A ``maker run`` session ran past ``session_timeout`` (``plans/settings.yaml``, or
     ``--session-timeout``) and was stopped: its CLI ended, the call is in the ledger."""
 
-
-class DemoError(MakerError):
-    """``maker demo`` did not go as scripted: a stage's CLI failed, or its script was not
-    used up exactly (what was left, or what the model was sent instead)."""
-
-
-class ClaudeTimeoutError(DemoError):
-    """A Claude Code CLI run did not finish in time; it was killed with its children.
-    ``run`` holds what it printed (a ``maker_scripted.ClaudeRun``)."""
-
-    def __init__(self, timeout: float, run: Any) -> None:
-        self.timeout = timeout
-        self.run = run
-        super().__init__(
-            f"claude did not finish within {timeout:g}s and was killed; "
-            f"{len(run.messages)} stream-json messages, stderr tail: {run.stderr[-500:]!r}"
-        )
-
-
-class ScriptError(DemoError):
-    """The client sent the scripted model something the script did not expect: a turn
-    that reads its request did not find what it needs (the fake API answers HTTP 500)."""
-
-
-class PluginNotFoundError(DemoError):
-    """The maker plugin's files (``.claude-plugin/``, ``commands/``, …) are not on disk."""

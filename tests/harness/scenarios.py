@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from maker.errors import ScriptError
+from maker_scripted.errors import ScriptError
 from maker_scripted.fake_api import FakeMessagesAPI, ScriptItem
 from maker_scripted.recorded import RecordedRequest
 from maker_scripted.replies import Reply

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from maker.executor.rules.vote_rules import step_votes
+from maker.executor.rules.vote_rules import VoteRecord, step_votes
 from maker.executor.state.lifecycle import start_step
 from maker.executor.state.schedule import next_steps
 from maker.executor.votes import ballots
@@ -86,6 +86,8 @@ def test_ballots_are_never_accepted_alone_and_the_winner_leads_by_k(project: Pat
     assert (vote["k"], vote["samples"], vote["flagged"], vote["margin"]) == (3, 6, 1, 3)
     assert vote["ballots"] == ["a1", "a2", "a3", "a4", "a5", "a6"]
     assert vote["flag_reasons"][0].startswith("Output is not a dict")
+    assert vote["cost_usd"] is None  # (what a subagent cost, maker does not learn)
+    assert VoteRecord.from_dict(vote).to_dict() == vote  # maker run's shape
     assert [r.number for r in next_steps(store.load(), store)] == [2]  # the winner's branch
 
 

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from maker.cli.main import cli
-from maker.errors import PluginNotFoundError
 from maker_scripted import claude_cli
+from maker_scripted.errors import PluginNotFoundError
 from maker_scripted.scenarios import find_plugin_root
 
 

@@ -12,7 +12,12 @@ from harness.engine_fakes import ScriptedModel, oriented, parts, run
 from maker.core.events import StepFlagged
 from maker.engine.ledger import Call, Ledger
 from maker.engine.orchestrator import EXIT_COMPLETE, EXIT_FAILED, Orchestrator
-from maker.executor.rules.vote_rules import SAMPLES_PER_K, side_effect_free, step_votes
+from maker.executor.rules.vote_rules import (
+    SAMPLES_PER_K,
+    VoteRecord,
+    side_effect_free,
+    step_votes,
+)
 from maker.planner.parser import structure_problems
 
 from ._step_plans import branch_plan, handoff, make_step, write
@@ -49,6 +54,12 @@ def test_a_conditional_step_is_decided_by_the_first_answer_ahead_by_k(project: P
     assert vote["cost_usd"] == pytest.approx(0.06)
     kinds = [(c.kind, c.step, c.detail is not None) for c in engine.ledger.calls]
     assert kinds == [("vote", 1, False)] * 6 + [("vote", 1, True), ("executor", 3, False)]
+    # Each ballot named by its sample's session, as the ledger's calls name them; the
+    # ledger keeps the handoff's record, in the plugin's shape.
+    samples = engine.ledger.calls[:6]
+    assert sorted(vote["ballots"]) == sorted(c.session_id for c in samples)
+    assert len(set(vote["ballots"])) == 6
+    assert engine.ledger.calls[6].detail == vote == VoteRecord.from_dict(vote).to_dict()
     assert "vote" not in store.read_handoff(3)
 
 

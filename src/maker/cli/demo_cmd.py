@@ -2,9 +2,10 @@
 the plugin's slash commands in an interactive session as people run it (``--print``: in
 ``claude -p``), or (``--headless``) ``maker run`` over claude-agent-sdk.
 
-The scripted model is ``maker_scripted`` (in ``dev/``, beside ``src/``), which the
-development install brings and the installed plugin does not: loaded only here, and when
-it is absent the command says where the demo runs."""
+The scripted model is ``maker_scripted`` (in ``dev/``, beside ``src/``, a distribution of
+its own), which the development install brings and neither the installed plugin nor a
+wheel of maker carries: loaded only here, and when it is absent the command says where
+the demo runs."""
 
 from __future__ import annotations
 
@@ -13,16 +14,16 @@ from pathlib import Path
 import click
 
 from maker.cli.main import cli
-from maker.errors import ClaudeNotFoundError, MakerError, PluginNotFoundError
+from maker.errors import ClaudeNotFoundError, MakerError
 
 __all__ = ["demo"]
 
 NO_DEMO = (
     "`maker demo` runs from a clone of the maker repository with the development "
-    "install, which brings its scripted model and the Claude Code CLI it drives: "
-    "python3 -m venv .venv && .venv/bin/pip install -q -e '.[dev]' && .venv/bin/maker "
-    "demo. The installed plugin carries only what it runs (its commands, hooks and "
-    "core), not the demo.")
+    "install, which brings its scripted model (dev/, a package of its own) and the "
+    "Claude Code CLI it drives: python3 -m venv .venv && .venv/bin/pip install -q -e "
+    "'.[dev]' -e ./dev && .venv/bin/maker demo. The installed plugin carries only what "
+    "it runs (its commands, hooks and core), not the demo.")
 
 
 @cli.command("demo")
@@ -44,6 +45,7 @@ def demo(headless: bool, print_mode: bool, keep: bool, plugin_dir: Path | None,
     try:  # (maker_scripted is not installed with the plugin: see NO_DEMO)
         from maker_scripted.claude_cli import find_claude
         from maker_scripted.demo import run_demo
+        from maker_scripted.errors import DemoError, PluginNotFoundError
         from maker_scripted.scenarios import find_plugin_root
     except ModuleNotFoundError as exc:
         if (exc.name or "").partition(".")[0] != "maker_scripted":
@@ -79,11 +81,12 @@ def demo(headless: bool, print_mode: bool, keep: bool, plugin_dir: Path | None,
             "optional dependencies: pip install 'maker[sdk]'") from None
     except PluginNotFoundError as exc:
         raise click.ClickException(str(exc)) from None
-    except MakerError as exc:
+    except (DemoError, MakerError) as exc:  # off script, or maker refused what it ran
         raise click.ClickException(f"the demo stopped: {exc}") from None
 
 
 def _plugin_root(path: Path) -> Path:
+    from maker_scripted.errors import PluginNotFoundError
     from maker_scripted.scenarios import is_plugin_root
 
     if not is_plugin_root(path):

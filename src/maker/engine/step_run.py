@@ -36,13 +36,13 @@ from maker.engine.apart import land_apart, land_feedback, verify_apart
 from maker.engine.deviation import after_answer, stop_reason
 from maker.engine.feedback import failure, fix_feedback, refusal_feedback
 from maker.engine.sessions import Reviewer, RunnerFactory, SessionTimedOut, within
-from maker.engine.vote_step import undecided_reason, vote_on, vote_record
+from maker.engine.vote_step import record_of, undecided_reason, vote_on
 from maker.errors import AgentSDKError, HandoffRejectedError, SessionTimeoutError
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.launch.brief import build_brief
 from maker.executor.protocol.orient import pending_deviation
 from maker.executor.rules.step_rules import settings
-from maker.executor.rules.vote_rules import step_votes
+from maker.executor.rules.vote_rules import VoteRecord, step_votes
 from maker.executor.state.lifecycle import fail_step, start_step
 from maker.red_flag.red_flagger import RedFlagger
 from maker.store.plan_store import PlanStore
@@ -129,7 +129,7 @@ class StepRun:
         self.reason = ""
         self.output: Any = None
         self.next_ready: list[int] = []  # ready after a complete step (the gate's word)
-        self._winner: tuple[AgentResult, dict[str, Any]] | None = None
+        self._winner: tuple[AgentResult, VoteRecord] | None = None
         self.cost_usd = 0.0
         self._attempt = 0
         self._timeout: float | None = None
@@ -150,7 +150,7 @@ class StepRun:
         resume: str | None = None  # the session a fix resumes
         flagged = refused = 0
         voted: AgentResult | None = None  # the winner of a vote, when the step votes
-        vote: dict[str, Any] | None = None
+        vote: VoteRecord | None = None
         k = step_votes(record.spec, parts.votes)
         if k > 1:
             async for event in self._vote(record, brief, k):
@@ -242,13 +242,13 @@ class StepRun:
         vote = await vote_on(self.store, record.spec, parts.flagger, k, sample)
         for reason in vote.flag_reasons:
             yield StepFlagged(timestamp=time.time(), step=self.n, reason=reason)
-        detail = vote_record(record.spec, vote)
-        parts.record("vote", self.n, 0, detail=detail, model=parts.model_for(record),
+        kept = record_of(record.spec, vote)
+        parts.record("vote", self.n, 0, detail=kept.to_dict(), model=parts.model_for(record),
                      error=None if vote.decided else "undecided")
         if not vote.decided or vote.winner is None:
             yield self._fail(undecided_reason(record.spec, vote))
             return
-        self._winner = (vote.winner, detail)
+        self._winner = (vote.winner, kept)
 
     async def _draw(self, record: StepRecord, brief: str, feedback: str, kind: str,
                     resume: str | None) -> AgentResult:

@@ -16,22 +16,24 @@ winner afterwards). What is compared:
   whitespace collapsed).
 
 The winner then goes through the usual path (verification, the gate, approval), with
-the vote's record (samples, flagged, margin, tally, cost) in its handoff and the
-ledger. An undecided vote fails the step with the tally.
+the vote's record (``vote_rules.VoteRecord``, the plugin's shape: samples, flagged,
+margin, tally, the samples' session ids, cost) in its handoff and the ledger. An
+undecided vote fails the step with the tally.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Any
 
 from maker.core.models import AgentResult, PlanStep
 from maker.executor.rules.vote_rules import (
     SAMPLES_PER_K,
+    VoteRecord,
     answer_form,
     flag,
-    label,
+    ranked,
     side_effect_free,
+    vote_record,
 )
 from maker.planner.parser import MAX_VOTES
 from maker.red_flag.red_flagger import RedFlagger
@@ -39,9 +41,7 @@ from maker.store.plan_store import PlanStore
 from maker.store.records import StoredPlan
 from maker.voting import Vote, canonical, first_to_ahead_by_k, k_min
 
-__all__ = ["answer_key", "law_votes", "undecided_reason", "vote_on", "vote_record"]
-
-_TALLY_SHOWN = 5  # distinct answers named in a record or a failure
+__all__ = ["answer_key", "law_votes", "record_of", "undecided_reason", "vote_on"]
 
 
 def law_votes(plan: StoredPlan, p: float, target: float) -> tuple[int, str]:
@@ -76,28 +76,16 @@ async def vote_on(store: PlanStore, spec: PlanStep, flagger: RedFlagger, k: int,
         max_samples=SAMPLES_PER_K * k)
 
 
-def _shown(spec: PlanStep, vote: Vote[AgentResult]) -> list[tuple[str, int]]:
-    """The tally, most votes first, each answer as readable JSON (the first sample
-    that gave it), not the canonical key it was counted by."""
-    first = {b.key: answer_form(spec, b.answer.output) for b in reversed(vote.ballots)
-             if b.key is not None}
-    ranked = sorted(vote.votes.items(), key=lambda kv: -kv[1])[:_TALLY_SHOWN]
-    return [(label(first.get(key, key)), n) for key, n in ranked]
-
-
-def vote_record(spec: PlanStep, vote: Vote[AgentResult]) -> dict[str, Any]:
-    """The vote as it goes into the handoff and the ledger."""
-    return {
-        "k": vote.k, "decided": vote.decided, "samples": vote.samples,
-        "flagged": vote.flagged, "margin": vote.margin,
-        "cost_usd": round(sum(b.answer.cost_usd for b in vote.ballots), 6),
-        "tally": [{"answer": a, "votes": n} for a, n in _shown(spec, vote)],
-        "flag_reasons": [r[:200] for r in vote.flag_reasons[:_TALLY_SHOWN]],
-    }
+def record_of(spec: PlanStep, vote: Vote[AgentResult]) -> VoteRecord:
+    """The vote as it goes into the handoff and the ledger: each sample named by its
+    session id, the samples' cost summed."""
+    return vote_record(vote, lambda r: answer_form(spec, r.output),
+                       cast_by=lambda r: r.session_id, cost=lambda r: r.cost_usd)
 
 
 def undecided_reason(spec: PlanStep, vote: Vote[AgentResult]) -> str:
     """Why an undecided vote failed its step, with the tally."""
-    tally = ", ".join(f"{n} for {a}" for a, n in _shown(spec, vote))
+    shown = ranked(vote.votes, vote.ballots, lambda r: answer_form(spec, r.output))
+    tally = ", ".join(f"{n} for {a}" for a, n in shown)
     return (f"the vote was undecided: no answer led by {vote.k} after {vote.samples} "
             f"samples ({vote.flagged} flagged); votes: {tally or 'none'}")

@@ -29,7 +29,9 @@ from maker.store.records import StepRecord, StoredPlan
 from maker.verify.detect import detect_commands
 from maker.yaml_cleaner.dump import canonical_sha256
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (VoteRecord by type only: a hook's acceptance, with no vote, does not
+    # import the vote's rules and maker.voting)
+    from maker.executor.rules.vote_rules import VoteRecord
     from maker.store.plan_store import PlanStore
     from maker.verify.result import VerificationRun
 
@@ -54,15 +56,16 @@ class AcceptResult:
 
 
 def accept_handoff(store: PlanStore, text: str | bytes,
-                   vote: dict[str, Any] | None = None) -> AcceptResult:
+                   vote: VoteRecord | None = None) -> AcceptResult:
     """Check a handoff and persist it; returns the step's new status and what is next.
 
     Writes ``plans/handoffs/NN-<slug>.md`` (all handoff fields, ``accepted_at``, and
     ``inputs``: the sha256 of every step output this step read), moves the step to
     the handoff's status, adds new discoveries, decisions and blockers to NOTES.md,
     clears the in-progress marker and refreshes PLAN.md.
-    ``vote``: the record of the vote that chose this answer (``maker run --vote``),
-    kept in the handoff. Raises HandoffRejectedError with every problem.
+    ``vote``: the record of the vote that chose this answer (``maker run``'s samples
+    or the plugin's ballots), kept in the handoff. Raises HandoffRejectedError with
+    every problem.
     """
     with store.lock():
         checked = inspect_handoff(store, text)
@@ -105,7 +108,7 @@ def accept_handoff(store: PlanStore, text: str | bytes,
         if checked.was_repaired:
             data["repaired"] = True
         if vote is not None:
-            data["vote"] = vote
+            data["vote"] = vote.to_dict()
         path = store.write_handoff(handoff.step, data, _body(store, record, handoff, run))
         added = add_step_facts(store, plan, record, handoff)
         if handoff.status == "complete":

@@ -20,26 +20,36 @@ engine's samples (``maker.engine.vote_step``, ``maker run``).
   checked for the winner alone.
 - At most :data:`SAMPLES_PER_K` × K samples (flagged ones count) before the vote ends
   undecided.
+- What is kept of a vote (:class:`VoteRecord`, built by :func:`vote_record`): one shape
+  for both, in the accepted handoff and, for ``maker run``, in the ledger.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from maker.core.models import AgentResult, PlanStep
 from maker.handoff.gate import inspect_handoff
 from maker.tools.registry import only_read
-from maker.voting import Tally, canonical
+from maker.voting import Ballot, Tally, Vote, canonical
 
 if TYPE_CHECKING:
     from maker.red_flag.red_flagger import RedFlagger
     from maker.store.plan_store import PlanStore
 
-__all__ = ["DEFAULT_CONDITIONAL_VOTES", "SAMPLES_PER_K", "answer_form", "flag", "label",
-           "launch_limit", "side_effect_free", "step_votes", "tally"]
+__all__ = ["DEFAULT_CONDITIONAL_VOTES", "SAMPLES_PER_K", "SHOWN", "VoteRecord", "answer_form",
+           "flag", "label", "launch_limit", "ranked", "side_effect_free", "step_votes",
+           "tally", "vote_record"]
+
+T = TypeVar("T")
 
 SAMPLES_PER_K = 4
+
+SHOWN = 5
+"""How many distinct answers (and flag reasons) a vote's record or message names."""
 
 DEFAULT_CONDITIONAL_VOTES = 2
 """The lead a conditional step without ``votes`` needs: one wrong branch is outvoted at
@@ -111,3 +121,84 @@ def label(key: Any) -> str:
     """An answer as a message names it (at most 120 characters)."""
     text = json.dumps(key, ensure_ascii=False, default=str)
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+def ranked(counts: Mapping[Hashable, int], ballots: Iterable[Ballot[T]],
+           answer: Callable[[T], Any]) -> list[tuple[str, int]]:
+    """The votes so far, most first (:data:`SHOWN` at most), each answer as a message
+    names it: ``answer`` (its :func:`answer_form`) of the first ballot counted with its
+    key, not the canonical key it was counted by."""
+    first: dict[Hashable, Any] = {}
+    for ballot in ballots:
+        if ballot.key is not None and ballot.key not in first:
+            first[ballot.key] = answer(ballot.answer)
+    top = sorted(counts.items(), key=lambda kv: -kv[1])[:SHOWN]
+    return [(label(first.get(key, key)), n) for key, n in top]
+
+
+@dataclass(frozen=True)
+class VoteRecord:
+    """A vote on a step's answer as maker keeps it, one shape for the plugin's ballots
+    and ``maker run``'s samples: in the accepted handoff (its ``vote``) and, for
+    ``maker run``, in the ledger's ``vote`` call (its ``detail``)."""
+
+    k: int  # the lead the winning answer needed
+    decided: bool
+    samples: int  # the answers counted, flagged ones included
+    flagged: int  # of those, the ones the red flags discarded
+    margin: int  # the leader's votes less the runner-up's
+    tally: tuple[tuple[str, int], ...] = ()  # (answer, votes), most first: ``ranked``
+    flag_reasons: tuple[str, ...] = ()  # the first SHOWN, 200 characters each at most
+    # Who gave each counted answer, in order: the executor subagent's agent_id (the
+    # plugin), the sample's session_id (``maker run``, as its ledger calls name it).
+    ballots: tuple[str | None, ...] = ()
+    cost_usd: float | None = None  # the samples' cost; None where maker cannot know it
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as JSON and YAML hold it."""
+        return {"k": self.k, "decided": self.decided, "samples": self.samples,
+                "flagged": self.flagged, "margin": self.margin,
+                "tally": [{"answer": a, "votes": n} for a, n in self.tally],
+                "flag_reasons": list(self.flag_reasons), "ballots": list(self.ballots),
+                "cost_usd": self.cost_usd}
+
+    @classmethod
+    def from_dict(cls, data: object) -> VoteRecord:
+        """The record ``to_dict`` wrote, or an older maker did: the plugin's had no
+        ``cost_usd``, the engine's no ``ballots``. A field that is missing or not of its
+        type (a hand edit) reads as unknown: 0, False, empty or None."""
+        data = data if isinstance(data, Mapping) else {}
+
+        def number(name: str) -> int:
+            value = data.get(name)
+            return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+        def items(name: str) -> Sequence[Any]:
+            value = data.get(name)
+            return value if isinstance(value, Sequence) and not isinstance(value, str) \
+                else ()
+
+        cost = data.get("cost_usd")
+        return cls(
+            k=number("k"), decided=data.get("decided") is True, samples=number("samples"),
+            flagged=number("flagged"), margin=number("margin"),
+            tally=tuple((str(t.get("answer")), t["votes"]) for t in items("tally")
+                        if isinstance(t, Mapping) and isinstance(t.get("votes"), int)),
+            flag_reasons=tuple(str(r) for r in items("flag_reasons")),
+            ballots=tuple(b if b is None else str(b) for b in items("ballots")),
+            cost_usd=float(cost) if isinstance(cost, (int, float))
+            and not isinstance(cost, bool) else None)
+
+
+def vote_record(vote: Vote[T], answer: Callable[[T], Any],
+                cast_by: Callable[[T], str | None],
+                cost: Callable[[T], float] | None = None) -> VoteRecord:
+    """The record of ``vote``: each answer named by ``answer`` (its :func:`answer_form`),
+    each ballot by ``cast_by`` (who gave it); ``cost``: what one answer cost, where
+    maker knows it (``maker run``; None: the record's ``cost_usd`` is None)."""
+    return VoteRecord(
+        k=vote.k, decided=vote.decided, samples=vote.samples, flagged=vote.flagged,
+        margin=vote.margin, tally=tuple(ranked(vote.votes, vote.ballots, answer)),
+        flag_reasons=tuple(r[:200] for r in vote.flag_reasons[:SHOWN]),
+        ballots=tuple(cast_by(b.answer) for b in vote.ballots),
+        cost_usd=None if cost is None else round(sum(cost(b.answer) for b in vote.ballots), 6))

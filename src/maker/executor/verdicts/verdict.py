@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from maker.executor.protocol.sweep import open_proposals
 from maker.executor.rules.instructions import relaunch_instruction
+from maker.executor.rules.vote_rules import VoteRecord
 from maker.executor.verdicts.outcome import outcome
 from maker.executor.votes.ballots import launch_instruction, returned, vote_state
 from maker.executor.votes.runs import background_running
@@ -99,13 +100,11 @@ def _ballot(store: PlanStore, step: int, facts: dict[str, Any]) -> tuple[str, bo
                 + "\n".join(f"- {r}" for r in reasons)
                 + f"\nTell the user that the step failed and why; `maker step reset {step}` "
                 "puts it back to try again. End your reply with the line STEP_FAILED.", True)
-    vote = (store.read_handoff(step) or {}).get("vote")
-    vote = vote if isinstance(vote, dict) else {}
-    tally = [[t.get("answer"), t.get("votes")] for t in vote.get("tally") or []
-             if isinstance(t, dict)]
+    vote = VoteRecord.from_dict((store.read_handoff(step) or {}).get("vote"))
+    tally = list(vote.tally)
     return (f"decided by a vote (the answer {tally[0][0] if tally else '(not recorded)'} led "
-            f"by {k}; votes: {votes_said(tally)}; {vote.get('samples')} executors, "
-            f"{vote.get('flagged')} flagged)", False)
+            f"by {k}; votes: {votes_said(tally)}; {vote.samples} executors, "
+            f"{vote.flagged} flagged)", False)
 
 
 def executor_verdict(store: PlanStore, facts: dict[str, Any]) -> str:

@@ -17,8 +17,9 @@ accepted on its own, it is recorded as a ballot in the run's record
 - The rule is ``maker.voting.Tally`` (first-to-ahead-by-k), replayed from the ballots
   (``vote_rules.tally``).
   When one answer leads by K, the first ballot with that answer goes through the gate
-  (``accept_handoff``, with the vote's record kept in the handoff) and the step goes on
-  as usual (evidence, approval). After :data:`SAMPLES_PER_K` × K ballots without a
+  (``accept_handoff``, with the vote's record kept in the handoff: a
+  ``vote_rules.VoteRecord``, as ``maker run`` keeps) and the step goes on as usual
+  (evidence, approval). After :data:`SAMPLES_PER_K` × K ballots without a
   winner the step fails with the tally.
 - The ballot, the acceptance (or the failure) are one transaction under the plan lock
   (``maker.store.journal``): a crash leaves the old state or the new one.
@@ -39,13 +40,15 @@ from maker.executor.rules.vote_rules import (
     flag,
     label,
     launch_limit,
+    ranked,
     step_votes,
     tally,
+    vote_record,
 )
 from maker.executor.state.lifecycle import fail_step
 from maker.executor.votes.run_record import Run, load_run
 from maker.red_flag.red_flagger import RedFlagger
-from maker.voting import Tally, Vote, canonical
+from maker.voting import Tally, canonical
 from maker.yaml_cleaner.cleaner import YAMLCleaner
 
 if TYPE_CHECKING:
@@ -53,8 +56,6 @@ if TYPE_CHECKING:
 
 __all__ = ["BallotResult", "VoteState", "cast", "launch_instruction", "returned",
            "vote_state"]
-
-_SHOWN = 5  # distinct answers named in a record or a message
 
 
 @dataclass(frozen=True)
@@ -181,19 +182,15 @@ def _flag(store: PlanStore, text: str) -> tuple[str | None, dict[str, Any]]:
 
 
 def _counts(tally: Tally[dict[str, Any]]) -> list[tuple[str, int]]:
-    firsts = {canonical(b.answer.get("answer")): b.answer.get("answer")
-              for b in reversed(tally.ballots) if b.flag is None}
-    ranked = sorted(tally.counts.items(), key=lambda kv: -kv[1])
-    return [(label(firsts.get(key)), n) for key, n in ranked[:_SHOWN]]
+    return ranked(tally.counts, tally.ballots, _answer)
 
 
-def vote_record(vote: Vote[dict[str, Any]], counts: list[tuple[str, int]]) -> dict[str, Any]:
-    """The vote as it goes into the accepted handoff."""
-    return {"k": vote.k, "decided": vote.decided, "samples": vote.samples,
-            "flagged": vote.flagged, "margin": vote.margin,
-            "tally": [{"answer": a, "votes": n} for a, n in counts],
-            "flag_reasons": [r[:200] for r in vote.flag_reasons[:_SHOWN]],
-            "ballots": [b.answer.get("agent") for b in vote.ballots]}
+def _answer(ballot: dict[str, Any]) -> Any:
+    return ballot.get("answer")
+
+
+def _agent(ballot: dict[str, Any]) -> str | None:
+    return ballot.get("agent")
 
 
 def cast(store: PlanStore, step: int, agent_id: str, text: str) -> BallotResult | None:
@@ -245,7 +242,7 @@ def cast(store: PlanStore, step: int, agent_id: str, text: str) -> BallotResult 
             winner = vote.winner or ballot or {"text": "", "answer": None}
             try:
                 accepted = accept_handoff(store, winner["text"],
-                                          vote=vote_record(vote, _counts(counted)))
+                                          vote=vote_record(vote, _answer, cast_by=_agent))
             except HandoffRejectedError as exc:
                 reasons = [f"the vote chose an answer ({label(winner.get('answer'))}) that "
                            "maker's gate refuses", *(str(p) for p in exc.problems)]
