@@ -21,6 +21,7 @@
     ├── StateError                plans/ state maker cannot read or repair by itself
     ├── GitError                  a git maker runs that could not run: no git, not in time
     │   └── GitRefusedError       a filter in git's config maker cannot switch off (where, name)
+    ├── WorktreeError             a worktree maker needs could not be made, read or removed
     ├── AgentSDKError             a claude-agent-sdk call failed (what failed, what to do)
     │   ├── ClaudeNotFoundError   the Claude Code CLI is not installed
     │   ├── AgentProcessError     the CLI failed or could not be reached (exit code, stderr)
@@ -83,6 +84,7 @@ __all__ = [
     "StepNotFoundError",
     "TransitionError",
     "VerificationError",
+    "WorktreeError",
     "YAMLCleanError",
 ]
 
@@ -246,6 +248,11 @@ class StateError(MakerError):
 class GitError(MakerError):
     """A git that maker runs (``maker.tools.git_run``) could not run: no git, a config
     git cannot read, or no answer in time."""
+
+
+class WorktreeError(MakerError):
+    """A worktree maker needs (``maker.tools.worktrees``) could not be made, read or
+    removed."""
 
 
 class GitRefusedError(GitError):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from maker.errors import GitRefusedError
+from maker.errors import GitRefusedError, WorktreeError
 from maker.executor.parallel.land import land
 from maker.executor.parallel.worktree_step import start_in_worktree
 from maker.executor.state.kept_work import kept
@@ -107,13 +107,13 @@ def test_the_measure_says_not_measured(project: Path) -> None:
 def test_a_worktree_is_a_clear_error_naming_the_filter_and_the_fix(project: Path) -> None:
     store = wave_ready(project)
     ran = _trap(project)
-    with pytest.raises(worktrees.WorktreeError, match=r"'a=b'.*Rename that filter"):
+    with pytest.raises(WorktreeError, match=r"'a=b'.*Rename that filter"):
         start_in_worktree(store, 1, "s")
     assert store.load_step(1).status == "pending"
     assert not (store.root / worktrees.WORKTREES).exists() or not any(
         p.is_dir() for p in (store.root / worktrees.WORKTREES).iterdir())
     blob_id = _git(project, "rev-parse", "HEAD:a/x.txt").strip()
-    with pytest.raises(worktrees.WorktreeError, match="'a=b'"):
+    with pytest.raises(WorktreeError, match="'a=b'"):
         worktrees.blob(project, blob_id, "a/x.txt")  # (a checkout's bytes: smudge)
     assert not ran.exists()
 
@@ -123,7 +123,7 @@ def test_a_landing_is_a_clear_error_and_writes_nothing(project: Path) -> None:
     tree = worktree_of(store, store.load_step(1))
     assert tree is not None
     ran = _trap(project, tree)
-    with pytest.raises(worktrees.WorktreeError, match=r"'a=b'.*Rename that filter"):
+    with pytest.raises(WorktreeError, match=r"'a=b'.*Rename that filter"):
         land(store, 1)
     assert (project / "a" / "x.txt").read_text() == "a\n"
     assert not ran.exists()

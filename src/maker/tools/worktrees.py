@@ -22,11 +22,11 @@ import os
 import shutil
 from pathlib import Path
 
-from maker.errors import GitError, GitRefusedError, MakerError
+from maker.errors import GitError, GitRefusedError, WorktreeError
 from maker.tools.git_run import Git, find_git, said
 from maker.tools.git_tree import changed_paths, snapshot_tree
 
-__all__ = ["WORKTREES", "WorktreeError", "add_worktree", "base_commit", "blob", "changes",
+__all__ = ["WORKTREES", "add_worktree", "base_commit", "blob", "changes",
            "is_worktree", "prune", "read_entries", "refusal", "remove_worktree", "snapshot"]
 
 WORKTREES = os.path.join(".maker", "worktrees")  # under the plans folder
@@ -34,10 +34,6 @@ TIMEOUT_S = 60.0
 _IDENTITY = {"GIT_AUTHOR_NAME": "maker", "GIT_AUTHOR_EMAIL": "maker@localhost",
              "GIT_COMMITTER_NAME": "maker", "GIT_COMMITTER_EMAIL": "maker@localhost"}
 _MODES = ("100644", "100755", "120000")  # a regular file, an executable, a symlink
-
-
-class WorktreeError(MakerError):
-    """A worktree maker needs could not be made, read or removed."""
 
 
 def refusal(refused: GitRefusedError) -> WorktreeError:

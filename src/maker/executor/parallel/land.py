@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maker.core.clock import utc_now
-from maker.errors import MakerError, StepError
+from maker.errors import MakerError, StepError, WorktreeError
 from maker.executor.parallel.land_files import (
     FOLDER,
     State,
@@ -117,7 +117,7 @@ def land(store: PlanStore, n: int, wait_s: float | None = None) -> Landing:
     """Bring step ``n``'s change into the main checkout (see the module's docstring).
     ``wait_s``: at most this long for the project's checks on the merged tree, all told
     (a hook's time limit); past it the landing is undone and is ``slow``, not failed.
-    Raises StepError for a step not in progress, ``worktrees.WorktreeError`` when git
+    Raises StepError for a step not in progress, ``WorktreeError`` when git
     cannot read the step's worktree or a file name is not UTF-8."""
 
     # The step's worktree is read before the lock (it is the step's alone, and its
@@ -157,7 +157,7 @@ def _land_locked(store: PlanStore, n: int, read: tuple[Path, str, str, list[str]
     if read is None or read[:2] != (path, base):  # (it changed meanwhile: read again)
         read = _read_worktree(store, n)
     if read is None or read[:2] != (path, base):
-        raise worktrees.WorktreeError(f"maker cannot read step {n}'s worktree {path}")
+        raise WorktreeError(f"maker cannot read step {n}'s worktree {path}")
     _, _, end, changed = read
     project = store.project
     before = tree_states(project, base, changed)
@@ -232,7 +232,7 @@ def _read_worktree(store: PlanStore, n: int) -> tuple[Path, str, str, list[str]]
             name.encode("utf-8")
         except UnicodeEncodeError:
             shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-            raise worktrees.WorktreeError(
+            raise WorktreeError(
                 f"step {n}'s worktree has a file whose name is not UTF-8 ({shown!r}): "
                 "maker lands only UTF-8 names. Rename it in the worktree, then `maker "
                 f"land {n}` again") from None
@@ -300,7 +300,7 @@ def recover(store: PlanStore) -> None:
         return
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         if path.is_dir() and not path.is_symlink():
-            raise worktrees.WorktreeError(
+            raise WorktreeError(
                 f"{path} is a folder, where maker keeps the record of a landing in "
                 "flight: not maker's. Move it away; no step lands until then.") from None
         path.unlink()  # (not a record maker can read: nothing to put back from it)
@@ -314,7 +314,7 @@ def recover(store: PlanStore) -> None:
             put_back_evidence(store, n, evidence)
         _undo(store, base, end, files, folders)
     except MakerError as exc:
-        raise worktrees.WorktreeError(
+        raise WorktreeError(
             f"{path} records a landing of step {n} that a kill left unfinished, and maker "
             f"cannot put it back ({exc}). Check the files it lists in the main checkout, "
             "then delete it; no step lands until then.") from None

@@ -59,7 +59,7 @@ def start_in_worktree(store: PlanStore, n: int, session_id: str | None,
     """Start ready step ``n`` in a worktree of its own, beside the worktree steps
     already in progress (it must be able to run with them: ``waves.together``); a step
     already in progress in its worktree is resumed. Raises StepError, and
-    ``worktrees.WorktreeError`` when git cannot make the worktree."""
+    ``WorktreeError`` when git cannot make the worktree."""
 
     with store.lock():
         plan = store.load()

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from maker.errors import StepError
+from maker.errors import StepError, WorktreeError
 from maker.store.workspace import READY_KEY, worktree_of
 from maker.tools import worktrees
 
@@ -56,7 +56,7 @@ def kept(store: PlanStore, record: StepRecord, entry: Path) -> bool | None:
     rel = plans_inside(store)
     try:
         tree = worktrees.snapshot(entry, exclude=rel if rel != "." else None)
-    except worktrees.WorktreeError:
+    except WorktreeError:
         tree = None  # (maker runs no git there: the folder is kept all the same)
     if not tree:
         return None
