@@ -215,3 +215,11 @@ def test_code_and_docs_say_what_it_does_not_which_issue_brought_it() -> None:
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
              if ISSUE.search(line)]
     assert not named, "say what the code does, not which issue brought it:\n" + "\n".join(named)
+
+
+def test_the_readme_stays_a_first_read() -> None:
+    """At most 250 lines: what maker is, the set-up, the first commands; the rest is in
+    docs/, linked from it."""
+    readme = SRC.parents[1] / "README.md"
+    lines = readme.read_text(encoding="utf-8").count("\n")
+    assert lines <= 250, f"README.md has {lines} lines: move the detail into docs/ and link it"
