@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.plugin import PLUGIN_ROOT, Run, run_maker, step, write_plan
 from harness.scenarios import EXECUTOR, executor_writes, greeting_plan, handoff, step_flow, tool
 from maker_scripted import FakeMessagesAPI
-
-from ._maker import PLUGIN_ROOT, Run, run_maker, step, write_plan
 
 pytestmark = pytest.mark.e2e
 

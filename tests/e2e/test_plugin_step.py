@@ -14,6 +14,16 @@ from pathlib import Path
 
 import pytest
 
+from harness.plugin import (
+    PLUGIN_ROOT,
+    Run,
+    feedback,
+    finish_step_0,
+    run_maker,
+    step,
+    tool_names,
+    write_plan,
+)
 from harness.queries import hook_events, tool_uses
 from harness.scenarios import (
     BROKEN_HANDOFF_PROBLEMS,
@@ -33,17 +43,6 @@ from harness.scenarios import (
 )
 from maker.store.plan_store import PlanStore
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
-
-from ._maker import (
-    PLUGIN_ROOT,
-    Run,
-    feedback,
-    finish_step_0,
-    run_maker,
-    step,
-    tool_names,
-    write_plan,
-)
 
 pytestmark = pytest.mark.e2e
 

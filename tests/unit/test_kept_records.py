@@ -52,6 +52,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
+from harness.plan_strategies import yaml_like
+from harness.step_plans import complete, linear, make_step, write
 from maker.errors import Problem
 from maker.executor.launch.previous_work import _key
 from maker.handoff.against_plan import check_output
@@ -61,9 +63,6 @@ from maker.store.records import StepRecord
 from maker.store.step_file import render_step
 from maker.yaml_cleaner.dump import dump_yaml
 from maker.yaml_cleaner.frozen import FrozenDict, FrozenList, freeze, thaw
-
-from ._plan_strategies import yaml_like
-from ._step_plans import complete, linear, make_step, write
 
 
 def engine_store(root: Path) -> PlanStore:

@@ -13,12 +13,11 @@ import pytest
 import yaml
 
 import maker
+from harness.step_plans import linear
 from maker.core.statuses import STEP_STATUSES
 from maker.errors import PlanFileError
 from maker.executor.rules.step_rules import REVIEW_THRESHOLD
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import linear
 
 SRC = Path(maker.__file__).resolve().parent
 REPO = Path(__file__).resolve().parents[2]

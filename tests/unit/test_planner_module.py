@@ -459,10 +459,9 @@ class TestABudgetStopAfterThePlan:
     def test_maker_run_keeps_the_plan_and_a_continued_run_finishes_it(self, tmp_path,
                                                                       monkeypatch):
         from harness.engine_fakes import ScriptedModel, parts, run
+        from harness.step_plans import handoff
         from maker.engine.orchestrator import EXIT_BUDGET, EXIT_COMPLETE, Orchestrator
         from maker.store.plan_store import PlanStore
-
-        from ._step_plans import handoff
 
         monkeypatch.setenv("MAKER_VERIFY", "off")
         store = PlanStore(tmp_path / "plans")

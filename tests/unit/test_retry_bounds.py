@@ -19,10 +19,9 @@ from typing import Any
 
 import pytest
 
+from harness.step_plans import linear
 from maker.executor.state.lifecycle import start_step
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import linear
 
 HOOK = Path(__file__).resolve().parents[2] / "scripts" / "hook"
 

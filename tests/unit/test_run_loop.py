@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.run_steps import PROMPT, SESSION, begin, finish
+from harness.step_plans import handoff, linear
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.acceptance.approval import APPROVE_REST_LABEL, read_policy, set_policy
 from maker.executor.loop.next_action import END_DONE, END_STOPPED, loop_lock, next_action
@@ -17,9 +19,6 @@ from maker.executor.state.run import begin_run, live_run, run_policy
 from maker.hooks.decisions import answer_decision
 from maker.store.plan_store import PlanStore
 from maker.store.run_file import RUN_FILE, read_run
-
-from ._run_steps import PROMPT, SESSION, begin, finish
-from ._step_plans import handoff, linear
 
 
 @pytest.fixture()
@@ -141,7 +140,7 @@ def test_a_verdict_that_never_reached_the_main_agent_is_said_with_the_next_run(
 
 def test_run_with_parallel_starts_a_wave(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                          verification_off: None) -> None:
-    from ._crash_wave_states import wave_ready
+    from harness.crash_wave_states import wave_ready
 
     monkeypatch.chdir(tmp_path)
     store = wave_ready(tmp_path)

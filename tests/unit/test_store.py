@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness.step_plans import step_spec
 from maker.core.models import Plan, PlanStep
 from maker.core.paths import find_plans_dir
 from maker.errors import LockTimeoutError, PlanFileError, PlanNotFoundError, StepNotFoundError
@@ -19,8 +20,6 @@ from maker.store.atomic import atomic_write, plan_lock
 from maker.store.journal import TXN_DIR
 from maker.store.plan_store import PlanStore
 from maker.store.slug import slugify
-
-from ._step_plans import step_spec
 
 
 def step(n: int, nxt: int, **kw: object) -> PlanStep:
