@@ -12,7 +12,7 @@ What makes that safe:
    processes: ``store/changes.py``), at once; after a hand edit, once
    ``changes.FULL_EVERY`` has passed since it (every file is listed and checked at least
    that often). A problem is reported as the full validation reports it, every problem
-   at once. Held by ``test_kept_store_vs_fresh.py`` (whatever maker does, and however),
+   at once. Held by ``test_kept_store_agrees.py`` (whatever maker does, and however),
    ``test_kept_store.py``, ``test_changes.py``.
 2. **A file's stamp alone is trusted only once it is settled.** A parse is reused on the
    file's (inode, size, mtime, ctime) only after its bytes were seen unchanged while

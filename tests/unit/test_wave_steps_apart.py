@@ -1,5 +1,7 @@
-"""QA of issue 17 (parallel steps): holes found by attacking the guard, the landing and
-their recovery. Each test fails on the code as it was built."""
+"""Steps run side by side stay apart: a step's executor, in its worktree, cannot write
+the main checkout through a symlink, remove or repoint another step's worktree, or land
+another step; a folder replaced by a file (and the reverse) lands, and a garbled landing
+record is set aside or named."""
 
 from __future__ import annotations
 
