@@ -41,6 +41,7 @@ from harness.scenarios import (
     step_flow,
     tool,
 )
+from maker.executor.rules.step_rules import STOP_REMINDERS
 from maker.store.plan_store import PlanStore
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 
@@ -133,7 +134,7 @@ def test_the_stop_hook_keeps_the_main_agent_going_until_the_step_has_a_handoff(
     (said,) = feedback(fake_api, MAIN)
     assert said.startswith("Stop hook feedback:\nmaker: step 0 (Write hello.txt) is in "
                            "progress and has no accepted handoff.")
-    assert said.endswith("(Reminder 1 of 3.)")
+    assert said.endswith(f"(Reminder 1 of {STOP_REMINDERS}.)")
     assert run.result is not None and run.result.endswith("\nSTEP_COMPLETE")
     assert step(project, 0).status == "complete"
 

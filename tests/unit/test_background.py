@@ -31,6 +31,7 @@ from harness.session_hooks import (
 )
 from harness.step_plans import handoff
 from maker.executor.acceptance.approval import set_policy
+from maker.executor.rules.step_rules import STOP_REMINDERS
 from maker.hooks.common import final_text
 from maker.hooks.notifications import parse_notification
 from maker.hooks.protocol import HookInput
@@ -121,7 +122,7 @@ def test_an_executor_gone_without_a_subagent_stop_no_longer_holds_the_step(
     async_launched("agent-1")
     out = stop(tasks=[])
     assert out is not None and out["decision"] == "block"
-    assert "(Reminder 1 of 3.)" in out["reason"]
+    assert f"(Reminder 1 of {STOP_REMINDERS}.)" in out["reason"]
     assert launch("t2", prompt_id="p1") is None
 
 
