@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.plugin import write_plan
 from harness.sdk_runner import greet_step, make_runner
 from maker.core.models import TaskConfig
 from maker.errors import ClaudeNotFoundError
@@ -88,7 +89,6 @@ async def test_notes_keep_only_the_facts_of_an_answer_that_passes(
     """Issue 15, item 8, with the real SDK: seed 002's NotesContext on AgentRunner writes
     NOTES.md from an answer the red flagger and the gate's checks accept, never from one
     they refuse."""
-    from harness.plugin import write_plan
     from maker.executor.launch.notes_context import NotesContext
     from maker.store.plan_store import PlanStore
 

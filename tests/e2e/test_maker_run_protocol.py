@@ -12,7 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.maker_run import EXECUTOR, run_maker, write_hello
+from harness.maker_run import (
+    EXECUTOR,
+    MAKER,
+    oriented_then,
+    run_env,
+    run_maker,
+    write_hello,
+    writes_hello,
+)
 from harness.plugin import step, write_plan
 from maker.executor.protocol.orient import decide_deviation
 from maker.store.plan_store import PlanStore
@@ -111,7 +119,6 @@ def test_the_sweep_reaches_the_later_steps_brief_and_proposals_wait(
     brief; its proposal changes nothing and waits for a person."""
     import yaml
 
-    from harness.maker_run import oriented_then, writes_hello
     from maker.executor.protocol.sweep import open_proposals
 
     swept = yaml.safe_dump({**yaml.safe_load(handoff(0, {"files": ["hello.txt"]},
@@ -149,7 +156,6 @@ def test_a_plan_in_docs_plans_verifies_and_works_at_the_project_root(
     fake_api.script(EXECUTOR, done, done, done)  # each "fix" answers complete again
     import subprocess
 
-    from harness.maker_run import MAKER, run_env
     from maker.verify.detect import ENV_VARS
 
     env = run_env(fake_api, claude_home, {"MAKER_PLANS_DIR": "docs/plans"})
@@ -171,7 +177,6 @@ def test_a_budget_stop_while_planning_keeps_the_plan_it_paid_for(
         fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
     """Issue 15, item 8, with the real SDK: the budget runs out on the planner's call, whose
     answer is a valid plan: the plan is kept, and `maker run` continues it."""
-    from harness.maker_run import oriented_then, writes_hello
     from maker_scripted.scenarios import GREETING_TASK, greeting_plan, to_yaml
 
     fake_api.script("planner", Reply.text(to_yaml(greeting_plan())))

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from harness.engine_fakes import ScriptedModel, parts, run
-from harness.step_plans import linear
+from harness.step_plans import complete, handoff, linear, make_step, write
 from maker.engine.orchestrator import Orchestrator
 from maker.errors import PlanFileError
 from maker.executor.state import lifecycle
@@ -81,7 +81,6 @@ def test_a_hand_edit_made_during_a_full_read_is_seen_a_window_after_it(
 
 def test_a_handoff_of_no_step_is_in_the_handoff_heads_once_the_window_has_passed(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.step_plans import complete
     from maker.executor.launch.previous_work import _key, previous_handoff
 
     root = linear(project, 3).root
@@ -206,7 +205,6 @@ def test_a_handoff_edited_in_the_tick_of_its_write_is_in_the_heads_once_the_wind
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On a file system whose clock ticks coarsely, a same-size edit in place made in the
     tick of the write before it keeps every stamp (step_cache's "racily clean" files)."""
-    from harness.step_plans import handoff
     from maker.executor.acceptance.accept import accept_handoff
     from maker.executor.launch.previous_work import _key
 
@@ -240,7 +238,6 @@ def test_a_handoff_edited_in_the_tick_of_its_write_is_in_the_heads_once_the_wind
 
 
 def test_rendering_plan_md_reads_the_kept_records_without_copying_them(project: Path) -> None:
-    from harness.step_plans import make_step, write
     from maker.store.overview import render_overview
 
     store = write(project, [make_step(1, 2), make_step(2, 3), make_step(3, -1,

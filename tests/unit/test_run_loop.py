@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.crash_wave_states import wave_ready
 from harness.run_steps import PROMPT, SESSION, begin, finish
 from harness.step_plans import handoff, linear
 from maker.executor.acceptance.accept import accept_handoff
@@ -144,8 +145,6 @@ def test_a_verdict_that_never_reached_the_main_agent_is_said_with_the_next_run(
 
 def test_run_with_parallel_starts_a_wave(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                          verification_off: None) -> None:
-    from harness.crash_wave_states import wave_ready
-
     monkeypatch.chdir(tmp_path)
     store = wave_ready(tmp_path)
     said = begin(store, parallel=2)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from harness.step_plans import linear
+from harness.step_plans import complete, linear
 from maker.store import step_cache
 from maker.store.plan_store import PlanStore
 
@@ -118,7 +118,6 @@ def test_a_same_size_edit_in_the_tick_of_a_load_is_seen_once_the_file_settles(
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from harness.step_plans import complete  # noqa: E402
 from maker.errors import PlanFileError  # noqa: E402
 
 _OPS = st.sampled_from(["title_same_size", "title_longer", "status_blocked_in_place",
