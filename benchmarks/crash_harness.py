@@ -21,7 +21,7 @@ state between them is accepted too), a step's change landed ("land", ``maker lan
 and a landing that conflicts and sends the step to a new base ("land conflict → new
 base", ``maker land 1``). Their next command is what ``maker run`` does first (a landing
 put back, orphaned worktrees removed, a step's worktree made whole:
-``tests/unit/_crash_wave_states.after_kill``), and the state compared is the plans
+``tests/harness/crash_wave_states.after_kill``), and the state compared is the plans
 folder, the main checkout's files, each worktree's and git's list of worktrees. Their
 kill points are maker's own changes (strace follows no git child: its counts are per
 process, and a git killed alone is a failed git, not a killed maker); the random kills
@@ -49,18 +49,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+TESTS = REPO / "tests"  # the folder that holds the tests' harness/
+sys.path.insert(0, str(TESTS))
 
-from tests.unit._crash_states import awaiting, in_progress, snapshot, stopped  # noqa: E402
-from tests.unit._crash_wave_states import (  # noqa: E402
+from harness.crash_states import awaiting, in_progress, snapshot, stopped  # noqa: E402
+from harness.crash_wave_states import (  # noqa: E402
     scratch_left,
     wave_conflict,
     wave_ready,
     wave_snapshot,
     wave_working,
 )
-from tests.unit._step_plans import handoff  # noqa: E402
-
+from harness.step_plans import handoff  # noqa: E402
 from maker.store.plan_store import PlanStore  # noqa: E402
 from maker.store.seal import key_path  # noqa: E402
 
@@ -108,8 +108,8 @@ _STORE = ("from pathlib import Path; from maker.store.plan_store import PlanStor
           "s = PlanStore(Path('plans').resolve())")
 _START = "from maker.executor.parallel.worktree_step import start_in_worktree as go; go(s, {}, 's')"
 _LAND = "import sys; sys.argv = ['maker', 'land', '1']; from maker.cli.main import main; main()"
-_NEXT = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(REPO)!r}); {_STORE}; "
-         "from tests.unit._crash_wave_states import after_kill; after_kill(s)"]
+_NEXT = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(TESTS)!r}); {_STORE}; "
+         "from harness.crash_wave_states import after_kill; after_kill(s)"]
 # name: (starting state, its state changes (Python, one after another), the exit status)
 WAVES: dict[str, tuple[Callable[[Path], PlanStore], list[str], int]] = {
     "wave start": (wave_ready, [_START.format(1), _START.format(2)], 0),

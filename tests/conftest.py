@@ -5,7 +5,12 @@ person approves every step); tests that want steps to complete on acceptance set
 
 Tests that need more set it themselves, from two shared fixtures: ``verification_off``
 (every verification kind set empty, so no command runs and no evidence is required) and
-``plugin_project`` (a project as cwd, as Claude Code runs the plugin there)."""
+``plugin_project`` (a project as cwd, as Claude Code runs the plugin there).
+
+Hypothesis runs under the profile ``HYPOTHESIS_PROFILE`` names: ``ci`` (the default, what
+``pytest`` and CI run: each test's own example count, Hypothesis's defaults elsewhere) or
+``dev`` (a quick run while working: at most ``DEV_EXAMPLES`` examples a test, its own
+count included, and no deadline). docs/testing.md says how to choose."""
 
 from __future__ import annotations
 
@@ -13,8 +18,32 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from maker.verify.detect import ENV_VARS
+
+DEV_EXAMPLES = 10
+# ci: the settings Hypothesis loads when nothing chooses (this suite's run time as it was).
+settings.register_profile("ci", parent=settings.default)
+settings.register_profile("dev", max_examples=DEV_EXAMPLES, deadline=None)
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+settings.load_profile(PROFILE)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under ``dev``, a test that asks for more than ``DEV_EXAMPLES`` examples in its own
+    ``@settings`` runs ``DEV_EXAMPLES`` (a profile alone changes only the defaults). The
+    settings a ``@given`` test runs with are read when it runs, from the attribute its
+    ``@settings`` decorator sets."""
+    if PROFILE != "dev":
+        return
+    for item in items:
+        test = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))
+        own = getattr(test, "_hypothesis_internal_use_settings", None)
+        if own is not None and own.max_examples > DEV_EXAMPLES:
+            test._hypothesis_internal_use_settings = settings(
+                own, max_examples=DEV_EXAMPLES, deadline=None)
+
 
 # What configures maker, Claude Code, the API client and the XDG directories, whatever
 # the variable's name: removed from every test's environment.

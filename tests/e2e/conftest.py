@@ -13,10 +13,11 @@ import os
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import pytest
 
+from harness.claude_fixtures import RunClaude, StartInteractive
 from harness.queries import RecordingAPI
 from maker_scripted import ClaudeRun, FakeMessagesAPI, find_claude
 from maker_scripted import run_claude as _run_claude
@@ -26,10 +27,6 @@ from maker_scripted.terminal import Terminal
 RUN_TIMEOUT = 30.0
 # Read before the isolation fixture clears the environment (see ``interactive``).
 _OTHER_PLUGIN = os.environ.get("E2E_PLUGIN_ROOT", "")
-
-
-class RunClaude(Protocol):
-    def __call__(self, prompt: str, **options: Any) -> ClaudeRun: ...
 
 
 @pytest.fixture(scope="session")
@@ -73,11 +70,6 @@ def run_claude(claude_binary: Path, fake_api: FakeMessagesAPI, project: Path,
 
 
 # -- the interactive client ------------------------------------------------------------
-
-
-class StartInteractive(Protocol):
-    def __call__(self, *, args: Sequence[str] = (),
-                 env: Mapping[str, str] | None = None) -> Terminal: ...
 
 
 @pytest.fixture

@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.plugin import PLUGIN_ROOT, Run, run_maker
 from maker_scripted import FakeMessagesAPI
 from maker_scripted.replies import Reply
-
-from ._maker import PLUGIN_ROOT, Run, run_maker
 
 pytestmark = pytest.mark.e2e
 

@@ -7,15 +7,15 @@ its cost estimate, its ResultMessage) is real. ``_sdk_query`` is not patched.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from maker.core.models import PlanStep, TaskConfig
+from harness.plugin import write_plan
+from harness.sdk_runner import greet_step, make_runner
+from maker.core.models import TaskConfig
 from maker.errors import ClaudeNotFoundError
-from maker.executor.launch.agent_runner import AgentRunner
-from maker_scripted import FakeMessagesAPI, Reply, isolated_env
+from maker_scripted import FakeMessagesAPI, Reply
 from maker_scripted.replies import ApiError
 
 pytestmark = pytest.mark.e2e
@@ -35,32 +35,13 @@ files_changed: []
 """
 
 
-def make_step(fallback: list[str] | None = None) -> PlanStep:
-    """Step 2, "Greet": reads README.md, answers with a greeting (the e2e tests' step)."""
-    return PlanStep(step=2, task_type="action_step", title="Greet",
-                    task_description="Say hello.", primary_tools=["Read"],
-                    fallback_tools=fallback or ["Grep"], primary_tool_instructions="Read README.md",
-                    fallback_tool_instructions="", input_variables=[],
-                    output_variable="step_2_output", output_schema="{greeting: string}",
-                    next_step_sequence_number=-1)
-
-
-def make_runner(api: FakeMessagesAPI, claude_binary: Path, home: Path, **kw: object
-                ) -> AgentRunner:
-    isolated = isolated_env(api.base_url, home)
-    # The SDK starts the CLI with os.environ under options.env: blank what isolated_env
-    # left out (a real key…) so none of it comes back.
-    blanked = {k: "" for k in os.environ if k not in isolated}
-    return AgentRunner(env={**blanked, **isolated}, cli_path=claude_binary, **kw)  # type: ignore[arg-type]
-
-
 async def test_real_sdk_answer_is_parsed_with_cost_and_duration(
         fake_api: FakeMessagesAPI, claude_binary: Path, project: Path,
         claude_home: Path) -> None:
     fake_api.script("step-executor", Reply.text(HANDOFF))
     runner = make_runner(fake_api, claude_binary, claude_home)
 
-    result = await runner.run(make_step(), context="step_1_output:\n  name: maker\n",
+    result = await runner.run(greet_step(), context="step_1_output:\n  name: maker\n",
                               config=TaskConfig(instruction="greet", cwd=str(project)))
 
     assert result.error is None, result.error
@@ -86,7 +67,7 @@ async def test_real_sdk_api_failure_is_a_result_with_error(
     fake_api.script("step-executor", ApiError(529, "overloaded_error", "Overloaded"))
     runner = make_runner(fake_api, claude_binary, claude_home)
 
-    result = await runner.run(make_step(), context="",
+    result = await runner.run(greet_step(), context="",
                               config=TaskConfig(instruction="greet", cwd=str(project)))
 
     assert result.output is None
@@ -98,7 +79,7 @@ async def test_missing_cli_is_translated_with_what_to_do(
     runner = make_runner(fake_api, tmp_path / "no-such-claude", claude_home)
 
     with pytest.raises(ClaudeNotFoundError, match="pip install"):
-        await runner.run(make_step(), context="",
+        await runner.run(greet_step(), context="",
                          config=TaskConfig(instruction="greet", cwd=str(project)))
 
 
@@ -110,8 +91,6 @@ async def test_notes_keep_only_the_facts_of_an_answer_that_passes(
     they refuse."""
     from maker.executor.launch.notes_context import NotesContext
     from maker.store.plan_store import PlanStore
-
-    from ._maker import write_plan
 
     store: PlanStore = write_plan(project)
     spec = store.load().get(0).spec

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.plugin import git_trap
 from maker.engine.sessions import sdk_reviewer
 from maker_scripted import FakeMessagesAPI, Reply, isolated_env
-
-from ._maker import git_trap
 
 pytestmark = pytest.mark.e2e
 

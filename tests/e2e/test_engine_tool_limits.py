@@ -15,12 +15,11 @@ from typing import Any
 
 import pytest
 
+from harness.sdk_runner import greet_step, make_runner
 from maker.core.models import TaskConfig
 from maker.engine.tool_limits import NO_USER, make_can_use_tool, make_hooks
 from maker.store.plan_store import PlanStore
 from maker_scripted import FakeMessagesAPI, Reply
-
-from .test_agent_runner_sdk import make_runner, make_step
 
 pytestmark = [
     pytest.mark.e2e,
@@ -81,7 +80,7 @@ async def test_refusals_reach_the_model_and_nothing_is_written(
         fake_api: FakeMessagesAPI, claude_binary: Path, project: Path, claude_home: Path,
         store: PlanStore) -> None:
     script(fake_api, project, "touch plans/x")
-    step = make_step(["Bash"])
+    step = greet_step(["Bash"])
     seen: list[str] = []
     (matcher,) = make_hooks(store, step)["PreToolUse"]
     matcher.hooks = [recording(seen, matcher.hooks[0], "hook")]
@@ -115,7 +114,7 @@ async def test_can_use_tool_alone_sees_only_calls_that_need_permission(
     """Why the hook holds the guard: a Bash call of a step that lists Bash never reaches
     can_use_tool (a harmless command here; ``touch plans/x`` would run the same way)."""
     script(fake_api, project, "touch made-by-bash")
-    step = make_step(["Bash"])
+    step = greet_step(["Bash"])
     seen: list[str] = []
     runner = make_runner(fake_api, claude_binary, claude_home,
                          can_use_tool=recording(seen, make_can_use_tool(store, step), "cut"))
@@ -141,7 +140,7 @@ async def test_disallowed_tools_take_a_tool_out_of_the_models_hands(
     from maker.engine.tool_limits import disallowed_tools
 
     script(fake_api, project, "ls")
-    step = make_step(["Bash"])
+    step = greet_step(["Bash"])
     runner = make_runner(fake_api, claude_binary, claude_home,
                          hooks=make_hooks(store, step),
                          can_use_tool=make_can_use_tool(store, step))

@@ -22,7 +22,10 @@ from pathlib import Path
 import pytest
 
 from harness.background import finished, main_follows_notification
+from harness.claude_fixtures import StartInteractive
 from harness.kernel import require_kernel
+from harness.maker_run import run_env
+from harness.plugin import PLUGIN_ROOT, Run, step, write_plan
 from harness.queries import RecordingAPI
 from harness.scenarios import (
     EXECUTOR,
@@ -41,10 +44,6 @@ from harness.scenarios import (
 from maker.store.plan_store import PlanStore
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker_scripted.turns import Turn
-
-from ._maker import PLUGIN_ROOT, Run, step, write_plan
-from .conftest import StartInteractive
-from .test_maker_run import run_env
 
 pytestmark = pytest.mark.e2e
 

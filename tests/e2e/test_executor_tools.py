@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.plugin import PLUGIN_ROOT, Run, run_maker, step, write_plan
 from harness.scenarios import EXECUTOR, executor_writes, greeting_plan, handoff, step_flow, tool
 from maker_scripted import FakeMessagesAPI
-
-from ._maker import PLUGIN_ROOT, Run, run_maker, step, write_plan
 
 pytestmark = pytest.mark.e2e
 
@@ -22,7 +21,7 @@ HELLO = "mcp__probe__hello"
 
 
 def denied() -> set[str]:
-    """The executor's ``disallowedTools`` (tests/unit/test_loose_ends.py says which)."""
+    """The executor's ``disallowedTools`` (tests/unit/test_front_matter.py says which)."""
     text = (PLUGIN_ROOT / "agents" / "step-executor.md").read_text(encoding="utf-8")
     line = next(x for x in text.splitlines() if x.startswith("disallowedTools:"))
     return {t.strip() for t in line.split(":", 1)[1].split(",")} - {""}

@@ -21,6 +21,8 @@ from harness.background import (
     main_follows_notification,
     notified_verdict,
 )
+from harness.claude_fixtures import StartInteractive
+from harness.plugin import step, write_plan
 from harness.queries import RecordingAPI
 from harness.scenarios import (
     APPROVE,
@@ -46,9 +48,6 @@ from harness.scenarios import (
     tool,
 )
 from maker_scripted import RecordedRequest, Reply
-
-from ._maker import step, write_plan
-from .conftest import StartInteractive
 
 pytestmark = pytest.mark.e2e
 

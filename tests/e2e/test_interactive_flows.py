@@ -34,6 +34,8 @@ from harness.background import (
     notified_verdict,
     verdicts_in,
 )
+from harness.claude_fixtures import StartInteractive
+from harness.plugin import branching_plan, finish_step_0, step, write_plan
 from harness.queries import RecordingAPI
 from harness.scenarios import (
     EXECUTOR,
@@ -56,9 +58,6 @@ from maker_scripted import RecordedRequest, Reply
 from maker_scripted.replies import ToolUseBlock
 from maker_scripted.terminal import Terminal
 from maker_scripted.turns import Turn, off_script, search, working_dir
-
-from ._maker import branching_plan, finish_step_0, step, write_plan
-from .conftest import StartInteractive
 
 pytestmark = pytest.mark.e2e
 

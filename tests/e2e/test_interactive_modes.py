@@ -42,6 +42,8 @@ from harness.background import (
     notified_verdict,
     settled,
 )
+from harness.claude_fixtures import StartInteractive
+from harness.plugin import step, write_plan
 from harness.queries import RecordingAPI
 from harness.scenarios import (
     EXECUTOR,
@@ -68,9 +70,6 @@ from harness.scenarios import (
 from maker.store.plan_store import PlanStore
 from maker_scripted import RecordedRequest, Reply, ScriptItem
 from maker_scripted.terminal import Terminal
-
-from ._maker import step, write_plan
-from .conftest import StartInteractive
 
 pytestmark = pytest.mark.e2e
 

@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 
 from harness.background import TIMEOUT, finished, notified_verdict
+from harness.claude_fixtures import StartInteractive
+from harness.plugin import step, write_plan
 from harness.queries import RecordingAPI
 from harness.scenarios import (
     EXECUTOR,
@@ -33,9 +35,6 @@ from harness.scenarios import (
 )
 from maker_scripted import RecordedRequest, Reply
 from maker_scripted.turns import off_script
-
-from ._maker import step, write_plan
-from .conftest import StartInteractive
 
 pytestmark = pytest.mark.e2e
 

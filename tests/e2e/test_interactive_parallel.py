@@ -16,16 +16,15 @@ from typing import Any
 import pytest
 
 from harness.background import finished, verdicts_in
+from harness.claude_fixtures import StartInteractive
+from harness.maker_run import parallel_plan
+from harness.plugin import step, write_plan
 from harness.queries import RecordingAPI
 from harness.scenarios import EXECUTOR, MAIN, handback, handoff, tool
 from maker.store.plan_store import PlanStore
 from maker_scripted import RecordedRequest, Reply
 from maker_scripted.recorded import content_text
 from maker_scripted.replies import ToolUseBlock
-
-from ._maker import step, write_plan
-from .conftest import StartInteractive
-from .test_maker_run_parallel import plan
 
 pytestmark = pytest.mark.e2e
 
@@ -39,7 +38,7 @@ _TREE = re.compile(r"has a git worktree of its own: (\S+)")
 
 def two_steps(files: tuple[str, str], writes: tuple[list[str], list[str]]) -> dict[str, Any]:
     """Two independent steps, each writing one file (the headless tests' plan)."""
-    return plan(writes, files)
+    return parallel_plan(writes, files)
 
 
 class WaveMain:

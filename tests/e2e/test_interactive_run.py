@@ -14,14 +14,13 @@ from pathlib import Path
 import pytest
 
 from harness.background import IDLE, TIMEOUT
+from harness.claude_fixtures import StartInteractive
+from harness.plugin import step, write_plan
 from harness.queries import RecordingAPI
 from harness.run_loop import RunExecutor, RunMain, chain_plan
 from maker.store.plan_store import PlanStore
 from maker.store.run_file import read_run
 from maker_scripted.classify import MAIN
-
-from ._maker import step, write_plan
-from .conftest import StartInteractive
 
 pytestmark = pytest.mark.e2e
 

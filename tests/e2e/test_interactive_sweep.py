@@ -12,6 +12,8 @@ import pytest
 import yaml
 
 from harness.background import finished, main_follows_notification
+from harness.claude_fixtures import StartInteractive
+from harness.plugin import step, write_plan
 from harness.queries import RecordingAPI
 from harness.scenarios import (
     EXECUTOR,
@@ -24,9 +26,6 @@ from harness.scenarios import (
     main_waits,
 )
 from maker_scripted import RecordedRequest, Reply
-
-from ._maker import step, write_plan
-from .conftest import StartInteractive
 
 pytestmark = pytest.mark.e2e
 

@@ -11,85 +11,30 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from harness.maker_run import (
+    EXECUTOR,
+    MAKER,
+    greeting_run,
+    oriented_then,
+    orients,
+    request_cwd,
+    run_env,
+    run_maker,
+    write_hello,
+    writes_hello,
+)
+from harness.plugin import branching_plan, step, write_plan
 from maker.engine.ledger import Ledger
 from maker.store.plan_store import PlanStore
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker_scripted.scenarios import handoff
 
-from ._maker import branching_plan, step, write_plan
-
 pytestmark = pytest.mark.e2e
-
-EXECUTOR = "step-executor"
-
-
-MAKER = [sys.executable, "-c", "from maker.cli.main import main; main()"]
-
-
-def run_env(api: FakeMessagesAPI, home: Path,
-            extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment `maker run` gets: the CLI pointed at the scripted API."""
-    from maker_scripted.headless import maker_env
-
-    return maker_env(api.base_url, home, extra)
-
-
-def run_maker(api: FakeMessagesAPI, project: Path, home: Path, *args: str,
-              extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*MAKER, "run", *args], cwd=project, env=run_env(api, home, extra),
-                          capture_output=True, text=True, timeout=180, check=False)
-
-
-def greeting_run(api: FakeMessagesAPI) -> None:
-    """The executor does the greeting plan's two steps, as asked."""
-    api.script(
-        EXECUTOR,
-        writes_hello,
-        oriented_then(write_hello),
-        Reply.text(handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"])),
-        Reply.text(handoff(1, {"ok": True})),
-    )
-
-
-def writes_hello(request: RecordedRequest) -> Reply:
-    """Step 0's first turn: its brief read, it orients (maker refuses an edit before)."""
-    assert "# Step 0: Write hello.txt" in request.last_user_text  # the plugin's brief
-    return orients(0)(request)
-
-
-def orients(n: int, judged: str = "none") -> Callable[[RecordedRequest], Reply]:
-    """``maker orient N <judged>``, as the brief words it (run by maker run's own maker)."""
-    def turn(request: RecordedRequest) -> Reply:
-        return Reply.tool("Bash", {"command": f"maker orient {n} {judged}",
-                                   "description": "Record my orientation"})
-    return turn
-
-
-def oriented_then(reply: Callable[[RecordedRequest], Reply]
-                  ) -> Callable[[RecordedRequest], Reply]:
-    """The turn after orienting: maker said so, then ``reply``."""
-    def turn(request: RecordedRequest) -> Reply:
-        assert "oriented (none)" in request.tool_results[-1].text, request.last_user_text
-        return reply(request)
-    return turn
-
-
-def write_hello(request: RecordedRequest) -> Reply:
-    return Reply.tool("Write", {"file_path": str(Path(request_cwd(request)) / "hello.txt"),
-                                "content": "hello\n"})
-
-
-def request_cwd(request: RecordedRequest) -> str:
-    text = request.system_text
-    marker = "Primary working directory: "
-    return text.split(marker, 1)[1].split("\n", 1)[0].strip() if marker in text else "."
 
 
 def test_maker_run_continues_a_stored_plan_to_the_end(
@@ -174,9 +119,8 @@ def test_a_tool_outside_the_step_is_denied_and_a_budget_stop_is_continued(
 def test_a_plan_made_by_maker_plan_in_claude_code_is_run_by_maker_run(
         fake_api: FakeMessagesAPI, run_claude: Any, project: Path,
         claude_home: Path) -> None:
+    from harness.plugin import run_maker as run_plugin
     from maker_scripted.scenarios import GREETING_TASK, greeting_plan, plan_flow, to_yaml
-
-    from ._maker import run_maker as run_plugin
 
     plan_flow(fake_api, to_yaml(greeting_plan()))
     planned = run_plugin(run_claude, f"/maker:plan {GREETING_TASK}")

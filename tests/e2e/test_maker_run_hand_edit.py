@@ -10,14 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from harness.maker_run import EXECUTOR, oriented_then, orients, run_maker, write_hello
+from harness.plugin import write_plan
 from maker.executor.state.lifecycle import refresh_overview
 from maker.store import changes
 from maker.store.plan_store import PlanStore
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker_scripted.scenarios import handoff
-
-from ._maker import write_plan
-from .test_maker_run import EXECUTOR, oriented_then, orients, run_maker, write_hello
 
 pytestmark = pytest.mark.e2e
 

@@ -7,26 +7,22 @@ from __future__ import annotations
 
 import shlex
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from harness.maker_run import MAKER, parallel_plan, request_cwd, run_env
+from harness.plugin import step, write_plan
 from maker.store.plan_store import PlanStore
 from maker.store.workspace import worktree_of
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker_scripted.classify import AGENT_MARKER
 from maker_scripted.scenarios import handoff
 
-from ._maker import step, write_plan
-from .test_maker_run import request_cwd, run_env
-
 pytestmark = pytest.mark.e2e
 
-MAKER = [sys.executable, "-c", "from maker.cli.main import main; main()"]
 Turn = Callable[[RecordedRequest], Reply]
 
 
@@ -43,21 +39,6 @@ def by_step(request: RecordedRequest) -> str:
             if line.startswith("# Step ") and ":" in line:
                 return f"step-{line[7:].split(':', 1)[0].strip()}"
     return agent
-
-
-def plan(writes: tuple[list[str], list[str]], files: tuple[str, str]) -> dict[str, Any]:
-    """Two independent steps (neither depends on the other), each writing one file."""
-    def one(n: int) -> dict[str, Any]:
-        return {"step": n, "task_type": "action_step", "title": f"Write {files[n]}",
-                "task_description": f"Write {files[n]} with the step's line.",
-                "primary_tools": ["Write", "Bash"], "fallback_tools": [],
-                "primary_tool_instructions": "Write the file.",
-                "fallback_tool_instructions": "None.", "input_variables": [],
-                "output_variable": f"step_{n}_output", "output_schema": "{files: list}",
-                "next_step_sequence_number": 1 if n == 0 else -1, "depends_on": [],
-                "writes": writes[n]}
-    return {"task": "Write two files", "reasoning": "Two independent files.",
-            "plan": [one(0), one(1)]}
 
 
 def orient(n: int) -> Turn:
@@ -122,7 +103,7 @@ def test_two_independent_steps_run_at_once_and_both_land(project: Path,
     committed(project)
     (project / "README.md").write_text("the project\nand the person's own line\n")
     (project / "notes.txt").write_text("the person's notes\n")  # uncommitted, untracked
-    write_plan(project, plan((["left.txt"], ["right.txt"]), ("left.txt", "right.txt")))
+    write_plan(project, parallel_plan((["left.txt"], ["right.txt"]), ("left.txt", "right.txt")))
     with FakeMessagesAPI(classifier=by_step) as api:
         def other_started(n: int) -> Callable[[], bool]:
             return lambda: any(r.agent == f"step-{1 - n}" for r in api.requests)
@@ -157,7 +138,7 @@ def test_two_independent_steps_run_at_once_and_both_land(project: Path,
 def test_two_steps_that_write_the_same_file_run_one_after_the_other(
         project: Path, claude_home: Path) -> None:
     committed(project)
-    write_plan(project, plan((["same.txt"], ["same.txt"]), ("same.txt", "same.txt")))
+    write_plan(project, parallel_plan((["same.txt"], ["same.txt"]), ("same.txt", "same.txt")))
     with FakeMessagesAPI(classifier=by_step) as api:
         api.script("step-0", orient(0), write("same.txt", "zero\n"), hand_off(0, ["same.txt"]))
         api.script("step-1", orient(1), write("same.txt", "one\n"), hand_off(1, ["same.txt"]))
@@ -175,7 +156,7 @@ def test_a_merge_conflict_sends_the_second_step_back_and_it_lands_on_the_new_bas
         project: Path, claude_home: Path) -> None:
     committed(project)
     # Each claims its own file, yet step 1 also edits a/x.txt, which step 0 changes.
-    write_plan(project, plan((["a/x.txt"], ["b.txt"]), ("a/x.txt", "b.txt")))
+    write_plan(project, parallel_plan((["a/x.txt"], ["b.txt"]), ("a/x.txt", "b.txt")))
 
     def landed(n: int) -> Callable[[], bool]:
         return lambda: bool(PlanStore(project / "plans").load_step(n).meta.get("landed_at"))
@@ -220,7 +201,7 @@ def test_a_wave_stopped_midway_is_finished_by_the_next_run(
 
     committed(project)
     (project / "notes.txt").write_text("the person's notes\n")
-    write_plan(project, plan((["left.txt"], ["right.txt"]), ("left.txt", "right.txt")))
+    write_plan(project, parallel_plan((["left.txt"], ["right.txt"]), ("left.txt", "right.txt")))
     asked = {0: threading.Event(), 1: threading.Event()}
 
     def hangs(n: int) -> Turn:

@@ -12,13 +12,20 @@ from pathlib import Path
 
 import pytest
 
+from harness.maker_run import (
+    EXECUTOR,
+    MAKER,
+    oriented_then,
+    run_env,
+    run_maker,
+    write_hello,
+    writes_hello,
+)
+from harness.plugin import step, write_plan
 from maker.executor.protocol.orient import decide_deviation
 from maker.store.plan_store import PlanStore
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker_scripted.scenarios import handoff
-
-from ._maker import step, write_plan
-from .test_maker_run import EXECUTOR, run_maker, write_hello
 
 pytestmark = pytest.mark.e2e
 
@@ -114,8 +121,6 @@ def test_the_sweep_reaches_the_later_steps_brief_and_proposals_wait(
 
     from maker.executor.protocol.sweep import open_proposals
 
-    from .test_maker_run import oriented_then, writes_hello
-
     swept = yaml.safe_dump({**yaml.safe_load(handoff(0, {"files": ["hello.txt"]},
                                                      files=["hello.txt"])),
                             "edge_cases": [{"step": 1, "note": "a missing final newline"}],
@@ -153,8 +158,6 @@ def test_a_plan_in_docs_plans_verifies_and_works_at_the_project_root(
 
     from maker.verify.detect import ENV_VARS
 
-    from .test_maker_run import MAKER, run_env
-
     env = run_env(fake_api, claude_home, {"MAKER_PLANS_DIR": "docs/plans"})
     for var in ENV_VARS.values():  # (no check set or switched off: maker detects them)
         env.pop(var, None)
@@ -175,8 +178,6 @@ def test_a_budget_stop_while_planning_keeps_the_plan_it_paid_for(
     """Issue 15, item 8, with the real SDK: the budget runs out on the planner's call, whose
     answer is a valid plan: the plan is kept, and `maker run` continues it."""
     from maker_scripted.scenarios import GREETING_TASK, greeting_plan, to_yaml
-
-    from .test_maker_run import oriented_then, writes_hello
 
     fake_api.script("planner", Reply.text(to_yaml(greeting_plan())))
     stopped = run_maker(fake_api, project, claude_home, GREETING_TASK, "--approve", "auto",

@@ -13,14 +13,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from harness.maker_run import EXECUTOR, oriented_then, orients, request_cwd, run_maker
+from harness.plugin import step, write_plan
 from maker.cli.main import cli
 from maker.engine.ledger import Ledger
 from maker.store.plan_store import PlanStore
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply, ToolUseBlock
 from maker_scripted.scenarios import handoff
-
-from ._maker import step, write_plan
-from .test_maker_run import EXECUTOR, oriented_then, orients, request_cwd, run_maker
 
 pytestmark = pytest.mark.e2e
 

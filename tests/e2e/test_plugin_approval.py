@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from harness.plugin import PLUGIN_ROOT, Run, run_maker, step, write_plan
 from harness.scenarios import (
     APPROVE,
     MAIN,
@@ -30,8 +31,6 @@ from harness.scenarios import (
 from harness.sdk_client import Question, run_sdk
 from maker.cli.main import cli
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
-
-from ._maker import PLUGIN_ROOT, Run, run_maker, step, write_plan
 
 pytestmark = pytest.mark.e2e
 

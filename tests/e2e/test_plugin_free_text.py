@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.plugin import Run, finish_step_0, run_maker, step, write_plan
 from harness.queries import tool_uses
 from harness.scenarios import (
     EXECUTOR,
@@ -26,8 +27,6 @@ from harness.scenarios import (
 )
 from maker.store.plan_store import PlanStore
 from maker_scripted import FakeMessagesAPI
-
-from ._maker import Run, finish_step_0, run_maker, step, write_plan
 
 pytestmark = pytest.mark.e2e
 

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.install import claude, install_plugin, plugin_checkout
-
-from ._maker import PLUGIN_ROOT
+from harness.plugin import PLUGIN_ROOT
 
 pytestmark = pytest.mark.e2e
 

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.plugin import PLUGIN_ROOT, Run, write_plan
 from harness.scenarios import plugin_env
 from maker_scripted import FakeMessagesAPI, Reply
-
-from ._maker import PLUGIN_ROOT, Run, write_plan
 
 pytestmark = pytest.mark.e2e
 

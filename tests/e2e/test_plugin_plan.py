@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.plugin import Run, feedback, run_maker, tool_names
 from harness.queries import hook_events
 from harness.scenarios import (
     BROKEN_PLAN_PROBLEM,
@@ -26,8 +27,6 @@ from harness.scenarios import (
 from maker.planner.linter import lint_text
 from maker.store.plan_store import PlanStore
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
-
-from ._maker import Run, feedback, run_maker, tool_names
 
 pytestmark = pytest.mark.e2e
 

@@ -20,12 +20,11 @@ from typing import Any
 
 import pytest
 
+from harness.plugin import PLUGIN_ROOT, Run, deliver, run_maker, step, write_plan
 from harness.scenarios import MAIN, handoff, tool
 from maker.executor.acceptance.approval import approve_step
 from maker.executor.state.lifecycle import reset_step, start_step
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
-
-from ._maker import PLUGIN_ROOT, Run, deliver, run_maker, step, write_plan
 
 pytestmark = pytest.mark.e2e
 

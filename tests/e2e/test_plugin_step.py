@@ -14,6 +14,16 @@ from pathlib import Path
 
 import pytest
 
+from harness.plugin import (
+    PLUGIN_ROOT,
+    Run,
+    feedback,
+    finish_step_0,
+    run_maker,
+    step,
+    tool_names,
+    write_plan,
+)
 from harness.queries import hook_events, tool_uses
 from harness.scenarios import (
     BROKEN_HANDOFF_PROBLEMS,
@@ -31,19 +41,9 @@ from harness.scenarios import (
     step_flow,
     tool,
 )
+from maker.executor.rules.step_rules import STOP_REMINDERS
 from maker.store.plan_store import PlanStore
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
-
-from ._maker import (
-    PLUGIN_ROOT,
-    Run,
-    feedback,
-    finish_step_0,
-    run_maker,
-    step,
-    tool_names,
-    write_plan,
-)
 
 pytestmark = pytest.mark.e2e
 
@@ -134,7 +134,7 @@ def test_the_stop_hook_keeps_the_main_agent_going_until_the_step_has_a_handoff(
     (said,) = feedback(fake_api, MAIN)
     assert said.startswith("Stop hook feedback:\nmaker: step 0 (Write hello.txt) is in "
                            "progress and has no accepted handoff.")
-    assert said.endswith("(Reminder 1 of 3.)")
+    assert said.endswith(f"(Reminder 1 of {STOP_REMINDERS}.)")
     assert run.result is not None and run.result.endswith("\nSTEP_COMPLETE")
     assert step(project, 0).status == "complete"
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.background import main_follows_notification
+from harness.plugin import Run, run_maker, step, write_plan
 from harness.queries import hook_events
 from harness.scenarios import (
     EXECUTOR,
@@ -40,8 +41,6 @@ from maker.planner.linter import lint_text
 from maker.store.plan_store import PlanStore
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker_scripted.replies import ToolUseBlock
-
-from ._maker import Run, run_maker, step, write_plan
 
 pytestmark = pytest.mark.e2e
 

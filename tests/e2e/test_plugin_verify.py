@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.plugin import PLUGIN_ROOT, Run, feedback, git_trap, step, write_plan
 from harness.scenarios import (
     EXECUTOR,
     MAIN,
@@ -32,8 +33,6 @@ from harness.scenarios import (
 from maker.verify.detect import ENV_VARS
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply, ToolUseBlock
 from maker_scripted.turns import hook_feedback, working_dir
-
-from ._maker import PLUGIN_ROOT, Run, feedback, git_trap, step, write_plan
 
 pytestmark = pytest.mark.e2e
 

@@ -17,14 +17,13 @@ from typing import Any
 
 import pytest
 
+from harness.plugin import Run, branching_plan, run_maker, step, write_plan
 from harness.queries import tool_uses
 from harness.scenarios import EXECUTOR, MAIN, handoff, tool
 from maker.executor.state.schedule import next_steps
 from maker.store.plan_store import PlanStore
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker_scripted.replies import ToolUseBlock
-
-from ._maker import Run, branching_plan, run_maker, step, write_plan
 
 pytestmark = pytest.mark.e2e
 

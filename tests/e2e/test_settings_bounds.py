@@ -21,6 +21,17 @@ from pathlib import Path
 import pytest
 
 from harness.background import finished, main_follows_notification, notified_verdict
+from harness.claude_fixtures import StartInteractive
+from harness.maker_run import (
+    MAKER,
+    greeting_run,
+    oriented_then,
+    orients,
+    run_env,
+    run_maker,
+    write_hello,
+)
+from harness.plugin import PLUGIN_ROOT, Run, step, write_plan
 from harness.queries import RecordingAPI
 from harness.scenarios import (
     EXECUTOR,
@@ -38,18 +49,6 @@ from harness.scenarios import (
 from maker.engine.ledger import Ledger
 from maker.store.plan_store import PlanStore
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
-
-from ._maker import PLUGIN_ROOT, Run, step, write_plan
-from .conftest import StartInteractive
-from .test_maker_run import (
-    MAKER,
-    greeting_run,
-    oriented_then,
-    orients,
-    run_env,
-    run_maker,
-    write_hello,
-)
 
 pytestmark = pytest.mark.e2e
 

@@ -2,10 +2,9 @@
 test_agent_runner_maker.py."""
 from unittest.mock import MagicMock, patch
 
+from harness.step_plans import step_spec
 from maker.core.models import AgentResult, TaskConfig
 from maker.executor.launch.agent_runner import AgentRunner
-
-from ._step_plans import step_spec
 
 
 def make_step(**overrides):

@@ -19,6 +19,7 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk._errors import ResultError
 
+from harness.step_plans import step_spec
 from maker.core.clock import utc_now
 from maker.core.models import AgentResult, Plan, PlanStep, TaskConfig
 from maker.errors import (
@@ -32,8 +33,6 @@ from maker.executor.launch.notes_context import NotesContext
 from maker.prompts import load_prompt
 from maker.store.notes import add_notes, read_notes
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import step_spec
 
 Script = Callable[..., AsyncIterator[Any]]
 

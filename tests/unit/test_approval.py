@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from harness.step_plans import handoff, linear
 from maker.cli.main import cli
 from maker.errors import StepError, TransitionError
 from maker.executor.acceptance.accept import accept_handoff
@@ -22,8 +23,6 @@ from maker.executor.acceptance.review import record_review
 from maker.executor.launch.brief import build_brief
 from maker.executor.state.lifecycle import start_step
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import handoff, linear
 
 
 @pytest.fixture()

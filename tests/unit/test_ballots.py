@@ -10,43 +10,16 @@ from typing import Any
 
 import pytest
 
+from harness.ballots import ballot_file, branching, chose, fire_stop, launch_limit
+from harness.step_plans import handoff, make_step, write
 from maker.executor.rules.vote_rules import VoteRecord, step_votes
 from maker.executor.state.lifecycle import start_step
 from maker.executor.state.schedule import next_steps
 from maker.executor.votes import ballots
-from maker.executor.votes.ballots import cast, launch_instruction, vote_state
+from maker.executor.votes.ballots import cast, launch_instruction
 from maker.executor.votes.runs import start_launch
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
-from maker.store.plan_store import PlanStore
-
-from ._step_plans import handoff, make_step, write
-
-EXECUTOR = "maker:step-executor"
-
-
-def chose(n: int, reason: str = "seen") -> str:
-    return handoff(0, output={"next_step": n, "reason": reason})
-
-
-def branching(root: Path, votes: int | None = 3) -> PlanStore:
-    store = write(root, [make_step(0, -2, conditional=True, votes=votes), make_step(1, -1),
-                         make_step(2, -1)])
-    start_step(store, 0)
-    return store
-
-
-def ballot_file(store: PlanStore) -> dict[str, Any]:
-    """Step 0's run record, where each executor's ballot is kept beside its launch."""
-    data: dict[str, Any] = json.loads(
-        (store.state_dir / "runs" / "step-00.json").read_text(encoding="utf-8"))
-    return data
-
-
-def launch_limit(store: PlanStore, step: int) -> int:
-    """How many executors may run step ``step`` at once, as the vote stands."""
-    state = vote_state(store, step)
-    return state.limit if state is not None else 1
 
 
 def test_the_lead_is_the_steps_votes_else_2_for_a_conditional_step_else_1() -> None:
@@ -185,15 +158,6 @@ def test_a_step_that_does_not_vote_still_runs_one_executor_at_a_time(project: Pa
     assert start_launch(store, "t0", "s", "p") is None
     refusal = start_launch(store, "t1", "s", "p")
     assert refusal is not None and "one executor works on a step at a time" in refusal
-
-
-def fire_stop(project: Path, agent_id: str, message: str, agent: str = EXECUTOR) -> Any:
-    data = {"session_id": "sess-1", "cwd": str(project), "hook_event_name": "SubagentStop",
-            "agent_id": agent_id, "agent_type": agent, "stop_hook_active": False,
-            "agent_transcript_path": str(project / "agent.jsonl"),
-            "last_assistant_message": message}
-    out = run_hook("subagent-stop", HANDLERS["subagent-stop"], stdin=json.dumps(data))
-    return json.loads(out) if out else None
 
 
 @pytest.fixture()

@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
+from harness.hooks import fire
+from harness.step_plans import linear
 from maker.executor.verdicts.blocked import blocked_question
-
-from ._step_plans import linear
-from .test_hooks import fire
 
 
 @pytest.fixture()

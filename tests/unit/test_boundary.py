@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from harness.kernel import require_kernel
+from harness.step_plans import step_spec, write
 from maker.core.paths import seal_key_path
 from maker.engine.tool_limits import make_hooks
 from maker.executor.protocol.orient import record_orient
@@ -33,8 +34,6 @@ from maker.hooks.protocol import run_hook
 from maker.store.plan_store import PlanStore
 from maker.store.seal import seal
 from maker.tools.boundary import BOX, unwrap, wrap
-
-from ._step_plans import step_spec, write
 
 pytestmark = pytest.mark.kernel
 

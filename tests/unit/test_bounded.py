@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.step_plans import linear
 from maker.core.bounded import (
     HOOK_INPUT_LIMIT,
     read_regular_file,
@@ -26,8 +27,6 @@ from maker.errors import InputError
 from maker.hooks.common import _last_assistant_text
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
-
-from ._step_plans import linear
 
 ROOT = Path(__file__).resolve().parents[2]
 MAKER = [sys.executable, "-m", "maker"]

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from harness.step_plans import step_spec
 from maker.core.clock import utc_now
 from maker.core.models import Plan, PlanStep
 from maker.errors import StepNotFoundError
@@ -17,8 +18,6 @@ from maker.executor.launch.handoff_template import handoff_template
 from maker.executor.launch.previous_work import BriefBudget, previous_handoff
 from maker.store.notes import DEFAULT_KEEP, add_notes
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import step_spec
 
 
 def make_step(n: int, **overrides: Any) -> PlanStep:

@@ -12,14 +12,13 @@ import pytest
 from click.testing import CliRunner
 
 from harness.engine_fakes import FakeLedger, ScriptedModel, parts
+from harness.step_plans import branch_plan, handoff, make_step, write
 from maker.cli import run_cmd
 from maker.cli.main import cli
 from maker.engine.calibrate import calibrate
 from maker.errors import InputError
 from maker.store.plan_store import PlanStore
 from maker.voting import k_min
-
-from ._step_plans import branch_plan, handoff, make_step, write
 
 
 def chose(n: int) -> str:

@@ -14,13 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness.step_plans import complete, handoff, linear
 from maker.errors import PlanFileError, StepError
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.state import lifecycle
 from maker.store import changes, snapshot
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import complete, handoff, linear
 
 TOKEN = Path(".maker") / "generation"
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from harness.step_plans import handoff, step_spec, write
 from maker.cli.main import cli
 from maker.errors import HandoffRejectedError
 from maker.executor.acceptance.accept import accept_handoff
@@ -21,8 +22,6 @@ from maker.executor.state.lifecycle import start_step
 from maker.executor.verdicts.outcome import outcome
 from maker.handoff.measured import NO_FILE_CHANGED
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import handoff, step_spec, write
 
 WRITER = step_spec(1, -1, primary_tools=["Read", "Write", "Edit"])
 READER = step_spec(1, -1, primary_tools=["Read", "Grep"])

@@ -10,11 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.plan_strategies import yaml_like
 from maker.errors import YAMLCleanError
 from maker.yaml_cleaner.cleaner import YAMLCleaner
 from maker.yaml_cleaner.load import load_yaml
-
-from ._plan_strategies import yaml_like
 
 DOC = "reasoning: because\nplan:\n  - step: 0\n    title: read\n"
 DATA = {"reasoning": "because", "plan": [{"step": 0, "title": "read"}]}

@@ -2,9 +2,8 @@
 import pytest
 import yaml
 
+from harness.step_plans import step_spec
 from maker.executor.launch.context_builder import ContextBuilder
-
-from ._step_plans import step_spec
 
 
 def make_step(**overrides):

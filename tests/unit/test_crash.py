@@ -13,63 +13,24 @@ does the same to the real CLI with strace, at the syscall level, and with random
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from harness.crash import run_killed
+from harness.crash_states import awaiting, in_progress, snapshot, stopped
+from harness.step_plans import (
+    handoff,
+    make_step,
+)
 from maker.core.models import Plan
 from maker.executor.acceptance import approval
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.state import lifecycle
 from maker.store.plan_store import PlanStore
 
-from ._crash_states import awaiting, in_progress, snapshot, stopped
-from ._step_plans import (
-    handoff,
-    make_step,
-)
-
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-
-
-_MUTATORS = ("replace", "rename", "unlink", "remove", "mkdir", "rmdir", "link", "symlink")
-_DIED = 137
-def _die_before(n: int) -> None:
-    calls = [0]
-
-    def arm(real: Callable[..., object]) -> Callable[..., object]:
-        def wrapped(*args: object, **kwargs: object) -> object:
-            calls[0] += 1
-            if calls[0] == n:
-                os._exit(_DIED)
-            return real(*args, **kwargs)
-        return wrapped
-
-    for name in _MUTATORS:
-        setattr(os, name, arm(getattr(os, name)))
-
-
-def run_killed(op: Callable[[PlanStore], object], store: PlanStore, n: int,
-               arm: Callable[[int], None] | None = None) -> bool:
-    """Run ``op`` in a child killed before its n-th change (``arm(n)`` sets the kill up:
-    by default, before the n-th rename, unlink, mkdir, rmdir or link); True if it was
-    killed."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads (xdist)
-        pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        try:
-            (arm or _die_before)(n)
-            op(store)
-        except BaseException:
-            os._exit(1)
-        os._exit(0)
-    _, status = os.waitpid(pid, 0)
-    code = os.waitstatus_to_exitcode(status)
-    assert code in (0, _DIED), f"the operation failed on its own (exit {code})"
-    return code == _DIED
 
 
 OPERATIONS: dict[str, tuple[Callable[[Path], PlanStore], Callable[[PlanStore], object]]] = {

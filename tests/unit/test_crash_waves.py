@@ -23,13 +23,8 @@ from typing import Any
 
 import pytest
 
-from maker.executor.parallel.land import LANDING, land, land_step
-from maker.executor.parallel.worktree_step import start_in_worktree
-from maker.store.plan_store import PlanStore
-from maker.store.workspace import worktree_of
-from maker.tools import git_run, worktrees
-
-from ._crash_wave_states import (
+from harness.crash import DIED, MUTATORS, run_killed
+from harness.crash_wave_states import (
     after_kill,
     scratch_left,
     wave_conflict,
@@ -37,13 +32,15 @@ from ._crash_wave_states import (
     wave_snapshot,
     wave_working,
 )
-from .test_crash import run_killed
+from maker.executor.parallel.land import LANDING, land, land_step
+from maker.executor.parallel.worktree_step import start_in_worktree
+from maker.store.plan_store import PlanStore
+from maker.store.workspace import worktree_of
+from maker.tools import git_run, worktrees
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 
-_MUTATORS = ("replace", "rename", "unlink", "remove", "mkdir", "rmdir", "link", "symlink")
 _GIT_CHANGES = ("add", "remove", "prune")  # git worktree …
-_DIED = 137
 Op = Callable[[PlanStore], object]
 
 
@@ -56,7 +53,7 @@ def _die_at(n: int, at: str | None = None) -> None:
     def tick(label: str = "") -> None:
         calls[0] += at is None or re.search(at, label) is not None
         if calls[0] == n:
-            os._exit(_DIED)
+            os._exit(DIED)
 
     def arm(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
         def wrapped(*args: Any, **kwargs: Any) -> Any:
@@ -64,7 +61,7 @@ def _die_at(n: int, at: str | None = None) -> None:
             return real(*args, **kwargs)
         return wrapped
 
-    for name in _MUTATORS:
+    for name in MUTATORS:
         setattr(os, name, arm(name, getattr(os, name)))
     real_run = subprocess.run
 
@@ -78,7 +75,7 @@ def _die_at(n: int, at: str | None = None) -> None:
             calls[0] += at is None  # (at: no such moment)
             if calls[0] == n and at is None:
                 (Path(args[-2]) / ".git").unlink()
-                os._exit(_DIED)
+                os._exit(DIED)
         tick(f"git worktree {sub[0]} done")
         return done
 

@@ -11,14 +11,13 @@ from typing import Any
 
 import pytest
 
+from harness.step_plans import handoff, linear
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.acceptance.approval import approval_question, read_policy
 from maker.executor.state.lifecycle import start_step
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import handoff, linear
 
 
 @pytest.fixture()

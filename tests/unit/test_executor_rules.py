@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
+from harness.step_plans import tool_step
 from maker.tools.executor_rules import executor_decision
-
-from ._step_plans import tool_step
 
 OUTSIDE = "may use only"
 PLANS = "maker's own record of the plan"

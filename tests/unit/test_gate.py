@@ -11,6 +11,13 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness.step_plans import (
+    branching,
+    handoff,
+    linear,
+    make_step,
+    write,
+)
 from maker.errors import HandoffRejectedError, Problem
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.state.lifecycle import reset_step, start_step
@@ -20,14 +27,6 @@ from maker.store.plan_store import PlanStore
 from maker.store.seal import seal
 from maker.verify.runner import evidence_path, run_verification
 from maker.yaml_cleaner.dump import canonical_sha256
-
-from ._step_plans import (
-    branching,
-    handoff,
-    linear,
-    make_step,
-    write,
-)
 
 pytestmark = pytest.mark.usefixtures("project")
 

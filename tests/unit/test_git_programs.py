@@ -14,13 +14,12 @@ from typing import Any
 
 import pytest
 
+from harness.step_plans import make_step, write
 from maker.executor.state.lifecycle import start_step
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 from maker.tools.git_programs import program_free
 from maker.tools.readonly import why_not_read_only
-
-from ._step_plans import make_step, write
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

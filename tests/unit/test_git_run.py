@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.crash_wave_states import wave_ready, wave_working
+from harness.step_plans import tool_step, write
 from maker.errors import GitRefusedError, WorktreeError
 from maker.executor.parallel.land import land
 from maker.executor.parallel.worktree_step import start_in_worktree
@@ -25,9 +27,6 @@ from maker.tools.git_programs import program_free
 from maker.tools.git_run import Git, filter_names
 from maker.tools.git_tree import changed_paths, snapshot_tree
 from maker.tools.shell import Refused
-
-from ._crash_wave_states import wave_ready, wave_working
-from ._step_plans import tool_step, write
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

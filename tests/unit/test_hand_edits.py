@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from harness.step_plans import linear
 from maker.cli.main import cli
 from maker.planner.linter import lint_text
 from maker.planner.parser import MAX_SCHEMA_DEPTH
-
-from ._step_plans import linear
 
 PLAN = """task: Build it
 reasoning: Two steps.

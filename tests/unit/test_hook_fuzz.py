@@ -15,12 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness.crash_states import awaiting, in_progress, stopped
 from maker.errors import MakerError
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import HookInput, run_hook
 from maker.store.plan_store import PlanStore
-
-from ._crash_states import awaiting, in_progress, stopped
 
 KEYS = ("session_id", "cwd", "tool_name", "tool_input", "tool_response", "prompt",
         "prompt_id", "agent_type", "agent_id", "last_assistant_message", "transcript_path",

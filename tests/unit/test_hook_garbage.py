@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.step_plans import linear
 from maker.executor.state.lifecycle import start_step
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
-
-from ._step_plans import linear
 
 VALUES = [None, 5, -1, 1e308, True, "", "s", ".", "/", "/dev/zero", "/etc/passwd",
           "/proc/self/fd/0", "\x00", "a\x00b", "x" * 10_000, [], {}, [1], {"a": 1},

@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from harness.step_plans import linear, make_step, write
 from maker.executor.state.lifecycle import start_step
 from maker.hooks.__main__ import EVENTS
 from maker.hooks.handlers import HANDLERS
 from maker.store.state import PlanState
 from maker.store.step_peek import peek_step
-
-from ._step_plans import linear, make_step, write
 
 ROOT = Path(__file__).resolve().parents[2]
 

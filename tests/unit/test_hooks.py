@@ -12,50 +12,24 @@ import json
 import os
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from harness.hooks import EXECUTOR, fire, stop_input, subagent_input, tool_input
+from harness.step_plans import handoff, linear, make_step, write
 from maker.executor.protocol.orient import record_orient
 from maker.executor.rules.step_rules import GATE_ATTEMPTS, STOP_REMINDERS
 from maker.executor.state.lifecycle import start_step
 from maker.hooks.handlers import HANDLERS
-from maker.hooks.protocol import run_hook
 from maker.planner.planner import DEFAULT_MAX_ATTEMPTS as PLANNER_ATTEMPTS
 from maker.store.plan_store import PlanStore
 from maker.store.requests import load_request
 
-from ._step_plans import handoff, linear, make_step, write
-
 ROOT = Path(__file__).resolve().parents[2]
 HOOK = ROOT / "scripts" / "hook"
-
-
-def stop_input(cwd: Path, **extra: Any) -> dict[str, Any]:
-    data = {"session_id": "sess-1", "transcript_path": str(cwd / "t.jsonl"), "cwd": str(cwd),
-            "permission_mode": "default", "hook_event_name": "Stop", "stop_hook_active": False,
-            "last_assistant_message": "All done."}
-    data.update(extra)
-    return data
-
-
-def subagent_input(cwd: Path, agent: str, message: str, **extra: Any) -> dict[str, Any]:
-    """A SubagentStop input of a new subagent (the client's ids are unique; maker gates
-    one subagent's deliverable once): pass ``agent_id`` for the same subagent again."""
-    data = stop_input(cwd, hook_event_name="SubagentStop", agent_id=uuid.uuid4().hex[:17],
-                      agent_type=agent, agent_transcript_path=str(cwd / "agent.jsonl"),
-                      last_assistant_message=message)
-    data.update(extra)
-    return data
-
-
-def fire(event: str, data: dict[str, Any] | str) -> dict[str, Any] | None:
-    raw = data if isinstance(data, str) else json.dumps(data)
-    out = run_hook(event, HANDLERS[event], stdin=raw)
-    return json.loads(out) if out else None
 
 
 @pytest.fixture()
@@ -87,9 +61,6 @@ def one_step_running(project: Path, tools: list[str], n: int = 1,
 
 
 # -- SubagentStop: the step executor ------------------------------------------------
-
-
-EXECUTOR = "maker:step-executor"
 
 
 def test_valid_handoff_is_accepted(project: Path, running: PlanStore) -> None:
@@ -239,13 +210,15 @@ def test_stop_is_blocked_while_a_step_has_no_handoff(project: Path, running: Pla
 
 
 def test_stop_blocking_is_bounded_and_records_failed(project: Path, running: PlanStore) -> None:
+    """In one chain of blocks the Stop hook blocks ``STOP_REMINDERS`` times, the last with
+    the verdict; the next stop is let through."""
     decisions = []
-    for i in range(STOP_REMINDERS + 1):
+    for i in range(STOP_REMINDERS + 2):
         out = fire("stop", stop_input(project, stop_hook_active=i > 0))
         decisions.append(out.get("decision") if out else None)
-        if out and "decision" not in out:
+        if out is None:
             break
-    assert decisions.count("block") < STOP_REMINDERS + 1 and decisions[-1] is None
+    assert decisions == ["block"] * STOP_REMINDERS + [None]
     assert running.load().get(1).status == "failed"
     assert fire("stop", stop_input(project)) is None  # nothing in progress any more
 
@@ -268,12 +241,6 @@ def test_stop_leaves_a_step_started_from_a_shell_alone(project: Path) -> None:
 
 
 # -- PreToolUse -----------------------------------------------------------------------
-
-
-def tool_input(project: Path, tool: str, agent: str = EXECUTOR, **tool_in: Any) -> dict[str, Any]:
-    return {"session_id": "sess-1", "cwd": str(project), "hook_event_name": "PreToolUse",
-            "tool_name": tool, "tool_input": tool_in, "tool_use_id": "t1",
-            "agent_id": "a1", "agent_type": agent}
 
 
 @pytest.mark.parametrize(

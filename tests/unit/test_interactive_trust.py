@@ -36,15 +36,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from maker.cli.main import cli
-from maker.executor.protocol.orient import record_orient
-from maker.executor.state.lifecycle import fail_step, reset_step, start_step
-from maker.store.plan_store import PlanStore
-from maker.tools.guard import bash_refusal
-from maker.verify.detect import ENV_VARS, detect_commands
-
-from ._step_plans import handoff, make_step, step_spec, write
-from .test_background import (
+from harness.session_hooks import (
     EXECUTOR,
     async_launched,
     decision,
@@ -54,6 +46,13 @@ from .test_background import (
     started,
     stop,
 )
+from harness.step_plans import handoff, make_step, step_spec, write
+from maker.cli.main import cli
+from maker.executor.protocol.orient import record_orient
+from maker.executor.state.lifecycle import fail_step, reset_step, start_step
+from maker.store.plan_store import PlanStore
+from maker.tools.guard import bash_refusal
+from maker.verify.detect import ENV_VARS, detect_commands
 
 REPO = Path(__file__).resolve().parents[2]
 

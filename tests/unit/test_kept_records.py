@@ -12,7 +12,7 @@ What makes that safe:
    processes: ``store/changes.py``), at once; after a hand edit, once
    ``changes.FULL_EVERY`` has passed since it (every file is listed and checked at least
    that often). A problem is reported as the full validation reports it, every problem
-   at once. Held by ``test_kept_store_vs_fresh.py`` (whatever maker does, and however),
+   at once. Held by ``test_kept_store_agrees.py`` (whatever maker does, and however),
    ``test_kept_store.py``, ``test_changes.py``.
 2. **A file's stamp alone is trusted only once it is settled.** A parse is reused on the
    file's (inode, size, mtime, ctime) only after its bytes were seen unchanged while
@@ -52,6 +52,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
+from harness.plan_strategies import yaml_like
+from harness.step_plans import complete, linear, make_step, write
 from maker.errors import Problem
 from maker.executor.launch.previous_work import _key
 from maker.handoff.against_plan import check_output
@@ -61,9 +63,6 @@ from maker.store.records import StepRecord
 from maker.store.step_file import render_step
 from maker.yaml_cleaner.dump import dump_yaml
 from maker.yaml_cleaner.frozen import FrozenDict, FrozenList, freeze, thaw
-
-from ._plan_strategies import yaml_like
-from ._step_plans import complete, linear, make_step, write
 
 
 def engine_store(root: Path) -> PlanStore:

@@ -10,12 +10,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness.step_plans import complete, make_step, write
 from maker.errors import StepError
 from maker.executor.state.lifecycle import reset_step
 from maker.executor.state.schedule import decision_outputs, plan_schedule, schedule
 from maker.store import changes
-
-from ._step_plans import complete, make_step, write
 
 _STATUSES = st.sampled_from(["pending", "in-progress", "awaiting-approval", "complete",
                              "blocked", "failed"])

@@ -11,13 +11,12 @@ from typing import Any
 import pytest
 
 from harness.engine_fakes import ScriptedModel, parts, run
+from harness.step_plans import complete, handoff, linear, make_step, write
 from maker.engine.orchestrator import Orchestrator
 from maker.errors import PlanFileError
 from maker.executor.state import lifecycle
 from maker.store import changes, snapshot
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import linear
 
 TOKEN = Path(".maker") / "generation"
 
@@ -83,8 +82,6 @@ def test_a_hand_edit_made_during_a_full_read_is_seen_a_window_after_it(
 def test_a_handoff_of_no_step_is_in_the_handoff_heads_once_the_window_has_passed(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from maker.executor.launch.previous_work import _key, previous_handoff
-
-    from ._step_plans import complete
 
     root = linear(project, 3).root
     kept = engine_store(root)
@@ -211,8 +208,6 @@ def test_a_handoff_edited_in_the_tick_of_its_write_is_in_the_heads_once_the_wind
     from maker.executor.acceptance.accept import accept_handoff
     from maker.executor.launch.previous_work import _key
 
-    from ._step_plans import handoff
-
     root = linear(project, 3, policy="never").root
     kept = engine_store(root)
     lifecycle.start_step(kept, 1)
@@ -244,8 +239,6 @@ def test_a_handoff_edited_in_the_tick_of_its_write_is_in_the_heads_once_the_wind
 
 def test_rendering_plan_md_reads_the_kept_records_without_copying_them(project: Path) -> None:
     from maker.store.overview import render_overview
-
-    from ._step_plans import make_step, write
 
     store = write(project, [make_step(1, 2), make_step(2, 3), make_step(3, -1,
                                                                         depends_on=[1, 2])])

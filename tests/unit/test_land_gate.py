@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.crash_wave_states import wave_conflict, wave_working
+from harness.step_plans import handoff
 from maker.executor.parallel.land_gate import land_before_accept
 from maker.store.plan_store import PlanStore
 from maker.store.workspace import worktree_of
-
-from ._crash_wave_states import wave_conflict, wave_working
-from ._step_plans import handoff
 
 COMPLETE = handoff(1, files_changed=["a/x.txt", "a/new/y.txt"])
 

@@ -13,11 +13,10 @@ from typing import Any
 
 import pytest
 
+from harness.crash_wave_states import wave_working
+from harness.step_plans import handoff
 from maker.executor.parallel.land_gate import land_before_accept
 from maker.store.plan_store import PlanStore
-
-from ._crash_wave_states import wave_working
-from ._step_plans import handoff
 
 EXEC = "maker:step-executor"
 
@@ -169,7 +168,7 @@ def test_a_reviewer_cannot_name_its_own_step_in_its_transcript(plugin_project: P
     first 64 KB of its transcript: not only its prompt, but its own messages and the
     files it read. A prompt that does not spell the phrase exactly (the main agent's
     paraphrase) lets the reviewer's own text (or a handoff it read) pick the step."""
-    from ._step_plans import complete, linear
+    from harness.step_plans import complete, linear
     store = linear(plugin_project, 3, policy="auto")
     files = [f"f{i}.py" for i in range(6)]
     for n in (1, 2):

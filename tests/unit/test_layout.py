@@ -14,11 +14,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from harness.step_plans import handoff, linear
 from maker.cli.main import cli
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
-
-from ._step_plans import handoff, linear
 
 pytestmark = pytest.mark.usefixtures("project")
 

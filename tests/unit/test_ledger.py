@@ -10,14 +10,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from harness.step_plans import linear
 from maker.cli.main import cli
 from maker.core.clock import utc_now
 from maker.engine.budget import Budget
 from maker.engine.ledger import LINE_LIMIT, Call, Ledger
 from maker.errors import BudgetExceededError, InputError
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import linear
 
 
 def call(kind: str = "executor", step: int | None = 1, cost: float = 0.01, **kw: object) -> Call:

@@ -7,6 +7,11 @@ from typing import Any
 
 import pytest
 
+from harness.step_plans import (
+    branching,
+    complete,
+    linear,
+)
 from maker.errors import DependencyError, StepError, StepNotFoundError, TransitionError
 from maker.executor.state.lifecycle import (
     ALLOWED_TRANSITIONS,
@@ -16,12 +21,6 @@ from maker.executor.state.lifecycle import (
     start_step,
 )
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import (
-    branching,
-    complete,
-    linear,
-)
 
 pytestmark = pytest.mark.usefixtures("project")
 

@@ -9,12 +9,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.plan_strategies import plan_like, yaml_like
+from harness.step_plans import step_data
 from maker.core.models import Plan
 from maker.planner.linter import lint_plan, lint_text
 from maker.tools.registry import ToolRegistry
-
-from ._plan_strategies import plan_like, yaml_like
-from ._step_plans import step_data
 
 
 def step(n: int, **changes: Any) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.step_plans import handoff, linear, make_step
 from maker.core.models import Plan
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.launch.brief import build_brief
@@ -22,8 +23,6 @@ from maker.store.notes import (
     retire_attempt,
 )
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import handoff, linear, make_step
 
 OLD = """# Notes
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from harness.engine_fakes import FakeLedger, FakePlanner, FakeReviewer, ScriptedModel, parts, run
+from harness.step_plans import branch_plan, handoff, linear, make_step, write
 from maker.core.events import (
     Event,
     StepCompleted,
@@ -33,8 +34,6 @@ from maker.engine.orchestrator import (
 from maker.executor.acceptance.approval import approve_step
 from maker.store.plan_store import PlanStore
 from maker.verify.runner import recorded_evidence
-
-from ._step_plans import branch_plan, handoff, linear, make_step
 
 
 def names(result: RunResult) -> list[str]:
@@ -232,8 +231,6 @@ def test_a_blocked_handoff_stops_the_run(project: Path) -> None:
 
 def test_a_steps_model_picks_its_executors_model_over_the_runs(project: Path) -> None:
     from dataclasses import replace
-
-    from ._step_plans import write
 
     store = write(project, [replace(make_step(1, 2), model="haiku"), make_step(2, -1)])
     model = ScriptedModel([handoff(1), handoff(2)])

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from harness.hooks import EXECUTOR, fire, stop_input, subagent_input, tool_input
+from harness.step_plans import handoff, linear
 from maker.cli.main import cli
 from maker.errors import HandoffRejectedError, StepError
 from maker.executor.acceptance.accept import accept_handoff
@@ -27,9 +29,6 @@ from maker.executor.state.lifecycle import reset_step, start_step
 from maker.executor.verdicts.outcome import outcome
 from maker.store.plan_store import PlanStore
 from maker.tools.maker_commands import orient_command
-
-from ._step_plans import handoff, linear
-from .test_hooks import EXECUTOR, fire, stop_input, subagent_input, tool_input
 
 
 @pytest.fixture()

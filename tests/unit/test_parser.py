@@ -4,12 +4,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.plan_strategies import plan_like, yaml_like
+from harness.step_plans import step_data
 from maker.core.models import Plan, PlanStep, schema_keys
 from maker.errors import PlanValidationError
 from maker.planner.parser import parse_plan, structure_problems
-
-from ._plan_strategies import plan_like, yaml_like
-from ._step_plans import step_data
 
 
 class TestParsePlan:

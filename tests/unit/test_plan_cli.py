@@ -10,9 +10,8 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
+from harness.step_plans import step_data
 from maker.cli.main import cli
-
-from ._step_plans import step_data
 
 TASK = "Add a health endpoint"
 

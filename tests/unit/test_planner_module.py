@@ -7,6 +7,8 @@ import claude_agent_sdk
 import pytest
 from claude_agent_sdk import AssistantMessage, ResultMessage, TextBlock
 
+from harness.engine_fakes import ScriptedModel, parts, run
+from harness.step_plans import handoff
 from maker.core.events import PlanCreated, TaskSubmitted
 from maker.core.models import TaskConfig
 from maker.core.sdk import read_answer, translate_error
@@ -458,11 +460,8 @@ class TestABudgetStopAfterThePlan:
 
     def test_maker_run_keeps_the_plan_and_a_continued_run_finishes_it(self, tmp_path,
                                                                       monkeypatch):
-        from harness.engine_fakes import ScriptedModel, parts, run
         from maker.engine.orchestrator import EXIT_BUDGET, EXIT_COMPLETE, Orchestrator
         from maker.store.plan_store import PlanStore
-
-        from ._step_plans import handoff
 
         monkeypatch.setenv("MAKER_VERIFY", "off")
         store = PlanStore(tmp_path / "plans")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.step_plans import handoff, linear
 from maker.core.paths import find_plans_dir, project_of, project_record
 from maker.errors import HandoffRejectedError
 from maker.executor.acceptance.accept import accept_handoff
@@ -17,8 +18,6 @@ from maker.executor.launch.brief import build_brief
 from maker.executor.state.lifecycle import start_step
 from maker.store.plan_store import PlanStore
 from maker.verify.detect import detect_commands
-
-from ._step_plans import handoff, linear
 
 PYPROJECT = '[project]\nname = "demo"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
 

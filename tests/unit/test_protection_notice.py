@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from harness.step_plans import step_spec, write
 from maker.cli.main import cli
 from maker.executor.loop import status_view
 from maker.executor.protocol.orient import record_orient
@@ -19,8 +20,6 @@ from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 from maker.store.plan_store import PlanStore
 from maker.tools import boundary
-
-from ._step_plans import step_spec, write
 
 KERNEL = boundary.Protection("kernel", "user, mount and PID namespaces, as uid 1000")
 NONE = boundary.Protection("guard", "no `unshare` (util-linux) in the system's folders")

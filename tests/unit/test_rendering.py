@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from harness.step_plans import complete, make_step
 from maker.cli.main import cli
 from maker.core.models import Plan
 from maker.core.text import clip, md_cell, mermaid_label, strip_controls, task_line
@@ -16,8 +17,6 @@ from maker.executor.launch.brief import build_brief
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import complete, make_step
 
 pytestmark = pytest.mark.usefixtures("project")
 

@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from harness.step_plans import step_data, step_spec
 from maker.core.models import Plan
 from maker.executor.launch.brief import build_brief
 from maker.planner.linter import lint_plan
 from maker.planner.report_names import report_named
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import step_data, step_spec
 
 
 @pytest.mark.parametrize(("text", "named"), [

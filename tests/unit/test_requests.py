@@ -12,11 +12,10 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.step_plans import complete, linear
 from maker.cli.main import cli
 from maker.core.paths import data_dir
 from maker.store.requests import load_request, parse_command, save_request
-
-from ._step_plans import complete, linear
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,8 @@
-"""The retry bounds, pinned by their numbers: the Stop hook reminds the main agent 3
-times, then fails the step; a step executor's refused handoff is retried twice, then the
-step fails. Other tests count with the bound's constant and pass whatever its value;
-these name the number, so changing it (or moving the rule) fails here first.
+"""The retry bounds, pinned by their numbers: the Stop hook reminds the main agent
+``STOP_REMINDERS`` (3) times, then fails the step; a step executor's refused handoff is
+retried twice, then the step fails. Other tests count with the bound's constant and pass
+whatever its value; these name the number, so changing it (or moving the rule) fails
+here first.
 
 Driven through ``scripts/hook``, as Claude Code runs it, so that only what the client
 sees counts: a block, no decision, the step's status.
@@ -19,10 +20,10 @@ from typing import Any
 
 import pytest
 
+from harness.step_plans import linear
+from maker.executor.rules.step_rules import STOP_REMINDERS
 from maker.executor.state.lifecycle import start_step
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import linear
 
 HOOK = Path(__file__).resolve().parents[2] / "scripts" / "hook"
 
@@ -63,30 +64,38 @@ def status(store: PlanStore) -> str:
     return PlanStore(store.root).load().get(1).status
 
 
-def test_the_stop_hook_reminds_three_times_then_fails_the_step(
+def test_the_bound_is_three_reminders() -> None:
+    assert STOP_REMINDERS == 3
+
+
+def test_the_stop_hook_reminds_stop_reminders_times_then_fails_the_step(
         plugin_project: Path, running: PlanStore) -> None:
-    for reminder in (1, 2, 3):  # each stop in a turn of its own
+    reminders = []
+    for _ in range(STOP_REMINDERS + 2):  # each stop in a turn of its own
         out = fire("stop", stop(plugin_project, continued=False), plugin_project)
-        assert out is not None and out["decision"] == "block", reminder
-        assert status(running) == "in-progress", reminder
-    out = fire("stop", stop(plugin_project, continued=False), plugin_project)
-    # The fourth stop: the step is failed, and one last block tells the model so.
-    assert out is not None and out["decision"] == "block" and "failed" in out["reason"].lower()
+        assert out is not None and out["decision"] == "block"
+        if status(running) != "in-progress":
+            break
+        reminders.append(out["reason"])
+    assert len(reminders) == STOP_REMINDERS
+    assert reminders[-1].endswith(f"(Reminder {STOP_REMINDERS} of {STOP_REMINDERS}.)")
+    # The next stop: the step is failed, and one last block tells the model so.
+    assert "failed" in out["reason"].lower()
     assert status(running) == "failed"
     assert fire("stop", stop(plugin_project, continued=False), plugin_project) is None
 
 
-def test_stops_the_client_continues_are_blocked_three_times_in_all(
+def test_stops_the_client_continues_are_blocked_stop_reminders_times_in_all(
         plugin_project: Path, running: PlanStore) -> None:
-    """In one chain of blocks (the client continues after each), the third is the last:
-    two reminders, then the verdict."""
+    """In one chain of blocks (the client continues after each), the ``STOP_REMINDERS``-th
+    is the last: the reminders but one, then the verdict."""
     decisions = []
-    for n in range(5):
+    for n in range(STOP_REMINDERS + 2):
         out = fire("stop", stop(plugin_project, continued=n > 0), plugin_project)
         decisions.append(out and out.get("decision"))
         if out is None:
             break
-    assert decisions == ["block", "block", "block", None]
+    assert decisions == ["block"] * STOP_REMINDERS + [None]
     assert status(running) == "failed"
 
 

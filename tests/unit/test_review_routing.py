@@ -6,13 +6,15 @@ bounded by ``max_review_attempts``."""
 from __future__ import annotations
 
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness.engine_fakes import FakeReviewer, ScriptedModel, parts, run
+from harness.hooks import executor_returns, fire, subagent_input
+from harness.repos import edit, git_init
+from harness.step_plans import WRITER, handoff, make_step, tool_step, write
 from maker.engine.orchestrator import EXIT_APPROVAL, EXIT_COMPLETE, Orchestrator
 from maker.errors import HandoffRejectedError, ReviewMissingError
 from maker.executor.acceptance.accept import accept_handoff
@@ -30,24 +32,7 @@ from maker.executor.verdicts.outcome import outcome
 from maker.handoff.measured import MEASURE_KEY
 from maker.store.plan_store import PlanStore
 
-from ._step_plans import handoff, make_step, step_spec, tool_step, write
-from .test_hooks import fire, subagent_input
-from .test_step_rules import executor_returns
-
 REVIEWER = "maker:reviewer"
-WRITER = step_spec(1, -1, primary_tools=["Read", "Write", "Edit"])  # its executor may write
-
-
-def git_init(project: Path) -> None:
-    subprocess.run(["git", "init", "-q", str(project)], check=True)
-    (project / ".gitignore").write_text("plugin-data/\n")
-
-
-def edit(project: Path, *names: str) -> list[str]:
-    for name in names:
-        (project / name).parent.mkdir(parents=True, exist_ok=True)
-        (project / name).write_text(f"# {name} {time.monotonic_ns()}\n")
-    return list(names)
 
 
 def settings(store: PlanStore, text: str) -> None:

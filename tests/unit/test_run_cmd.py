@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.engine_fakes import FakeLedger, ScriptedModel, parts
+from harness.step_plans import handoff, linear
 from maker.cli import run_cmd
 from maker.cli.main import cli
 from maker.engine.budget import Budget
@@ -19,8 +20,6 @@ from maker.engine.ledger import Call, Ledger
 from maker.engine.step_run import EngineParts
 from maker.store.plan_store import PlanStore
 from maker.voting import k_min
-
-from ._step_plans import handoff, linear
 
 
 def _patch(monkeypatch: pytest.MonkeyPatch, model: ScriptedModel,

@@ -4,22 +4,26 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
+from harness.crash_wave_states import wave_ready
+from harness.run_steps import PROMPT, SESSION, begin, finish
+from harness.step_plans import handoff, linear
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.acceptance.approval import APPROVE_REST_LABEL, read_policy, set_policy
 from maker.executor.loop.next_action import END_DONE, END_STOPPED, loop_lock, next_action
 from maker.executor.loop.words import answered, executor_said, unseen
+from maker.executor.rules.step_rules import STOP_REMINDERS
 from maker.executor.state.lifecycle import fail_step
 from maker.executor.state.run import begin_run, live_run, run_policy
 from maker.hooks.decisions import answer_decision
+from maker.hooks.handlers import HANDLERS
+from maker.hooks.protocol import run_hook
 from maker.store.plan_store import PlanStore
 from maker.store.run_file import RUN_FILE, read_run
-
-from ._run_steps import PROMPT, SESSION, begin, finish
-from ._step_plans import handoff, linear
 
 
 @pytest.fixture()
@@ -141,8 +145,6 @@ def test_a_verdict_that_never_reached_the_main_agent_is_said_with_the_next_run(
 
 def test_run_with_parallel_starts_a_wave(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                          verification_off: None) -> None:
-    from ._crash_wave_states import wave_ready
-
     monkeypatch.chdir(tmp_path)
     store = wave_ready(tmp_path)
     said = begin(store, parallel=2)
@@ -178,12 +180,6 @@ def test_a_stop_with_a_step_nothing_runs_is_reminded_then_stops_the_run_not_the_
     """The main agent ends its turn without launching the step the run started: reminded
     (bounded), then the run stops, and the step is kept as it is (never failed for what
     the main agent did not do)."""
-    import os
-
-    from maker.executor.rules.step_rules import STOP_REMINDERS
-    from maker.hooks.handlers import HANDLERS
-    from maker.hooks.protocol import run_hook
-
     begin(store)
 
     def stop(active: bool) -> dict[str, str]:
@@ -197,7 +193,8 @@ def test_a_stop_with_a_step_nothing_runs_is_reminded_then_stops_the_run_not_the_
         assert out["reason"].startswith("maker: the run is not finished: step 1 (Step number "
                                         "1) is in progress and no executor runs it. Next: "
                                         "launch the maker:step-executor")
-    out = stop(True)
+        assert out["reason"].endswith(f"(Reminder {count} of {STOP_REMINDERS}.)")
+    out = stop(True)  # the STOP_REMINDERS-th stop of the chain: no block
     assert out["systemMessage"].startswith("maker: the run stopped: step 1")
     assert store.load_step(1).status == "in-progress" and not live_run(store)
     assert begin(store).endswith('"Execute maker step 1."')  # /maker:run goes on

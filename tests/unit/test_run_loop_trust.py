@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.crash_wave_states import wave_ready
+from harness.run_steps import LARGE, PROMPT, SESSION, approve_rest, begin, finish
+from harness.step_plans import complete, handoff, linear, make_step, write
 from maker.core.models import Plan
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.acceptance.approval import set_policy
@@ -19,9 +22,6 @@ from maker.executor.state.run import live_run, run_policy
 from maker.hooks.decisions import answer_decision
 from maker.store.plan_store import PlanStore
 from maker.store.run_file import read_run
-
-from ._run_steps import LARGE, PROMPT, SESSION, approve_rest, begin, finish
-from ._step_plans import handoff, linear, make_step
 
 
 @pytest.fixture()
@@ -79,7 +79,6 @@ def test_two_large_steps_awaiting_each_get_their_own_review(
     due). The reviewer launched for step 1 is recorded for step 1: by its launch (in the
     background) or by its prompt in its transcript (in the foreground, where its stop
     comes first). The run then asks the person about step 1, and never waits forever."""
-    from ._step_plans import complete
     store = linear(plugin_project, 3, policy="never")
     files = [f"f{i}.py" for i in range(6)]
     for n in (1, 2):
@@ -151,7 +150,6 @@ def test_a_reject_typed_mid_run_without_notes_stops_the_run(plugin_project: Path
 
 def test_a_branch_not_taken_finishes_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                             verification_off: None) -> None:
-    from ._step_plans import write
     monkeypatch.chdir(tmp_path)
     store = write(tmp_path, [make_step(1, 2), make_step(2, -2, conditional=True, votes=1),
                              make_step(3, 5), make_step(4, 5), make_step(5, -1)])
@@ -348,7 +346,6 @@ def test_two_wave_verdicts_at_once_end_the_run_once(
     import subprocess
     import sys
 
-    from ._crash_wave_states import wave_ready
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "plugin-data"))

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.queries import launched
+from harness.step_plans import handoff, linear
 from maker.cli.main import cli
 from maker.executor.launch.brief import build_brief
 from maker.executor.rules.instructions import relaunch_instruction
@@ -23,8 +24,6 @@ from maker.hooks import verdicts
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import HookInput, run_hook
 from maker.store.requests import save_request
-
-from ._step_plans import handoff, linear
 
 ROOT = Path(__file__).resolve().parents[2]
 EXECUTOR = "maker:step-executor"

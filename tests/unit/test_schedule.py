@@ -6,6 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from harness.step_plans import (
+    branching,
+    complete,
+    linear,
+    make_step,
+    write,
+)
 from maker.executor.loop.status_view import status_summary, summary_rows
 from maker.executor.state.schedule import (
     SKIPPED,
@@ -15,14 +22,6 @@ from maker.executor.state.schedule import (
 )
 from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord, StoredPlan
-
-from ._step_plans import (
-    branching,
-    complete,
-    linear,
-    make_step,
-    write,
-)
 
 pytestmark = pytest.mark.usefixtures("project")
 

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.step_plans import complete, linear
 from maker.errors import PlanFileError
 from maker.store import step_cache
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import complete, linear
 
 
 @pytest.fixture

@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 
+from harness.step_plans import complete, linear
 from maker.store import step_cache
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import linear
 
 TICK_NS = step_cache.TICK_NS  # a file system whose clock ticks in 2 s (FAT)
 LAG_NS = 5 * 10**6  # its clock behind maker's (a kernel's file clock: a jiffy or so)
@@ -120,8 +119,6 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from maker.errors import PlanFileError  # noqa: E402
-
-from ._step_plans import complete  # noqa: E402
 
 _OPS = st.sampled_from(["title_same_size", "title_longer", "status_blocked_in_place",
                         "utime_past", "utime_future", "rename", "delete", "restore",

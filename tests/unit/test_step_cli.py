@@ -9,16 +9,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from maker.cli.main import cli
-from maker.executor.state.lifecycle import set_status, start_step
-from maker.store.plan_store import PlanStore
-
-from ._step_plans import (
+from harness.step_plans import (
     branching,
     complete,
     handoff,
     linear,
 )
+from maker.cli.main import cli
+from maker.executor.state.lifecycle import set_status, start_step
+from maker.store.plan_store import PlanStore
 
 pytestmark = pytest.mark.usefixtures("project")
 

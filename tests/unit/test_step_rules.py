@@ -11,11 +11,12 @@ Code fires them) and through ``maker run``'s engine (scripted sessions), ends th
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from harness.engine_fakes import FakeReviewer, ScriptedModel, parts, run
+from harness.hooks import executor_returns, fire, subagent_input
+from harness.step_plans import handoff, make_step, write
 from maker.engine.orchestrator import EXIT_APPROVAL, EXIT_COMPLETE, EXIT_FAILED, Orchestrator
 from maker.errors import ReviewMissingError
 from maker.executor.acceptance.approval import approve_step
@@ -24,20 +25,6 @@ from maker.executor.rules.step_rules import GATE_ATTEMPTS, approval_route, revie
 from maker.executor.rules.vote_rules import step_votes
 from maker.executor.state.lifecycle import start_step
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import handoff, make_step, write
-from .test_hooks import fire, subagent_input
-
-EXECUTOR = "maker:step-executor"
-
-
-def executor_returns(project: Path, text: str, agent_id: str | None = None) -> Any:
-    """A step executor's SubagentStop, as the client fires it."""
-    data = subagent_input(project, EXECUTOR, text)
-    if agent_id:
-        data["agent_id"] = agent_id
-    return fire("subagent-stop", data)
-
 
 # -- how many agreeing answers decide a step --------------------------------------------
 

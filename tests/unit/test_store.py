@@ -10,8 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness.step_plans import linear, step_spec
 from maker.core.models import Plan, PlanStep
 from maker.core.paths import find_plans_dir
+from maker.core.statuses import STEP_STATUSES
 from maker.errors import LockTimeoutError, PlanFileError, PlanNotFoundError, StepNotFoundError
 from maker.planner.dependencies import resolve_dependencies
 from maker.store import plan_store as plan_store_module
@@ -19,8 +21,6 @@ from maker.store.atomic import atomic_write, plan_lock
 from maker.store.journal import TXN_DIR
 from maker.store.plan_store import PlanStore
 from maker.store.slug import slugify
-
-from ._step_plans import step_spec
 
 
 def step(n: int, nxt: int, **kw: object) -> PlanStep:
@@ -318,3 +318,27 @@ def test_a_hand_edited_plan_md_is_kept_before_it_is_rewritten(tmp_path: Path) ->
     (kept,) = store.archive_dir.glob("PLAN-edited-*.md")
     assert "Remember the cache." in kept.read_text()
     assert "Remember the cache." not in store.overview_path.read_text()
+
+
+def test_a_plan_file_error_keeps_every_problem_with_its_file_field_and_fix(
+        project: Path) -> None:
+    store = linear(project, 3)
+    steps = sorted((store.root / "steps").glob("*.md"))
+    second = steps[1].read_text().replace("status: pending", "status: nope")
+    steps[1].write_text(second.replace("## Task", "").replace("Do the work of step 2.", ""))
+    steps[2].write_text(steps[2].read_text().replace("depends_on:\n- 2", "depends_on:\n- 9"))
+    (store.root / "steps" / "xx-stray.md").write_text("stray")
+    with pytest.raises(PlanFileError) as caught:
+        PlanStore(store.root).load()
+    error = caught.value
+    found = [(p.path.name, p.field) for p in error.problems]
+    assert found == [(steps[1].name, "status"), (steps[1].name, "body"),
+                     ("xx-stray.md", None), (steps[2].name, "depends_on")]
+    assert all(p.fix and p.problems == [p] for p in error.problems)
+    assert str(error).splitlines()[1:] == [
+        f"- {steps[1]}: status: 'nope' is not a status (fix: use one of "
+        f"{', '.join(STEP_STATUSES)}); body: no task description (fix: write the task "
+        "under a `## Task` heading)",
+        f"- {steps[1].parent / 'xx-stray.md'}: not a step file name (NN-<title>.md) (fix: "
+        f"move it out of {steps[1].parent})",
+        f"- {steps[2]}: depends_on: no step 9 in the plan (fix: remove it from depends_on)"]

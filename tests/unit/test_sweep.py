@@ -11,6 +11,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from harness.hooks import fire
+from harness.step_plans import handoff, linear
 from maker.cli.main import cli
 from maker.errors import HandoffRejectedError, StepError
 from maker.executor.acceptance.accept import accept_handoff
@@ -18,9 +20,6 @@ from maker.executor.launch.brief import build_brief
 from maker.executor.protocol.sweep import decide_proposal, open_proposals
 from maker.executor.state.lifecycle import start_step
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import handoff, linear
-from .test_hooks import fire
 
 
 @pytest.fixture()

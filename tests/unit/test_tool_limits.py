@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from claude_agent_sdk import HookMatcher, PermissionResultAllow, PermissionResultDeny
 
+from harness.step_plans import tool_step
 from maker.engine import tool_limits
 from maker.engine.tool_limits import (
     NO_USER,
@@ -19,8 +20,6 @@ from maker.engine.tool_limits import (
     make_hooks,
 )
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import tool_step
 
 OUTSIDE = "may use only"
 PLANS = "maker's own record of the plan"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.step_plans import handoff, linear
 from maker.errors import HandoffRejectedError
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.acceptance.approval import read_policy
@@ -25,8 +26,6 @@ from maker.store.plan_store import PlanStore
 from maker.tools.decision_guard import decision_refusal
 from maker.tools.guard import bash_refusal
 from maker.verify.runner import evidence_path, run_verification
-
-from ._step_plans import handoff, linear
 
 
 @pytest.fixture()

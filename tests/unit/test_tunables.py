@@ -22,6 +22,8 @@ import pytest
 from click.testing import CliRunner
 
 from harness.engine_fakes import FakeCall, FakeLedger, ScriptedModel, parts, run
+from harness.hooks import fire, subagent_input
+from harness.step_plans import handoff, linear
 from maker.cli.main import cli
 from maker.core.events import StepFailed
 from maker.core.models import AgentResult, PlanStep, TaskConfig
@@ -37,9 +39,6 @@ from maker.executor.verdicts.verdict import executor_verdict
 from maker.store.plan_store import PlanStore
 from maker.store.settings import Settings
 from maker.verify.fixes import fix_budget_spent
-
-from ._step_plans import handoff, linear
-from .test_hooks import fire, subagent_input
 
 EXECUTOR = "maker:step-executor"
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from harness.step_plans import step_spec
 from maker.cli.main import cli
 from maker.core.models import Plan
 from maker.errors import PlanFileError, StepNotFoundError, VerificationError
@@ -22,8 +23,6 @@ from maker.verify.runner import (
     recorded_evidence,
     run_verification,
 )
-
-from ._step_plans import step_spec
 
 NO_DETECT = {var: "" for var in ENV_VARS.values()}
 

@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from harness.step_plans import linear
 from maker.cli.main import cli
 from maker.verify.detect import ENV_VARS, detect_commands, off_text, turned_off
-
-from ._step_plans import linear
 
 pytestmark = pytest.mark.usefixtures("project")
 

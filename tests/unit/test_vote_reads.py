@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]  # the folder that holds harness/
 
 _SCRIPT = r'''
 import json, os, sys
 sys.path.insert(0, sys.argv[3])
 from pathlib import Path
-from _step_plans import handoff, make_step, write
+from harness.step_plans import handoff, make_step, write
 from maker.executor.state.lifecycle import start_step
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
@@ -63,7 +63,7 @@ print(json.dumps({"opened": mine, "verdict": out}))
 def _verdict_opens(project: Path, votes: int) -> tuple[Counter[str], str]:
     env = {"CLAUDE_PROJECT_DIR": str(project), "CLAUDE_PLUGIN_DATA": str(project / "data"),
            "MAKER_VERIFY": "off", "HOME": str(project), "PATH": "/usr/bin:/bin"}
-    run = subprocess.run([sys.executable, "-c", _SCRIPT, str(project), str(votes), str(HERE)],
+    run = subprocess.run([sys.executable, "-c", _SCRIPT, str(project), str(votes), str(TESTS)],
                          cwd=project, env=env, capture_output=True, text=True, timeout=120,
                          check=False)
     assert run.returncode == 0, run.stderr[-2000:]

@@ -11,13 +11,12 @@ from typing import Any
 
 import pytest
 
+from harness.step_plans import handoff, make_step, write
 from maker.executor.rules.vote_rules import VoteRecord
 from maker.executor.state.lifecycle import start_step
 from maker.executor.verdicts.verdict import executor_verdict
 from maker.executor.votes.ballots import cast
 from maker.store.frontmatter import read_front_matter, render_front_matter
-
-from ._step_plans import handoff, make_step, write
 
 RECORD = VoteRecord(k=3, decided=True, samples=6, flagged=1, margin=3,
                     tally=(('["complete", 2]', 4), ('["complete", 1]', 1)),

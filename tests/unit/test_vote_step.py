@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.engine_fakes import ScriptedModel, oriented, parts, run
+from harness.step_plans import branch_plan, handoff, make_step, write
 from maker.core.events import StepFlagged
 from maker.engine.ledger import Call, Ledger
 from maker.engine.orchestrator import EXIT_COMPLETE, EXIT_FAILED, Orchestrator
@@ -19,8 +20,6 @@ from maker.executor.rules.vote_rules import (
     step_votes,
 )
 from maker.planner.parser import structure_problems
-
-from ._step_plans import branch_plan, handoff, make_step, write
 
 
 def chose(n: int, reason: str = "because") -> str:

@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 
+from harness.ballots import ballot_file, branching, chose, fire_stop, launch_limit
 from maker.executor.votes.ballots import cast, vote_state
 from maker.store.plan_store import PlanStore
-
-from .test_ballots import branching, chose, fire_stop, launch_limit
 
 
 @pytest.fixture(name="hooked")
@@ -129,8 +128,6 @@ def test_a_record_over_its_limit_fails_the_vote_rather_than_start_it_again(
 
 
 def test_only_the_first_answer_of_its_kind_keeps_its_text(project: Path) -> None:
-    from .test_ballots import ballot_file
-
     store = branching(project, votes=3)
     for agent, text in [("a1", chose(2, "first")), ("a2", "Probably docs."),
                         ("a3", chose(2, "second")), ("a4", chose(1, "other"))]:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.repos import sh, side_by_side, write_in_worktree
+from harness.step_plans import make_step, step_data
 from maker.errors import PlanValidationError, StepError
 from maker.executor.parallel.land import LANDING, land, recover
 from maker.executor.parallel.waves import wave
@@ -14,36 +16,7 @@ from maker.executor.parallel.worktree_step import on_new_base, prune_worktrees, 
 from maker.executor.state.schedule import plan_schedule
 from maker.planner.parser import parse_plan
 from maker.planner.writes import may_overlap, shared_hit
-from maker.store.plan_store import PlanStore
 from maker.store.workspace import LANDED_KEY, step_project, worktree_of
-
-from ._step_plans import complete, make_step, step_data, write
-
-
-def _sh(project: Path, cmd: str) -> str:
-    return subprocess.run(cmd, shell=True, cwd=project, check=True, capture_output=True,
-                          text=True).stdout
-
-
-def _branches(project: Path, w1: list[str] | None = None, w2: list[str] | None = None,
-              n: int = 2) -> PlanStore:
-    """A committed git project; step 0, then steps 1..n that each depend on step 0 only."""
-    _sh(project, "git init -q && git config user.email a@b && git config user.name a")
-    (project / "a").mkdir()
-    (project / "b").mkdir()
-    (project / "a" / "x.txt").write_text("a\n")
-    (project / "b" / "y.txt").write_text("b\n")
-    _sh(project, "git add -A && git commit -qm base")
-    writes = [w1 if w1 is not None else ["a/**"], w2 if w2 is not None else ["b/**"],
-              ["c/**"], ["d/**"]]
-    steps = [make_step(0, 1)]
-    for k in range(1, n + 1):
-        step = make_step(k, k + 1 if k < n else -1, depends_on=[0])
-        object.__setattr__(step, "writes", writes[k - 1])
-        steps.append(step)
-    store = write(project, steps)
-    complete(store, 0)
-    return store
 
 
 @pytest.mark.parametrize(("a", "b", "meet"), [
@@ -75,7 +48,7 @@ def test_writes_is_linted() -> None:
 
 
 def test_a_wave_is_the_ready_steps_whose_writes_cannot_meet(project: Path) -> None:
-    store = _branches(project, n=4)
+    store = side_by_side(project, n=4)
     plan = store.load()
     assert plan.get(1).spec.writes == ["a/**"]  # (kept in the step file)
     sched = plan_schedule(store, plan)
@@ -88,7 +61,7 @@ def test_a_wave_is_the_ready_steps_whose_writes_cannot_meet(project: Path) -> No
                                         (["a/**", "uv.lock"], ["b/**"])])
 def test_a_step_that_may_meet_another_or_says_nothing_runs_alone(
         project: Path, w1: list[str] | None, w2: list[str]) -> None:
-    store = _branches(project, w1 if w1 is not None else [], w2)
+    store = side_by_side(project, w1 if w1 is not None else [], w2)
     if w1 is None:
         record = store.load_step(1)
         record.spec = make_step(1, 2, depends_on=[0])
@@ -97,16 +70,8 @@ def test_a_step_that_may_meet_another_or_says_nothing_runs_alone(
     assert wave(store, plan, plan_schedule(store, plan), 4) == [1]
 
 
-def _work(store: PlanStore, n: int, rel: str, text: str) -> Path:
-    tree = worktree_of(store, store.load_step(n))
-    assert tree is not None
-    (tree / rel).parent.mkdir(parents=True, exist_ok=True)
-    (tree / rel).write_text(text)
-    return tree
-
-
 def test_two_steps_work_apart_and_both_land(project: Path) -> None:
-    store = _branches(project)
+    store = side_by_side(project)
     (project / "notes.txt").write_text("the person's own, uncommitted\n")
     one = start_in_worktree(store, 1, "s")
     two = start_in_worktree(store, 2, "s")
@@ -114,10 +79,10 @@ def test_two_steps_work_apart_and_both_land(project: Path) -> None:
     assert t1 and t2 and t1 != t2 and step_project(store, one) == t1
     assert (t1 / "notes.txt").read_text() == "the person's own, uncommitted\n"  # its base
     assert not (t1 / "plans").exists()  # the plan stays in the main checkout alone
-    assert _sh(project, "git status --porcelain --untracked-files=all") .count(
+    assert sh(project, "git status --porcelain --untracked-files=all") .count(
         ".maker/worktrees") == 0
-    _work(store, 1, "a/x.txt", "one\n")
-    _work(store, 2, "b/new.txt", "two\n")
+    write_in_worktree(store, 1, "a/x.txt", "one\n")
+    write_in_worktree(store, 2, "b/new.txt", "two\n")
     assert (project / "a" / "x.txt").read_text() == "a\n"  # nothing lands before its turn
     assert land(store, 2).kind == "landed"
     assert land(store, 1).kind == "landed"
@@ -126,11 +91,11 @@ def test_two_steps_work_apart_and_both_land(project: Path) -> None:
     assert (project / "notes.txt").read_text() == "the person's own, uncommitted\n"
     assert store.load_step(1).meta["landed_files"] == ["a/x.txt"]
     assert not t1.exists() and not t2.exists()
-    assert "step-" not in _sh(project, "git worktree list")
+    assert "step-" not in sh(project, "git worktree list")
 
 
 def test_a_step_cannot_join_a_wave_it_would_clash_with(project: Path) -> None:
-    store = _branches(project, ["a/**"], ["a/x.txt"])
+    store = side_by_side(project, ["a/**"], ["a/x.txt"])
     start_in_worktree(store, 1, "s")
     with pytest.raises(StepError, match="cannot run beside"):
         start_in_worktree(store, 2, "s")
@@ -138,9 +103,9 @@ def test_a_step_cannot_join_a_wave_it_would_clash_with(project: Path) -> None:
 
 def test_a_conflict_writes_nothing_and_the_step_runs_again_on_the_new_base(
         project: Path) -> None:
-    store = _branches(project)
+    store = side_by_side(project)
     start_in_worktree(store, 1, "s")
-    _work(store, 1, "a/x.txt", "the step's\n")
+    write_in_worktree(store, 1, "a/x.txt", "the step's\n")
     (project / "a" / "x.txt").write_text("the person's\n")
     landing = land(store, 1)
     assert landing.kind == "conflict" and landing.files == ["a/x.txt"]
@@ -149,13 +114,13 @@ def test_a_conflict_writes_nothing_and_the_step_runs_again_on_the_new_base(
     fresh = worktree_of(store, again)
     assert fresh and (fresh / "a" / "x.txt").read_text() == "the person's\n"
     assert again.meta["unlanded"] == [landing.end] and again.meta["land_attempts"] == 1
-    _work(store, 1, "a/x.txt", "the person's\nand the step's\n")
+    write_in_worktree(store, 1, "a/x.txt", "the person's\nand the step's\n")
     assert land(store, 1).kind == "landed"
     assert (project / "a" / "x.txt").read_text() == "the person's\nand the step's\n"
 
 
 def test_a_run_on_a_new_base_is_bounded(project: Path) -> None:
-    store = _branches(project)
+    store = side_by_side(project)
     start_in_worktree(store, 1, "s")
     for _ in range(2):
         on_new_base(store, 1, "conflict")
@@ -165,11 +130,11 @@ def test_a_run_on_a_new_base_is_bounded(project: Path) -> None:
 def test_a_merged_tree_that_fails_verification_is_undone(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TEST_CMD", "! grep -q broken a/x.txt")
-    store = _branches(project)
+    store = side_by_side(project)
     (project / "Makefile").write_text("test:\n\t! grep -q broken a/x.txt\n")
-    _sh(project, "git add -A && git commit -qm make")
+    sh(project, "git add -A && git commit -qm make")
     start_in_worktree(store, 1, "s")
-    _work(store, 1, "a/x.txt", "broken\n")
+    write_in_worktree(store, 1, "a/x.txt", "broken\n")
     landing = land(store, 1)
     assert landing.kind == "failed" and "grep -q broken" in landing.reason
     assert (project / "a" / "x.txt").read_text() == "a\n"
@@ -178,15 +143,15 @@ def test_a_merged_tree_that_fails_verification_is_undone(
 
 
 def test_a_killed_landing_is_put_back(project: Path) -> None:
-    store = _branches(project)
+    store = side_by_side(project)
     start_in_worktree(store, 1, "s")
-    _work(store, 1, "a/x.txt", "one\n")
-    _work(store, 1, "a/y.txt", "new\n")
+    write_in_worktree(store, 1, "a/x.txt", "one\n")
+    write_in_worktree(store, 1, "a/y.txt", "new\n")
     record = store.load_step(1)
     end = subprocess.run(["git", "-C", str(worktree_of(store, record)), "add", "-A"],
                          check=True)
     assert end.returncode == 0
-    tree = _sh(worktree_of(store, record) or project, "git write-tree").strip()
+    tree = sh(worktree_of(store, record) or project, "git write-tree").strip()
     (store.root / LANDING).write_text(
         f'{{"step": 1, "base": "{record.meta["measured_from"]}", "end": "{tree}", '
         '"files": ["a/x.txt", "a/y.txt"]}')
@@ -199,19 +164,19 @@ def test_a_killed_landing_is_put_back(project: Path) -> None:
 
 
 def test_orphaned_worktrees_are_pruned(project: Path) -> None:
-    store = _branches(project)
+    store = side_by_side(project)
     start_in_worktree(store, 1, "s")
     record = store.load_step(1)
     record.status = "pending"
     store.save_step(record)
     assert len(prune_worktrees(store)) == 1
-    assert "step-" not in _sh(project, "git worktree list")
+    assert "step-" not in sh(project, "git worktree list")
 
 
 def test_plan_md_and_status_show_which_steps_run_together(project: Path) -> None:
     from maker.executor.loop.status_view import status_summary
 
-    store = _branches(project, n=3)
+    store = side_by_side(project, n=3)
     text = store.overview_path.read_text()
     assert "## Steps that may run together" in text
     assert "- step 1 beside steps 2, 3" in text
@@ -232,22 +197,22 @@ def test_no_step_runs_beside_one_it_depends_on_however_indirectly() -> None:
 def test_a_failed_steps_worktree_is_removed_and_its_work_kept(project: Path) -> None:
     from maker.executor.state.lifecycle import fail_step
 
-    store = _branches(project)
+    store = side_by_side(project)
     start_in_worktree(store, 1, "s")
-    tree = _work(store, 1, "a/x.txt", "half done\n")
+    tree = write_in_worktree(store, 1, "a/x.txt", "half done\n")
     fail_step(store, 1, "it could not be done")
     assert prune_worktrees(store) and not tree.exists()
     kept = store.load_step(1).meta["unlanded"]
-    shown = _sh(project, f"git show {kept[-1]}:a/x.txt")
+    shown = sh(project, f"git show {kept[-1]}:a/x.txt")
     assert shown == "half done\n"
-    assert "step-" not in _sh(project, "git worktree list")
+    assert "step-" not in sh(project, "git worktree list")
 
 
 def test_parallel_and_shared_settings_are_checked_and_obeyed(project: Path) -> None:
     from maker.errors import PlanFileError
     from maker.store.settings import load_settings
 
-    store = _branches(project, ["a/**"], ["docs/api.md"])
+    store = side_by_side(project, ["a/**"], ["docs/api.md"])
     (store.root / "settings.yaml").write_text("parallel: 0\n")
     with pytest.raises(PlanFileError, match="parallel"):
         load_settings(store.root)

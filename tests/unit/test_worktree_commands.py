@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.crash_wave_states import wave_ready
 from maker.executor.protocol.limits import executor_limits
 from maker.store.plan_store import PlanStore
 from maker.store.workspace import worktree_of
-
-from ._crash_wave_states import wave_ready
 
 
 @pytest.fixture()

@@ -22,13 +22,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.step_plans import make_step, write
 from maker.executor.parallel.waves import together
 from maker.executor.state.schedule import plan_schedule
 from maker.planner import writes
 from maker.planner.writes import Work, beside, clash, may_overlap, shared_hit
 from maker.store import overview
-
-from ._step_plans import make_step, write
 
 Steps = list[tuple[int, list[int], list[str] | None]]
 

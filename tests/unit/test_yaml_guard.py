@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 
 import maker
-
-from ._step_plans import make_step, write
+from harness.step_plans import make_step, write
 
 SRC = Path(maker.__file__).resolve().parent
 GUARDED = SRC / "yaml_cleaner" / "load.py"

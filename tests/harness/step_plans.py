@@ -44,6 +44,10 @@ def tool_step(n: int, primary: list[str], fallback: list[str] | None = None) -> 
                      fallback_tools=fallback or [], output_schema="{}")
 
 
+# A step whose executor may write (its tools: Read, Write, Edit).
+WRITER = step_spec(1, -1, primary_tools=["Read", "Write", "Edit"])
+
+
 def make_step(n: int, nxt: int, *, conditional: bool = False, inputs: list[str] | None = None,
               schema: Any = "{result: string}", depends_on: list[int] | None = None,
               title: str | None = None, votes: int | None = None) -> PlanStep:

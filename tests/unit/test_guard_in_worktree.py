@@ -1,15 +1,13 @@
-"""QA of the guard around a step run in its own worktree: holes a hostile pass found.
+"""The guard around a step run in its own worktree:
 
-1. ``plans/`` inside the worktree (the project's tracked plan folder, or a new one) was
-   the step's to write: such files would land in the real plan.
-2. git plumbing moved the person's branches and shared state from the worktree (it
-   shares refs, objects and config with the main checkout): ``git update-ref``,
-   ``tag -f``, ``gc --prune=now``, ``remote add``…; and git ran commands maker never
-   read (``-c alias.x='!…'``, ``submodule foreach``).
-3. An option with its value glued on (``sort -o/abs/x``, ``cp -t/abs/d``) was read as
-   one relative name, so its path was never checked.
-
-Each test failed on the code as the QA pass found it.
+1. ``plans/`` inside the worktree (the project's tracked plan folder, or a new one) is
+   not the step's to write: such files would land in the real plan.
+2. git that moves the person's branches or shared state from the worktree (it shares
+   refs, objects and config with the main checkout: ``git update-ref``, ``tag -f``,
+   ``gc --prune=now``, ``remote add``…) is refused, as is git that runs commands maker
+   never read (``-c alias.x='!…'``, ``submodule foreach``).
+3. An option with its value glued on (``sort -o/abs/x``, ``cp -t/abs/d``) has its path
+   checked, as the option with its value apart does.
 """
 
 from __future__ import annotations

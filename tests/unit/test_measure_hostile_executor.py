@@ -1,4 +1,4 @@
-"""The measured files against a hostile executor (QA of issue 15, item 3): what it may do
+"""The measured files against a hostile executor : what it may do
 in the project must neither hide a change from maker's measure nor let a large step be
 approved by the policy unreviewed."""
 
@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.hooks import fire, tool_input
+from harness.repos import edit, git_init
+from harness.step_plans import WRITER, handoff, write
 from maker.errors import HandoffRejectedError
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.protocol.orient import record_orient
@@ -17,10 +20,6 @@ from maker.executor.rules.step_rules import crossed_boundaries
 from maker.executor.state.lifecycle import start_step
 from maker.handoff.measured import MEASURE_KEY
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import handoff, write
-from .test_hooks import fire, tool_input
-from .test_review_routing import WRITER, edit, git_init
 
 NAMES = [f"src/f{i}.py" for i in range(6)]
 

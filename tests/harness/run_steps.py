@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from harness.step_plans import handoff
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.acceptance.approval import APPROVE_REST_LABEL
 from maker.executor.loop.next_action import loop_lock, next_action
@@ -13,8 +14,6 @@ from maker.executor.loop.words import answered, executor_said
 from maker.executor.state.run import begin_run
 from maker.hooks.decisions import answer_decision
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import handoff
 
 SESSION, PROMPT = "session-1", "prompt-1"
 LARGE = [f"f{i}.py" for i in range(6)]

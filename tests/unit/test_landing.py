@@ -1,5 +1,5 @@
-"""The second QA pass over issue 17's landing: holes a hostile executor, a person's own
-files and odd repositories found. Each test fails on the code as it was before."""
+"""Landing a worktree step's change against a hostile executor, a person's own files and
+odd repositories: what lands, what is refused, and what is never written."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from harness.repos import sh as _sh
+from harness.repos import side_by_side as _branches
+from harness.repos import write_in_worktree as _work
 from maker.errors import MakerError, StepError
 from maker.executor.parallel.land import LANDING, land, land_step, recover
 from maker.executor.parallel.worktree_step import prune_worktrees, start_in_worktree
 from maker.executor.state.lifecycle import fail_step, reset_step
 from maker.store.plan_store import PlanStore
 from maker.store.workspace import worktree_of
-
-from .test_waves import _branches, _sh, _work
 
 
 def _start(store: PlanStore, n: int) -> Path:

@@ -1,5 +1,7 @@
-"""QA of issue 17 (parallel steps): holes found by attacking the guard, the landing and
-their recovery. Each test fails on the code as it was built."""
+"""Steps run side by side stay apart: a step's executor, in its worktree, cannot write
+the main checkout through a symlink, remove or repoint another step's worktree, or land
+another step; a folder replaced by a file (and the reverse) lands, and a garbled landing
+record is set aside or named."""
 
 from __future__ import annotations
 
@@ -10,18 +12,17 @@ from pathlib import Path
 
 import pytest
 
+from harness.repos import sh, side_by_side, write_in_worktree
 from maker.errors import MakerError
 from maker.executor.parallel.land import LANDING, land, recover
 from maker.executor.parallel.worktree_step import start_in_worktree
 from maker.store.workspace import worktree_of
 from maker.tools.guard import bash_refusal, executor_refusal
 
-from .test_waves import _branches, _sh, _work
-
 
 def _wave(project: Path) -> tuple[Path, Path, Path]:
     """Steps 1 and 2 running side by side; returns (plans root, worktree 1, worktree 2)."""
-    store = _branches(project)
+    store = side_by_side(project)
     t1 = worktree_of(store, start_in_worktree(store, 1, "s"))
     t2 = worktree_of(store, start_in_worktree(store, 2, "s"))
     assert t1 is not None and t2 is not None
@@ -94,11 +95,11 @@ def test_an_executor_cannot_land_the_other_step(project: Path) -> None:
 
 def test_a_folder_replaced_by_a_file_lands(project: Path) -> None:
     """The step turns folder `a/` into a file `a` (nothing else touched `a/`)."""
-    store = _branches(project)
+    store = side_by_side(project)
     start_in_worktree(store, 1, "s")
     tree = worktree_of(store, store.load_step(1))
     assert tree is not None
-    _sh(tree, "rm -r a && printf 'now a file\\n' > a")
+    sh(tree, "rm -r a && printf 'now a file\\n' > a")
     landing = land(store, 1)
     assert landing.kind == "landed", landing.reason
     assert (project / "a").read_text() == "now a file\n"
@@ -106,18 +107,18 @@ def test_a_folder_replaced_by_a_file_lands(project: Path) -> None:
 
 def test_a_file_replaced_by_a_folder_lands_and_a_failed_check_puts_the_folder_back(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    store = _branches(project)
+    store = side_by_side(project)
     start_in_worktree(store, 1, "s")
     tree = worktree_of(store, store.load_step(1))
     assert tree is not None
-    _sh(tree, "rm -r a && printf 'now a file\\n' > a")
+    sh(tree, "rm -r a && printf 'now a file\\n' > a")
     monkeypatch.setenv("TEST_CMD", "false")  # the merged tree's check fails: undone
     assert land(store, 1).kind == "failed"
     assert (project / "a" / "x.txt").read_text() == "a\n"
     start_in_worktree(store, 2, "s")
     other = worktree_of(store, store.load_step(2))
     assert other is not None
-    _sh(other, "rm b/y.txt && mkdir -p b/y.txt && printf 'inside\\n' > b/y.txt/z")
+    sh(other, "rm b/y.txt && mkdir -p b/y.txt && printf 'inside\\n' > b/y.txt/z")
     monkeypatch.setenv("TEST_CMD", "true")
     assert land(store, 2).kind == "landed"
     assert (project / "b" / "y.txt" / "z").read_text() == "inside\n"
@@ -127,9 +128,9 @@ def test_a_garbled_landing_record_is_set_aside_or_named(project: Path) -> None:
     """A landing.json whose step is not a number raised ValueError (a traceback from
     `maker land`, and every later landing stuck on it); one naming no step or trees git
     does not know raised a bare error that said nothing of the file to look at."""
-    store = _branches(project)
+    store = side_by_side(project)
     start_in_worktree(store, 1, "s")
-    _work(store, 1, "a/x.txt", "one\n")
+    write_in_worktree(store, 1, "a/x.txt", "one\n")
     for garbage in ({"step": "x", "base": "", "end": "", "files": []},
                     {"step": 1, "base": "", "end": "", "files": "a/x.txt"}):
         (store.root / LANDING).write_text(json.dumps(garbage))

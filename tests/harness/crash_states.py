@@ -7,12 +7,11 @@ import os
 import re
 from pathlib import Path
 
+from harness.step_plans import handoff, linear
 from maker.executor.acceptance import approval
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.state import lifecycle
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import handoff, linear
 
 _STAMP = re.compile(r"\d{4}-?\d{2}-?\d{2}T\d{2}:?\d{2}:?\d{2}(?:[.-]\d+)?Z")
 _HEX = re.compile(r"\b[0-9a-f]{64}\b")

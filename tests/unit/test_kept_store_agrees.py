@@ -19,6 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness.crash import die_before_change
+from harness.step_plans import handoff, make_step, write
 from maker.core.models import Plan, PlanStep
 from maker.errors import MakerError
 from maker.executor.acceptance import approval
@@ -28,8 +30,6 @@ from maker.executor.state import lifecycle
 from maker.executor.state.schedule import plan_schedule
 from maker.store import changes
 from maker.store.plan_store import PlanStore
-
-from ._step_plans import handoff, make_step, write
 
 TOKEN = Path(".maker") / "generation"
 
@@ -70,9 +70,7 @@ def in_another_process(root: Path, op: str, n: int, choice: int,
     if pid == 0:  # pragma: no cover - the child
         try:
             if die_before is not None:
-                from .test_crash import _die_before
-
-                _die_before(die_before)
+                die_before_change(die_before)
             _maker_op(PlanStore(root), op, n, choice)
         except BaseException:
             os._exit(1)

@@ -10,6 +10,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from harness.crash_states import snapshot
+from harness.step_plans import complete, make_step, write
 from maker.executor.parallel.land import recover
 from maker.executor.parallel.worktree_step import (
     ensure_worktree,
@@ -19,9 +21,6 @@ from maker.executor.parallel.worktree_step import (
 from maker.store.plan_store import PlanStore
 from maker.store.workspace import worktree_of
 from maker.tools.worktrees import WORKTREES
-
-from ._crash_states import snapshot
-from ._step_plans import complete, make_step, write
 
 _COMMIT = re.compile(r"\b[0-9a-f]{40}\b")  # a base commit: its time is in its id
 _NAMED = re.compile(r"(step-\d+-)[0-9a-f]{12}")  # a worktree folder, named by its base
