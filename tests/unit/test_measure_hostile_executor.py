@@ -1,4 +1,4 @@
-"""The measured files against a hostile executor : what it may do
+"""The measured files against a hostile executor: what it may do
 in the project must neither hide a change from maker's measure nor let a large step be
 approved by the policy unreviewed."""
 
