@@ -17,17 +17,20 @@ from maker import __version__
 __all__ = ["MakerGroup", "cli", "main"]
 
 # command name -> the modules that define it (and its subcommands)
-_STEP = ("maker.cli.step_cmds", "maker.cli.flow_cmds")
+# (the readers an executor and /maker:status run load step_cmds alone: their imports are
+# what they need, and the step group's other subcommands live in flow_cmds)
+_READ = ("maker.cli.step_cmds",)
+_FLOW = ("maker.cli.flow_cmds",)  # (it imports step_cmds, whose `step` group it extends)
 _COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "plan": ("maker.cli.plan_cmds",),
-    "step": _STEP,
-    "status": _STEP,
-    "next": _STEP,
-    "context": _STEP,
-    "orient": _STEP,
-    "handoff": _STEP,
-    "request": _STEP,
-    "policy": _STEP,
+    "step": _FLOW,
+    "status": _READ,
+    "next": _READ,
+    "context": _READ,
+    "orient": _READ,
+    "handoff": _READ,
+    "request": _FLOW,
+    "policy": _FLOW,
     "proposal": ("maker.cli.decide_cmds",),
     "verify": ("maker.cli.verify_cmd",),
     "land": ("maker.cli.land_cmd",),
