@@ -5,7 +5,10 @@ person approves every step); tests that want steps to complete on acceptance set
 
 Tests that need more set it themselves, from two shared fixtures: ``verification_off``
 (every verification kind set empty, so no command runs and no evidence is required) and
-``plugin_project`` (a project as cwd, as Claude Code runs the plugin there)."""
+``plugin_project`` (a project as cwd, as Claude Code runs the plugin there).
+
+The report's header names the client the end-to-end tests drive (claude-agent-sdk and
+the Claude Code it bundles) and says whether it is the release pyproject.toml pins."""
 
 from __future__ import annotations
 
@@ -15,10 +18,19 @@ from pathlib import Path
 import pytest
 
 from maker.verify.detect import ENV_VARS
+from maker_scripted.claude_cli import installed_client, pinned_sdk
+
+PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
 # What configures maker, Claude Code, the API client and the XDG directories, whatever
 # the variable's name: removed from every test's environment.
 _PREFIXES = ("MAKER_", "CLAUDE_", "ANTHROPIC_", "XDG_", "STEP_")
+
+
+def pytest_report_header() -> str:
+    """The client, in the header (printed by the controller under pytest-xdist too): a
+    report says which Claude Code it ran against."""
+    return installed_client().against(pinned_sdk(PYPROJECT))
 
 
 @pytest.fixture(autouse=True)
