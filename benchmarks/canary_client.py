@@ -27,9 +27,8 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
+from importlib.metadata import requires
 from pathlib import Path
-
-import tomllib
 
 from maker_scripted.claude_cli import Client, installed_client, pinned_sdk
 
@@ -40,6 +39,7 @@ INSTALL_TIMEOUT = 900.0
 FAILURE_LINES = 4
 
 _NAME = re.compile(r"[A-Za-z0-9._-]+")
+_DEV = re.compile(r"""extra\s*==\s*["']dev["']""")
 _PROBE = ("import json; from maker_scripted.claude_cli import installed_client; "
           "c = installed_client(); print(json.dumps([c.sdk, c.claude_code]))")
 
@@ -49,10 +49,10 @@ class CannotRun(Exception):
 
 
 def dev_tools() -> list[str]:
-    """The dev extra's requirements, but for claude-agent-sdk (the candidate replaces it)."""
-    extras = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"][
-        "optional-dependencies"]
-    return [r for r in extras["dev"]
+    """The dev extra's requirements, as this interpreter's install of maker lists them, but
+    for claude-agent-sdk (the candidate replaces it)."""
+    dev = [r.split(";")[0].strip() for r in requires("maker") or [] if _DEV.search(r)]
+    return [r for r in dev
             if (m := _NAME.match(r)) and m.group(0).lower().replace("_", "-") != SDK]
 
 
