@@ -7,6 +7,9 @@ Tests that need more set it themselves, from two shared fixtures: ``verification
 (every verification kind set empty, so no command runs and no evidence is required) and
 ``plugin_project`` (a project as cwd, as Claude Code runs the plugin there).
 
+The report's header names the client the end-to-end tests drive (claude-agent-sdk and
+the Claude Code it bundles) and says whether it is the release pyproject.toml pins.
+
 Hypothesis runs under the profile ``HYPOTHESIS_PROFILE`` names: ``ci`` (the default, what
 ``pytest`` and CI run: each test's own example count, Hypothesis's defaults elsewhere) or
 ``dev`` (a quick run while working: at most ``DEV_EXAMPLES`` examples a test, its own
@@ -21,6 +24,9 @@ import pytest
 from hypothesis import settings
 
 from maker.verify.detect import ENV_VARS
+from maker_scripted.claude_cli import installed_client, pinned_sdk
+
+PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
 DEV_EXAMPLES = 10
 # ci: the settings Hypothesis loads when nothing chooses (this suite's run time as it was).
@@ -48,6 +54,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # What configures maker, Claude Code, the API client and the XDG directories, whatever
 # the variable's name: removed from every test's environment.
 _PREFIXES = ("MAKER_", "CLAUDE_", "ANTHROPIC_", "XDG_", "STEP_")
+
+
+def pytest_report_header() -> str:
+    """The client, in the header (printed by the controller under pytest-xdist too): a
+    report says which Claude Code it ran against."""
+    return installed_client().against(pinned_sdk(PYPROJECT))
 
 
 @pytest.fixture(autouse=True)

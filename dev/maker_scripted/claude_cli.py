@@ -14,12 +14,14 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import signal
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
@@ -30,7 +32,10 @@ from maker_scripted.fake_api import FakeMessagesAPI
 
 __all__ = [
     "ClaudeRun",
+    "Client",
     "find_claude",
+    "installed_client",
+    "pinned_sdk",
     "isolated_env",
     "run_claude",
 ]
@@ -68,6 +73,65 @@ def find_claude() -> Path:
         f"{list(spec.submodule_search_locations)}: reinstall it from a platform wheel with "
         "pip install --force-reinstall claude-agent-sdk"
     )
+
+
+@dataclass(frozen=True)
+class Client:
+    """The client a run drives: the claude-agent-sdk release and the Claude Code CLI it
+    bundles (``None``: not installed, or its version unreadable)."""
+
+    sdk: str | None
+    claude_code: str | None
+
+    def __str__(self) -> str:
+        if self.sdk is None:
+            return "no claude-agent-sdk installed"
+        return f"claude-agent-sdk {self.sdk} (Claude Code {self.claude_code or 'unknown'})"
+
+    def against(self, pinned: str | None) -> str:
+        """One line naming this client and saying, plainly, whether it is the release
+        ``pinned`` (the one the suite is proven on)."""
+        if pinned is None:
+            return f"client: {self}; pyproject.toml pins no claude-agent-sdk release"
+        if self.sdk == pinned:
+            return f"client: {self}, the pinned release"
+        return (f"client: {self}: NOT the pinned claude-agent-sdk=={pinned} (pyproject.toml's "
+                "dev extra), so a failure may be the client's, not maker's")
+
+
+_PIN = re.compile(r"""["']claude-agent-sdk\s*==\s*([^"';\s]+)""")
+
+
+def pinned_sdk(pyproject: Path) -> str | None:
+    """The claude-agent-sdk release ``pyproject``'s ``dev`` extra pins (its one
+    ``claude-agent-sdk==X`` requirement), or ``None`` when nothing pins it."""
+    found = _PIN.search(pyproject.read_text(encoding="utf-8"))
+    return found.group(1) if found else None
+
+
+def installed_client() -> Client:
+    """The claude-agent-sdk this interpreter imports, and the Claude Code version of its
+    bundled CLI, read from the ``claude.version`` file the wheel puts beside the binary
+    (no process runs; ``--version`` only when a wheel lacks that file)."""
+    try:
+        sdk: str | None = version("claude-agent-sdk")
+    except PackageNotFoundError:
+        sdk = None
+    try:
+        binary = find_claude()
+    except ClaudeNotFoundError:
+        return Client(sdk, None)
+    stamp = binary.with_name("claude.version")
+    text = stamp.read_text(encoding="utf-8") if stamp.is_file() else _ask_version(binary)
+    return Client(sdk, text.split()[0] if text.strip() else None)
+
+
+def _ask_version(binary: Path) -> str:
+    try:
+        return subprocess.run([str(binary), "--version"], capture_output=True, text=True,
+                              timeout=10, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
 
 
 def isolated_env(

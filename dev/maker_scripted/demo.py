@@ -83,6 +83,8 @@ STAGES = (
     Stage("Run step 0", "/maker:step 0",
           "A fresh step-executor subagent does step 0 from its brief. Its first handoff "
           "is incomplete on purpose: watch maker's gate send it back.",
+          # Print mode offers no AskUserQuestion, so the verdict's question is not asked:
+          # the main agent ends with the sentinel `maker step outcome` prints.
           lambda api: step_flow(api, [executor_writes("hello.txt", "hello\n")],
                                 broken_handoff(0),
                                 after_feedback(greeting_handoff(), *BROKEN_HANDOFF_PROBLEMS))),

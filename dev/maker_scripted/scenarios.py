@@ -196,19 +196,18 @@ def plan_flow(api: FakeMessagesAPI, *answers: ScriptItem) -> None:
 
 
 def step_flow(api: FakeMessagesAPI, work: Sequence[ScriptItem], *answers: ScriptItem,
-              main_first: Sequence[ScriptItem] = (),
-              main_last: Sequence[ScriptItem] | None = None) -> None:
+              main_first: Sequence[ScriptItem] = ()) -> None:
     """``/maker:step …`` that maker starts: the main agent launches the executor, which
     reads its brief, does ``work`` and answers ``answers`` in order; then the main agent
-    runs ``maker step outcome N`` and ends with its sentinel (or does ``main_last``).
+    runs ``maker step outcome N`` and ends with its sentinel (a flow that asks the user
+    is scripted turn by turn: it asks from maker's verdict instead).
 
     ``main_first``: main turns before the launch (the launch then answers the Stop
     hook's feedback).
     """
     launch = main_launches_executor(after_feedback_naming="is in progress" if main_first
                                     else None)
-    tail = [main_reports_outcome()] if main_last is None else list(main_last)
-    api.script(MAIN, *main_first, launch, main_runs_outcome(), *tail)
+    api.script(MAIN, *main_first, launch, main_runs_outcome(), main_reports_outcome())
     executor_flow(api, work, *answers)
 
 

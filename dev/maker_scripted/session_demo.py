@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 from maker_scripted.turns import (
     EXECUTOR,
     PLANNER,
+    asks_as_maker_says,
     executor_reads_brief,
     executor_writes,
     handback,
@@ -50,7 +51,6 @@ from maker_scripted.turns import (
     main_shows_status,
     main_waits,
     off_script,
-    tool,
 )
 
 __all__ = ["run_session_demo"]
@@ -80,18 +80,10 @@ def _verdict(request: RecordedRequest) -> str:
 
 
 def _asks(request: RecordedRequest) -> Reply:
-    if "status: awaiting-approval" not in _verdict(request):
+    verdict = _verdict(request)
+    if "status: awaiting-approval" not in verdict:
         raise off_script(request, "expected a step awaiting approval")
-    return tool("Bash", command="maker step outcome 0", description="Where step 0 is")
-
-
-def _question(request: RecordedRequest) -> Reply:
-    import json
-
-    match = re.search(r"^ask: (\{.*\})$", request.tool_results[-1].text, re.M)
-    if not match:
-        raise off_script(request, "expected maker's `ask:` line")
-    return tool("AskUserQuestion", **json.loads(match.group(1)))
+    return asks_as_maker_says(request, verdict)
 
 
 def _ends(request: RecordedRequest) -> Reply:
@@ -111,7 +103,7 @@ def _plan(api: FakeMessagesAPI) -> None:
 
 
 def _step(api: FakeMessagesAPI) -> None:
-    api.script(MAIN, main_launches_executor(), main_waits(), _asks, _question, _ends)
+    api.script(MAIN, main_launches_executor(), main_waits(), _asks, _ends)
     api.script(EXECUTOR, executor_reads_brief(), executor_writes("hello.txt", "hello\n"),
                handback(broken_handoff(0)), handback(greeting_handoff()))
 
@@ -268,8 +260,9 @@ def _epilogue(say: Say, plugin_root: Path, claude: Path, kept: Path | None) -> N
             "went back to the executor with every problem (" +
             BROKEN_HANDOFF_PROBLEMS[0].split(":")[0] + ", …); nothing was recorded until "
             "it was right.",
-            "Only you approved step 0, by answering the question; maker's own read-only "
-            "commands (maker context, status, step outcome) asked you nothing.",
+            "Only you approved step 0, by answering the question maker's verdict gave the "
+            "main agent; maker's own read-only commands (maker context, status) asked you "
+            "nothing.",
             "`maker demo --print` shows the same commands in print mode (claude -p, "
             "subagents in the foreground); `maker demo --headless` shows `maker run`.",
         ):

@@ -6,9 +6,9 @@ maker's subagents and runs maker's hooks. Only the model's turns are scripted:
 
 - the main agent follows ``commands/plan.md`` and ``commands/step.md``: it launches
   ``maker:planner`` or ``maker:step-executor`` with the Agent tool
-  (``run_in_background: false``, which an interactive session drops), runs ``maker
-  status`` or ``maker step outcome N`` and ends a step with the sentinel line
-  ``maker step outcome`` printed;
+  (``run_in_background: false``, which an interactive session drops), asks the
+  question on the ``ask:`` line of maker's verdict, or runs ``maker status`` or ``maker
+  step outcome N`` and ends a step with the sentinel line it printed;
 - the planner answers plan YAML, the step executor reads its brief with
   ``maker context N``, does some work and answers handoff YAML;
 - a corrected answer is sent only after reading the hook's ``Stop hook feedback``.
@@ -22,6 +22,7 @@ fails: a script cannot pass on text the model never saw.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -39,6 +40,7 @@ __all__ = [
     "PLANNER",
     "Turn",
     "after_feedback",
+    "asks_as_maker_says",
     "executor_reads_brief",
     "executor_writes",
     "expect_feedback",
@@ -90,6 +92,7 @@ _STARTED = re.compile(r"^STARTED: step (\d+) ", re.M)
 _EXECUTE = re.compile(r"Execute maker step (\d+)\.")
 _WORKDIR = re.compile(r"Primary working directory: (.+)")
 _SENTINEL = re.compile(r"^sentinel: (STEP_[A-Z_]+)$", re.M)
+_ASK = re.compile(r"^ask: (\{.*\})$", re.M)
 
 
 def off_script(request: RecordedRequest, what: str) -> ScriptError:
@@ -134,11 +137,17 @@ def working_dir(request: RecordedRequest) -> Path:
     return Path(match.group(1).strip())
 
 
-
-
 def tool(name: str, **tool_input: Any) -> Reply:
     """A turn that calls tool ``name`` (a convenience over :meth:`Reply.tool`)."""
     return Reply.tool(name, tool_input)
+
+
+def asks_as_maker_says(request: RecordedRequest, verdict: str) -> Reply:
+    """AskUserQuestion with exactly the input on ``verdict``'s ``ask:`` line (step.md, rule 5)."""
+    asked = _ASK.search(verdict)
+    if asked is None:
+        raise off_script(request, f"expected an `ask:` line in maker's verdict {verdict!r}")
+    return tool("AskUserQuestion", **json.loads(asked.group(1)))
 
 
 # -- the main agent -----------------------------------------------------------------
@@ -215,8 +224,6 @@ def main_launches_executor(*, after_feedback_naming: str | None = None) -> Turn:
     return turn
 
 
-
-
 _RUNS = re.compile(r"maker: The (.*?) was launched and runs in the background")
 
 
@@ -237,7 +244,9 @@ def main_waits() -> Turn:
 
 
 def main_runs_outcome() -> Turn:
-    """After the executor returned: ``maker step outcome N`` for the step maker started."""
+    """After the executor returned: ``maker step outcome N`` for the step maker started
+    (a flow with no question to ask ends with its sentinel; one that asks takes the
+    question from maker's verdict instead: :func:`asks_as_maker_says`)."""
 
     def turn(request: RecordedRequest) -> Reply:
         n = started_step(request)
@@ -277,14 +286,6 @@ def main_reports_decision() -> Turn:
         return Reply.text(f"{said[:1].upper()}{said[1:]}\n\n{sentinel}")
 
     return turn
-
-
-
-
-
-
-
-
 
 
 # -- subagents ----------------------------------------------------------------------

@@ -37,7 +37,6 @@ from harness.scenarios import (
     greeting_plan,
     handback,
     handoff,
-    main_asks_approval,
     main_ends_after_approval,
     main_launches_executor,
     main_launches_planner,
@@ -130,8 +129,7 @@ def test_step_approved_by_the_person_answering_the_question(
         interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
     write_plan(project, policy="never")
     fake_api.script(MAIN, main_launches_executor(), main_waits(),
-                    main_asks_after_notification(), main_asks_approval(),
-                    main_ends_after_approval())
+                    main_asks_after_notification(), main_ends_after_approval())
     fake_api.script(EXECUTOR, executor_reads_brief(), executor_writes("hello.txt", "hello\n"),
                     handback(GOOD_0))
     terminal = interactive()

@@ -24,7 +24,7 @@ from harness.scenarios import (
     main_asks_approval,
     main_ends_after_approval,
     main_launches_executor,
-    main_runs_outcome,
+    maker_verdict,
     plugin_env,
     tool,
 )
@@ -58,9 +58,9 @@ def test_the_user_sends_a_step_back_with_notes_and_approves_the_next_attempt(
         assert f"- {NOTES}" in brief  # the user's words, exactly
         return executor_writes("hello.txt", "salut\n")(request)
 
-    fake_api.script(MAIN, main_launches_executor(), main_runs_outcome(), main_asks_approval(),
-                    main_relaunches_after_the_notes, main_runs_outcome(),
-                    main_asks_approval(), main_ends_after_approval())
+    fake_api.script(MAIN, main_launches_executor(), main_asks_approval(),
+                    main_relaunches_after_the_notes, main_asks_approval(),
+                    main_ends_after_approval())
     executor_flow(fake_api, [executor_writes("hello.txt", "hello\n")], GOOD_0)
     executor_flow(fake_api, [reads_the_notes_then_writes], GOOD_0)
     answers = iter([NOTES, APPROVE])
@@ -86,7 +86,8 @@ def test_the_user_sends_a_step_back_with_notes_and_approves_the_next_attempt(
            for m in r.messages if m.get("role") == "assistant"
            for block in (m["content"] if isinstance(m["content"], list) else [])
            if block.get("type") == "tool_use" and block.get("name") == "Bash"]
-    assert ran and not [c for c in ran if "approve" in c or "reject" in c]
+    # It asked from maker's verdicts and ran nothing: no approval, no `maker step outcome`.
+    assert ran == []
 
 
 def _print_mode_step_awaiting_approval(fake_api: FakeMessagesAPI, run_claude: Run,
@@ -97,13 +98,13 @@ def _print_mode_step_awaiting_approval(fake_api: FakeMessagesAPI, run_claude: Ru
     def cannot_ask(request: RecordedRequest) -> Reply:
         (result,) = request.tool_results
         assert result.is_error and "No such tool available: AskUserQuestion" in result.text
-        outcome = next(r.text for r in request.all_tool_results if "next: " in r.text)
-        hint = outcome.split("print mode), end by telling the user how to decide: ", 1)[1]
-        return Reply.text(f"Step 0 waits for your approval: {hint.strip()}\n\n"
+        hint = re.search(r"\(print mode\), end by telling the user how to decide: (.*)\.$",
+                         request.all_text, re.M)  # maker's verdict, its `Next:`
+        assert hint is not None, request.all_text[-800:]
+        return Reply.text(f"Step 0 waits for your approval: {hint.group(1)}\n\n"
                           "STEP_AWAITING_APPROVAL")
 
-    fake_api.script(MAIN, main_launches_executor(), main_runs_outcome(), main_asks_approval(),
-                    cannot_ask)
+    fake_api.script(MAIN, main_launches_executor(), main_asks_approval(), cannot_ask)
     executor_flow(fake_api, [executor_writes("hello.txt", "hello\n")], GOOD_0)
     run = run_maker(run_claude, "/maker:step 0")
     fake_api.assert_done()
@@ -148,14 +149,14 @@ def test_in_print_mode_the_user_rejects_by_typing_the_command_with_notes(
                     description="Execute maker step 0", prompt="Execute maker step 0.")
 
     def waits_again(request: RecordedRequest) -> Reply:
-        assert "status: awaiting-approval" in request.tool_results[-1].text
+        """maker's verdict has a question, which print mode offers no tool to ask."""
+        verdict = maker_verdict(request)
+        assert "status: awaiting-approval" in verdict and "\nask: {" in verdict
+        assert "AskUserQuestion" not in request.tool_names
         return Reply.text("Step 0 ran again with your notes and waits for your approval."
                           "\n\nSTEP_AWAITING_APPROVAL")
 
-    def runs_outcome(request: RecordedRequest) -> Reply:
-        return tool("Bash", command="maker step outcome 0", description="Where step 0 is")
-
-    fake_api.script(MAIN, relaunches, runs_outcome, waits_again)
+    fake_api.script(MAIN, relaunches, waits_again)
     executor_flow(fake_api, [executor_writes("hello.txt", "salut\n")], GOOD_0)
     run = run_maker(run_claude, f"/maker:reject 0 {notes}")
 

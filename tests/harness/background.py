@@ -16,7 +16,7 @@ import re
 from harness.queries import RecordingAPI
 from maker_scripted import RecordedRequest, Reply
 from maker_scripted.terminal import Terminal
-from maker_scripted.turns import Turn, off_script, tool
+from maker_scripted.turns import Turn, asks_as_maker_says, off_script
 
 __all__ = ["IDLE", "TIMEOUT", "finished", "main_asks_after_notification",
            "main_follows_notification", "notified_verdict", "settled", "verdicts_in"]
@@ -54,16 +54,14 @@ def main_follows_notification() -> Turn:
 
 
 def main_asks_after_notification() -> Turn:
-    """The notification's turn when the step awaits approval: run ``maker step outcome
-    N`` (whose ``ask:`` line the next turn puts to the user)."""
+    """The notification's turn when the step awaits approval: ask the user with
+    AskUserQuestion, with exactly the input on the ``ask:`` line of maker's verdict."""
 
     def turn(request: RecordedRequest) -> Reply:
         _, _, verdict = notified_verdict(request)
-        step = _STEP.match(verdict)
-        if "status: awaiting-approval" not in verdict or not step:
+        if not _STEP.match(verdict) or "status: awaiting-approval" not in verdict:
             raise off_script(request, f"expected a step awaiting approval, got {verdict!r}")
-        return tool("Bash", command=f"maker step outcome {step.group(1)}",
-                    description="Where the step ended up")
+        return asks_as_maker_says(request, verdict)
 
     return turn
 

@@ -1,35 +1,38 @@
 """The scripted model's scenarios for the tests: everything ``maker demo`` uses
 (:mod:`maker_scripted.scenarios` and :mod:`maker_scripted.turns`, re-exported here so
 a test imports from one place), and the turns and builders only tests use: approval
-questions, verdicts, refusals, a broken plan, the ``step_flow`` that asks for approval.
+questions, verdicts, refusals, a broken plan.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Sequence
 from typing import Any
 
 from maker_scripted.errors import ScriptError
-from maker_scripted.fake_api import FakeMessagesAPI, ScriptItem
 from maker_scripted.recorded import RecordedRequest
 from maker_scripted.replies import Reply
 from maker_scripted.scenarios import *  # noqa: F403 - one import for the tests
 from maker_scripted.scenarios import GREETING_TASK, greeting_plan
 from maker_scripted.scenarios import __all__ as _scenarios
-from maker_scripted.scenarios import step_flow as _step_flow
 from maker_scripted.turns import *  # noqa: F403
-from maker_scripted.turns import DECIDED, Turn, last_result, search, started_step, tool, working_dir
+from maker_scripted.turns import (
+    DECIDED,
+    Turn,
+    asks_as_maker_says,
+    search,
+    started_step,
+    tool,
+    working_dir,
+)
 from maker_scripted.turns import __all__ as _turns
 
 __all__ = sorted({*_scenarios, *_turns, "APPROVE", "BROKEN_PLAN_PROBLEM", "ScriptMismatch",
                   "broken_plan", "executor_reads", "main_asks_approval",
                   "main_ends_after_approval", "main_ends_turn_early", "main_follows_verdict",
-                  "main_refuses_step", "maker_verdict", "step_flow", "subagent_report"})
+                  "main_refuses_step", "maker_verdict", "subagent_report"})
 
 APPROVE = "Approve step 0"
-_ASK = re.compile(r"^ask: (\{.*\})$", re.M)
 _VERDICT = re.compile(r"maker's verdict: (.*)", re.S)
 _END_WITH = re.compile(r"End your reply with the line (STEP_[A-Z_]+)\.")
 
@@ -41,14 +44,6 @@ class ScriptMismatch(ScriptError, AssertionError):
 def mismatch(request: RecordedRequest, what: str) -> ScriptMismatch:
     return ScriptMismatch(f"request #{request.index} ({request.agent}): {what}; it ended "
                           f"with: {request.latest_text[-600:]!r}")
-
-
-def step_flow(api: FakeMessagesAPI, work: Sequence[ScriptItem], *answers: ScriptItem,
-              main_first: Sequence[ScriptItem] = (), approval: bool = False) -> None:
-    """The package's ``step_flow``; with ``approval``, the step awaits the user's approval,
-    so the main agent asks (AskUserQuestion), and ends as the user decided."""
-    last = [main_asks_approval(), main_ends_after_approval()] if approval else None
-    _step_flow(api, work, *answers, main_first=main_first, main_last=last)
 
 
 def maker_verdict(request: RecordedRequest) -> str:
@@ -71,15 +66,14 @@ def main_ends_turn_early(text: str = "I will leave this step for later.") -> Tur
 
 
 def main_asks_approval() -> Turn:
-    """When ``maker step outcome`` says ``awaiting-approval``: ask the user with
-    AskUserQuestion, with the input maker gave on its ``ask:`` line."""
+    """After the executor returned, when maker's verdict says ``awaiting-approval``: ask
+    the user with AskUserQuestion, with exactly the input on the verdict's ``ask:`` line."""
 
     def turn(request: RecordedRequest) -> Reply:
-        outcome = last_result(request).text
-        match = _ASK.search(outcome)
-        if "status: awaiting-approval" not in outcome or not match:
-            raise mismatch(request, "expected `status: awaiting-approval` and an `ask:` line")
-        return tool("AskUserQuestion", **json.loads(match.group(1)))
+        verdict = maker_verdict(request)
+        if "status: awaiting-approval" not in verdict:
+            raise mismatch(request, "expected a step awaiting approval in maker's verdict")
+        return asks_as_maker_says(request, verdict)
 
     return turn
 
