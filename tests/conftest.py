@@ -56,10 +56,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 _PREFIXES = ("MAKER_", "CLAUDE_", "ANTHROPIC_", "XDG_", "STEP_")
 
 
-def pytest_report_header() -> str:
-    """The client, in the header (printed by the controller under pytest-xdist too): a
-    report says which Claude Code it ran against."""
-    return installed_client().against(pinned_sdk(PYPROJECT))
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The client, as the report's first line (before pytest's own header, and with
+    ``-q`` too; the controller prints it under pytest-xdist): a report says which Claude
+    Code it ran against."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and not hasattr(session.config, "workerinput"):
+        reporter.write_line(installed_client().against(pinned_sdk(PYPROJECT)))
 
 
 @pytest.fixture(autouse=True)

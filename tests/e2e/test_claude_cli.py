@@ -178,8 +178,7 @@ def test_the_client_line_says_whether_it_is_the_pinned_one(
 
 def test_the_report_header_names_the_client_under_xdist(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Workers print nothing: the header must come from the controller, second line of
-    the report (after the platform's)."""
+    """Workers print nothing: the line comes from the controller, the report's first."""
     for var in [v for v in os.environ if v.startswith("PYTEST_")]:
         monkeypatch.delenv(var)
     out = subprocess.run(
@@ -188,5 +187,5 @@ def test_the_report_header_names_the_client_under_xdist(
         cwd=REPO, capture_output=True, text=True, timeout=120, check=False).stdout
     lines = out.splitlines()
     assert "1 passed" in lines[-1], out
-    assert lines[2] == installed_client().against(pinned_sdk(REPO / "pyproject.toml")), out
+    assert lines[0] == installed_client().against(pinned_sdk(REPO / "pyproject.toml")), out
     assert "created: 2/2 workers" in out
