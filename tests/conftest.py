@@ -7,7 +7,7 @@ Tests that need more set it themselves, from two shared fixtures: ``verification
 (every verification kind set empty, so no command runs and no evidence is required) and
 ``plugin_project`` (a project as cwd, as Claude Code runs the plugin there).
 
-The report's header names the client the end-to-end tests drive (claude-agent-sdk and
+The report's first line names the client the end-to-end tests drive (claude-agent-sdk and
 the Claude Code it bundles) and says whether it is the release pyproject.toml pins.
 
 Hypothesis runs under the profile ``HYPOTHESIS_PROFILE`` names: ``ci`` (the default, what
