@@ -116,16 +116,56 @@ def drawing(layers: tuple[tuple[str, ...], ...]) -> str:
     return f"\n{'│'.center(width).rstrip()}\n".join(rows)
 
 
-def _imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import in ``tree``: at the top, in a function, under ``TYPE_CHECKING``."""
-    for node in ast.walk(tree):
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _at_import(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The imports that run when the module is imported: not in a function, not under
+    ``if TYPE_CHECKING:``."""
+    for node in body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             yield node
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        elif isinstance(node, ast.If) and _is_type_checking(node.test):
+            yield from _at_import(node.orelse)
+        else:
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                inner = getattr(node, field, None)
+                if isinstance(inner, list):
+                    yield from _at_import([n for n in inner if isinstance(n, ast.AST)])
 
 
-def module_imports(root: Path) -> Iterator[Import]:
+def _in_functions(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The imports written inside a function (each once, however deep)."""
+    seen: set[int] = set()
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in seen:
+                    seen.add(id(node))
+                    yield node
+
+
+def _imports(tree: ast.AST, which: str) -> Iterator[ast.Import | ast.ImportFrom]:
+    """``all``: every import (at the top, in a function, under ``TYPE_CHECKING``);
+    ``import``: those that run when the module is imported; ``functions``: those inside
+    a function."""
+    if which == "import":
+        yield from _at_import(getattr(tree, "body", []))
+    elif which == "functions":
+        yield from _in_functions(tree)
+    else:
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                yield node
+
+
+def module_imports(root: Path, which: str = "all") -> Iterator[Import]:
     """Every import between two modules of the package at ``root`` (``…/maker``), with
-    the package ``__init__`` each one runs on the way."""
+    the package ``__init__`` each one runs on the way (``which``: see :func:`_imports`)."""
     modules: dict[str, Path] = {}
     for path in sorted(root.rglob("*.py")):
         parts = list(path.relative_to(root.parent).with_suffix("").parts)
@@ -133,7 +173,7 @@ def module_imports(root: Path) -> Iterator[Import]:
     for source, path in modules.items():
         package = source if path.name == "__init__.py" else source.rpartition(".")[0]
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        for node in _imports(tree):
+        for node in _imports(tree, which):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
             else:

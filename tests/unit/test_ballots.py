@@ -130,7 +130,7 @@ def test_a_crash_while_accepting_leaves_the_old_state(
     def crash(*_: Any, **__: Any) -> Any:
         raise RuntimeError("killed mid-accept")
 
-    monkeypatch.setattr("maker.executor.votes.ballots.accept_handoff", crash)
+    monkeypatch.setattr("maker.executor.acceptance.accept.accept_handoff", crash)
     with pytest.raises(RuntimeError):
         cast(store, 0, "a2", chose(2))
     assert ballot_file(store) == before  # the ballot and the acceptance: all or nothing

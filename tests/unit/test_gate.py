@@ -437,10 +437,11 @@ def test_no_known_command_needs_no_evidence(store: PlanStore) -> None:
 
 def test_evidence_via_monkeypatched_verify(store: PlanStore,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    import maker.handoff.evidence as evidence  # the gate's evidence stage, where it asks
+    import maker.verify.detect as detect
+    import maker.verify.runner as runner
 
-    monkeypatch.setattr(evidence, "detect_commands", lambda project: ["a command"])
-    monkeypatch.setattr(evidence, "recorded_evidence", lambda s, n: None)
+    monkeypatch.setattr(detect, "detect_commands", lambda project: ["a command"])
+    monkeypatch.setattr(runner, "recorded_evidence", lambda s, n: None)
     _, problems = check_handoff(store, handoff(2))
     assert fields(problems) == ["evidence"]
 

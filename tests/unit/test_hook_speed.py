@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.import_graph import make_package, module_imports
 from harness.step_plans import linear, make_step, write
 from maker.executor.state.lifecycle import start_step
 from maker.hooks.__main__ import EVENTS
@@ -132,93 +133,91 @@ def test_the_state_view_finds_each_step_file_as_the_store_does(tmp_path: Path) -
     assert state.step_path(13) == store.step_path(13) == store.steps_dir / "0013-padded-more.md"
 
 
-# -- imports at the top, except on the hook paths ------------------------------------
+# -- imports at the top, except where a hook defers one ----------------------------------
 
 # Imported inside a function anywhere: an optional dependency, absent from the plugin's
 # install (the engine's SDK, the demo's scripted model), is asked for only when used.
 OPTIONAL = ("claude_agent_sdk", "maker_scripted", "pexpect", "pyte")
 
 
-def _function_level_imports(root: Path) -> dict[str, list[str]]:
-    """Module -> the ``file:line`` of each import written inside one of its functions
-    (optional dependencies aside)."""
-    found: dict[str, set[str]] = {}
-    for path in sorted(root.rglob("*.py")):
+def _far_round(edges: dict[str, set[str]], start: set[str]) -> set[str]:
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(edges.get(module, ()))
+    return seen
+
+
+def deferred_imports(root: Path) -> list[str]:
+    """Each import written inside a function that should sit at the top of its module.
+
+    A hook is a process of its own on every event, so a module a hook can reach (through
+    any import, far round) may defer into a function an import that its own top-level
+    imports do not load already: that keeps an event to what it needs. Anywhere else, and
+    for a module already loaded, the import goes at the top. Optional dependencies aside."""
+    edges: dict[str, set[str]] = {}
+    for imp in module_imports(root):
+        edges.setdefault(imp.source, set()).add(imp.target)
+    package = root.name
+    hooked = _far_round(edges, {m for m in edges if m.startswith(f"{package}.hooks")})
+    at_import: dict[str, set[str]] = {}
+    for imp in module_imports(root, "import"):
+        at_import.setdefault(imp.source, set()).add(imp.target)
+    inside: dict[str, dict[str, set[str]]] = {}  # module -> file:line -> targets
+    for imp in module_imports(root, "functions"):
+        inside.setdefault(imp.source, {}).setdefault(imp.where, set()).add(imp.target)
+    stray = []
+    for path in sorted(root.rglob("*.py")):  # imports of outside packages (json, shutil)
         parts = list(path.relative_to(root.parent).with_suffix("").parts)
         module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for fn in ast.walk(tree):
-            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            for node in ast.walk(fn):
-                if isinstance(node, ast.Import):
-                    names = [alias.name for alias in node.names]
-                elif isinstance(node, ast.ImportFrom):
-                    names = [node.module or ""]
-                else:
-                    continue
-                if not all(name.startswith(OPTIONAL) for name in names):
-                    found.setdefault(module, set()).add(
-                        f"{path.relative_to(root.parent)}:{node.lineno}")
-    return {module: sorted(places) for module, places in found.items()}
+            for inner in ast.walk(node):
+                names = ([a.name for a in inner.names] if isinstance(inner, ast.Import)
+                         else [inner.module or ""] if isinstance(inner, ast.ImportFrom)
+                         else [])
+                if names and module not in hooked and not any(
+                        n.startswith((package, *OPTIONAL)) for n in names):
+                    stray.append(f"{path.relative_to(root.parent)}:{inner.lineno}")
+    for module, places in inside.items():
+        loaded = _far_round(at_import, at_import.get(module, set()))
+        for where, targets in places.items():
+            if module not in hooked or targets <= loaded:
+                stray.append(where)
+    return sorted(set(stray))
 
 
-def _loaded_at_import(module: str) -> set[str]:
-    """The maker modules that importing ``module`` runs (its top-level imports, far round:
-    what every hook of its event pays)."""
-    code = (f"import sys; import {module}; "
-            "print('\\n'.join(m for m in sys.modules if m.startswith('maker')))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60, check=True)
-    return set(done.stdout.split())
-
-
-def _busy_stop_loads(tmp_path: Path, with_run: bool) -> set[str]:
-    """The maker modules a busy Stop hook loads, measured as ``scripts/launch`` runs it."""
-    from maker.executor.state.run import begin_run
-    from maker.store.atomic import plan_lock
-
-    store = linear(tmp_path, 3)
-    start_step(store, 2, force=True, session_id="s")
-    if with_run:
-        with plan_lock(store.root):
-            begin_run(store, "s", None)
-    stdin = json.dumps({"session_id": "s", "hook_event_name": "Stop", "cwd": str(tmp_path),
-                        "stop_hook_active": False})
-    result = subprocess.run(
-        [sys.executable, "-X", "importtime", str(ROOT / "scripts" / "run_module.py"),
-         "-m", "maker.hooks", "stop"], input=stdin, capture_output=True, text=True,
-        cwd=tmp_path, timeout=60, check=False)
-    assert '"decision": "block"' in result.stdout, result.stderr
-    return {line.split("|")[-1].strip() for line in result.stderr.splitlines()
-            if line.startswith("import time:") and "maker" in line}
-
-
-def test_imports_inside_functions_only_on_the_hook_paths(tmp_path: Path) -> None:
-    """Everywhere else imports sit at the top. A hook imports only what its event needs:
-    its modules (``maker.hooks``), what importing each event's module loads, and what the
-    busy Stop hook loads as measured here, may defer an import into the function that
-    needs it."""
+def test_an_import_waits_in_a_function_only_where_a_hook_needs_it_to() -> None:
     import maker
 
-    hook_paths = _loaded_at_import("maker.hooks.__main__")
-    for module, _ in EVENTS.values():
-        hook_paths |= _loaded_at_import(module)
-    hook_paths |= _busy_stop_loads(tmp_path / "idle", with_run=False)
-    hook_paths |= _busy_stop_loads(tmp_path / "run", with_run=True)
-    root = Path(maker.__file__).resolve().parent
-    stray = [where for module, places in _function_level_imports(root).items()
-             if module not in hook_paths and not module.startswith("maker.hooks")
-             for where in places]
-    assert not stray, ("an import inside a function, off the hook paths: move it to the "
-                       "top of its module:\n" + "\n".join(stray))
+    stray = deferred_imports(Path(maker.__file__).resolve().parent)
+    assert not stray, ("an import inside a function that belongs at the top of its module "
+                       "(no hook reaches the module, or its top-level imports load it "
+                       "already):\n" + "\n".join(stray))
 
 
-def test_the_check_sees_an_import_inside_a_function(tmp_path: Path) -> None:
-    root = tmp_path / "maker"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "a.py").write_text(
-        "import os\n\ndef f():\n    import json\n    from claude_agent_sdk import x\n"
-        "    def g():\n        from maker.pkg import b\n")
-    found = _function_level_imports(root)
-    assert found == {"maker.pkg.a": ["maker/pkg/a.py:4", "maker/pkg/a.py:7"]}
+@pytest.mark.parametrize(("files", "stray"), [
+    # a module no hook reaches: every import at the top
+    ({"cli/a.py": "def f():\n    import json\n    from maker.core import b\n"},
+     ["maker/cli/a.py:2", "maker/cli/a.py:3"]),
+    # a hook's module may defer what it does not load
+    ({"hooks/h.py": "def f():\n    import json\n    from maker.core import b\n"}, []),
+    # ... but not what its top-level imports load already
+    ({"hooks/h.py": "from maker.core import c\n\ndef f():\n    from maker.core import b\n"},
+     ["maker/hooks/h.py:4"]),
+    # reached from a hook, far round, through an import inside a function
+    ({"hooks/h.py": "def f():\n    from maker.core import c\n",
+      "core/c.py": "def g():\n    from maker.core import b\n"}, []),
+    # optional dependencies wait anywhere
+    ({"cli/a.py": "def f():\n    import claude_agent_sdk\n"}, []),
+])
+def test_the_check_knows_which_imports_may_wait(tmp_path: Path, files: dict[str, str],
+                                               stray: list[str]) -> None:
+    root = make_package(tmp_path, {"cli/__init__.py": "", "hooks/__init__.py": "",
+                                   "core/__init__.py": "", "core/b.py": "",
+                                   "core/c.py": "from maker.core import b\n", **files})
+    assert deferred_imports(root) == stray

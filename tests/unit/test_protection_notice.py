@@ -13,7 +13,6 @@ from click.testing import CliRunner
 
 from harness.step_plans import step_spec, write
 from maker.cli.main import cli
-from maker.executor.loop import status_view
 from maker.executor.protocol.orient import record_orient
 from maker.executor.state.lifecycle import start_step
 from maker.hooks.handlers import HANDLERS
@@ -35,7 +34,6 @@ def store(plugin_project: Path) -> PlanStore:
 
 def _as(monkeypatch: pytest.MonkeyPatch, found: boundary.Protection) -> None:
     monkeypatch.setattr(boundary, "protection", lambda **_: found)
-    monkeypatch.setattr(status_view, "protection", lambda **_: found)  # maker status asks
 
 
 def _status(store: PlanStore) -> str:

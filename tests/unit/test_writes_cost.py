@@ -27,7 +27,6 @@ from maker.executor.parallel.waves import together
 from maker.executor.state.schedule import plan_schedule
 from maker.planner import writes
 from maker.planner.writes import Work, beside, clash, may_overlap, shared_hit
-from maker.store import overview
 
 Steps = list[tuple[int, list[int], list[str] | None]]
 
@@ -123,7 +122,7 @@ def test_a_call_stops_at_its_budget_and_says_it_does_not_know() -> None:
 
 def test_plan_md_says_when_it_did_not_work_out_which_steps_run_together(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(overview, "beside", lambda *a: None)  # where PLAN.md asks
+    monkeypatch.setattr(writes, "beside", lambda *a: None)
     store = write(project, [make_step(0, -1)])
     assert "Not worked out here" in store.overview_path.read_text()
 

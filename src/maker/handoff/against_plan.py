@@ -10,7 +10,6 @@ from maker.core.flow import decides_next
 from maker.core.models import END, AgentResult, schema_keys
 from maker.errors import Problem
 from maker.handoff.fields import is_int, kind_of
-from maker.red_flag.red_flagger import RedFlagger
 from maker.store.records import StepRecord, StoredPlan
 from maker.tools.registry import only_read
 from maker.yaml_cleaner.frozen import thaw
@@ -94,6 +93,7 @@ def _schema_text(schema: Any) -> str:
 
 
 def red_flags(output: Any, text: str | bytes, problems: list[Problem]) -> None:
+    from maker.red_flag.red_flagger import RedFlagger
 
     raw = text if isinstance(text, str) else text.decode("utf-8", "replace")
     # A non-mapping output is already reported, with its fix, as an `output` problem.

@@ -16,11 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from maker.errors import PlanFileError, Problem
 from maker.store.records import StepRecord
-from maker.store.settings import load_settings
-from maker.store.workspace import worktree_of
-from maker.verify.detect import detect_commands
-from maker.verify.fixes import spent, spent_problem
-from maker.verify.runner import evidence_path, recorded_evidence
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -37,6 +32,7 @@ def project_dir(store: PlanStore) -> Path:
 def check_landed(store: PlanStore, record: StepRecord, problems: list[Problem]) -> None:
     """A step run beside others is complete only once its change has landed in the main
     checkout (``maker land N``: merged file by file and verified there)."""
+    from maker.store.workspace import worktree_of
 
     if worktree_of(store, record) is not None:
         n = record.number
@@ -51,6 +47,8 @@ def check_landed(store: PlanStore, record: StepRecord, problems: list[Problem]) 
 def check_evidence(store: PlanStore, record: StepRecord,
                    problems: list[Problem]) -> VerificationRun | None:
     """The recorded verification run behind a complete step, adding problems if lacking."""
+    from maker.verify.detect import detect_commands
+    from maker.verify.runner import evidence_path, recorded_evidence
 
     if not detect_commands(project_dir(store)):
         return None  # no verification command is known: none can be required
@@ -85,6 +83,8 @@ def check_evidence(store: PlanStore, record: StepRecord,
                                 f"({record.meta.get('started_at')})", n, fix=rerun))
         return None
     if run.failed_runs:  # seed 004's max_fix_attempts: past it, the step's run is over
+        from maker.store.settings import load_settings
+        from maker.verify.fixes import spent, spent_problem
 
         bound = load_settings(store.root).max_fix_attempts
         if spent(run, str(record.meta.get("started_at") or ""), bound):

@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Any
 
 from maker.core.paths import data_dir
 from maker.errors import GitRefusedError, Problem
-from maker.store.workspace import step_project
 from maker.tools.git_tree import MAX_PATHS, changed_paths, snapshot_tree
 from maker.tools.registry import only_read
 
@@ -83,6 +82,7 @@ def measured_changes(store: PlanStore, record: StepRecord) -> list[str] | None:
     landed = record.meta.get("landed_files")
     if isinstance(landed, list):  # (a step run beside others: what it brought back)
         return sorted(str(p) for p in landed)
+    from maker.store.workspace import step_project
 
     home = step_project(store, record)  # (its worktree, when it has one)
     try:

@@ -24,6 +24,7 @@ from maker.executor.acceptance.approval import (
     QUESTION_PREFIX,
     REJECT_LABEL,
     approve_step,
+    read_policy,
     reject_step,
     set_policy,
 )
@@ -46,7 +47,6 @@ def prompt_decision(store: PlanStore, command: str, arguments: str, session_id: 
         if command == "policy":
             name = arguments.strip().lower()
             if not name:
-                from maker.executor.acceptance.approval import read_policy
 
                 return f"maker: the approval policy is {read_policy(store).describe()}."
             policy = set_policy(store, name, "user (typed /maker:policy)")

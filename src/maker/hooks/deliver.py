@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from maker.executor.state.attempts import bump, clear
+from maker.executor.state.attempts import bump, clear, keep_answer, refuse_handoff
 from maker.hooks import records
 from maker.hooks.common import (
     EXECUTOR_SUFFIX,
     PLANNER_SUFFIX,
     REVIEWER_SUFFIX,
+    executor_marker,
     final_text,
     reviewed_step,
     running_step,
@@ -203,7 +204,6 @@ def _executor_stop(hook: HookInput, text: str) -> Output:
     from maker.errors import HandoffRejectedError, PlanFileError
     from maker.executor.acceptance.accept import accept_handoff
     from maker.executor.rules.step_rules import settings
-    from maker.executor.state.attempts import keep_answer, refuse_handoff
 
     store = store_for(hook)
     active = running_step(store)
@@ -211,7 +211,6 @@ def _executor_stop(hook: HookInput, text: str) -> Output:
         records.record(hook, "no-step")
         return message("maker: the step executor stopped, but no step is in progress, so "
                        "its answer was not recorded. Start a step with `maker step start`.")
-    from maker.hooks.common import executor_marker
 
     mine, why = executor_marker(hook, store, _named(text, active))
     if mine is None:

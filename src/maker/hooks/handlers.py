@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from maker.errors import MakerError
 from maker.hooks import verdicts
 from maker.hooks.common import store_for
 from maker.hooks.deliver import on_subagent_stop
@@ -118,7 +119,6 @@ def on_session_start(hook: HookInput) -> Output:
 def _weaker_protection(store: PlanStore) -> str:
     """The person's notice, once a session, when the executor's Bash is held by less
     than the kernel boundary; "" when it is."""
-    from maker.errors import MakerError
     from maker.store.settings import load_settings
     from maker.tools.boundary import weaker_notice
 

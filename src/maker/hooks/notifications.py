@@ -19,9 +19,10 @@ from __future__ import annotations
 import re
 import time
 
+from maker.hooks.common import store_for
 from maker.hooks.protocol import HookInput, Output, allow, context
 from maker.hooks.records import read_record, take_record
-from maker.hooks.verdicts import verdict_text
+from maker.hooks.verdicts import usage_of, verdict_text
 
 __all__ = ["on_notification", "parse_notification"]
 
@@ -79,7 +80,6 @@ def on_notification(hook: HookInput, agent_id: str, status: str) -> Output:
     while not data.get("final") and status == "completed" and time.monotonic() < deadline:
         time.sleep(0.1)
         data = read_record(agent_id)
-    from maker.hooks.common import store_for
 
     store = store_for(hook)
     step = None
@@ -104,13 +104,11 @@ def on_notification(hook: HookInput, agent_id: str, status: str) -> Output:
 def _usage(hook: HookInput, data: dict[str, object]) -> None:
     """The tokens and time the client reports in a notification that follows a hand-back,
     noted for the step in the run (``maker status``, the run's report)."""
-    from maker.hooks.verdicts import usage_of
 
     step = data.get("step")
     usage = usage_of(hook)
     if not isinstance(step, int) or not usage:
         return
-    from maker.hooks.common import store_for
 
     store = store_for(hook)
     if store.exists():

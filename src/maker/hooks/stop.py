@@ -19,8 +19,9 @@ import os
 from pathlib import Path
 
 from maker.executor.rules.step_rules import STOP_REMINDERS
-from maker.executor.state.attempts import remind
+from maker.executor.state.attempts import bump, clear, remind
 from maker.hooks.protocol import HookInput, Output, allow, block, message
+from maker.store.active import member
 from maker.store.state import PlanState
 
 TYPE_CHECKING = False  # typing's, without importing typing on every hook
@@ -111,7 +112,6 @@ def _run_waits(hook: HookInput, state: PlanState, step: int, title: str, key: st
     """A ``/maker:run`` whose step in progress has no executor when the main agent stops:
     reminded (bounded); then the run stops, the step kept as it is, for ``/maker:run`` to
     go on with. A run's step never fails for what the main agent did not do."""
-    from maker.executor.state.attempts import bump, clear
     from maker.executor.state.run import stop_run
 
     count = bump(state, "stop", key)
@@ -134,7 +134,6 @@ def _executor_runs(hook: HookInput, state: PlanState, active: dict[str, Any]) ->
         if isinstance(tasks, list) else []
     if listed:
         from maker.hooks.records import read_record, run_of
-        from maker.store.active import member
 
         for task in listed:  # one maker bound to an earlier run does not count
             bound = read_record(str(task.get("id") or "")).get("run")

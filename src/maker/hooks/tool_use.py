@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from maker.hooks import records
 from maker.hooks.common import (
     EXECUTOR_SUFFIX,
     REVIEWER_SUFFIX,
@@ -28,7 +29,13 @@ from maker.hooks.common import (
     store_for,
 )
 from maker.hooks.deliver import is_maker_agent, on_handback
-from maker.hooks.plumbing import plumbing_allow
+from maker.hooks.plumbing import (
+    PINNED_WHY,
+    finds_own_maker,
+    pinned_plumbing,
+    plumbing_allow,
+    vouched,
+)
 from maker.hooks.protocol import (
     HookInput,
     Output,
@@ -104,7 +111,6 @@ def _executor_check(hook: HookInput, store: PlanStore) -> Output:
         return deny_tool("maker: no step is in progress any more (it ended while you "
                          "worked: `maker status` in a shell shows why), so nothing more is "
                          "done for it. Stop now and hand off what you have.")
-    from maker.hooks import records
 
     mine, why = executor_marker(hook, store, active)
     if mine is None:
@@ -124,7 +130,6 @@ def _executor_check(hook: HookInput, store: PlanStore) -> Output:
                          f"tool: {exc}. Hand off with status: blocked and this reason.")
     tool_input = hook.raw.get("tool_input")
     from maker.executor.protocol.limits import Limit, executor_limits
-    from maker.hooks.plumbing import PINNED_WHY, finds_own_maker, pinned_plumbing, vouched
     from maker.store.workspace import worktree_of
 
     def plumbing(command: str) -> Limit | None:

@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from maker.core.clock import file_stamp, utc_now
 from maker.core.flow import next_label
 from maker.core.text import md_cell, mermaid_label, strip_controls, task_line
 from maker.errors import PlanFileError
-from maker.planner.writes import beside
-from maker.store.atomic import atomic_write
-from maker.store.frontmatter import read_front_matter
 
 if TYPE_CHECKING:
     from maker.store.records import StoredPlan
@@ -51,6 +46,7 @@ def _node(number: int, title: str, conditional: bool, status: str) -> str:
 
 def body_sha256(body: str) -> str:
     """The digest PLAN.md's front matter keeps of its body (to notice a hand edit)."""
+    import hashlib
 
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
@@ -59,6 +55,9 @@ def keep_hand_edited(path: Path, archive_dir: Path) -> dict[str, Any]:
     """PLAN.md's front matter as it is now ({} when it cannot be read). PLAN.md's body
     is rewritten from the step files: if someone edited it, their version is kept under
     ``archive_dir`` first."""
+    from maker.core.clock import file_stamp, utc_now
+    from maker.store.atomic import atomic_write
+    from maker.store.frontmatter import read_front_matter
 
     try:
         meta, body = read_front_matter(path)
@@ -118,6 +117,7 @@ def _together(plan: StoredPlan) -> list[str]:
     independent, and what they say they write (``writes``) cannot meet."""
     if len(plan.steps) > _GRAPH_LIMIT:
         return []
+    from maker.planner.writes import beside
 
     pairs = beside([(r.number, list(r.depends_on), r.spec.writes) for r in plan.steps])
     if pairs is None:

@@ -35,7 +35,6 @@ from maker.store.active import read_active, rebuild_active, write_active
 from maker.store.atomic import atomic_write, plan_lock
 from maker.store.frontmatter import read_front_matter, render_front_matter
 from maker.store.journal import TXN_DIR, journaled_move, journaled_remove
-from maker.store.notes import notes_for_new_plan
 from maker.store.overview import body_sha256, keep_hand_edited, render_overview
 from maker.store.records import StepRecord, StoredPlan
 from maker.store.seal import read_sealed
@@ -128,6 +127,7 @@ class PlanStore:
             (staging / "PLAN.md").write_text(self._render_plan_file(stored), encoding="utf-8")
             self._archive_current(created)
             if self.notes_path.is_file():  # the old plan's facts are not this plan's
+                from maker.store.notes import notes_for_new_plan
 
                 atomic_write(self.notes_path, notes_for_new_plan(
                     read_text_file(self.notes_path), created))

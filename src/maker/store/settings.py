@@ -30,7 +30,6 @@ from typing import Any
 
 from maker.core.bounded import read_text_file
 from maker.errors import InputError, PlanFileError
-from maker.yaml_cleaner.load import load_yaml
 
 __all__ = ["BOUNDARY_CHOICES", "SETTINGS_FILE", "Settings", "load_settings"]
 
@@ -76,6 +75,7 @@ def load_settings(plans_root: Path) -> Settings:
     except (OSError, InputError, UnicodeDecodeError) as e:
         raise PlanFileError(path, f"cannot be read ({e})",
                             fix="make it a small UTF-8 YAML file, or remove it") from None
+    from maker.yaml_cleaner.load import load_yaml
 
     try:
         data = load_yaml(text) if text.strip() else {}

@@ -32,7 +32,6 @@ from itertools import islice
 from pathlib import Path, PurePosixPath
 
 from maker.tools.command_walk import walk
-from maker.tools.readonly import why_not_read_only
 from maker.tools.shell import Word
 from maker.tools.spill import spill_reason
 
@@ -85,6 +84,7 @@ def decision_refusal(command: str, *, cwd: Path, plans_root: Path) -> str | None
     else:
         many = ""
     if reaches:
+        from maker.tools.readonly import why_not_read_only
 
         why = why_not_read_only(command)
         if why is not None:

@@ -17,7 +17,6 @@ from maker.core.clock import utc_now
 from maker.core.models import Handoff, step_refs
 from maker.errors import HandoffRejectedError, Problem, StepNotFoundError
 from maker.executor.acceptance.approval import hold_or_approve
-from maker.executor.protocol.orient import pending_deviation
 from maker.executor.protocol.sweep import apply_sweep
 from maker.executor.state.lifecycle import set_status
 from maker.executor.state.schedule import next_steps
@@ -26,7 +25,6 @@ from maker.handoff.gate import inspect_handoff
 from maker.handoff.measured import MEASURED_FIELD
 from maker.store.notes import add_notes
 from maker.store.records import StepRecord, StoredPlan
-from maker.verify.detect import detect_commands
 from maker.yaml_cleaner.dump import canonical_sha256
 
 if TYPE_CHECKING:  # (VoteRecord by type only: a hook's acceptance, with no vote, does not
@@ -73,6 +71,7 @@ def accept_handoff(store: PlanStore, text: str | bytes,
         if handoff is None or checked.problems or plan is None or record is None:
             raise HandoffRejectedError(checked.problems, f"handoff for step {record.number}"
                                        if record is not None else "handoff")
+        from maker.executor.protocol.orient import pending_deviation
 
         if pending_deviation(record) is not None:  # the deviation gate comes first
             raise HandoffRejectedError([Problem(
@@ -177,6 +176,7 @@ def _body(store: PlanStore, record: StepRecord, handoff: Handoff,
 def _verification_lines(store: PlanStore, handoff: Handoff,
                         run: VerificationRun | None) -> list[str]:
     """What ``maker verify`` ran for this handoff (its sealed run): only this is evidence."""
+    from maker.verify.detect import detect_commands
 
     if run is not None:
         return [f"- `{e.command}` → exit {e.exit_code}" for e in run.commands] + [

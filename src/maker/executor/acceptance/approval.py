@@ -37,11 +37,8 @@ from typing import Any
 from maker.core.clock import utc_now
 from maker.core.statuses import AWAITING
 from maker.errors import ReviewMissingError, StepError, TransitionError
-from maker.executor.acceptance.review import findings_for_notes, latest_review
 from maker.executor.acceptance.review_route import review_need, skip_meta
 from maker.executor.rules.step_rules import REVIEW_THRESHOLD
-from maker.executor.state.lifecycle import refresh_overview, reset_step, set_status
-from maker.executor.state.run import clear_policy, run_policy
 from maker.store.approval_seal import approval_sealed, seal_approval
 from maker.store.atomic import atomic_write
 from maker.store.plan_store import PlanStore
@@ -78,6 +75,7 @@ def read_policy(store: PlanStore) -> Policy:
     """The approval policy: the one a person chose for the rest of a ``/maker:run``
     while it runs, else the plan's; ``never`` when none was set or the file is
     unreadable (an unreadable policy must not open the gate)."""
+    from maker.executor.state.run import run_policy
 
     chosen = run_policy(store)
     if chosen and chosen.get("name") in POLICIES:
@@ -95,6 +93,8 @@ def set_policy(store: PlanStore, name: str, by: str) -> Policy:
     if name not in POLICIES:
         raise StepError(f"{name!r} is not an approval policy: use one of "
                         + ", ".join(f"{k} ({v})" for k, v in POLICIES.items()))
+    from maker.executor.state.lifecycle import refresh_overview
+    from maker.executor.state.run import clear_policy
 
     policy = Policy(name, by, utc_now())
     with store.lock():
@@ -144,10 +144,12 @@ def hold_or_approve(store: PlanStore, plan: StoredPlan, record: StepRecord,
     """For a step whose complete handoff (``handoff``, as written) was just accepted:
     complete it if the policy approves it, else hold it for approval. Returns the
     step's new status."""
+    from maker.executor.state.lifecycle import set_status
 
     policy = read_policy(store)
     now = utc_now()
     if review_need(store, record, policy.name, handoff).route == "policy":
+        from maker.executor.state.run import run_policy
 
         by = "policy:auto" + (" (the user's choice for this run)" if run_policy(store) else "")
         set_status(store, record.number, "complete",
@@ -173,6 +175,8 @@ def approve_step(store: PlanStore, n: int, by: str) -> StepRecord:
     """Complete step ``n`` (awaiting approval), approved by ``by``. Raises
     TransitionError otherwise, and ReviewMissingError for a large step without its
     review (unless a person skipped it: ``STEP_SKIP_REVIEW=1``)."""
+    from maker.executor.acceptance.review import latest_review
+    from maker.executor.state.lifecycle import set_status
 
     with store.lock():
         plan, record = _awaiting(store, n)
@@ -201,6 +205,8 @@ def reject_step(store: PlanStore, n: int, notes: str = "", from_review: bool = F
     revision record (where its changes are measured from, its review rounds) is kept:
     it goes on with the same work.
     """
+    from maker.executor.acceptance.review import findings_for_notes, latest_review
+    from maker.executor.state.lifecycle import reset_step
 
     with store.lock():
         _, record = _awaiting(store, n)

@@ -29,11 +29,8 @@ from typing import TYPE_CHECKING, Any
 from maker.errors import MakerError
 from maker.executor.acceptance.approval import approval_question, approve_step, is_awaiting
 from maker.executor.acceptance.review_route import review_need
-from maker.executor.loop.report import report
-from maker.executor.parallel.wave_begin import start_wave
 from maker.executor.protocol.orient import deviation_question, pending_deviation
 from maker.executor.rules.instructions import EXECUTOR_AGENT
-from maker.executor.state.lifecycle import start_step
 from maker.executor.state.run import (
     end_run,
     live_run,
@@ -42,11 +39,7 @@ from maker.executor.state.run import (
     run_policy,
     stop_run,
 )
-from maker.executor.state.schedule import SKIPPED, plan_schedule
 from maker.executor.verdicts.outcome import outcome
-from maker.executor.votes.ballots import launch_instruction, vote_state
-from maker.executor.votes.run_record import load_run
-from maker.executor.votes.runs import add_turn
 from maker.handoff.measured import files_note
 from maker.store.active import member
 from maker.store.atomic import exclusive_lock
@@ -110,9 +103,11 @@ def next_action(store: PlanStore, session_id: str, prompt_id: str, *,
             return _stop(store, f"step {record.number} ({record.title}) is {record.status}"
                          f"{': ' + why if why else ''}. A person decides: `/maker:reset "
                          f"{record.number}` puts it back, then `/maker:run` goes on")
+    from maker.executor.state.schedule import SKIPPED, plan_schedule
 
     sched = plan_schedule(store, plan)
     if all(s in ("complete", SKIPPED) for s in sched.statuses.values()):
+        from maker.executor.loop.report import report
 
         said = report(store, plan, end_run(store))
         return Action("done", f"{said}\nShow the user this report as it is, and end with "
@@ -160,6 +155,7 @@ def _ask(question: dict[str, object]) -> Action:
 def _in_progress(store: PlanStore, plan: StoredPlan, session_id: str, prompt_id: str,
                  typed: bool) -> Action | None:
     """The steps in progress: a deviation to ask, executors to (re)launch, or to wait."""
+    from maker.executor.votes.runs import add_turn
 
     steps = [r for r in plan.steps if r.status == "in-progress"]
     if not steps:
@@ -193,6 +189,7 @@ def _executor_runs(store: PlanStore, n: int, active: dict[str, object], typed: b
     """Whether an executor of step ``n`` has not returned. When a person typed
     ``/maker:run``, a launch in the foreground cannot be running (the main agent would
     still be inside its Agent call): it was lost, and is marked so."""
+    from maker.executor.votes.run_record import load_run
 
     with store.lock():
         run = load_run(store, n, dict(active))
@@ -212,6 +209,7 @@ def _executor_runs(store: PlanStore, n: int, active: dict[str, object], typed: b
 def _said_not_made(store: PlanStore, n: int, active: dict[str, object]) -> bool:
     """Whether the run said to launch step ``n`` under ``_SAID_S`` ago, and no launch
     of it was made since (the main agent is about to)."""
+    from maker.executor.votes.run_record import load_run
 
     entry = (live_run(store).get("steps") or {}).get(str(n)) or {}
     said = float(entry.get("told") or 0)
@@ -230,6 +228,7 @@ def _run_start(store: PlanStore, n: int) -> str:
 
 
 def _take_over(store: PlanStore, steps: list[int], session_id: str) -> None:
+    from maker.executor.state.lifecycle import start_step
 
     active = store.read_active() or {}
     if not session_id or active.get("session_id") in (None, session_id):
@@ -250,6 +249,7 @@ def _wait(what: list[str]) -> Action:
 
 
 def _launch(store: PlanStore, steps: list[int]) -> Action:
+    from maker.executor.votes.ballots import launch_instruction, vote_state
 
     for n in steps:
         note_step(store, n, began=time.time(), told=time.time(), told_run=_run_start(store, n))
@@ -267,6 +267,9 @@ def _launch(store: PlanStore, steps: list[int]) -> Action:
 
 def _start_next(store: PlanStore, plan: StoredPlan, session_id: str,
                 prompt_id: str) -> Action:
+    from maker.executor.parallel.wave_begin import start_wave
+    from maker.executor.state.lifecycle import start_step
+    from maker.executor.votes.runs import add_turn
 
     limit = live_run(store).get("parallel")
     try:

@@ -8,9 +8,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from maker.core.text import clip
-from maker.executor.acceptance.approval import is_awaiting
-from maker.executor.protocol.orient import pending_deviation
-from maker.executor.protocol.sweep import open_proposals
 from maker.store.run_file import read_run
 
 if TYPE_CHECKING:
@@ -70,6 +67,7 @@ def report(store: PlanStore, plan: StoredPlan, run: dict[str, Any]) -> str:
         lines.append(f"Time: {int(ended - began)} s" + (f"; tokens (as the client reported "
                                                         f"them): {tokens}" if tokens else "")
                      + ".")
+    from maker.executor.protocol.sweep import open_proposals
 
     waiting = open_proposals(store)
     if waiting:
@@ -83,6 +81,8 @@ def run_lines(store: PlanStore, plan: StoredPlan) -> list[str]:
     """Where the run stands, for ``maker status`` and a session that starts: step k of
     n, what runs now, what waits for whom, and each step's time and tokens as the client
     reported them. [] when no run has begun, or the last one ended."""
+    from maker.executor.acceptance.approval import is_awaiting
+    from maker.executor.protocol.orient import pending_deviation
 
     run = read_run(store)
     if not run or run.get("ended_at"):

@@ -9,15 +9,8 @@ from typing import TYPE_CHECKING, Any
 from maker.core.statuses import AWAITING
 from maker.core.text import task_line
 from maker.errors import MakerError
-from maker.executor.loop.report import run_lines
-from maker.executor.parallel.waves import wave
 from maker.executor.rules.instructions import decide_hint
 from maker.executor.state.schedule import SKIPPED, Schedule, plan_schedule
-from maker.executor.votes.runs import running_note
-from maker.handoff.measured import files_note
-from maker.store.active import wave_of
-from maker.store.settings import load_settings
-from maker.tools.boundary import protection
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -73,6 +66,8 @@ def summary_rows(plan: StoredPlan, store: PlanStore,
 def executor_bash(store: PlanStore) -> str:
     """What holds a step executor's Bash here (``maker.tools.boundary``), for ``maker
     status``."""
+    from maker.store.settings import load_settings
+    from maker.tools.boundary import protection
 
     return protection().describe(load_settings(store.root).boundary)
 
@@ -81,6 +76,7 @@ def file_notes(store: PlanStore, plan: StoredPlan) -> dict[int, str]:
     """By step, what a person must not miss about the files of each step awaiting
     approval or complete (``maker.handoff.measured.files_note``): no file changed, or the
     files only claimed."""
+    from maker.handoff.measured import files_note
 
     notes = {}
     for record in plan.steps:
@@ -116,6 +112,7 @@ def status_summary(store: PlanStore) -> str:
             lines.append(f"Awaiting approval: step {record.number} ({record.title}):{note} "
                          f"{decide_hint(record.number)}.")
         elif record.status == "in-progress":
+            from maker.executor.votes.runs import running_note
 
             running = running_note(store)
             lines.append(f"Running: {running}." if running else
@@ -123,6 +120,7 @@ def status_summary(store: PlanStore) -> str:
                          f"handoff. To continue it, the user types /maker:step "
                          f"{record.number} (which takes it over from a crashed session).")
     lines += _waves(store, plan, sched)
+    from maker.executor.loop.report import run_lines
 
     lines += run_lines(store, plan)[:3]
     for n in sched.ready[:3]:
@@ -140,11 +138,14 @@ def status_summary(store: PlanStore) -> str:
 
 def _waves(store: PlanStore, plan: StoredPlan, sched: Schedule) -> list[str]:
     """The steps running together now (each in its worktree), or the next that may."""
+    from maker.store.active import wave_of
 
     now = wave_of(store.read_active())
     if now:
         return [f"Running together: steps {', '.join(map(str, now))}, each in its own "
                 "worktree (plans/.maker/worktrees/)."]
+    from maker.executor.parallel.waves import wave
+    from maker.store.settings import load_settings
 
     try:
         picked = wave(store, plan, sched, max(load_settings(store.root).parallel, 2))

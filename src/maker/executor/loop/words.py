@@ -17,10 +17,8 @@ from maker.core.text import clip
 from maker.executor.loop.next_action import END_STOPPED, Action, loop_lock, next_action
 from maker.executor.loop.report import step_head
 from maker.executor.protocol.orient import pending_deviation
-from maker.executor.protocol.sweep import open_proposals
 from maker.executor.state.run import live_run, note_reviewer, note_step, stop_run
 from maker.executor.verdicts.outcome import outcome
-from maker.executor.verdicts.verdict import executor_verdict
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -48,6 +46,7 @@ def ended_said(store: PlanStore, n: int) -> str:
         said += ": " + clip(_line("; ".join(now["reasons"])), 300)
     elif now["summary"]:
         said += f". Summary: {clip(_line(now['summary']), _SUMMARY, 'its handoff')}"
+    from maker.executor.protocol.sweep import open_proposals
 
     mine = [p for p in open_proposals(store) if p.get("from_step") == n]
     if mine:
@@ -63,6 +62,7 @@ def executor_said(store: PlanStore, facts: dict[str, Any], session_id: str, prom
     if not isinstance(step, int):
         said = "the step executor returned, but no step of the run was in progress"
     elif kind == "ballot" and facts.get("k"):
+        from maker.executor.verdicts.verdict import executor_verdict
 
         return executor_verdict(store, facts)  # (a vote under way says its own next)
     elif kind == "failed":

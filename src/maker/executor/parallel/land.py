@@ -50,14 +50,11 @@ from maker.executor.parallel.land_files import (
     tree_states,
     write,
 )
-from maker.executor.parallel.worktree_step import on_new_base
-from maker.executor.state.kept_work import plans_inside
 from maker.store.atomic import atomic_write, exclusive_lock
 from maker.store.workspace import LANDED_KEY, worktree_of
 from maker.tools import worktrees
 from maker.verify.check_run import TIMEOUT_EXIT_CODE
 from maker.verify.detect import detect_commands
-from maker.verify.runner import run_verification
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -144,6 +141,7 @@ def land(store: PlanStore, n: int, wait_s: float | None = None) -> Landing:
 def _land_locked(store: PlanStore, n: int, read: tuple[Path, str, str, list[str]] | None,
                  wait_s: float | None) -> Landing:
     """:func:`land`, under the landings' lock."""
+    from maker.verify.runner import run_verification
 
     recover(store)
     record = store.load_step(n)
@@ -216,6 +214,7 @@ def _read_worktree(store: PlanStore, n: int) -> tuple[Path, str, str, list[str]]
     now (a plans folder in it left out: never the step's to land); None when it has
     none to land, or git cannot read it. Raises WorktreeError for a file name that is
     not UTF-8 (the step's record could not name it)."""
+    from maker.executor.state.kept_work import plans_inside
 
     record = store.load_step(n)
     path = worktree_of(store, record)
@@ -251,6 +250,7 @@ def land_step(store: PlanStore, n: int, wait_s: float | None = None) -> Landing:
     """:func:`land`, and when the change cannot land, the step's next run on a new base
     (``worktree_step.on_new_base``), or its failure past ``MAX_LAND_ATTEMPTS``. A
     ``slow`` landing (past ``wait_s``) is neither: ``maker land N`` lands it, unhurried."""
+    from maker.executor.parallel.worktree_step import on_new_base
 
     landing = land(store, n, wait_s)
     if landing.kind in ("conflict", "failed"):

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 
 from maker.store.atomic import atomic_write
 from maker.tools import worktrees
-from maker.verify.runner import evidence_path
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -145,6 +144,7 @@ def write(root: Path, rel: str, state: State) -> None:
 
 def step_evidence(store: PlanStore, n: int) -> str | None:
     """Step ``n``'s verification record as it is before the landing runs its own."""
+    from maker.verify.runner import evidence_path
 
     try:
         return evidence_path(store, n).read_text(encoding="utf-8")
@@ -155,6 +155,7 @@ def step_evidence(store: PlanStore, n: int) -> str | None:
 def put_back_evidence(store: PlanStore, n: int, text: str | None) -> None:
     """Step ``n``'s verification record as it was before a landing a kill cut short
     (the landing's own run, on a merged tree now undone, is not the step's)."""
+    from maker.verify.runner import evidence_path
 
     path = evidence_path(store, n)
     with store.lock():

@@ -25,8 +25,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from maker.planner.writes import Work, clash, shared_hit
-from maker.store.records import occupying
-from maker.store.settings import load_settings
 from maker.store.workspace import LANDED_KEY, worktree_of
 
 if TYPE_CHECKING:
@@ -84,6 +82,8 @@ def together(plan: StoredPlan, sched: Schedule, candidates: Sequence[int],
 
 def wave(store: PlanStore, plan: StoredPlan, sched: Schedule, limit: int) -> list[int]:
     """The ready steps to start now, beside the worktree steps already in progress."""
+    from maker.store.records import occupying
+    from maker.store.settings import load_settings
 
     busy = occupying(plan)
     if busy and not all(worktree_of(store, r) or r.meta.get(LANDED_KEY) for r in busy):

@@ -23,10 +23,7 @@ from maker.core.clock import utc_now
 from maker.errors import StepError
 from maker.executor.parallel.waves import together
 from maker.executor.state.kept_work import clear_attempt, kept, plans_inside
-from maker.executor.state.lifecycle import fail_step, refresh_overview
-from maker.executor.state.schedule import plan_schedule
 from maker.store.records import occupying
-from maker.store.settings import load_settings
 from maker.store.step_file import ATTEMPT_META
 from maker.store.workspace import BASE_KEY, LANDED_KEY, READY_KEY, WORKTREE_KEY, worktree_of
 from maker.tools import worktrees
@@ -60,6 +57,9 @@ def start_in_worktree(store: PlanStore, n: int, session_id: str | None,
     already in progress (it must be able to run with them: ``waves.together``); a step
     already in progress in its worktree is resumed. Raises StepError, and
     ``WorktreeError`` when git cannot make the worktree."""
+    from maker.executor.state.lifecycle import refresh_overview
+    from maker.executor.state.schedule import plan_schedule
+    from maker.store.settings import load_settings
 
     with store.lock():
         plan = store.load()
@@ -118,6 +118,7 @@ def on_new_base(store: PlanStore, n: int, why: str, kept: str | None = None,
     is now: a new base and a new worktree; the old one's tree id is kept in
     ``unlanded`` (``kept``: nothing is lost). Past ``bound`` such runs the step fails
     with ``why``. Returns the record as saved."""
+    from maker.executor.state.lifecycle import fail_step
 
     with store.lock():
         record = store.load_step(n)

@@ -34,11 +34,6 @@ from typing import TYPE_CHECKING, Any
 from maker.core.clock import utc_now
 from maker.core.models import step_refs
 from maker.errors import MakerError, StepError
-from maker.executor.rules.instructions import relaunch_instruction
-from maker.executor.state.lifecycle import reset_step
-from maker.tools.maker_commands import orient_command, plumbing
-from maker.tools.readonly import is_read_only
-from maker.yaml_cleaner.dump import canonical_sha256
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -91,6 +86,7 @@ def _upstream(plan: StoredPlan, n: int) -> list[int]:
 
 def findings(store: PlanStore, plan: StoredPlan, n: int) -> list[Finding]:
     """What code can check of step ``n`` against the world as it is now."""
+    from maker.yaml_cleaner.dump import canonical_sha256
 
     out: list[Finding] = []
     up = _upstream(plan, n)
@@ -144,6 +140,8 @@ def edits_project(tool: str, command: str | None) -> bool:
         return True  # a writer, an MCP tool, one maker does not know: it may change things
     if not command:
         return False
+    from maker.tools.maker_commands import orient_command, plumbing
+    from maker.tools.readonly import is_read_only
 
     found = plumbing(command)
     if found is not None and found[0] != "verify --step":
@@ -238,6 +236,7 @@ def decide_deviation(store: PlanStore, n: int, approve: bool, by: str,
     """A person's decision on step ``n``'s pending deviation: approve (the revised step
     becomes the step, and work goes on) or reject (the step goes back to pending).
     Raises StepError when none is pending."""
+    from maker.executor.state.lifecycle import reset_step
 
     with store.lock():
         record = store.load().get(n)
@@ -268,6 +267,7 @@ def person_decides(store: PlanStore, n: int, approve: bool, by: str,
     """A person's approve or reject of step ``n`` when what awaits them is its deviation:
     the decision, recorded, and what the main agent (or the terminal) is told; None when
     no deviation of step ``n`` is pending (the final approval's turn, then)."""
+    from maker.executor.rules.instructions import relaunch_instruction
 
     try:
         if pending_deviation(store.load_step(n)) is None:

@@ -15,15 +15,10 @@ Both run inside the gate's transaction (``maker.executor.acceptance.accept``).
 from __future__ import annotations
 
 import json
-import os
-import sys
 from typing import TYPE_CHECKING, Any
 
-from maker.core.bounded import read_text_file
 from maker.core.clock import utc_now
 from maker.errors import InputError, StepError
-from maker.store.atomic import atomic_write
-from maker.store.notes import add_notes
 
 if TYPE_CHECKING:
     from maker.core.models import Handoff
@@ -47,6 +42,7 @@ def read_proposals(store: PlanStore) -> list[dict[str, Any]]:
     maker cannot read as its own (a hand edit, a cut) is moved aside whole, to
     ``proposals.json.unreadable``, and said so on stderr: nothing is lost, and no handoff
     or decision is wedged by it."""
+    from maker.core.bounded import read_text_file
 
     path = _path(store)
     try:
@@ -69,6 +65,8 @@ def _clean(p: dict[str, Any]) -> dict[str, Any]:
 
 
 def _set_aside(path: Any, why: str) -> list[dict[str, Any]]:
+    import os
+    import sys
 
     aside = path.with_name(path.name + ".unreadable")
     try:
@@ -89,6 +87,7 @@ def apply_sweep(store: PlanStore, plan: StoredPlan, step: int, handoff: Handoff)
     """Write the sweep of step ``step``'s accepted handoff: its edge cases into the later
     steps' sections, its proposals with the plan. Call under the plan lock. Returns how
     many proposals were added."""
+    from maker.store.atomic import atomic_write
 
     for n, note in handoff.edge_cases:
         record = plan.get(n)
@@ -118,6 +117,8 @@ def apply_sweep(store: PlanStore, plan: StoredPlan, step: int, handoff: Handoff)
 def decide_proposal(store: PlanStore, pid: int, accept: bool, by: str) -> dict[str, Any]:
     """A person's decision on proposal ``pid``. Raises StepError for an unknown or an
     already decided one."""
+    from maker.store.atomic import atomic_write
+    from maker.store.notes import add_notes
 
     with store.lock():
         kept = read_proposals(store)

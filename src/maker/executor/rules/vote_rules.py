@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from maker.core.models import AgentResult, PlanStep
-from maker.handoff.gate import inspect_handoff
 from maker.tools.registry import only_read
 from maker.voting import Ballot, Tally, Vote, canonical
 
@@ -108,6 +107,7 @@ def answer_form(spec: PlanStep, data: Any) -> list[Any]:
 
 def flag(store: PlanStore, flagger: RedFlagger, result: AgentResult) -> str | None:
     """Why a sample does not vote, or None."""
+    from maker.handoff.gate import inspect_handoff
 
     bad, why = flagger.check_with_reason(result)
     if bad:

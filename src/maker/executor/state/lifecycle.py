@@ -21,7 +21,6 @@ from maker.core.clock import file_stamp, utc_now
 from maker.errors import DependencyError, StepError, TransitionError
 from maker.executor.rules.instructions import decide_hint
 from maker.executor.state.kept_work import clear_attempt
-from maker.executor.state.owner import take_over_instruction
 from maker.executor.state.schedule import (
     SKIPPED,
     Schedule,
@@ -31,13 +30,6 @@ from maker.executor.state.schedule import (
     plan_schedule,
     unmet_dependencies,
 )
-from maker.handoff.measured import MEASURE_KEY, measure_start
-from maker.store.active import without_step
-from maker.store.approval_seal import seal_approval
-from maker.store.atomic import atomic_write
-from maker.store.journal import journaled_move
-from maker.store.notes import retire_attempt
-from maker.store.plan_store import PlanStore
 from maker.store.records import in_progress, occupying
 from maker.store.step_file import ATTEMPT_META, REVISION_META
 
@@ -191,6 +183,7 @@ def start_step(store: PlanStore, n: int | None = None, force: bool = False,
 def _measure_from_now(store: PlanStore, record: StepRecord) -> None:
     """Record the tree the step's changes are measured from (``maker.handoff.measured``);
     a step sent back for revision keeps the one it first started from."""
+    from maker.handoff.measured import MEASURE_KEY, measure_start
 
     if not record.meta.get(MEASURE_KEY):
         tree = measure_start(store, record.number)
@@ -205,6 +198,7 @@ def _resume(store: PlanStore, plan: StoredPlan, record: StepRecord,
     owner = (active or {}).get("session_id") if (active or {}).get("step") == record.number \
         else None
     if owner and session_id and owner != session_id and not take_over:
+        from maker.executor.state.owner import take_over_instruction
 
         raise StepError(
             f"step {record.number} ({record.title}) is in progress in another Claude Code "
@@ -249,6 +243,7 @@ def set_status(store: PlanStore, n: int, status: str, meta: dict[str, Any] | Non
         record.status = status
         record.meta.update(meta or {})
         if status == "complete" and record.number is not None:
+            from maker.store.approval_seal import seal_approval
 
             if not record.meta.get("approved_by") or not record.meta.get("approved_at"):
                 raise TransitionError(
@@ -304,6 +299,8 @@ def reset_step(store: PlanStore, n: int) -> ResetResult:
             attempt = int(record.meta.get("resets") or 0) + 1
             record.meta["resets"] = attempt
             if store.notes_path.is_file():  # what that attempt found is no longer current
+                from maker.store.atomic import atomic_write
+                from maker.store.notes import retire_attempt
 
                 atomic_write(store.notes_path,
                              retire_attempt(read_text_file(store.notes_path), n, attempt))
@@ -317,6 +314,7 @@ def _archive_handoff(store: PlanStore, n: int) -> Path | None:
     path = store.handoff_path(n)
     if not path.exists():
         return None
+    from maker.store.journal import journaled_move
 
     target = path.parent / "reset" / f"{path.stem}.{file_stamp()}.md"
     journaled_move(path, target)
@@ -324,6 +322,7 @@ def _archive_handoff(store: PlanStore, n: int) -> Path | None:
 
 
 def _clear_active(store: PlanStore, n: int) -> None:
+    from maker.store.active import without_step
     active = store.read_active()
     if active is not None and (active.get("step") == n or n in (active.get("wave") or ())):
         store.write_active(without_step(active, n))
@@ -343,6 +342,7 @@ def flush_overview(store: PlanStore) -> None:
     holds changes back (``overview_every``), whatever ``overview_stale`` says: a rewrite
     undone with its transaction (an error, Ctrl-C) put back the PLAN.md of before."""
     if (store.overview_stale or store.overview_every) and store.exists():
+        from maker.store.plan_store import PlanStore
         fresh = PlanStore(store.root)  # (not the store's kept plan: it may be a second old)
         with fresh.lock():
             refresh_overview(fresh, fresh.load(), force=True)

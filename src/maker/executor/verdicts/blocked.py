@@ -13,11 +13,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from maker.errors import MakerError
-from maker.executor.state.lifecycle import start_step
-from maker.executor.votes.ballots import launch_instruction
-from maker.executor.votes.runs import add_turn
-
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
 
@@ -48,6 +43,10 @@ def person_starts(store: PlanStore, n: int, start: bool, session_id: str,
                   prompt_id: str) -> str:
     """The user's answer to :func:`blocked_question`: start step ``n`` anyway (forced,
     recorded), or not. What the main agent is told."""
+    from maker.errors import MakerError
+    from maker.executor.state.lifecycle import start_step
+    from maker.executor.votes.ballots import launch_instruction
+    from maker.executor.votes.runs import add_turn
 
     if not start:
         return (f"maker: the user chose not to start step {n}; nothing was started. Tell "

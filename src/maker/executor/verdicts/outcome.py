@@ -17,7 +17,6 @@ from maker.executor.acceptance.review import latest_review
 from maker.executor.acceptance.review_route import review_need, review_request
 from maker.executor.protocol.orient import deviation_question, pending_deviation
 from maker.executor.rules.instructions import decide_hint
-from maker.executor.votes.ballots import launch_instruction
 from maker.handoff.measured import files_note
 
 if TYPE_CHECKING:
@@ -76,6 +75,7 @@ def outcome(store: PlanStore, n: int) -> dict[str, Any]:
                        f"`/maker:reject {n} <what to change>`")
         out["sentinel"] = "STEP_AWAITING_APPROVAL"
     elif record.status == "in-progress":
+        from maker.executor.votes.ballots import launch_instruction
 
         out["next"] = f"no accepted handoff yet: {launch_instruction(store, n)}"
         out["sentinel"] = None

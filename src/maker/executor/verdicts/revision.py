@@ -13,11 +13,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from maker.errors import MakerError
-from maker.executor.state.lifecycle import start_step
-from maker.executor.votes.ballots import launch_instruction
-from maker.executor.votes.runs import add_turn
-
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
 
@@ -28,6 +23,10 @@ def run_again(store: PlanStore, n: int, notes: str, by: str, session_id: str,
               prompt_id: str) -> str:
     """Step ``n`` was just sent back by ``by`` with ``notes``: start it again now, for the
     session that asked. What the main agent is told."""
+    from maker.errors import MakerError
+    from maker.executor.state.lifecycle import start_step
+    from maker.executor.votes.ballots import launch_instruction
+    from maker.executor.votes.runs import add_turn
 
     try:
         result = start_step(store, n, session_id=session_id or None)

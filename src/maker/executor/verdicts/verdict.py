@@ -13,12 +13,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from maker.executor.protocol.sweep import open_proposals
 from maker.executor.rules.instructions import relaunch_instruction
 from maker.executor.rules.vote_rules import VoteRecord
 from maker.executor.verdicts.outcome import outcome
 from maker.executor.votes.ballots import launch_instruction, returned, vote_state
-from maker.executor.votes.runs import background_running
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -182,6 +180,7 @@ def executor_verdict(store: PlanStore, facts: dict[str, Any]) -> str:
 
 def _proposals_said(store: PlanStore, step: int) -> str:
     """The changes of scope step ``step`` proposed that await the user (its sweep)."""
+    from maker.executor.protocol.sweep import open_proposals
 
     mine = [p for p in open_proposals(store) if p.get("from_step") == step]
     if not mine:
@@ -227,6 +226,7 @@ def _after_sent_back(store: PlanStore, step: int, now: dict[str, Any]) -> str:
     if now["status"] != "in-progress":  # the next attempt returned already
         return f"Its next attempt has returned since: {now['status']}. Next: {now['next']}." \
             + _ask(now)
+    from maker.executor.votes.runs import background_running
 
     if background_running(store, store.read_active() or {}):
         return ("Its next executor was launched already and runs in the background: do not "

@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 
 from maker.core.models import AgentResult, PlanStep
 from maker.errors import HandoffRejectedError
-from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.rules.instructions import EXECUTOR_AGENT, relaunch_instruction
 from maker.executor.rules.vote_rules import (
     SAMPLES_PER_K,
@@ -45,11 +44,8 @@ from maker.executor.rules.vote_rules import (
     tally,
     vote_record,
 )
-from maker.executor.state.lifecycle import fail_step
 from maker.executor.votes.run_record import Run, load_run
-from maker.red_flag.red_flagger import RedFlagger
 from maker.voting import Tally, canonical
-from maker.yaml_cleaner.cleaner import YAMLCleaner
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -172,6 +168,8 @@ def launch_instruction(store: PlanStore, step: int, running: int = 0,
 
 def _flag(store: PlanStore, text: str) -> tuple[str | None, dict[str, Any]]:
     """Why the answer does not vote (or None), and its fields (``vote_rules.flag``)."""
+    from maker.red_flag.red_flagger import RedFlagger
+    from maker.yaml_cleaner.cleaner import YAMLCleaner
 
     try:
         data, _ = YAMLCleaner().clean_mapping(text)
@@ -198,6 +196,8 @@ def cast(store: PlanStore, step: int, agent_id: str, text: str) -> BallotResult 
     (in progress); accept the winner once one answer leads by K, or fail the step once
     the bound is spent. None when the step does not vote (K = 1): the caller accepts
     the answer as before."""
+    from maker.executor.acceptance.accept import accept_handoff
+    from maker.executor.state.lifecycle import fail_step
 
     with store.lock():
         state = vote_state(store, step)

@@ -14,6 +14,7 @@ import contextlib
 import json
 from pathlib import Path
 
+from maker.errors import InputError, PlanFileError
 from maker.store.atomic import atomic_write
 
 TYPE_CHECKING = False  # typing's, without importing typing on every hook
@@ -66,7 +67,6 @@ class Run:
     def save(self, durable: bool = False) -> None:
         path = _path(self.store, self.step)
         if path.is_dir():  # an atomic write cannot replace a folder: say how to fix it
-            from maker.errors import PlanFileError
 
             raise PlanFileError(path, "is a folder, but maker keeps the record of the "
                                 "step's run in a file there", fix=f"remove it (`rm -r "
@@ -92,7 +92,6 @@ def read_record(store: StateDir, step: int, started_at: str) -> dict[str, Any]:
     fresh: dict[str, Any] = {"step": step, "started_at": started_at, "turns": [],
                              "launches": [], "ballots": []}
     from maker.core.bounded import read_regular_file
-    from maker.errors import InputError
 
     path = _path(store, step)
     try:  # bounded, a regular file only: a FIFO or a huge file must not hang a hook
