@@ -148,7 +148,6 @@ data_dir_option = click.option(
 
 
 def saved_record(session_id: str, command: str, data_dir: str) -> dict[str, Any]:
-
     return load_request_record(session_id, command, Path(data_dir) if data_dir else None,
                                max_age_s=_FRESH_S) or {}
 

@@ -252,7 +252,6 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
     taking = _take_over_reason(store, number if raw is not None else None,
                                str(saved.get("transcript_path") or ""), session_id)
     if number is None and not force:
-
         try:
             begun = begin_wave(store, session_id, str(saved.get("prompt_id") or ""))
         except MakerError as exc:
@@ -266,7 +265,6 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
         result = start_step(store, number, force=force, session_id=session_id or None,
                             take_over=taking is not None)
     except DependencyError as exc:
-
         ask_blocked(store, exc, notes)
         return
     except MakerError as exc:

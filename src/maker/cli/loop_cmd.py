@@ -65,7 +65,6 @@ def loop_begin(session_id: str, data_dir: str, plans_dir: Path | None) -> None:
 
 
 def _begin(root: Path, session_id: str, prompt_id: str, parallel: int | None) -> str:
-
     store = PlanStore(root)
     if not store.exists():
         return ("REFUSED: there is no plan here to run. Tell the user to make one with "

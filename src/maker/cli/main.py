@@ -59,7 +59,6 @@ class MakerGroup(click.Group):
                         ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
         if name and not name.startswith("-") and self.get_command(ctx, name) is None:
-
             close = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
             ctx.fail(f"No such command '{name}'.{hint}")

@@ -100,7 +100,6 @@ def build_parts(store: PlanStore, max_budget_usd: float | None,
 
 
 def build_planner(store: PlanStore) -> Any:
-
     return PlannerModule(ToolRegistry.default())
 
 
@@ -163,7 +162,6 @@ class _Progress:
 
 
 def _table(store: PlanStore, orch: Orchestrator, result: RunResult, err: bool) -> None:
-
     if store.exists():
         click.echo(f"{'step':>4}  {'title':<40}  {'status':<18}  cost (this run)", err=err)
         for row in summary_rows(store.load(), store):

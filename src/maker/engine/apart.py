@@ -70,7 +70,6 @@ async def land_apart(store: PlanStore, n: int) -> dict[str, Any]:
     here, at once, rather than in a child process that would cost more than it."""
 
     if not detect_commands(store.project):
-
         return land_step(store, n).to_dict()
     code, said = await _maker(store, "land", str(n), "--json")
     try:

@@ -89,7 +89,6 @@ def sdk_runner_factory(home: Path, *, env: dict[str, str] | None = None,
 
 
 def _silence_shadowed_warning() -> None:
-
     try:
         from claude_agent_sdk import CanUseToolShadowedWarning
     except ImportError:  # (no SDK: the session says so when it starts)

@@ -224,7 +224,6 @@ def session_limits(store: PlanStore, record: StepRecord) -> dict[str, Any]:
 
 
 def _workspace(store: PlanStore, step: StepRecord | StepTools) -> Path | None:
-
     meta = getattr(step, "meta", None)
     return worktree_of(store, cast("StepRecord", step)) if isinstance(meta, dict) else None
 

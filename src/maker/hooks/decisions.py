@@ -47,7 +47,6 @@ def prompt_decision(store: PlanStore, command: str, arguments: str, session_id: 
         if command == "policy":
             name = arguments.strip().lower()
             if not name:
-
                 return f"maker: the approval policy is {read_policy(store).describe()}."
             policy = set_policy(store, name, "user (typed /maker:policy)")
             return f"maker: approval policy set to {policy.describe()}."

@@ -69,7 +69,6 @@ def executor_said(store: PlanStore, facts: dict[str, Any], session_id: str, prom
         said = (f"{step_head(store, step)} FAILED: its handoff was refused "
                 f"{facts.get('attempts')} times")
     elif kind == "deviation":
-
         dev = pending_deviation(store.load_step(step)) or {}
         said = (f"{step_head(store, step)}: the executor found, before any edit, that the step "
                 f"no longer fits the plan (a major deviation). What changed: "
