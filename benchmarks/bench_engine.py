@@ -10,7 +10,7 @@ configured: it records "nothing to run"), approval, events and the real ledger i
 handoff at once, in process, without the SDK. So the time is maker's alone.
 
 Prints the time per step at each size and the ratio of the largest size's per-step
-time to the smallest's (the baseline, measured in the same run). Goal (issue 8): the
+time to the smallest's (the baseline, measured in the same run). Goal: the
 per-step time at 1,000 steps within 1.5x of that at 10 — nothing read or rendered per
 step grows with the plan. Exits 1 when the ratio is over the goal.
 This is a script, not a test: timings belong on a quiet machine, not in CI.

@@ -19,7 +19,7 @@ nothing else; ``python -I -S -c "import sys; sys.path.append(D); import yaml"`` 
 where that Python keeps PyYAML) adds PyYAML and nothing else. ``python -c pass`` with
 ``site`` as installed is printed too, for reference only.
 
-Goals (issue 10), each judged on medians: no plans at most 0.6x the clean ``-c pass``;
+Goals, each judged on medians: no plans at most 0.6x the clean ``-c pass``;
 the busy hook at most 1.5x the clean ``import yaml``; the busy hook on the big plan at
 most 1.15x the same hook on the small plan. Every command runs N times, interleaved
 (one of each in turn, so that a busy machine's load falls on all of them alike); the

@@ -1,4 +1,4 @@
-"""Parallel steps' speed-up (issue 17), with an in-process scripted model.
+"""Parallel steps' speed-up, with an in-process scripted model.
 
     .venv/bin/python benchmarks/bench_parallel.py [--widths 2,4] [--length 3]
                                                   [--answer-s 2.0] [--repeats R] [--quick]
@@ -18,7 +18,7 @@ its step's file into its working folder (the step's worktree, or the project), r
 its orientation (``maker orient N none``, in process) and answers a valid handoff.
 
 Prints, for each W: the serial and the parallel wall time, the ideal (serial / W), the
-ratio parallel / ideal against the goal (issue 17: within 1.25x), and maker's own
+ratio parallel / ideal against the goal (within 1.25x), and maker's own
 overhead per merge: the mean wall time of a landing (``maker land N``), of a step's
 verification in its worktree (``maker verify --step N``) and of making a step's
 worktree, and (parallel - ideal) / merges. Exits 1 when a ratio is over the goal.

@@ -15,7 +15,7 @@ After each kill the next command (``maker status --json``) runs, and the tree of
 the tree after a clean run of it. Anything else is a corrupted outcome. Prints a table
 and exits 1 if any outcome was corrupted.
 
-The parallel steps' state changes (issue 17: ``WAVES``) run in a git project: two steps
+The parallel steps' state changes (``WAVES``) run in a git project: two steps
 started in their worktrees ("wave start", two state changes one after the other: the
 state between them is accepted too), a step's change landed ("land", ``maker land 1``)
 and a landing that conflicts and sends the step to a new base ("land conflict → new
@@ -91,7 +91,7 @@ COMMANDS: dict[str, tuple[Callable[[Path], PlanStore], list[str], str | None]] =
     "step start": (stopped, ["step", "start", "2"], None),
     "handoff accept": (in_progress, ["handoff", "accept", "-"],
                        handoff(2, discoveries=["Found x"])),
-    # Seed 004's protocol (issue 15): the sweep's edge case written into step 3's file and
+    # Seed 004's protocol: the sweep's edge case written into step 3's file and
     # a proposal kept, in the gate's transaction; orient's major deviation recorded.
     "handoff accept swept": (in_progress, ["handoff", "accept", "-"],
                              handoff(2, edge_cases=[{"step": 3, "note": "an empty list"}],

@@ -1,4 +1,4 @@
-"""A step whose dependencies are unmet, as people run it (issue 15, item 7; seed 004's
+"""A step whose dependencies are unmet, as people run it (seed 004's
 gate_blocked): the real Claude Code CLI, interactive, in a pseudo-terminal, with its
 defaults. ``/maker:step 1`` while step 0 is pending asks the person; they start it anyway on
 the screen, maker records the override and the step runs in the background."""

@@ -1,4 +1,4 @@
-"""Orient and the deviation gate as people run them (issue 15, item 1): the real Claude Code
+"""Orient and the deviation gate as people run them: the real Claude Code
 CLI, interactive, in a pseudo-terminal, with its defaults (auto permission mode; every
 subagent in the background, delivering through SubagentHandback). Only the model is
 scripted.

@@ -1,4 +1,4 @@
-"""Steps run at once in an interactive session (issue 17): the real Claude Code CLI in a
+"""Steps run at once in an interactive session: the real Claude Code CLI in a
 pseudo-terminal with its defaults (auto mode; every subagent in the background,
 delivering through SubagentHandback). `/maker:step` starts the ready steps that may run
 together, each in a worktree maker made; the main agent launches an executor for each

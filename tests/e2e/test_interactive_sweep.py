@@ -1,4 +1,4 @@
-"""The edge-case sweep as people run it (issue 15, item 2): the real Claude Code CLI,
+"""The edge-case sweep as people run it: the real Claude Code CLI,
 interactive, in a pseudo-terminal, with its defaults (auto mode, background subagents).
 Step 0's executor hands back an edge case for step 1 and a change of scope; maker writes
 the edge case into step 1's own "Edge cases" section, the verdict shows the proposal, and

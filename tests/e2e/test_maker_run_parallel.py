@@ -1,4 +1,4 @@
-"""`maker run --parallel 2` end to end (issue 17): the real CLI command, the real SDK and
+"""`maker run --parallel 2` end to end: the real CLI command, the real SDK and
 the bundled Claude Code CLI, against the scripted Messages API. Each step's executor is
 scripted by what its own session sends (its brief names its step), so the scripts hold
 whatever order the sessions' requests arrive in."""

@@ -1,5 +1,5 @@
-"""Seed 004's protocol in `maker run` (issue 15: orient and the deviation gate, item 1; the
-edge-case sweep, item 2), end to end: the real
+"""Seed 004's protocol in `maker run` (orient and the deviation gate; the
+edge-case sweep), end to end: the real
 claude-agent-sdk and bundled Claude Code CLI against the scripted Messages API. The
 session records a major deviation before any edit; `maker run` stops for a person (exit 4)
 and spends nothing more until one decides; with STEP_AUTOAPPROVE=1 in the run's own
@@ -145,7 +145,7 @@ def test_the_sweep_reaches_the_later_steps_brief_and_proposals_wait(
 
 def test_a_plan_in_docs_plans_verifies_and_works_at_the_project_root(
         fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
-    """Issue 15, item 8 (seed 004's own example, MAKER_PLANS_DIR=docs/plans): the project
+    """Seed 004's own example (MAKER_PLANS_DIR=docs/plans): the project
     root is found apart from the plans folder, so the project's failing tests are run and
     a `complete` answer does not count; the sessions work at the root, not in docs/."""
     from maker_scripted.scenarios import GREETING_TASK, greeting_plan, to_yaml
@@ -175,7 +175,7 @@ def test_a_plan_in_docs_plans_verifies_and_works_at_the_project_root(
 
 def test_a_budget_stop_while_planning_keeps_the_plan_it_paid_for(
         fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
-    """Issue 15, item 8, with the real SDK: the budget runs out on the planner's call, whose
+    """With the real SDK, the budget runs out on the planner's call, whose
     answer is a valid plan: the plan is kept, and `maker run` continues it."""
     from maker_scripted.scenarios import GREETING_TASK, greeting_plan, to_yaml
 

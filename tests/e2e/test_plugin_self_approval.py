@@ -5,7 +5,7 @@ Each attempt is a tool call the scripted main agent makes; the real client runs
 maker's PreToolUse hook and, where the call gets through, the real tool. After every
 attempt the test's next turn checks that the step is still awaiting approval.
 
-Then the ways that once got through (issue 7, section 2), each a short sequence of
+Then the ways that once got through, each a short sequence of
 ordinary tool calls (no program that imports maker, no forged hook input): a detached
 approve with the verb in a variable, the rules file copied in from outside and the step
 rerun, an earlier attempt's seal replayed. Each is refused now.

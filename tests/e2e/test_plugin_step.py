@@ -286,7 +286,7 @@ def test_makers_plumbing_runs_the_plugins_own_maker_whatever_is_on_path(
 def test_the_seeds_phrasings_start_the_step_they_name(
         fake_api: FakeMessagesAPI, run_claude: Run, project: Path, typed: str,
         started: int) -> None:
-    """Issue 15, item 7: `/maker:step execute step 3` and "the next step" name a step."""
+    """`/maker:step execute step 3` and "the next step" name a step."""
     store: PlanStore = write_plan(project)
     if started == 1 and "--force" not in typed:
         finish_step_0(store)

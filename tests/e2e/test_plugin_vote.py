@@ -1,5 +1,5 @@
 """/maker:step on a voting step, with the real Claude Code CLI and the real plugin; only
-the model is scripted (issue 9 §3).
+the model is scripted.
 
 The main agent launches several isolated executors at once (parallel Agent calls);
 maker's SubagentStop hook records each final message as a ballot, never accepting one

@@ -1,4 +1,4 @@
-"""A person's bounds in ``plans/settings.yaml`` with the real client (issue 15, item 6).
+"""A person's bounds in ``plans/settings.yaml`` with the real client.
 
 - ``/maker:step`` (``-p``, and an interactive session with the executor in the
   background): the executor runs ``maker verify --step N`` itself; the failing run past

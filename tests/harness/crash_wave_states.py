@@ -1,4 +1,4 @@
-"""The parallel steps' starting states (issue 17) for the crash tests
+"""The parallel steps' starting states for the crash tests
 (``test_crash_waves.py``) and ``benchmarks/crash_harness.py``, the state they compare
 (the plans folder, the main checkout's files, maker's worktrees and git's list of them)
 and what the next command does after a kill (``after_kill``)."""

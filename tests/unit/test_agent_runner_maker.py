@@ -277,7 +277,7 @@ async def test_answer_facts_go_to_notes_tagged_with_the_step(store: PlanStore) -
     (HANDOFF_1, result("error_max_turns", is_error=True)),  # the session failed
     (HANDOFF_1.replace("step: 1", "step: 0"), result()),  # another step's handoff
     (HANDOFF_1.replace("summary: Did step 1.", "summary: 3"), result()),  # not a handoff
-    # The gate refuses it: its output lacks the schema's key (issue 15, item 8).
+    # The gate refuses it: its output lacks the schema's key.
     (HANDOFF_1.replace("output: {result: done}", "output: {other: done}"), result()),
     # The red flagger discards it: an answer of over 20,000 characters.
     (HANDOFF_1.replace("summary: Did step 1.", "summary: " + "very " * 4500), result()),

@@ -210,7 +210,8 @@ def test_code_and_docs_say_what_it_does_not_which_issue_brought_it() -> None:
     of a clone (``git log`` keeps the history)."""
     top = SRC.parents[1]
     places = [*SRC.rglob("*.py"), *(top / "dev").rglob("*.py"), *(top / "docs").glob("*.md"),
-              top / "README.md", *(top / "commands").glob("*.md"), *(top / "agents").glob("*.md")]
+              top / "README.md", *(top / "commands").glob("*.md"), *(top / "agents").glob("*.md"),
+              *(top / "tests").rglob("*.py"), *(top / "benchmarks").rglob("*.py")]
     named = [f"{path.relative_to(top)}:{n}: {line.strip()[:80]}" for path in places
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
              if ISSUE.search(line)]

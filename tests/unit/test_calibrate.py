@@ -1,4 +1,4 @@
-"""``maker calibrate`` (issue 9 §4): samples one step, changes nothing but the ledger,
+"""``maker calibrate``: samples one step, changes nothing but the ledger,
 and reports the agreement and the law's k."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 17's state changes are all-or-nothing too: a kill at any moment of a wave
+"""The parallel steps' state changes are all-or-nothing too: a kill at any moment of a wave
 (starting steps in their worktrees, landing one, sending one to a new base) leaves, once
 the next command has done what it does first (``after_kill``: a landing put back,
 orphaned worktrees removed, a step's worktree made whole), the old state or the new one.

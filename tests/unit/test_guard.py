@@ -37,7 +37,7 @@ def refusal(project: Path, command: str) -> str | None:
 
 
 REFUSED = [
-    # The reproductions of issue 7 §3, each let through by the string matcher before.
+    # Commands a hostile executor used, each let through by the string matcher before.
     ('touch "$PWD/plans/PWNED"', UNCLEAR),
     ('"maker" step reset 0', STATE),
     ("$(which maker) status", UNCLEAR),

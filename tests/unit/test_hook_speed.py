@@ -1,4 +1,4 @@
-"""The Stop hook's lean path (issue 10, Speed): it reads a step's status and title
+"""The Stop hook's lean path: it reads a step's status and title
 without PyYAML or the plan model, and says the same as the full read."""
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ def test_start_with_no_number_takes_the_first_ready_step(tmp_path: Path) -> None
 def test_starting_a_step_builds_no_brief(tmp_path: Path,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """`maker step begin` prints no brief (the executor reads it with `maker context N`):
-    starting a step must not build one only to throw it away (issue 16, item 8)."""
+    starting a step must not build one only to throw it away."""
     import maker.executor.launch.brief as brief
 
     def built(*args: Any, **kwargs: Any) -> str:

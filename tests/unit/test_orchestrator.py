@@ -1,4 +1,4 @@
-"""The headless run (issue 8 part 3) with the real store, gate, verification and
+"""The headless run with the real store, gate, verification and
 approval, and scripted fakes for the model only (``harness.engine_fakes``): the
 planner, the executor sessions, the reviewer, and the ledger/budget."""
 

@@ -244,7 +244,7 @@ class TestParserBeyondSeed:
 
 
 class TestStepModel:
-    """An optional ``model`` per step (issue 8 §5): the executor's model in ``maker run``."""
+    """An optional ``model`` per step: the executor's model in ``maker run``."""
 
     @pytest.mark.parametrize("model", ["haiku", "sonnet", "claude-sonnet-4-5",
                                        "claude-3-5-haiku-20241022", "sonnet[1m]",

@@ -289,7 +289,7 @@ class TestReadAnswer:
 
     async def test_a_stream_of_seed_000_style_mocks_reads_as_the_step_runner_reads_it(self):
         """Seed 000's mocks are known by their class's name, not by the SDK's classes:
-        the planner takes the stream the step runner takes (one reader; issue 15, item 8)."""
+        the planner takes the stream the step runner takes (one reader)."""
         from unittest.mock import MagicMock
 
         def mock(kind, **fields):
@@ -433,7 +433,7 @@ class TestCallSdk:
 class TestABudgetStopAfterThePlan:
     """The SDK ends a session in error once its budget is spent, also after the model
     answered: the valid plan that was paid for is kept, and `maker run` continues it
-    (issue 15, item 8: it was thrown away, and the next run found no plan)."""
+    (it used to be thrown away, and the next run found no plan)."""
 
     @staticmethod
     def _paid_but_stopped():

@@ -190,7 +190,7 @@ def test_the_user_typing_the_step_takes_it_over(tmp_path: Path) -> None:
     ("--force", (None, True, "")),
     ("", (None, False, "")),
     ("  \n ", (None, False, "")),
-    # Seed 004's own phrasings (issue 15, item 7).
+    # Seed 004's own phrasings.
     ("execute step 3", (3, False, "")),
     ("Execute step 3: with care", (3, False, "with care")),
     ("run step 2 --force", (2, True, "")),
@@ -206,7 +206,7 @@ def test_step_arguments(text: str, parsed: tuple[int | None, bool, str]) -> None
     assert _split_step_args(text) == parsed
 
 
-# Issue 7: these used to start the next ready step with the text as its notes.
+# These used to start the next ready step with the text as its notes.
 @pytest.mark.parametrize(("text", "message"), [
     ("two", "`two` is not a step number: use /maker:step 2, or /maker:step with no argument "
             "for the next ready step. Notes follow the step number (/maker:step 2 your notes)."),

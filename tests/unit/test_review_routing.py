@@ -1,4 +1,4 @@
-"""Review routing (issue 15, item 3), in both front ends: the files a step changed are
+"""Review routing, in both front ends: the files a step changed are
 measured by maker; declared boundaries route to review; ``STEP_SKIP_REVIEW=1`` never
 spawns the reviewer and never grants approval; RED findings go back to implementation,
 bounded by ``max_review_attempts``."""

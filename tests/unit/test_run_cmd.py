@@ -1,4 +1,4 @@
-"""`maker run` (issue 8 part 6): the CLI over the orchestrator, with the model scripted;
+"""`maker run`: the CLI over the orchestrator, with the model scripted;
 bad options and a planted ledger give a clear error naming the problem, never a traceback,
 and never a write outside plans/ (for `maker calibrate` too)."""
 

@@ -223,7 +223,7 @@ def test_the_executors_verdict_names_the_outcome_and_the_sentinel(project: Path)
 
 def test_an_approval_verdict_carries_the_question_to_ask(project: Path) -> None:
     """The main agent asks the user with the verdict's own `ask:` line: it need not run
-    `maker step outcome N` to fetch it (issue 16, item 8)."""
+    `maker step outcome N` to fetch it."""
     from maker.executor.acceptance.approval import approval_question
 
     text = verdict_on(project, policy="never")

@@ -47,7 +47,7 @@ def test_maker_run_builds_its_sessions_with_them(store: PlanStore) -> None:
     assert build_parts(store, None, None).limits is tool_limits.session_limits
 
 
-def test_no_user_wording_is_issue_8s() -> None:
+def test_no_user_wording_says_decide_or_hand_off_blocked() -> None:
     assert "no user is present; decide, or hand off blocked with the question" in NO_USER
 
 

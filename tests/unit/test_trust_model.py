@@ -1,4 +1,4 @@
-"""Promises of the trust model that once did not hold (issue 7), each now kept:
+"""Promises of the trust model that once did not hold, each now kept:
 
 1. a journal left in ``plans/.maker/txn/`` acts only inside ``plans/``;
 2. a policy file written by hand does not open the approval gate;

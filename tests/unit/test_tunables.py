@@ -1,4 +1,4 @@
-"""A person's tunables in ``plans/settings.yaml`` (issue 15, item 6), each applied by both
+"""A person's tunables in ``plans/settings.yaml``, each applied by both
 front ends and proven at its edge (N allowed, N + 1 refused):
 
 - ``max_fix_attempts``: ``maker run``'s fix loop, and in the plugin ``maker verify --step

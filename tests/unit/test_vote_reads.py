@@ -1,4 +1,4 @@
-"""The plugin's vote is read once per event (issue 16, item 3): maker's verdict on one
+"""The plugin's vote is read once per event: maker's verdict on one
 executor of a voting step opens what one event needs, not every file again for each
 question it answers (it opened 42 files, the step's ballots 8 times and active.json 11).
 

@@ -1,4 +1,4 @@
-"""Voting in a headless run (issue 9 §2): the real vote, store, gate and ledger, with
+"""Voting in a headless run: the real vote, store, gate and ledger, with
 the executor's sessions scripted."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`maker run --parallel N`'s loop (issue 17), with in-process sessions: the budget is
+"""`maker run --parallel N`'s loop, with in-process sessions: the budget is
 shared, and a budget stop in one step stops every session of the wave at its next await,
 each step left in progress and resumable; the next run finishes the plan."""
 

@@ -1,4 +1,4 @@
-"""Issue 17: which steps run together, their worktrees, and bringing their changes back."""
+"""Which steps run together, their worktrees, and bringing their changes back."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""The harness drives the real Claude Code CLI: commands, subagents, hooks, permissions.
+"""Facts of the real Claude Code CLI that maker relies on: commands, subagents, hooks,
+permissions.
 
-Each test builds nothing of maker: it uses a throwaway plugin ``toy`` (made
-below) and pins one behaviour of Claude Code 2.1.330 that maker's design relies
-on. When a CLI upgrade changes one of these, the failing test names the fact.
+Each test builds nothing of maker: it uses a throwaway plugin ``toy`` (made below) and
+pins one behaviour of the pinned Claude Code release (docs/testing.md) that maker's design
+relies on. When a CLI upgrade changes one of these, the failing test names the fact.
 """
 
 from __future__ import annotations

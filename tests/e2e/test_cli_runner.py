@@ -183,7 +183,7 @@ def test_the_report_header_names_the_client_under_xdist(
         monkeypatch.delenv(var)
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "-n", "2", "-p", "no:cacheprovider",
-         "tests/e2e/test_claude_cli.py::test_exactly_one_of_api_or_base_url"],
+         "tests/e2e/test_cli_runner.py::test_exactly_one_of_api_or_base_url"],
         cwd=REPO, capture_output=True, text=True, timeout=120, check=False).stdout
     lines = out.splitlines()
     assert "1 passed" in lines[-1], out
