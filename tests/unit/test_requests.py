@@ -7,6 +7,7 @@ import re
 import time
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
@@ -201,7 +202,7 @@ def test_the_user_typing_the_step_takes_it_over(tmp_path: Path) -> None:
     ("next", (None, False, "")),
 ])
 def test_step_arguments(text: str, parsed: tuple[int | None, bool, str]) -> None:
-    from maker.cli.flow_cmds import _split_step_args
+    from maker.cli.begin_cmds import _split_step_args
 
     assert _split_step_args(text) == parsed
 
@@ -222,7 +223,7 @@ def test_step_arguments(text: str, parsed: tuple[int | None, bool, str]) -> None
     ("nextcloud setup", "`nextcloud` is not a step number"),
 ])
 def test_step_arguments_that_are_not_a_step_number_are_refused(text: str, message: str) -> None:
-    from maker.cli.flow_cmds import _split_step_args
+    from maker.cli.begin_cmds import _split_step_args
     from maker.errors import RequestError
 
     with pytest.raises(RequestError) as caught:
@@ -253,9 +254,11 @@ SESSION_COMMANDS = [["request"], ["step", "begin"], ["step", "reset-request"],
 @pytest.mark.parametrize("path", SESSION_COMMANDS, ids=" ".join)
 def test_every_session_command_takes_both_spellings_and_both_variables(
         path: list[str]) -> None:
-    command = cli
+    command: click.Command | None = cli
     for name in path:
-        command = command.commands[name]  # type: ignore[attr-defined]
+        assert isinstance(command, click.Group)
+        command = command.get_command(click.Context(command), name)
+    assert command is not None
     [option] = [p for p in command.params if p.name == "session_id"]
     assert option.opts == ["--session", "--session-id"]
     assert option.envvar == ["MAKER_SESSION_ID", "CLAUDE_CODE_SESSION_ID"]

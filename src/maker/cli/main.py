@@ -2,42 +2,50 @@
 
 Command modules are imported only when their command runs (the plugin calls
 ``maker`` several times a step, so start-up time is paid often). Each module
-registers its commands on ``cli`` when imported.
+registers its commands on ``cli`` (or ``step``) when imported.
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib
+from typing import Any
 
 import click
 
 from maker import __version__
 
-__all__ = ["MakerGroup", "cli", "main"]
+__all__ = ["MakerGroup", "cli", "main", "step"]
 
-# command name -> the modules that define it (and its subcommands)
-# (the readers an executor and /maker:status run load step_cmds alone: their imports are
-# what they need, and the step group's other subcommands live in flow_cmds)
-_READ = ("maker.cli.step_cmds",)
-_FLOW = ("maker.cli.flow_cmds",)  # (it imports step_cmds, whose `step` group it extends)
-_COMMAND_MODULES: dict[str, tuple[str, ...]] = {
-    "plan": ("maker.cli.plan_cmds",),
-    "step": _FLOW,
-    "status": _READ,
-    "next": _READ,
-    "context": _READ,
-    "orient": _READ,
-    "handoff": _READ,
-    "request": _FLOW,
-    "policy": _FLOW,
-    "proposal": ("maker.cli.decide_cmds",),
-    "verify": ("maker.cli.verify_cmd",),
-    "land": ("maker.cli.land_cmd",),
-    "demo": ("maker.cli.demo_cmd",),
-    "run": ("maker.cli.run_cmd",),
-    "loop": ("maker.cli.loop_cmd",),
-    "calibrate": ("maker.cli.calibrate_cmd",),
+# command -> the module that defines it, imported when the command runs: each module's
+# imports are what its commands need (`maker orient` loads no brief, `maker next` no ledger)
+_COMMAND_MODULES: dict[str, str] = {
+    "plan": "maker.cli.plan_cmds",
+    "status": "maker.cli.status_cmd",
+    "next": "maker.cli.read_cmds",
+    "orient": "maker.cli.read_cmds",
+    "context": "maker.cli.step_cmds",
+    "handoff": "maker.cli.handoff_cmds",
+    "request": "maker.cli.request_cmd",
+    "policy": "maker.cli.decide_cmds",
+    "proposal": "maker.cli.decide_cmds",
+    "verify": "maker.cli.verify_cmd",
+    "land": "maker.cli.land_cmd",
+    "demo": "maker.cli.demo_cmd",
+    "run": "maker.cli.run_cmd",
+    "loop": "maker.cli.loop_cmd",
+    "calibrate": "maker.cli.calibrate_cmd",
+}
+# `maker step SUBCOMMAND` -> its module, the same way
+_STEP_MODULES: dict[str, str] = {
+    "start": "maker.cli.step_cmds",
+    "reset": "maker.cli.step_cmds",
+    "fail": "maker.cli.step_cmds",
+    "outcome": "maker.cli.step_cmds",
+    "approve": "maker.cli.decide_cmds",
+    "reject": "maker.cli.decide_cmds",
+    "begin": "maker.cli.begin_cmds",
+    "reset-request": "maker.cli.begin_cmds",
 }
 
 
@@ -66,19 +74,32 @@ class MakerGroup(click.Group):
 
 
 class _LazyGroup(MakerGroup):
+    """A group whose commands live in modules imported when one of them is asked for."""
+
+    def __init__(self, *args: Any, modules: dict[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.modules = modules
+
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(_COMMAND_MODULES) | set(self.commands))
+        return sorted(set(self.modules) | set(self.commands))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        for module in _COMMAND_MODULES.get(cmd_name, ()):
-            importlib.import_module(module)
+        if cmd_name not in self.commands and cmd_name in self.modules:
+            importlib.import_module(self.modules[cmd_name])
         return self.commands.get(cmd_name)
 
 
-@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_LazyGroup, modules=_COMMAND_MODULES,
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="maker")
 def cli() -> None:
     """Plan long work as typed steps; run each step in an isolated subagent."""
+
+
+@cli.group("step", cls=_LazyGroup, modules=_STEP_MODULES)
+def step() -> None:
+    """Run the plan's steps one at a time: start one and print its brief, record it
+    failed or put it back (reset), and a person's approve or reject of its handoff."""
 
 
 def main() -> None:

@@ -1,4 +1,8 @@
-"""``maker step approve|reject|outcome|fail``: the end of a step, as /maker:step drives it."""
+"""What ``/maker:step`` and ``/maker:reset`` lines call, with only the session id on the
+command line: ``maker step begin`` starts the step the person's ``/maker:step`` names (or
+asks them about unmet dependencies), ``maker step reset-request`` resets the one their
+``/maker:reset`` names. Each always exits 0: a non-zero exit would abort the command before
+the model sees why."""
 
 from __future__ import annotations
 
@@ -10,161 +14,25 @@ import click
 
 from maker.cli._common import (
     data_dir_option,
-    echo_json,
-    person_only,
     plans_dir_option,
-    reports_errors,
     resolve_plans_dir,
     saved_arguments,
     saved_record,
     session_option,
 )
-from maker.cli.decide_cmds import ask_blocked
-from maker.cli.main import cli
-from maker.cli.step_cmds import step
+from maker.cli.main import step
 from maker.errors import DependencyError, MakerError, RequestError
-from maker.executor.acceptance.approval import approve_step, read_policy, reject_step, set_policy
 from maker.executor.parallel.land import recover
 from maker.executor.parallel.wave_begin import begin_wave
-from maker.executor.protocol.orient import person_decides
-from maker.executor.state.lifecycle import fail_step, reset_step, start_step
+from maker.executor.state.lifecycle import reset_step, start_step
 from maker.executor.state.owner import OWNER_IDLE_S, owner_gone
 from maker.executor.state.run import stop_run
-from maker.executor.verdicts.outcome import outcome
+from maker.executor.verdicts.blocked import blocked_question
 from maker.executor.votes.ballots import launch_instruction
 from maker.executor.votes.runs import add_turn, running_note
 from maker.store.plan_store import PlanStore
 
-__all__ = ["policy_cmd", "step_approve", "step_fail", "step_outcome", "step_reject"]
-
-@step.command("fail")
-@click.argument("number", type=int)
-@click.option("--reason", "reasons", multiple=True, required=True,
-              help="Why the step failed (repeat for several reasons).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@plans_dir_option
-@reports_errors
-def step_fail(number: int, reasons: tuple[str, ...], as_json: bool,
-              plans_dir: Path | None) -> None:
-    """Record the step in progress as failed, with the reasons."""
-
-    record = fail_step(PlanStore(resolve_plans_dir(plans_dir)), number, list(reasons))
-    if as_json:
-        echo_json({"step": number, "status": record.status,
-                   "reasons": record.meta.get("reasons", [])})
-        return
-    click.echo(f"step {number}: failed ({'; '.join(record.meta.get('reasons', []))}). "
-               f"`maker step reset {number}` to try it again.")
-
-
-@step.command("approve")
-@click.argument("number", type=int)
-@plans_dir_option
-@reports_errors
-def step_approve(number: int, plans_dir: Path | None) -> None:
-    """Approve a step whose handoff was accepted (a person's decision): it becomes complete."""
-
-    by = person_only(f"maker step approve {number}", f"/maker:approve {number}")
-    store = PlanStore(resolve_plans_dir(plans_dir))
-    if _deviation(store, number, True, by):
-        click.echo(f"step {number}: the revised step is approved; continue it with `maker run` "
-                   f"or /maker:step {number}")
-        return
-    record = approve_step(store, number, by)
-    click.echo(f"step {record.number} ({record.title}) approved: complete")
-
-
-def _deviation(store: PlanStore, n: int, approve: bool, by: str, notes: str = "") -> bool:
-    """A person's decision on step ``n``'s pending deviation, if one is pending
-    (``maker.executor.protocol.orient``): what ``approve`` and ``reject`` decide first."""
-
-    return person_decides(store, n, approve, by, notes) is not None
-
-
-@step.command("reject")
-@click.argument("number", type=int)
-@click.option("--notes", default="", help="What to change: the next attempt's brief shows it.")
-@click.option("--from-review", is_flag=True,
-              help="Take the notes from the recorded review's findings.")
-@plans_dir_option
-@reports_errors
-def step_reject(number: int, notes: str, from_review: bool, plans_dir: Path | None) -> None:
-    """Send an accepted step back to pending with revision notes (a person's decision)."""
-
-    by = person_only(f"maker step reject {number}", f"/maker:reject {number} <what to change>")
-    store = PlanStore(resolve_plans_dir(plans_dir))
-    if not from_review and _deviation(store, number, False, by, notes):
-        click.echo(f"step {number}: its revision is rejected; back to pending, nothing edited")
-        return
-    result = reject_step(store, number, notes, from_review, by=by)
-    click.echo(f"step {result.step} rejected: back to pending; the next `maker step start "
-               f"{result.step}` brief carries the notes")
-
-
-@cli.command("policy")
-@click.argument("name", required=False, type=click.Choice(["never", "reviewer", "auto"]))
-@plans_dir_option
-@reports_errors
-def policy_cmd(name: str | None, plans_dir: Path | None) -> None:
-    """Show or set who approves steps: never (a person), reviewer, or auto."""
-
-    store = PlanStore(resolve_plans_dir(plans_dir))
-    if name is None:
-        click.echo(f"approval policy: {read_policy(store).describe()}")
-        return
-    policy = set_policy(store, name, person_only(f"maker policy {name}", f"/maker:policy {name}"))
-    click.echo(f"approval policy set: {policy.describe()}")
-
-
-@step.command("outcome", hidden=True)
-@click.argument("number", type=int)
-@click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
-@plans_dir_option
-@reports_errors
-def step_outcome(number: int, as_json: bool, plans_dir: Path | None) -> None:
-    """Where a step ended up after its executor returned, and what to do next."""
-
-    data = outcome(PlanStore(resolve_plans_dir(plans_dir)), number)
-    if as_json:
-        echo_json(data)
-        return
-    click.echo(f"step {data['step']}: {data['title']}")
-    click.echo(f"status: {data['status']}")
-    if data["summary"]:
-        click.echo(f"summary: {data['summary']}")
-    if data["reasons"]:
-        click.echo("reasons: " + "; ".join(data["reasons"]))
-    counted = "measured by maker" if data["files_measured"] else "the executor's claim"
-    click.echo(f"files changed: {len(data['files_changed'])} ({counted})")
-    if data["files_note"]:
-        click.echo(f"note: {data['files_note']}")
-    if data["review_required"]:
-        click.echo(f"review: required ({data['review_why']}): launch maker:reviewer with "
-                   "the handoff before asking for approval")
-    elif data["review_skipped"]:
-        click.echo("review: skipped (STEP_SKIP_REVIEW=1): the user decides")
-    if data.get("ask"):
-        click.echo(f"ask: {json.dumps(data['ask'], ensure_ascii=False)}")
-    click.echo(f"next: {data['next']}")
-    if data["sentinel"]:
-        click.echo(f"sentinel: {data['sentinel']}")
-
-
-# -- what /maker:<command> lines call, with only the session id on the command line ----
-
-
-@cli.command("request", hidden=True)
-@click.argument("command")
-@session_option
-@data_dir_option
-def request(command: str, session_id: str, data_dir: str) -> None:
-    """Print what the user typed after /maker:COMMAND, verbatim, between markers."""
-    text = saved_arguments(session_id, command, data_dir)
-    if text is None:
-        click.echo(f"(maker could not read what was typed after /maker:{command}; use the "
-                   "text in <command-args> above, exactly as written)")
-        return
-    click.echo(f"<user-text>\n{text}\n</user-text>" if text else "<user-text></user-text>")
+__all__ = ["ask_blocked", "step_begin", "step_reset_request"]
 
 
 # A step as seed 004 names one: `3`, `step 3`, `#3`, `execute step 3`; `the next step`.
@@ -337,3 +205,24 @@ def step_reset_request(session_id: str, data_dir: str, plans_dir: Path | None) -
     kept = f"; its handoff was kept at {result.archived_handoff}" if result.archived_handoff \
         else ""
     click.echo(f"RESET: step {number} was {result.previous_status}, now pending{kept}.")
+
+
+def ask_blocked(store: PlanStore, exc: Exception, notes: str) -> None:
+    """A step whose dependencies are unmet: the user decides whether to start it anyway
+    (``maker.executor.verdicts.blocked``), asked with maker's question."""
+    n = getattr(exc, "step", None)
+    missing = getattr(exc, "missing", None)
+    if not isinstance(n, int) or not isinstance(missing, dict):
+        click.echo(f"REFUSED: {exc}\nNEXT: tell the user which steps must be completed "
+                   "first, and end your reply with the line STEP_BLOCKED.")
+        return
+    title = store.load_step(n).title
+    click.echo(f"ASK: {exc}")
+    if notes:
+        click.echo(f"Notes from the user for the executor, verbatim:\n<user-notes>\n{notes}\n"
+                   "</user-notes>")
+    click.echo("ask: " + json.dumps(blocked_question(n, title, missing), ensure_ascii=False))
+    click.echo(f"NEXT: ask the user with AskUserQuestion, with exactly the input on the "
+               "`ask:` line (never answer it yourself); maker records their answer and tells "
+               "you what to do. Without AskUserQuestion (print mode), tell the user that "
+               f"`/maker:step {n} --force` starts it anyway, and end with STEP_BLOCKED.")

@@ -1,0 +1,120 @@
+"""``maker status``: each step's status, what is next, and what failed and why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from maker.cli._common import echo_json, plans_dir_option, reports_errors, resolve_plans_dir
+from maker.cli.main import cli
+from maker.core.text import task_line
+from maker.engine.ledger import Ledger, usd
+from maker.errors import MakerError
+from maker.executor.acceptance.approval import read_policy
+from maker.executor.loop.report import run_json, run_lines
+from maker.executor.loop.status_view import executor_bash, file_notes, summary_rows
+from maker.executor.protocol.sweep import open_proposals
+from maker.executor.state.schedule import nothing_ready_reason, plan_schedule
+from maker.executor.votes.runs import running_note
+from maker.planner.linter import lint_stored
+from maker.store.plan_store import PlanStore
+
+__all__ = ["status"]
+
+_TITLE_WIDTH = 48
+
+
+@cli.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@click.option("--exit-zero", is_flag=True, help="Print problems (no plan, a broken file) on "
+              "stdout and exit 0: for slash-command lines, where an error aborts the command.")
+@plans_dir_option
+@reports_errors
+def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
+    """Show each step's status, what is next, and what failed and why."""
+
+    store = PlanStore(resolve_plans_dir(plans_dir))
+    try:
+        plan = store.load()
+        sched = plan_schedule(store, plan)
+    except MakerError as exc:
+        if not exit_zero:
+            raise
+        click.echo(f"maker: {exc}")
+        return
+    rows = summary_rows(plan, store, sched)
+
+    # Each file was validated on reading; the linter adds what only the whole plan shows
+    # (a hand edit that makes a loop, a dangling `next`, a step reading a later output).
+    problems = [str(p) for p in lint_stored(plan.as_raw(), store.overview_path)]
+
+    policy = read_policy(store)
+
+    ledger = Ledger(store)
+    cost = ledger.summary() if ledger.exists() else None  # no ledger: no cost shown
+    if as_json:
+        steps = [r.to_dict() for r in rows]
+
+        notes = file_notes(store, plan)
+        for s in steps:
+            s["files_note"] = notes.get(s["step"], "")
+        if cost is not None:
+            for s in steps:
+                s["cost_usd"] = cost.by_step.get(s["step"], 0.0)
+        echo_json({"plans_dir": str(store.root), "task": plan.task, "problems": problems,
+                   "approval_policy": policy.name, "steps": steps,
+                   "executor_bash": executor_bash(store),
+                   "next": [{"step": n, "title": plan.get(n).title} for n in sched.ready],
+                   "reason": nothing_ready_reason(sched, plan) or None,
+                   "proposals": open_proposals(store), "run": run_json(store),
+                   **({"cost": cost.to_dict()} if cost is not None else {})})
+        return
+    click.echo(f"Plan: {task_line(plan.task, where=str(store.overview_path))}")
+    click.echo(f"approval policy: {policy.describe()}")
+    click.echo(f"a step executor's Bash is held by: {executor_bash(store)}")
+    table = [("step", "title", "status", *(["cost"] if cost is not None else []), "depends on")]
+    for r in rows:
+        title = r.title if len(r.title) <= _TITLE_WIDTH else r.title[:_TITLE_WIDTH - 1] + "…"
+        spent = [] if cost is None else [
+            usd(cost.by_step[r.step]) if r.step in cost.by_step else "-"]
+        table.append((str(r.step), title, r.status, *spent,
+                      ", ".join(map(str, r.depends_on)) or "-"))
+    padded = len(table[0]) - 1
+    widths = [max(len(row[i]) for row in table) for i in range(padded)]
+    for row in table:
+        cells = [row[i].ljust(widths[i]) for i in range(padded)]
+        click.echo("  ".join([*cells, row[padded]]))
+    if cost is not None:
+        click.echo(cost.line())
+
+    for n, note in sorted(file_notes(store, plan).items()):
+        click.echo(f"Step {n} ({plan.get(n).title}): {note}.")
+    click.echo("")
+    for line in run_lines(store, plan):
+        click.echo(line)
+
+    running = running_note(store)
+    if running:
+        click.echo(f"Running: {running}.")
+    if sched.ready:
+        for n in sched.ready:
+            click.echo(f"Next: step {n} ({plan.get(n).title}): /maker:step {n} in Claude "
+                       f"Code, or `maker step start {n}` in a shell")
+    else:
+        reason = nothing_ready_reason(sched, plan)
+        click.echo(reason[:1].upper() + reason[1:])
+    if problems:
+        click.echo(f"The plan's files have {len(problems)} problem(s), hand edits perhaps "
+                   "(`maker plan lint` lists them all):")
+        for text in problems[:10]:
+            click.echo(f"  - {text}")
+    for p in open_proposals(store):
+        click.echo(f"Proposal {p['id']} (from step {p['from_step']}), yours to decide: "
+                   f"{p['text']} (`/maker:proposal accept|drop {p['id']}`, or `maker proposal "
+                   f"accept|drop {p['id']}` in a terminal)")
+    for r in rows:
+        if r.status in ("failed", "blocked"):
+            why = "; ".join(r.reasons) or "no reason recorded"
+            click.echo(f"{r.status[:1].upper()}{r.status[1:]}: step {r.step} ({r.title}): "
+                       f"{why}")
