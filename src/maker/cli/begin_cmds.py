@@ -112,7 +112,6 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
         number = step_number
     store = PlanStore(resolve_plans_dir(plans_dir))
     if store.exists():  # a step typed by hand: a run that drove the plan waits for it
-
         with store.lock():
             stop_run(store, "the user ran /maker:step by hand; /maker:run goes on from there")
     # The user typing `/maker:step N` for the step another session owns is their consent

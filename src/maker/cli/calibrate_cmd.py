@@ -39,7 +39,6 @@ def calibrate(step: int, samples: int, target: float, steps: int | None, model: 
     store = PlanStore(resolve_plans_dir(plans_dir))
     parts = build_parts(store, None, model)
     if max_budget_usd is not None:  # this command's samples, not the plan's earlier runs
-
         parts.budget = Budget(max_budget_usd, parts.ledger, own_calls=True)
     result = asyncio.run(run_calibration(store, parts, step, samples, target=target,
                                          steps=steps))

@@ -102,7 +102,6 @@ def sdk_reviewer(cwd: Path, *, env: dict[str, str] | None = None,
 
     async def review(prompt: str, *, max_budget_usd: float | None,
                      model: str | None) -> SdkAnswer:
-
         try:
             from claude_agent_sdk import ClaudeAgentOptions, query
         except ImportError:

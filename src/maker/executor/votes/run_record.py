@@ -67,7 +67,6 @@ class Run:
     def save(self, durable: bool = False) -> None:
         path = _path(self.store, self.step)
         if path.is_dir():  # an atomic write cannot replace a folder: say how to fix it
-
             raise PlanFileError(path, "is a folder, but maker keeps the record of the "
                                 "step's run in a file there", fix=f"remove it (`rm -r "
                                 f"{path}`): the executors and votes of step {self.step}'s "
