@@ -95,7 +95,7 @@ def core_write(text: str, plans_dir: Path) -> None:
 
 def cli_write(plan_file: Path, plans_dir: Path) -> None:
     maker = Path(sys.executable).with_name("maker")
-    cmd = [str(maker)] if maker.exists() else [sys.executable, "-m", "maker.cli.main"]
+    cmd = [str(maker)] if maker.exists() else [sys.executable, "-m", "maker"]
     env = dict(os.environ, MAKER_PLANS_DIR=str(plans_dir))
     result = subprocess.run([*cmd, "plan", "write", str(plan_file)], env=env,
                             capture_output=True, text=True, check=False)

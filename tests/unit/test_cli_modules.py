@@ -72,3 +72,11 @@ def test_a_command_loads_none_of_the_others_imports(
         args: list[str], never: set[str], tmp_path: Path) -> None:
     loaded = _loaded_by(args, tmp_path)
     assert not loaded & never, sorted(loaded & never)
+
+
+@pytest.mark.parametrize("module", ["maker", "maker.cli.main"])
+def test_run_as_a_module_every_command_is_found(module: str, tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", module, "status"], capture_output=True,
+                            text=True, cwd=tmp_path, timeout=60, check=False)
+    assert "No such command" not in result.stderr, result.stderr
+    assert "no plan in" in result.stderr + result.stdout, result.stderr

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import sys
 from typing import Any
 
 import click
@@ -106,5 +107,6 @@ def main() -> None:
     cli(prog_name="maker")
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # `python -m maker.cli.main`: the commands register on this module
+    sys.modules.setdefault("maker.cli.main", sys.modules[__name__])
     main()
