@@ -15,6 +15,8 @@ Both run inside the gate's transaction (``maker.executor.acceptance.accept``).
 from __future__ import annotations
 
 import json
+import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 from maker.core.clock import utc_now
@@ -65,9 +67,6 @@ def _clean(p: dict[str, Any]) -> dict[str, Any]:
 
 
 def _set_aside(path: Any, why: str) -> list[dict[str, Any]]:
-    import os
-    import sys
-
     aside = path.with_name(path.name + ".unreadable")
     try:
         os.replace(path, aside)

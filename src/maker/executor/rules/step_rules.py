@@ -41,6 +41,8 @@ bound here on every stop.
 
 from __future__ import annotations
 
+import os
+
 TYPE_CHECKING = False  # typing's, without importing typing on every hook
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -65,8 +67,6 @@ SKIP_REVIEW_VARIABLE = "STEP_SKIP_REVIEW"
 def skip_review(environ: Mapping[str, str] | None = None) -> bool:
     """Whether a person set ``STEP_SKIP_REVIEW=1`` for this process (seed 004: the
     environment of the hook's process, the client's, or of ``maker run``)."""
-    import os
-
     return (os.environ if environ is None else environ).get(SKIP_REVIEW_VARIABLE) == "1"
 
 
