@@ -4,7 +4,7 @@ from unittest.mock import MagicMock, patch
 
 from harness.step_plans import step_spec
 from maker.core.models import AgentResult, TaskConfig
-from maker.executor.launch.agent_runner import AgentRunner
+from maker.executor.agent_runner import AgentRunner
 
 
 def make_step(**overrides):

@@ -14,6 +14,7 @@ layer do not import each other. The top-level modules count as nodes of their ow
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -99,6 +100,27 @@ EXECUTOR_LAYERS: tuple[tuple[str, ...], ...] = (
 )
 
 
+# The paths the seeds write (``from maker.executor.agent_runner import AgentRunner``) are
+# public: where the code moved into a sub-package, the seed's path stays as an alias
+# module that only re-exports (STYLE.md: a public import path is an API).
+SEED_ALIASES: dict[str, str] = {
+    "maker.executor.agent_runner": "maker.executor.launch.agent_runner",
+    "maker.executor.context_builder": "maker.executor.launch.context_builder",
+}
+
+
+def test_a_seed_alias_only_re_exports() -> None:
+    for alias, home in SEED_ALIASES.items():
+        path = SRC.joinpath(*alias.split(".")[1:]).with_suffix(".py")
+        tree = ast.parse(path.read_text())
+        body = [node for node in tree.body
+                if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))]
+        kinds = {type(node).__name__ for node in body}
+        sources = {node.module for node in body if isinstance(node, ast.ImportFrom)}
+        assert kinds <= {"ImportFrom", "Assign"} and sources == {home}, (
+            f"{path} is the seeds' public path: it re-exports {home} and holds no code")
+
+
 def executor_imports() -> list[Import]:
     """Each import between two of executor's sub-packages (every import counted)."""
     def sub(module: str) -> str | None:
@@ -107,6 +129,8 @@ def executor_imports() -> list[Import]:
 
     found = []
     for imp in module_imports(SRC):
+        if imp.source in SEED_ALIASES:
+            continue  # an alias re-exports its home (test_a_seed_alias_only_re_exports)
         source, target = sub(imp.source), sub(imp.target)
         if source and target and source != target:
             found.append(Import(imp.where, source, target, imp.name))
@@ -114,10 +138,12 @@ def executor_imports() -> list[Import]:
 
 
 def test_executor_is_its_subpackages_in_layers() -> None:
-    top = sorted(p.name for p in (SRC / "executor").glob("*.py") if p.stem != "__init__")
+    top = sorted(p.name for p in (SRC / "executor").glob("*.py")
+                 if p.stem != "__init__" and f"maker.executor.{p.stem}" not in SEED_ALIASES)
     assert not top, f"every module of executor/ belongs to a sub-package: {top}"
     declared = {name for layer in EXECUTOR_LAYERS for name in layer}
-    missing = sorted(nodes(SRC / "executor") - declared)
+    aliases = {alias.rpartition(".")[2] for alias in SEED_ALIASES}
+    missing = sorted(nodes(SRC / "executor") - declared - aliases)
     assert not missing, f"give {missing} a row in EXECUTOR_LAYERS ({__file__})"
     problems = layer_problems(executor_imports(), EXECUTOR_LAYERS)
     assert not problems, ("executor's sub-packages import against their order (move the "

@@ -3,7 +3,7 @@ import pytest
 import yaml
 
 from harness.step_plans import step_spec
-from maker.executor.launch.context_builder import ContextBuilder
+from maker.executor.context_builder import ContextBuilder
 
 
 def make_step(**overrides):

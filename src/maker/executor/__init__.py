@@ -12,4 +12,8 @@ ones above it in this list (``tests/unit/test_architecture.py``: ``EXECUTOR_LAYE
 - ``parallel``: steps side by side: waves, worktrees, landing a change.
 - ``verdicts``: what follows a subagent's return or a person's answer.
 - ``loop``: ``/maker:run`` (the next action, its words, its report) and ``maker status``.
+
+The seeds' paths are public and stay whatever moves inside: ``maker.executor.context_builder``
+and ``maker.executor.agent_runner`` re-export their homes in ``launch``
+(``tests/unit/test_seed_paths.py`` imports every path the seeds write).
 """
