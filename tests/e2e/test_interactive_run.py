@@ -74,7 +74,7 @@ def test_a_six_step_plan_with_a_wave_runs_to_the_end_from_one_command(
     write_plan(project, chain_plan(6, [(2, 3)]), policy="auto")
     main, executor = follow(fake_api)
     terminal = interactive()
-    terminal.submit("/maker:run --parallel 2")
+    terminal.submit("/maker:run --parallel 2 --subagents")
 
     screen = run_ended(terminal, fake_api, main, "RUN_DONE")
     for n in range(6):
@@ -98,7 +98,7 @@ def test_under_never_the_person_answers_one_question_per_step(
     write_plan(project, chain_plan(3), policy="never")
     main, _ = follow(fake_api)
     terminal = interactive()
-    terminal.submit("/maker:run")
+    terminal.submit("/maker:run --subagents")
 
     for n in range(3):
         terminal.wait_for_text(f"Approve step {n}", TIMEOUT)
@@ -116,7 +116,7 @@ def test_approving_the_rest_by_policy_at_step_1_finishes_without_another_questio
     write_plan(project, chain_plan(4), policy="never")
     main, _ = follow(fake_api)
     terminal = interactive()
-    terminal.submit("/maker:run")
+    terminal.submit("/maker:run --subagents")
 
     terminal.wait_for_text("Approve step 0", TIMEOUT)
     terminal.choose()
@@ -162,12 +162,12 @@ def test_a_lost_notification_does_not_stall_the_plan(
                             env=plugin_env(), claude=claude_binary)
     try:
         for n in range(2):  # each notification is lost: /maker:run picks the run up
-            terminal.submit("/maker:run")
+            terminal.submit("/maker:run --subagents")
             terminal.wait(lambda: step(project, n).status == "complete"  # noqa: B023
                           and main.turns[-1:] == ["noted"] and IDLE not in terminal.text(),
                           f"step {n} done, and its notification's turn over", TIMEOUT)
             assert step(project, n + 1).status == "pending" if n < 1 else True
-        terminal.submit("/maker:run")
+        terminal.submit("/maker:run --subagents")
         run_ended(terminal, fake_api, main, "RUN_DONE")
     finally:
         terminal.close()
@@ -189,7 +189,7 @@ def test_a_killed_client_resumes_from_plans(
     main = RunMain(fake_api, executor.launch)
     fake_api.script(MAIN, main)
     first = interactive()
-    first.submit("/maker:run")
+    first.submit("/maker:run --subagents")
     first.wait(lambda: step(project, 1).status == "in-progress" and not held.is_set()
                and executor.hold == {}, "step 1's executor at work", TIMEOUT)
     first.close()  # killed mid-step
@@ -197,7 +197,7 @@ def test_a_killed_client_resumes_from_plans(
     held.set()  # (its executor answers a client that is gone, and scripts nothing more)
     assert step(project, 1).status == "in-progress"
     second = interactive()
-    second.submit("/maker:run")
+    second.submit("/maker:run --subagents")
     run_ended(second, fake_api, main, "RUN_DONE")
     assert [step(project, n).status for n in range(3)] == ["complete"] * 3
     assert (project / "step1.txt").read_text() == "step 1\n"
@@ -211,7 +211,7 @@ def test_a_deviation_mid_run_asks_the_person_and_the_run_goes_on(
     main = RunMain(fake_api, executor.launch)
     fake_api.script(MAIN, main)
     terminal = interactive()
-    terminal.submit("/maker:run")
+    terminal.submit("/maker:run --subagents")
 
     terminal.wait_for_text("Approve revised step 1", TIMEOUT)  # the run stopped and asks
     assert step(project, 0).status == "complete" and step(project, 2).status == "pending"
@@ -235,7 +235,7 @@ def test_a_deviation_the_person_decides_later_and_run_goes_on(
     main = RunMain(fake_api, executor.launch)
     fake_api.script(MAIN, main)
     terminal = interactive()
-    terminal.submit("/maker:run")
+    terminal.submit("/maker:run --subagents")
 
     terminal.wait_for_text("Approve revised step 1", TIMEOUT)
     terminal.choose("escape")  # not now
@@ -245,7 +245,7 @@ def test_a_deviation_the_person_decides_later_and_run_goes_on(
     terminal.submit("/maker:approve 1")
     terminal.wait(lambda: IDLE not in terminal.text() and main.turns[-1:] == ["noted"]
                   and len(typed_prompts(fake_api)) == 2, "the approval told", TIMEOUT)
-    terminal.submit("/maker:run")
+    terminal.submit("/maker:run --subagents")
     run_ended(terminal, fake_api, main, "RUN_DONE")
     assert [step(project, n).status for n in range(3)] == ["complete"] * 3
     assert len(typed_prompts(fake_api)) == 3

@@ -23,7 +23,7 @@ from maker_scripted.replies import ToolUseBlock
 from maker_scripted.scenarios import handoff
 from maker_scripted.turns import EXECUTOR, handback, off_script, tool, working_dir
 
-__all__ = ["RunExecutor", "RunMain", "chain_plan"]
+__all__ = ["EngineExecutor", "RunExecutor", "RunMain", "chain_plan"]
 
 _NEXT = re.compile(r"^(?:Next|NEXT): (.*)$", re.M)
 _ASK = re.compile(r"^ask: (\{.*\})$", re.M)
@@ -42,9 +42,11 @@ class RunMain:
     scripts the executors of a launch of ``k``. It scripts itself for the next turn
     until it ends (a ``RUN_`` or ``STEP_`` line): script it again for the next command."""
 
-    def __init__(self, api: FakeMessagesAPI, on_launch: Callable[[int], None]) -> None:
+    def __init__(self, api: FakeMessagesAPI, on_launch: Callable[[int], None],
+                 on_stretch: Callable[[], None] | None = None) -> None:
         self.api = api
         self.on_launch = on_launch
+        self.on_stretch = on_stretch  # scripts the engine's executors for a stretch
         self.turns: list[str] = []
         self.ended: str | None = None
         self.lock = threading.Lock()
@@ -71,6 +73,11 @@ class RunMain:
             if not asked:
                 raise off_script(request, "expected maker's `ask:` line after `Next: ask`")
             return tool("AskUserQuestion", **json.loads(asked[-1])), "ask"
+        if step_next.startswith("run `maker loop stretch`"):
+            if self.on_stretch is not None:
+                self.on_stretch()
+            return tool("Bash", command="maker loop stretch", run_in_background=True,
+                        description="maker run"), "stretch"
         if step_next.startswith("launch maker:reviewer"):
             found = _REVIEW.search(step_next)
             if not found:
@@ -152,6 +159,42 @@ class RunExecutor:
             return replies[done]
         return handback(self.handoffs.get(n) or handoff(
             n, {"files": [name]}, summary=f"Wrote {name}.", files=[name]))
+
+
+class EngineExecutor:
+    """The step executors of maker's engine (a ``/maker:run`` stretch, ``maker run``):
+    each session, by the step its brief names, orients, writes ``step<N>.txt`` and
+    answers with its handoff as text. ``stretch(k)`` scripts ``k`` steps' sessions;
+    ``per_stretch`` is how many steps the next stretch runs (None: every step left)."""
+
+    TURNS = 3  # orient, write, hand off
+
+    def __init__(self, api: FakeMessagesAPI, steps: int, per_stretch: int | None = None
+                 ) -> None:
+        self.api = api
+        self.left = steps
+        self.per_stretch = per_stretch
+
+    def stretch(self) -> None:
+        k = min(self.left, self.per_stretch or self.left)
+        self.left -= k
+        self.api.script(EXECUTOR, *[self] * (k * self.TURNS))
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        first = content_text(request.messages[0].get("content", ""))
+        found = re.search(r"# Step (\d+):", first)
+        if not found:
+            raise off_script(request, "expected the step's brief (`# Step N:`)")
+        n = int(found.group(1))
+        done = sum(1 for m in request.messages if m.get("role") == "assistant")
+        name = f"step{n}.txt"
+        if done == 0:
+            return tool("Bash", command=f"maker orient {n} none", description="Orient")
+        if done == 1:
+            return tool("Write", file_path=f"{working_dir(request)}/{name}",
+                        content=f"step {n}\n")
+        return Reply.text(handoff(n, {"files": [name]}, summary=f"Wrote {name}.",
+                                  files=[name]))
 
 
 def chain_plan(count: int, together: Iterable[tuple[int, int]] = ()) -> dict[str, Any]:

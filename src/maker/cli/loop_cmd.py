@@ -4,6 +4,7 @@ and prints the one next action (``maker.executor.loop``)."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
@@ -16,22 +17,18 @@ from maker.cli._common import (
     saved_record,
     session_option,
 )
-from maker.cli.main import cli
+from maker.cli.main import loop
 from maker.errors import MakerError
 from maker.executor.loop.next_action import loop_lock, next_action
 from maker.executor.loop.words import begin_text, unseen
 from maker.executor.parallel.land import recover
-from maker.executor.state.run import begin_run
+from maker.executor.state.run import ENGINE, SUBAGENTS, begin_run
 from maker.store.plan_store import PlanStore
 
-__all__ = ["loop"]
+__all__ = ["loop_begin"]
 
-_ARGS = re.compile(r"\A\s*(?:--parallel(?:\s+|=)(\d{1,3}))?\s*\Z")
-
-
-@cli.group("loop", hidden=True)
-def loop() -> None:
-    """The interactive run's plumbing (/maker:run)."""
+_ARGS = re.compile(r"\A\s*(?:(--subagents)\s*)?(?:--parallel(?:\s+|=)(\d{1,3}))?\s*"
+                   r"(?:(--subagents)\s*)?\Z")
 
 
 @loop.command("begin")
@@ -50,21 +47,29 @@ def loop_begin(session_id: str, data_dir: str, plans_dir: Path | None) -> None:
                    "so, and end with the line RUN_STOPPED.")
         return
     m = _ARGS.match(raw)
-    if not m or m.group(1) == "0":
+    if not m or m.group(2) == "0" or (m.group(1) and m.group(3)):
         click.echo(f"REFUSED: `/maker:run {str(raw)[:60]}` is not understood: type "
-                   "/maker:run, or /maker:run --parallel N (at most N steps at once, N from "
-                   "1).\nTell the user exactly this, and end with the line RUN_STOPPED.")
+                   "/maker:run, /maker:run --parallel N (at most N steps at once, N from "
+                   "1), and --subagents to run each step as a subagent of this session."
+                   "\nTell the user exactly this, and end with the line RUN_STOPPED.")
         return
-    parallel = int(m.group(1)) if m.group(1) else None
+    parallel = int(m.group(2)) if m.group(2) else None
+    mode = SUBAGENTS if m.group(1) or m.group(3) or not _engine_here() else ENGINE
     try:
         click.echo(_begin(resolve_plans_dir(plans_dir), session_id,
-                          str(saved.get("prompt_id") or ""), parallel))
+                          str(saved.get("prompt_id") or ""), parallel, mode))
     except (MakerError, OSError) as exc:  # (a file where maker keeps its state, say)
         click.echo(f"REFUSED: {exc}\nTell the user exactly this, and end with the line "
                    "RUN_STOPPED.")
 
 
-def _begin(root: Path, session_id: str, prompt_id: str, parallel: int | None) -> str:
+def _engine_here() -> bool:
+    """Whether maker's engine can run here: claude-agent-sdk is installed beside maker."""
+    return importlib.util.find_spec("claude_agent_sdk") is not None
+
+
+def _begin(root: Path, session_id: str, prompt_id: str, parallel: int | None,
+           mode: str) -> str:
     store = PlanStore(root)
     if not store.exists():
         return ("REFUSED: there is no plan here to run. Tell the user to make one with "
@@ -73,7 +78,7 @@ def _begin(root: Path, session_id: str, prompt_id: str, parallel: int | None) ->
     recover(store)  # (a landing a killed hook cut short: put back before going on)
     with loop_lock(store):
         with store.lock():
-            run, resumed = begin_run(store, session_id, parallel)
+            run, resumed = begin_run(store, session_id, parallel, mode)
         seen = unseen(store)
         try:
             action = next_action(store, session_id, prompt_id, typed=True)
@@ -83,3 +88,4 @@ def _begin(root: Path, session_id: str, prompt_id: str, parallel: int | None) ->
                     f"RUN_STOPPED." + (f"\nSince the last verdict you saw:{said}" if seen
                                        else ""))
         return begin_text(store, run, resumed, action, seen)
+

@@ -16,7 +16,7 @@ import click
 
 from maker import __version__
 
-__all__ = ["MakerGroup", "cli", "main", "step"]
+__all__ = ["MakerGroup", "cli", "loop", "main", "step"]
 
 # command -> the module that defines it, imported when the command runs: each module's
 # imports are what its commands need (`maker orient` loads no brief, `maker next` no ledger)
@@ -34,7 +34,6 @@ _COMMAND_MODULES: dict[str, str] = {
     "land": "maker.cli.land_cmd",
     "demo": "maker.cli.demo_cmd",
     "run": "maker.cli.run_cmd",
-    "loop": "maker.cli.loop_cmd",
     "calibrate": "maker.cli.calibrate_cmd",
 }
 # `maker step SUBCOMMAND` -> its module, the same way
@@ -47,6 +46,11 @@ _STEP_MODULES: dict[str, str] = {
     "reject": "maker.cli.decide_cmds",
     "begin": "maker.cli.begin_cmds",
     "reset-request": "maker.cli.begin_cmds",
+}
+# `maker loop SUBCOMMAND` (/maker:run's plumbing) -> its module, the same way
+_LOOP_MODULES: dict[str, str] = {
+    "begin": "maker.cli.loop_cmd",
+    "stretch": "maker.cli.stretch_cmd",
 }
 
 
@@ -101,6 +105,11 @@ def cli() -> None:
 def step() -> None:
     """Run the plan's steps one at a time: start one and print its brief, record it
     failed or put it back (reset), and a person's approve or reject of its handoff."""
+
+
+@cli.group("loop", cls=_LazyGroup, modules=_LOOP_MODULES, hidden=True)
+def loop() -> None:
+    """The interactive run's plumbing (/maker:run)."""
 
 
 def main() -> None:

@@ -51,7 +51,7 @@ from maker.store.workspace import worktree_of
 from maker.tools.boundary import weaker_notice
 from maker.tools.registry import ToolRegistry
 
-__all__ = ["BUDGET", "MODEL", "build_parts", "event_json", "run"]
+__all__ = ["BUDGET", "MODEL", "build_parts", "event_json", "run", "run_until_stopped"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -175,7 +175,7 @@ def _table(store: PlanStore, orch: Orchestrator, result: RunResult, err: bool) -
 EXIT_INTERRUPTED = 130  # the shell's code for a process stopped by SIGINT
 
 
-def _run_until_stopped(orch: Orchestrator, task: str | None) -> RunResult:
+def run_until_stopped(orch: Orchestrator, task: str | None) -> RunResult:
     """``orch.run(task)``; Ctrl-C (SIGINT) or SIGTERM (a CI job cancelled) cancels it
     at its next await: never inside a change to plans/ (those are synchronous, and
     all-or-nothing anyway). The step in progress stays in progress, the interrupted
@@ -272,7 +272,7 @@ def run(task: str | None, approve: str | None, max_budget_usd: float | None,
     try:
         orch.on_event = _Progress(orch, out, "stdout" if events_to == "-" else str(events_to))
         try:
-            result = _run_until_stopped(orch, task)
+            result = run_until_stopped(orch, task)
         except _EventsLost as lost:
             result = RunResult(1, str(lost))
     finally:

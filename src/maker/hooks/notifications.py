@@ -66,7 +66,7 @@ def on_notification(hook: HookInput, agent_id: str, status: str) -> Output:
     data = read_record(agent_id)
     agent = str(data.get("agent_type") or "")
     if not agent.startswith("maker:"):
-        return allow()
+        return _stretch_ended(hook)
     if data.get("told"):  # (its Agent call returned in the foreground; or a repeat)
         _usage(hook, data)  # (a hand-back's later notification: what the client counted)
         return context("UserPromptSubmit", f"maker: its verdict on the {agent} subagent "
@@ -99,6 +99,27 @@ def on_notification(hook: HookInput, agent_id: str, status: str) -> Output:
     text = verdict_text(hook, agent, facts, "")
     return context("UserPromptSubmit", f"maker's verdict on the {agent} subagent that just "
                    f"ended (agent {agent_id}): {text}") if text else allow()
+
+
+def _stretch_ended(hook: HookInput) -> Output:
+    """A background task that is not a maker subagent ended: when it was a stretch of the
+    run in maker's engine that nobody has heard of yet, the run's one next action,
+    computed from ``plans/`` (never from the task's output, which the main agent is not
+    asked to read)."""
+    store = store_for(hook)
+    if not store.exists():
+        return allow()
+    from maker.executor.state.run import live_run
+
+    stretch = live_run(store).get("stretch") or {}
+    if not stretch.get("ended") or stretch.get("told"):
+        return allow()
+    from maker.executor.loop.next_action import loop_lock, next_action
+    from maker.executor.loop.words import stretch_said
+
+    with loop_lock(store):
+        said = next_action(store, hook.session_id, hook.text("prompt_id")).said
+    return context("UserPromptSubmit", stretch_said(store, said))
 
 
 def _usage(hook: HookInput, data: dict[str, object]) -> None:

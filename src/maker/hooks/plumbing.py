@@ -25,7 +25,8 @@ from pathlib import Path
 
 from maker.hooks.protocol import HookInput, Output, allow_tool
 
-__all__ = ["PINNED_WHY", "finds_own_maker", "pinned_plumbing", "plumbing_allow", "vouched"]
+__all__ = ["PINNED_WHY", "finds_own_maker", "pinned_plumbing", "plumbing_allow",
+           "stretch_allow", "vouched"]
 
 PINNED_WHY = "maker's own plumbing, run by the plugin's own bin/maker"
 
@@ -57,6 +58,24 @@ def plumbing_allow(hook: HookInput, command: str, step: int | None = None) -> Ou
     if vouched(pinned[1], hook.text("permission_mode")):
         return allow_tool(PINNED_WHY, updated_input=updated)
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": updated}}
+
+
+def stretch_allow(hook: HookInput, command: str) -> Output:
+    """The main agent's ``maker loop stretch`` (a run's stretch in maker's engine, as
+    maker's next action words it), exactly: run by the plugin's own ``bin/maker``, as the
+    call asked (in the background), without a prompt; None for anything else. It decides
+    nothing a person decides: the engine applies the policy a person set, and stops where
+    a person's decision is due."""
+    from maker.executor.state.stretch import STRETCH_COMMAND
+
+    program = _maker_bin()
+    if command.strip() != STRETCH_COMMAND or program is None or not _BASH.is_file():
+        return None
+    tool_input = hook.raw.get("tool_input")
+    pinned = " ".join(shlex.quote(w) for w in (str(_BASH), str(program), "loop", "stretch"))
+    updated = {**(tool_input if isinstance(tool_input, dict) else {}), "command": pinned}
+    return allow_tool("a run's stretch in maker's engine, run by the plugin's own bin/maker",
+                      updated_input=updated)
 
 
 def finds_own_maker() -> bool:

@@ -34,6 +34,7 @@ from maker.hooks.plumbing import (
     finds_own_maker,
     pinned_plumbing,
     plumbing_allow,
+    stretch_allow,
     vouched,
 )
 from maker.hooks.protocol import (
@@ -168,6 +169,9 @@ def _any_agent_tool(hook: HookInput) -> Output:
     if tool == "Bash":
         from maker.tools.decision_guard import decision_refusal
 
+        stretch = stretch_allow(hook, bash_command(hook))
+        if stretch:
+            return stretch
         refusal = decision_refusal(bash_command(hook), cwd=Path(hook.cwd or "."),
                                    plans_root=store_for(hook).root)
         if refusal:

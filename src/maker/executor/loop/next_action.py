@@ -32,13 +32,17 @@ from maker.executor.acceptance.review_route import review_need
 from maker.executor.protocol.orient import deviation_question, pending_deviation
 from maker.executor.rules.instructions import EXECUTOR_AGENT
 from maker.executor.state.run import (
+    ENGINE,
     end_run,
     live_run,
     note_reviewer,
     note_step,
+    note_stretch,
+    run_mode,
     run_policy,
     stop_run,
 )
+from maker.executor.state.stretch import STRETCH_COMMAND, stretch_runs
 from maker.executor.verdicts.outcome import outcome
 from maker.handoff.measured import files_note
 from maker.store.active import member
@@ -88,13 +92,19 @@ def next_action(store: PlanStore, session_id: str, prompt_id: str, *,
     ``/maker:run`` (their consent to take over a step another session ran, and a fresh
     look at launches no verdict will end)."""
     plan = store.load()
+    engine = run_mode(store) == ENGINE
+    if engine:
+        engine_next = _engine_said(store)
+        if engine_next is not None:
+            return engine_next
     for record in sorted(plan.steps, key=lambda r: r.number):
         if is_awaiting(record):
-            decided = _awaiting(store, record.number, session_id, typed)
+            decided = _awaiting(store, record.number, session_id, typed, engine)
             if decided is not None:
                 return decided
             plan = store.load()  # (approved by the run's policy: on to the next)
-    busy = _in_progress(store, plan, session_id, prompt_id, typed)
+    busy = _engine_busy(store, plan) if engine else \
+        _in_progress(store, plan, session_id, prompt_id, typed)
     if busy is not None:
         return busy
     for record in plan.steps:
@@ -112,11 +122,51 @@ def next_action(store: PlanStore, session_id: str, prompt_id: str, *,
         said = report(store, plan, end_run(store))
         return Action("done", f"{said}\nShow the user this report as it is, and end with "
                               f"the line {END_DONE}.")
+    if engine:
+        return _stretch()
     return _start_next(store, plan, session_id, prompt_id)
 
 
-def _awaiting(store: PlanStore, n: int, session_id: str, typed: bool) -> Action | None:
+# -- the run in maker's engine (``maker.executor.state.stretch``) ------------------------
+
+def _engine_said(store: PlanStore) -> Action | None:
+    """While the engine runs: wait for it. When a stretch ended on what no question can
+    settle (an SDK call failed, the budget is spent, no plan): the run stops there, once,
+    rather than start the same stretch again. Else None: the plan says what is next."""
+    if stretch_runs(store):
+        return Action("wait", "Next: end your turn in one sentence: maker's engine runs the "
+                              "plan in the background, and maker speaks when it ends.")
+    stretch = live_run(store).get("stretch") or {}
+    if not stretch.get("ended") or stretch.get("told"):
+        return None
+    note_stretch(store, told=True)
+    if stretch.get("exit") in (1, 2, 3):
+        return _stop(store, str(stretch.get("message") or "the engine stopped")[:400])
+    return None
+
+
+def _engine_busy(store: PlanStore, plan: StoredPlan) -> Action | None:
+    """A step in progress under the engine: its deviation's question, else the engine
+    goes on with it (a stretch killed mid-step resumes it)."""
+    steps = [r for r in plan.steps if r.status == "in-progress"]
+    for record in steps:
+        dev = pending_deviation(record)
+        if dev is not None:
+            return _ask(deviation_question(record.number, dev))
+    return _stretch() if steps else None
+
+
+def _stretch() -> Action:
+    return Action("stretch", "Next: run `" + STRETCH_COMMAND + "` with the Bash tool, "
+                             "run_in_background true, description \"maker run\"; then end your "
+                             "turn in one sentence: maker speaks when it ends.")
+
+
+def _awaiting(store: PlanStore, n: int, session_id: str, typed: bool,
+              engine: bool = False) -> Action | None:
     now = outcome(store, n)
+    if "ask" not in now and engine:  # the engine asks the reviewer
+        return _stretch()
     if "ask" not in now:  # its review is due first
         running = (live_run(store).get("reviewing") or {}).get(str(n))
         # (a person's /maker:run in another session: that reviewer went with its session)

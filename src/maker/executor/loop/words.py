@@ -137,6 +137,14 @@ def answered(store: PlanStore, told: str, session_id: str, prompt_id: str) -> st
         return f"{said}\n{next_action(store, session_id, prompt_id).said}"
 
 
+def stretch_said(store: PlanStore, said: str) -> str:
+    """What the main agent reads when a stretch of the engine ended: where the plan
+    stands in one line, and the one next action."""
+    plan = store.load()
+    done = sum(r.status == "complete" for r in plan.steps)
+    return f"maker: {done} of {len(plan.steps)} steps complete.\n{said}"
+
+
 def typed_in_run(store: PlanStore, told: str) -> str:
     """What the main agent is told of a decision the person typed (``/maker:approve``,
     ``/maker:reject``) while a run waits: the decision, and that ``/maker:run`` goes on

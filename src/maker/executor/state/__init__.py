@@ -6,4 +6,5 @@
 - ``attempts``: how often a deliverable or a stop was refused, and what the bound does.
 - ``kept_work``: a worktree step's work, kept before maker forgets its worktree.
 - ``run``: a ``/maker:run``'s sealed record, and the policy a person chose for it.
+- ``stretch``: a run's stretch in maker's engine: its lock, when it began, how it ended.
 """

@@ -25,8 +25,15 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.state import StateDir
 
-__all__ = ["begin_run", "choose_policy", "clear_policy", "end_run", "in_run", "live_run",
-           "note_reviewer", "note_step", "run_policy", "stop_run"]
+__all__ = ["ENGINE", "SUBAGENTS", "begin_run", "choose_policy", "clear_policy", "end_run",
+           "in_run", "live_run", "note_reviewer", "note_step", "note_stretch", "run_mode",
+           "run_policy", "stop_run"]
+
+# How a run's steps are run. ``engine``: maker's own engine (``maker loop stretch``, over
+# claude-agent-sdk) in one background task per stretch between a person's decisions, so
+# the main session holds no subagent frame per step; ``subagents``: one background
+# subagent of the main session per step (``/maker:run --subagents``, or no SDK).
+ENGINE, SUBAGENTS = "engine", "subagents"
 
 
 def live_run(store: StateDir) -> dict[str, Any]:
@@ -48,15 +55,19 @@ def in_run(store: StateDir, step: object) -> bool:
         and str(step) in (run.get("steps") or {})
 
 
-def begin_run(store: PlanStore, session_id: str, parallel: int | None) -> tuple[dict[str, Any],
-                                                                                  bool]:
-    """Begin a run, or resume the one that has not ended: ``(run, resumed)``. Call under
-    the plan lock."""
+def begin_run(store: PlanStore, session_id: str, parallel: int | None,
+              mode: str = SUBAGENTS) -> tuple[dict[str, Any], bool]:
+    """Begin a run, or resume the one that has not ended: ``(run, resumed)``; ``mode``
+    how its steps run (``ENGINE`` or ``SUBAGENTS``). Call under the plan lock."""
     run = read_run(store)
     if run and not run.get("ended_at"):
-        run = {**run, "session_id": session_id, "stopped": None, "resumed_at": utc_now()}
+        run = {**run, "session_id": session_id, "stopped": None, "resumed_at": utc_now(),
+               "mode": mode}
         if parallel is not None:
             run["parallel"] = parallel
+        stretch = run.get("stretch")
+        if isinstance(stretch, dict):  # (a person typed /maker:run: a failed stretch
+            run["stretch"] = {**stretch, "told": True}  # is theirs to retry)
         return write_run(store, run), True
     import secrets
 
@@ -64,8 +75,26 @@ def begin_run(store: PlanStore, session_id: str, parallel: int | None) -> tuple[
                    f"{secrets.token_hex(2)}",
              "session_id": session_id, "started_at": utc_now(), "started": time.time(),
              "parallel": parallel, "steps": {}, "stopped": None, "ended_at": None,
-             "policy": None}
+             "policy": None, "mode": mode}
     return write_run(store, fresh), False
+
+
+def run_mode(store: StateDir) -> str:
+    """How the live run's steps run (``SUBAGENTS`` for a record from before modes)."""
+    return ENGINE if live_run(store).get("mode") == ENGINE else SUBAGENTS
+
+
+def note_stretch(store: StateDir, **facts: Any) -> dict[str, Any]:
+    """Merge ``facts`` into the live run's ``stretch`` (the engine's last background
+    task: when it began and ended, how, and whether the main agent was told); the
+    stretch as it now stands ({} without a live run)."""
+    with store.lock():  # type: ignore[attr-defined]
+        run = live_run(store)
+        if not run:
+            return {}
+        stretch = {**(run.get("stretch") or {}), **facts}
+        write_run(store, {**run, "stretch": stretch})
+        return stretch
 
 
 def note_step(store: StateDir, n: int, **facts: Any) -> None:
