@@ -8,6 +8,8 @@ the same scripted API: no subagent of the main session, and so no frame of one i
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -72,6 +74,24 @@ def test_ten_steps_under_auto_run_in_one_stretch_outside_the_main_session(
     calls = [c for c in Ledger(PlanStore(project / "plans")).calls() if c.kind == "executor"]
     assert sorted({c.step for c in calls}) == list(range(10))
     assert len(fake_api.requests_for(EXECUTOR)) == 30
+    reported = api_tokens(fake_api)
+    for n in range(10):
+        entry = run["steps"][str(n)]
+        # (the total: the ledger does not yet keep input, output and cache apart)
+        assert entry["tokens"] == sum(reported[n]), n
+        assert entry["duration_ms"] > 0 and entry["status"] == "complete"
+
+
+def api_tokens(api: RecordingAPI) -> dict[int, tuple[int, int]]:
+    """Per step: the input and output tokens the scripted API reported to its executors
+    (as ``fake_api`` counts them: a request's size in quarters, each reply's own)."""
+    totals: dict[int, tuple[int, int]] = {}
+    for request in api.requests_for(EXECUTOR):
+        n = int(re.search(r"# Step (\d+):", request.all_text).group(1))  # type: ignore[union-attr]
+        got = totals.get(n, (0, 0))
+        totals[n] = (got[0] + max(1, len(json.dumps(request.body)) // 4),
+                     got[1] + request.reply._output_tokens())  # type: ignore[union-attr]
+    return totals
 
 
 def test_under_never_each_question_ends_a_stretch_and_the_answer_starts_the_next(
@@ -84,8 +104,12 @@ def test_under_never_each_question_ends_a_stretch_and_the_answer_starts_the_next
     for n in range(3):
         terminal.wait_for_text(f"Approve step {n}", TIMEOUT)
         assert step(project, n).status == "awaiting-approval"
+        # what the person approves, on their screen: not in the model's context
+        assert f"Summary: Wrote step{n}.txt." in terminal.text()
+        assert f"Files (maker measured): step{n}.txt" in terminal.text()
         terminal.choose()
     ended(terminal, fake_api, main, "RUN_DONE")
     assert main.turns.count("ask") == 3 and main.turns.count("stretch") == 3
     for n in range(3):
         assert step(project, n).meta["approved_by"] == "user (AskUserQuestion)"
+    assert not [r for r in fake_api.requests_for(MAIN) if "Files (maker measured)" in r.all_text]

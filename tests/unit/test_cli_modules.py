@@ -13,31 +13,34 @@ import click
 import pytest
 
 from maker.cli import main
-from maker.cli.main import cli, step
+from maker.cli.main import cli, loop, step
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = ROOT / "src" / "maker" / "cli"
 
 
 def _load_all() -> None:
-    for name in {*main._COMMAND_MODULES.values(), *main._STEP_MODULES.values()}:
+    for name in {*main._COMMAND_MODULES.values(), *main._STEP_MODULES.values(),
+                 *main._LOOP_MODULES.values()}:
         importlib.import_module(name)
 
 
 @pytest.mark.parametrize(("group", "modules"), [(cli, main._COMMAND_MODULES),
-                                                (step, main._STEP_MODULES)],
-                         ids=["maker", "maker step"])
+                                                (step, main._STEP_MODULES),
+                                                (loop, main._LOOP_MODULES)],
+                         ids=["maker", "maker step", "maker loop"])
 def test_each_command_is_mapped_to_the_module_that_defines_it(
         group: click.Group, modules: dict[str, str]) -> None:
     _load_all()
     defined = {name: cmd.callback.__module__ for name, cmd in group.commands.items()
-               if cmd.callback is not None and name != "step"}
+               if cmd.callback is not None and name not in ("step", "loop")}
     assert defined == modules
 
 
 def test_every_command_module_is_in_the_map() -> None:
     mapped = {m.rsplit(".", 1)[1] for m in (*main._COMMAND_MODULES.values(),
-                                            *main._STEP_MODULES.values())}
+                                            *main._STEP_MODULES.values(),
+                                            *main._LOOP_MODULES.values())}
     on_disk = {p.stem for p in CLI.glob("*.py")} - {"__init__", "main", "_common"}
     assert on_disk == mapped
 
@@ -65,6 +68,7 @@ BEGIN = "maker.executor.parallel.wave_begin"
     (["next"], {BRIEF, LEDGER, BEGIN}),
     (["orient", "1"], {BRIEF, LEDGER, BEGIN}),
     (["status"], {BRIEF, BEGIN}),
+    (["loop", "begin", "--session", "s"], {LEDGER, "maker.engine.orchestrator"}),
     (["policy"], {BRIEF, LEDGER, BEGIN}),
     (["step", "approve", "1"], {BRIEF, LEDGER, BEGIN}),
 ])

@@ -7,6 +7,7 @@ arrives, so what this prints is never read for a decision."""
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -14,8 +15,11 @@ import click
 from maker.cli._common import plans_dir_option, resolve_plans_dir
 from maker.cli.main import loop
 from maker.cli.run_cmd import build_parts, run_until_stopped
+from maker.core.events import Event, StepCompleted, StepFailed, StepStarted
+from maker.engine.ledger import Ledger
 from maker.engine.orchestrator import Orchestrator
-from maker.executor.state.run import live_run
+from maker.errors import MakerError
+from maker.executor.state.run import live_run, note_step
 from maker.executor.state.stretch import began, ended, holding_stretch, stretch_start
 from maker.store.plan_store import PlanStore
 
@@ -36,10 +40,51 @@ def loop_stretch(plans_dir: Path | None) -> None:
             click.echo("maker: a stretch of this run already runs; maker speaks when it ends.")
             return
         began(store)
+        notes = _StepNotes(store)
         parallel = live_run(store).get("parallel")
         orch = Orchestrator(store, build_parts(store, None, None),
-                            parallel=parallel if isinstance(parallel, int) else 1)
+                            parallel=parallel if isinstance(parallel, int) else 1,
+                            on_event=notes)
         result = run_until_stopped(orch, None)
+        notes.finish()
         ended(store, result.exit_code, result.message)
     click.echo(f"maker: the stretch ended (exit {result.exit_code}); maker says what is next.")
     sys.exit(0)
+
+
+class _StepNotes:
+    """Each step's entry in the run's record as the engine goes (``maker status`` and the
+    run's report read it): running, then its status, with the time, tokens and cost of
+    every SDK call of the step (each attempt, refused and failed ones included) as the
+    ledger recorded them from the SDK's results, never from the model."""
+
+    def __init__(self, store: PlanStore) -> None:
+        self.store = store
+        self.began: dict[int, float] = {}
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, StepStarted):
+            self.began[event.step] = time.monotonic()
+            note_step(self.store, event.step, status="running", began=time.time())
+        elif isinstance(event, (StepCompleted, StepFailed)):
+            self.note(event.step, isinstance(event, StepFailed))
+
+    def finish(self) -> None:
+        """The steps this stretch began and left unsaid (one that awaits a person)."""
+        for n in list(self.began):
+            self.note(n, False)
+
+    def note(self, n: int, failed: bool) -> None:
+        self.began.pop(n, None)
+        calls = [c for c in Ledger(self.store).calls() if c.step == n]
+        try:
+            status = self.store.load_step(n).status
+        except MakerError:
+            status = "failed" if failed else "complete"
+        note_step(self.store, n, status=status,
+                  duration_ms=sum(c.duration_ms for c in calls),
+                  input_tokens=sum(c.input_tokens for c in calls),
+                  output_tokens=sum(c.output_tokens for c in calls),
+                  tokens=sum(c.input_tokens + c.output_tokens for c in calls),
+                  cost_usd=round(sum(c.cost_usd for c in calls), 6),
+                  calls=len(calls))

@@ -115,11 +115,14 @@ def _stretch_ended(hook: HookInput) -> Output:
     if not stretch.get("ended") or stretch.get("told"):
         return allow()
     from maker.executor.loop.next_action import loop_lock, next_action
-    from maker.executor.loop.words import stretch_said
+    from maker.executor.loop.words import approval_screen, stretch_said
 
     with loop_lock(store):
-        said = next_action(store, hook.session_id, hook.text("prompt_id")).said
-    return context("UserPromptSubmit", stretch_said(store, said))
+        action = next_action(store, hook.session_id, hook.text("prompt_id"))
+    out = context("UserPromptSubmit", stretch_said(store, action.said))
+    screen = approval_screen(store) if action.kind == "ask" else ""
+    # (on the person's screen only: the model reads the question, not the step's detail)
+    return {**out, "systemMessage": screen} if screen and out else out
 
 
 def _usage(hook: HookInput, data: dict[str, object]) -> None:

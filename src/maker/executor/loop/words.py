@@ -145,6 +145,39 @@ def stretch_said(store: PlanStore, said: str) -> str:
     return f"maker: {done} of {len(plan.steps)} steps complete.\n{said}"
 
 
+def approval_screen(store: PlanStore) -> str:
+    """What the person reads on screen (not the model) before maker's question on a step
+    that awaits approval: its summary, the files maker measured, the checks maker ran and
+    how they ended, its cost; "" when no step awaits approval."""
+    from maker.executor.acceptance.approval import is_awaiting
+    from maker.handoff.measured import MEASURED_FIELD, NO_FILE_CHANGED
+
+    waiting = [r for r in store.load().steps if is_awaiting(r)]
+    if not waiting:
+        return ""
+    record = waiting[0]
+    handoff = store.read_handoff(record.number) or {}
+    measured = handoff.get(MEASURED_FIELD)
+    files = measured if isinstance(measured, list) else handoff.get("files_changed") or []
+    shown = ", ".join(clip(str(f), 100) for f in files[:15]) + (
+        f" and {len(files) - 15} more" if len(files) > 15 else "")
+    checks = [f"{clip(str(e.get('command')), 80)} (exit {e.get('exit_code')})"
+              for e in handoff.get("evidence") or [] if isinstance(e, dict)][:5]
+    entry = (live_run(store).get("steps") or {}).get(str(record.number)) or {}
+    spent = (f"{int(entry['duration_ms']) // 1000} s, {entry.get('tokens', 0)} tokens"
+             + (f", ${float(entry['cost_usd']):.4f}" if entry.get("cost_usd") else "")
+             if entry.get("duration_ms") is not None else "")
+    lines = [f"maker: step {record.number} ({clip(record.title, 80)}) awaits your approval.",
+             f"  Summary: {clip(str(handoff.get('summary') or '-'), 600)}",
+             f"  Files (maker measured): {shown}" if files else
+             f"  Files: {NO_FILE_CHANGED}" if isinstance(measured, list) else "  Files: -",
+             f"  Checks: {'; '.join(checks) if checks else 'none ran'}"]
+    if spent:
+        lines.append(f"  Spent: {spent}")
+    lines.append("  The diff: `git diff` in a terminal; `maker status` has the rest.")
+    return "\n".join(lines)
+
+
 def typed_in_run(store: PlanStore, told: str) -> str:
     """What the main agent is told of a decision the person typed (``/maker:approve``,
     ``/maker:reject``) while a run waits: the decision, and that ``/maker:run`` goes on
