@@ -20,6 +20,7 @@ from harness.plugin import step, write_plan
 from harness.queries import RecordingAPI
 from harness.run_loop import EngineExecutor, RunMain, chain_plan
 from maker.engine.ledger import Ledger
+from maker.executor.state.stretch import stretch_runs
 from maker.store.plan_store import PlanStore
 from maker.store.run_file import read_run
 from maker_scripted.classify import MAIN
@@ -113,3 +114,77 @@ def test_under_never_each_question_ends_a_stretch_and_the_answer_starts_the_next
     for n in range(3):
         assert step(project, n).meta["approved_by"] == "user (AskUserQuestion)"
     assert not [r for r in fake_api.requests_for(MAIN) if "Files (maker measured)" in r.all_text]
+
+
+def test_approving_the_rest_at_step_1_finishes_in_one_more_stretch(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    write_plan(project, chain_plan(4), policy="never")
+    executor = EngineExecutor(fake_api, 4, 1)
+    main = RunMain(fake_api, lambda k: None, on_stretch=executor.stretch)
+    fake_api.script(MAIN, main)
+    terminal = interactive()
+    terminal.submit("/maker:run")
+
+    terminal.wait_for_text("Approve step 0", TIMEOUT)
+    terminal.choose()
+    terminal.wait_for_text("Approve 1 and the rest", TIMEOUT)
+    executor.per_stretch = None  # (the rest runs in the next stretch)
+    terminal.press("down")
+    terminal.wait(lambda: "❯ 2. Approve 1 and the rest" in terminal.text(),
+                  "the second answer highlighted")
+    terminal.choose()
+    ended(terminal, fake_api, main, "RUN_DONE")
+    assert main.turns.count("ask") == 2 and main.turns.count("stretch") == 3
+    for n in (2, 3):
+        assert step(project, n).status == "complete"
+        assert step(project, n).meta["approved_by"].startswith("policy:auto")
+
+
+def test_a_deviation_mid_run_asks_the_person_and_the_run_goes_on(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    write_plan(project, chain_plan(3), policy="auto")
+    executor = EngineExecutor(fake_api, 3, deviate={1: ("step0.txt is named differently",
+                                                        "Write step1.txt next to it")})
+    main = RunMain(fake_api, lambda k: None, on_stretch=executor.stretch)
+    fake_api.script(MAIN, main)
+    terminal = interactive()
+    terminal.submit("/maker:run")
+
+    terminal.wait_for_text("Approve revised step 1", TIMEOUT)
+    assert step(project, 0).status == "complete" and step(project, 2).status == "pending"
+    assert not (project / "step1.txt").exists()  # nothing edited before the decision
+    terminal.choose()
+    ended(terminal, fake_api, main, "RUN_DONE")
+    assert [step(project, n).status for n in range(3)] == ["complete"] * 3
+    assert main.turns.count("ask") == 1 and main.turns.count("stretch") == 2
+
+
+def test_a_client_killed_mid_step_resumes_from_plans_with_nothing_lost(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    import threading
+
+    write_plan(project, chain_plan(3), policy="auto")
+    held = threading.Event()
+    executor = EngineExecutor(fake_api, 3, hold={1: held})
+    main = RunMain(fake_api, lambda k: None, on_stretch=executor.stretch)
+    fake_api.script(MAIN, main)
+    first = interactive()
+    first.submit("/maker:run")
+    first.wait(executor.holding.is_set, "step 1's executor at work", TIMEOUT)
+    first.close()  # killed mid-step
+    # Its background task outlives it (the client starts it in a process group of its
+    # own): the stretch goes on alone, and nobody would hear it end. A new session's
+    # /maker:run starts a stretch that waits for it, then goes on from plans/.
+    orphan = stretch_runs(PlanStore(project / "plans"))
+    assert step(project, 1).status == "in-progress"
+    if not orphan:  # (a client that takes its tasks with it: step 1 begins again)
+        fake_api.script(EXECUTOR, executor, executor)
+    second = interactive()
+    second.submit("/maker:run")
+    second.wait_for_text("maker loop stretch", TIMEOUT)
+    held.set()
+    ended(second, fake_api, main, "RUN_DONE")
+    assert [step(project, n).status for n in range(3)] == ["complete"] * 3
+    assert [(project / f"step{n}.txt").read_text() for n in range(3)] == \
+        [f"step {n}\n" for n in range(3)]
+    assert orphan  # (as the pinned client does it: the test says which path it proved)

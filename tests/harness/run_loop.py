@@ -169,11 +169,16 @@ class EngineExecutor:
 
     TURNS = 3  # orient, write, hand off
 
-    def __init__(self, api: FakeMessagesAPI, steps: int, per_stretch: int | None = None
-                 ) -> None:
+    def __init__(self, api: FakeMessagesAPI, steps: int, per_stretch: int | None = None,
+                 hold: dict[int, threading.Event] | None = None,
+                 deviate: dict[int, tuple[str, str]] | None = None) -> None:
         self.api = api
         self.left = steps
         self.per_stretch = per_stretch
+        self.hold = hold or {}  # step -> released when its Write may go on
+        self.holding = threading.Event()  # set while a held turn waits
+        self.deviate = deviate or {}  # step -> (what changed, the revised step): its
+        self.deviated: set[int] = set()  # first session finds the step no longer fits
 
     def stretch(self) -> None:
         k = min(self.left, self.per_stretch or self.left)
@@ -188,8 +193,20 @@ class EngineExecutor:
         n = int(found.group(1))
         done = sum(1 for m in request.messages if m.get("role") == "assistant")
         name = f"step{n}.txt"
+        if n in self.deviate and n not in self.deviated:
+            if done == 0:
+                what, revised = self.deviate[n]
+                return tool("Bash", description="Orient", command=f"maker orient {n} major "
+                            f"--what '{what}' --revised '{revised}'")
+            self.deviated.add(n)
+            self.api.script(EXECUTOR, self, self)  # (its run again: 3 turns, 1 was left)
+            return Reply.text("DEVIATION: the step no longer fits; a person decides.")
         if done == 0:
             return tool("Bash", command=f"maker orient {n} none", description="Orient")
+        held = self.hold.pop(n, None) if done == 1 else None
+        if held is not None:
+            self.holding.set()
+            held.wait(120)
         if done == 1:
             return tool("Write", file_path=f"{working_dir(request)}/{name}",
                         content=f"step {n}\n")

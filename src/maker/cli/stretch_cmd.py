@@ -35,9 +35,12 @@ def loop_stretch(plans_dir: Path | None) -> None:
     if why:
         click.echo(f"maker: no stretch runs: {why}.")
         return
-    with holding_stretch(store) as mine:
-        if not mine:
-            click.echo("maker: a stretch of this run already runs; maker speaks when it ends.")
+    # Another stretch may run: one a closed session left behind (a killed client's
+    # background task can outlive it). This one waits for it to end, then goes on from
+    # where it left plans/, so that this session hears when the work is done.
+    with holding_stretch(store, wait=True) as mine:
+        if not mine or stretch_start(store):
+            click.echo("maker: no stretch runs: the run ended or stopped meanwhile.")
             return
         began(store)
         notes = _StepNotes(store)

@@ -94,7 +94,7 @@ def next_action(store: PlanStore, session_id: str, prompt_id: str, *,
     plan = store.load()
     engine = run_mode(store) == ENGINE
     if engine:
-        engine_next = _engine_said(store)
+        engine_next = _engine_said(store, typed)
         if engine_next is not None:
             return engine_next
     for record in sorted(plan.steps, key=lambda r: r.number):
@@ -129,11 +129,16 @@ def next_action(store: PlanStore, session_id: str, prompt_id: str, *,
 
 # -- the run in maker's engine (``maker.executor.state.stretch``) ------------------------
 
-def _engine_said(store: PlanStore) -> Action | None:
-    """While the engine runs: wait for it. When a stretch ended on what no question can
-    settle (an SDK call failed, the budget is spent, no plan): the run stops there, once,
-    rather than start the same stretch again. Else None: the plan says what is next."""
+def _engine_said(store: PlanStore, typed: bool) -> Action | None:
+    """While the engine runs: wait for it; but a person's ``/maker:run`` starts a stretch
+    of its own, which waits for the one that runs (a closed session's, maybe, whose end
+    nobody would hear) and goes on from there. When a stretch ended on what no question
+    can settle (an SDK call failed, the budget is spent, no plan): the run stops there,
+    once, rather than start the same stretch again. Else None: the plan says what is
+    next."""
     if stretch_runs(store):
+        if typed:
+            return _stretch()
         return Action("wait", "Next: end your turn in one sentence: maker's engine runs the "
                               "plan in the background, and maker speaks when it ends.")
     stretch = live_run(store).get("stretch") or {}

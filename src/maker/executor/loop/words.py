@@ -14,11 +14,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from maker.core.text import clip
+from maker.executor.acceptance.approval import is_awaiting
 from maker.executor.loop.next_action import END_STOPPED, Action, loop_lock, next_action
 from maker.executor.loop.report import step_head
 from maker.executor.protocol.orient import pending_deviation
 from maker.executor.state.run import live_run, note_reviewer, note_step, stop_run
 from maker.executor.verdicts.outcome import outcome
+from maker.handoff.measured import MEASURED_FIELD, NO_FILE_CHANGED
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -149,9 +151,6 @@ def approval_screen(store: PlanStore) -> str:
     """What the person reads on screen (not the model) before maker's question on a step
     that awaits approval: its summary, the files maker measured, the checks maker ran and
     how they ended, its cost; "" when no step awaits approval."""
-    from maker.executor.acceptance.approval import is_awaiting
-    from maker.handoff.measured import MEASURED_FIELD, NO_FILE_CHANGED
-
     waiting = [r for r in store.load().steps if is_awaiting(r)]
     if not waiting:
         return ""

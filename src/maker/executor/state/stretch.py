@@ -39,13 +39,14 @@ plugin's own ``bin/maker``)."""
 
 
 @contextlib.contextmanager
-def holding_stretch(store: StateDir) -> Iterator[bool]:
-    """The plan's stretch lock, taken without waiting: True while held, False when
-    another stretch holds it."""
+def holding_stretch(store: StateDir, wait: bool = False) -> Iterator[bool]:
+    """The plan's stretch lock: True while held, False when another stretch holds it
+    (``wait``: taken once that one ends, however long it runs; a stretch's sessions
+    are each held to the engine's session timeout)."""
     store.state_dir.mkdir(parents=True, exist_ok=True)
     with open(store.state_dir / STRETCH_LOCK, "a+") as fh:
         try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fh, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             yield False
             return
