@@ -84,6 +84,9 @@ def measure(way: str, steps: int, policy: str, work: Path) -> dict[str, Any]:
     home = work / "home"
     home.mkdir()
     with RecordingAPI() as api:
+        env = plugin_env()
+        if way == "foreground":  # the user's own setting: subagents in the foreground
+            env["CLAUDE_CODE_DISABLE_BACKGROUND_TASKS"] = "1"
         if way == "engine":
             engine = EngineExecutor(api, steps, 1 if policy == "never" else None)
             main = RunMain(api, lambda k: None, on_stretch=engine.stretch)
@@ -93,7 +96,7 @@ def measure(way: str, steps: int, policy: str, work: Path) -> dict[str, Any]:
             main = RunMain(api, executor.launch)
             command = "/maker:run --subagents"
         terminal = start_claude(api, project=project, home=home,
-                                plugin_dirs=[find_plugin_root()], env=plugin_env())
+                                plugin_dirs=[find_plugin_root()], env=env)
         began = time.monotonic()
         asked = 0
         try:
@@ -116,7 +119,7 @@ def measure(way: str, steps: int, policy: str, work: Path) -> dict[str, Any]:
         report = _report_chars(new)
         grown = _size(new) - report
         maker_each, maker_once = makers_chars(new)
-        rows = per_step(mains, steps) if way == "subagents" else []
+        rows = per_step(mains, steps) if way != "engine" else []
         return {"way": way, "policy": policy, "steps": steps, "questions": asked,
                 "all": grown, "maker": maker_each, "client": grown - maker_each,
                 "report": report, "main_requests": len(mains),
@@ -125,17 +128,18 @@ def measure(way: str, steps: int, policy: str, work: Path) -> dict[str, Any]:
 
 
 def show(result: dict[str, Any]) -> None:
+    """One way's figures, in a line (and, per step, step 1 against the last)."""
     n, q = result["steps"], result["questions"]
     per = f"{result['all'] / n:,.0f} a step" + (f", {result['all'] / q:,.0f} a question"
                                                  if q else "")
-    print(f"{result['way']:>9} / {result['policy']:<5} {n} steps, {q} question(s): "
+    print(f"{result['way']:>10} / {result['policy']:<5} {n} steps, {q} question(s): "
           f"{result['all']:,} characters all told ({per}); maker's "
           f"{result['maker']:,}, the client's {result['client']:,}; report "
           f"{result['report']:,} (once); main requests {result['main_requests'] / n:.1f} a "
           f"step, executor {result['executor_requests'] / n:.1f}; {result['wall']:.0f} s")
     rows = result["rows"]
     if rows:
-        print(f"{'':>18}step 1 {rows[0]['all']:,}, step {n} {rows[-1]['all']:,} "
+        print(f"{'':>19}step 1 {rows[0]['all']:,}, step {n} {rows[-1]['all']:,} "
               f"({rows[-1]['all'] / max(rows[0]['all'], 1):.2f}x) all told")
 
 
@@ -143,10 +147,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--auto", type=int, default=30, help="steps of the auto plan")
     parser.add_argument("--never", type=int, default=10, help="steps of the never plan")
+    parser.add_argument("--ways", default="subagents,foreground,engine",
+                        help="which ways, comma-separated")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="maker-run-ways-") as scratch:
         for policy, steps in (("auto", args.auto), ("never", args.never)):
-            for way in ("subagents", "engine"):
+            for way in args.ways.split(","):
                 with tempfile.TemporaryDirectory(dir=scratch) as tmp:
                     show(measure(way, steps, policy, Path(tmp)))
 

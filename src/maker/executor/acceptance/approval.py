@@ -125,17 +125,17 @@ def approval_question(n: int, title: str, note: str = "", in_run: bool = False
     what they must not miss (``maker.handoff.measured.files_note``), said first.
     ``in_run``: asked by a ``/maker:run``, with a third answer (``APPROVE_REST_LABEL``)."""
     rest = [{"label": APPROVE_REST_LABEL.format(n=n),
-             "description": "And policy auto approves the rest of this run."}]
+             "description": "And policy auto for the rest of this run."}]
     return {"questions": [{
         "question": f"{QUESTION_PREFIX}{n} ({title[:80]})?" + (f" {note}." if note else ""),
         "header": f"Step {n}"[:12],
         "multiSelect": False,
         "options": [
             {"label": APPROVE_LABEL.format(n=n),
-             "description": "It becomes complete; the next step can start."},
+             "description": "It becomes complete."},
             *(rest if in_run else []),
             {"label": REJECT_LABEL.format(n=n),
-             "description": "Back to pending. Choose Other to type what to change."},
+             "description": "Back to pending; or Other: say what to change."},
         ]}]}
 
 

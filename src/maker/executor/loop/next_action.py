@@ -162,9 +162,8 @@ def _engine_busy(store: PlanStore, plan: StoredPlan) -> Action | None:
 
 
 def _stretch() -> Action:
-    return Action("stretch", "Next: run `" + STRETCH_COMMAND + "` with the Bash tool, "
-                             "run_in_background true, description \"maker run\"; then end your "
-                             "turn in one sentence: maker speaks when it ends.")
+    return Action("stretch", "Next: run `" + STRETCH_COMMAND + "` (Bash, run_in_background "
+                             "true), then end your turn in a sentence.")
 
 
 def _awaiting(store: PlanStore, n: int, session_id: str, typed: bool,
@@ -202,9 +201,10 @@ def _policy_decides(store: PlanStore, record: StepRecord, handoff: dict[str, Any
 
 
 def _ask(question: dict[str, object]) -> Action:
-    return Action("ask", "Next: ask the user with AskUserQuestion, with exactly the input on "
-                         "the `ask:` line; never answer it yourself.\nask: "
-                         + json.dumps(question, ensure_ascii=False))
+    # (the run's command says what `Next: ask` means: a question costs the main session
+    # its characters twice, here and in the model's call)
+    return Action("ask", "Next: ask with AskUserQuestion, the `ask:` line's input exactly."
+                         "\nask: " + json.dumps(question, ensure_ascii=False))
 
 
 def _in_progress(store: PlanStore, plan: StoredPlan, session_id: str, prompt_id: str,

@@ -140,11 +140,9 @@ def answered(store: PlanStore, told: str, session_id: str, prompt_id: str) -> st
 
 
 def stretch_said(store: PlanStore, said: str) -> str:
-    """What the main agent reads when a stretch of the engine ended: where the plan
-    stands in one line, and the one next action."""
-    plan = store.load()
-    done = sum(r.status == "complete" for r in plan.steps)
-    return f"maker: {done} of {len(plan.steps)} steps complete.\n{said}"
+    """What the main agent reads when a stretch of the engine ended: the one next action
+    (where the plan stands is on the person's screen: ``approval_screen``)."""
+    return said if said.startswith("maker") else f"maker:\n{said}"
 
 
 def approval_screen(store: PlanStore) -> str:
@@ -166,7 +164,10 @@ def approval_screen(store: PlanStore) -> str:
     spent = (f"{int(entry['duration_ms']) // 1000} s, {entry.get('tokens', 0)} tokens"
              + (f", ${float(entry['cost_usd']):.4f}" if entry.get("cost_usd") else "")
              if entry.get("duration_ms") is not None else "")
-    lines = [f"maker: step {record.number} ({clip(record.title, 80)}) awaits your approval.",
+    plan = store.load()
+    done = sum(r.status == "complete" for r in plan.steps)
+    lines = [f"maker: {done} of {len(plan.steps)} steps complete; step {record.number} "
+             f"({clip(record.title, 80)}) awaits your approval.",
              f"  Summary: {clip(str(handoff.get('summary') or '-'), 600)}",
              f"  Files (maker measured): {shown}" if files else
              f"  Files: {NO_FILE_CHANGED}" if isinstance(measured, list) else "  Files: -",
