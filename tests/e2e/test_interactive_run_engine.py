@@ -188,3 +188,31 @@ def test_a_client_killed_mid_step_resumes_from_plans_with_nothing_lost(
     assert [(project / f"step{n}.txt").read_text() for n in range(3)] == \
         [f"step {n}\n" for n in range(3)]
     assert orphan  # (as the pinned client does it: the test says which path it proved)
+
+
+def test_a_compaction_mid_run_and_the_run_goes_on(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    """The person compacts the session while the engine runs a step: maker's SessionStart
+    hook tells the compacted session what the run is and what is next, and the run ends
+    as it would have."""
+    import threading
+
+    write_plan(project, chain_plan(3), policy="auto")
+    held = threading.Event()
+    executor = EngineExecutor(fake_api, 3, hold={1: held})
+    main = RunMain(fake_api, lambda k: None, on_stretch=executor.stretch)
+    fake_api.script(MAIN, main)
+    terminal = interactive()
+    terminal.submit("/maker:run")
+    terminal.wait(executor.holding.is_set, "step 1's executor at work", TIMEOUT)
+    terminal.wait(lambda: "Noted." in terminal.text(), "the launch turn over", TIMEOUT)
+    before = len(fake_api.requests_for(MAIN))
+    fake_api.script(MAIN, "Summary: a /maker:run is going on.")  # (the compaction's own)
+    terminal.submit("/compact")
+    terminal.wait(lambda: len(fake_api.requests_for(MAIN)) > before, "the compaction", TIMEOUT)
+    held.set()
+    ended(terminal, fake_api, main, "RUN_DONE")
+    assert [step(project, n).status for n in range(3)] == ["complete"] * 3
+    after = [r for r in fake_api.requests_for(MAIN)[before + 1:]
+             if "This session was compacted while maker's /maker:run goes on" in r.all_text]
+    assert after, "the compacted session was told of the run"

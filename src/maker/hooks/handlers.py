@@ -111,9 +111,32 @@ def on_session_start(hook: HookInput) -> Output:
         forget_session_launches(store, hook.session_id)
     from maker.executor.loop.status_view import status_summary
 
-    out = context("SessionStart", status_summary(store))
+    said = status_summary(store)
+    if hook.text("source") == "compact":
+        said += _run_after_compaction(hook, store)
+    out = context("SessionStart", said)
     weaker = _weaker_protection(store)
     return {**out, "systemMessage": weaker} if out and weaker else out
+
+
+def _run_after_compaction(hook: HookInput, store: PlanStore) -> str:
+    """After the client compacted this session: when a ``/maker:run`` of this session
+    goes on, what the run's command said (it may be summarised away), and the run's one
+    next action from ``plans/``; "" otherwise."""
+    from maker.executor.state.run import live_run
+
+    run = live_run(store)
+    if not run or run.get("session_id") != hook.session_id:
+        return ""
+    from maker.executor.loop.next_action import loop_lock, next_action
+
+    with loop_lock(store):
+        action = next_action(store, hook.session_id, hook.text("prompt_id"))
+    return ("\n\nThis session was compacted while maker's /maker:run goes on (run "
+            f"{run.get('id')}). maker drives it: carry out each `Next:` line maker gives "
+            "and nothing else (a `maker loop stretch` in the background; AskUserQuestion "
+            "with the `ask:` line exactly; end the turn when told), and never decide for "
+            "the user. Now:\n" + action.said)
 
 
 def _weaker_protection(store: PlanStore) -> str:

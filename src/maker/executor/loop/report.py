@@ -93,7 +93,8 @@ def run_lines(store: PlanStore, plan: StoredPlan) -> list[str]:
     lines = [f"Run {run.get('id')}: {done} of {len(plan.steps)} steps complete; {state}."]
     now = [f"step {r.number}" for r in plan.steps if r.status == "in-progress"
            and pending_deviation(r) is None]
-    waits = [f"step {r.number} (your approval)" for r in plan.steps if is_awaiting(r)]
+    waits = [f"step {r.number} (your approval: the run's question on screen answers it)"
+             for r in plan.steps if is_awaiting(r)]
     waits += [f"step {r.number} (your decision on its deviation)" for r in plan.steps
               if r.status == "in-progress" and pending_deviation(r) is not None]
     if now:
@@ -103,12 +104,19 @@ def run_lines(store: PlanStore, plan: StoredPlan) -> list[str]:
     policy = (run.get("policy") or {}).get("name")
     if policy:
         lines.append(f"  approvals: policy {policy} for the rest of this run (your choice)")
+    stretch = run.get("stretch") or {}
+    if stretch.get("began") and not stretch.get("ended"):
+        lines.append(f"  maker's engine runs the plan in the background (for "
+                     f"{int(time.time() - float(stretch['began']))} s)")
+    statuses = {str(r.number): r.status for r in plan.steps}
     for key in sorted(run.get("steps") or {}, key=int)[-10:]:
         entry = run["steps"][key]
         spent = [f"{int(entry['duration_ms']) // 1000} s" if entry.get("duration_ms") else "",
-                 f"{entry['tokens']} tokens" if entry.get("tokens") else ""]
+                 f"{entry['tokens']} tokens" if entry.get("tokens") else "",
+                 f"${float(entry['cost_usd']):.4f}" if entry.get("cost_usd") else ""]
         said = ", ".join(x for x in spent if x)
-        lines.append(f"  step {key}: {entry.get('status') or 'running'}"
+        # (the plan's status now: an entry is written when a verdict comes, not approved)
+        lines.append(f"  step {key}: {statuses.get(key) or entry.get('status') or 'running'}"
                      + (f" ({said})" if said else ""))
     return lines
 
