@@ -216,3 +216,28 @@ def test_a_compaction_mid_run_and_the_run_goes_on(
     after = [r for r in fake_api.requests_for(MAIN)[before + 1:]
              if "This session was compacted while maker's /maker:run goes on" in r.all_text]
     assert after, "the compacted session was told of the run"
+
+
+def test_parallel_2_runs_a_wave_in_worktrees_and_lands_both(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    import subprocess
+
+    (project / "README.md").write_text("the project\n")
+    for cmd in ("git config user.email a@b", "git config user.name a", "git add -A",
+                "git commit -qm base"):
+        subprocess.run(cmd, shell=True, cwd=project, check=True)
+    write_plan(project, chain_plan(4, [(1, 2)]), policy="auto")
+    main = follow(fake_api, 4, None)
+    terminal = interactive()
+    terminal.submit("/maker:run --parallel 2")
+
+    ended(terminal, fake_api, main, "RUN_DONE")
+    for n in range(4):
+        assert step(project, n).status == "complete"
+        assert (project / f"step{n}.txt").read_text() == f"step {n}\n"
+    assert step(project, 1).meta.get("landed_files") == ["step1.txt"]  # (its worktree)
+    assert step(project, 2).meta.get("landed_files") == ["step2.txt"]
+    assert main.turns.count("stretch") == 1
+    # the report is the last thing said, after every step's end
+    last = fake_api.requests_for(MAIN)[-1].latest_text
+    assert "maker: the plan is done" in last and "Steps in this run: 4 of 4" in last
