@@ -78,8 +78,8 @@ def test_ten_steps_under_auto_run_in_one_stretch_outside_the_main_session(
     reported = api_tokens(fake_api)
     for n in range(10):
         entry = run["steps"][str(n)]
-        # (the total: the ledger does not yet keep input, output and cache apart)
-        assert entry["tokens"] == sum(reported[n]), n
+        assert (entry["input_tokens"], entry["output_tokens"]) == reported[n], n
+        assert entry["tokens"] == sum(reported[n]) and entry["calls"] == 1
         assert entry["duration_ms"] > 0 and entry["status"] == "complete"
 
 

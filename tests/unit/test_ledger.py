@@ -13,8 +13,10 @@ from click.testing import CliRunner, Result
 from harness.step_plans import linear
 from maker.cli.main import cli
 from maker.core.clock import utc_now
+from maker.core.sdk import token_usage
 from maker.engine.budget import Budget
 from maker.engine.ledger import LINE_LIMIT, Call, Ledger
+from maker.engine.step_run import EngineParts
 from maker.errors import BudgetExceededError, InputError
 from maker.store.plan_store import PlanStore
 
@@ -49,6 +51,35 @@ def test_record_and_read_back(ledger: Ledger) -> None:
     assert ledger.path == ledger.store.root / "ledger.jsonl"
     lines = ledger.path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 3 and json.loads(lines[1])["error"] == "the CLI exited with 1"
+
+
+def test_the_cache_tokens_are_kept_and_an_older_line_without_them_reads_back(
+        ledger: Ledger) -> None:
+    cached = call(cache_creation_tokens=1200, cache_read_tokens=34000)
+    ledger.record(cached)
+    older = {k: v for k, v in call().to_dict().items()
+             if k not in ("cache_creation_tokens", "cache_read_tokens")}
+    with open(ledger.path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(older) + "\n")
+    first, second = ledger.calls()
+    assert first == cached and (second.cache_creation_tokens, second.cache_read_tokens) == (0, 0)
+    with pytest.raises(ValueError, match="cache_read_tokens"):
+        call(cache_read_tokens=-1)
+
+
+def test_a_call_is_recorded_with_the_tokens_as_the_sdk_split_them(ledger: Ledger) -> None:
+    parts = EngineParts(runner_factory=None, ledger=ledger, call_type=Call)  # type: ignore[arg-type]
+    usage = token_usage({"input_tokens": 120, "output_tokens": 45, "cache_read_input_tokens":
+                         9000, "cache_creation_input_tokens": 300, "service_tier": "standard",
+                         "bogus_tokens": True, "negative_tokens": -3})
+    assert usage == {"input_tokens": 120, "output_tokens": 45, "cache_read_input_tokens": 9000,
+                     "cache_creation_input_tokens": 300}
+    parts.record("executor", 2, 1, cost_usd=0.01, tokens=sum(usage.values()), usage=usage)
+    parts.record("executor", 2, 2, tokens=77)  # (no split reported: the total as input)
+    split, total = ledger.calls()
+    assert (split.input_tokens, split.output_tokens, split.cache_creation_tokens,
+            split.cache_read_tokens) == (120, 45, 300, 9000)
+    assert (total.input_tokens, total.output_tokens) == (77, 0)
 
 
 def test_no_ledger_reads_as_nothing_spent(ledger: Ledger) -> None:

@@ -88,6 +88,9 @@ class _StepNotes:
                   duration_ms=sum(c.duration_ms for c in calls),
                   input_tokens=sum(c.input_tokens for c in calls),
                   output_tokens=sum(c.output_tokens for c in calls),
-                  tokens=sum(c.input_tokens + c.output_tokens for c in calls),
+                  cache_creation_tokens=sum(c.cache_creation_tokens for c in calls),
+                  cache_read_tokens=sum(c.cache_read_tokens for c in calls),
+                  tokens=sum(c.input_tokens + c.output_tokens + c.cache_creation_tokens
+                             + c.cache_read_tokens for c in calls),
                   cost_usd=round(sum(c.cost_usd for c in calls), 6),
                   calls=len(calls))

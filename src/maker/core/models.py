@@ -143,6 +143,9 @@ class AgentResult:
     duration_ms: int = 0
     error: str | None = None
     session_id: str | None = None  # the SDK session's, so a fix can resume it
+    # The tokens as the SDK's result split them (input, output, cache creation, cache
+    # read); ``tokens`` is their sum. Empty when the SDK reported no usage.
+    usage: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from maker.errors import (
@@ -30,8 +30,8 @@ from maker.errors import (
     ClaudeNotFoundError,
 )
 
-__all__ = ["SdkAnswer", "StreamReader", "is_error_result", "read_answer", "sdk_errors",
-           "translate_error"]
+__all__ = ["USAGE_KEYS", "SdkAnswer", "StreamReader", "is_error_result", "read_answer",
+           "sdk_errors", "token_usage", "translate_error"]
 
 _INSTALL = "pip install claude-agent-sdk (or: pip install 'maker[sdk]')"
 _STDERR_TAIL = 2000
@@ -62,6 +62,22 @@ class SdkAnswer:
     tokens: int = 0
     session_id: str | None = None
     error: str | None = None
+    usage: dict[str, int] = field(default_factory=dict)  # (``token_usage``)
+
+
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
+              "cache_read_input_tokens")
+"""The token counts of a ResultMessage's ``usage``, as the Messages API names them."""
+
+
+def token_usage(usage: Any) -> dict[str, int]:
+    """The token counts a ResultMessage's ``usage`` reports (``USAGE_KEYS``; any other
+    ``*_tokens`` count it adds is kept under its own name); {} when it reports none."""
+    if not isinstance(usage, dict):
+        return {}
+    return {k: v for k, v in usage.items()
+            if k.endswith("tokens") and isinstance(v, int) and not isinstance(v, bool)
+            and v >= 0}
 
 
 class StreamReader:
@@ -139,6 +155,7 @@ def translate_error(exc: BaseException, *, agent: str = "",
         return _result_error(exc.data, agent)
     spent = _spent(result)
     spent.pop("tokens")
+    spent.pop("usage")
     context: dict[str, Any] = {"agent": agent, **spent}
     if isinstance(exc, CLINotFoundError):
         return ClaudeNotFoundError(
@@ -193,6 +210,7 @@ def _result_error(result: Any, agent: str) -> AgentSDKError:
     """The error for an error result: a ResultMessage, or a ResultError's raw ``data``."""
     spent = _spent(result)
     spent.pop("tokens")
+    spent.pop("usage")
     subtype = _get(result, "subtype") or "error"
     errors = _get(result, "errors")
     detail = "; ".join(e for e in errors if isinstance(e, str)) if isinstance(errors, list) \
@@ -217,13 +235,12 @@ def _get(source: Any, key: str) -> Any:
 def _spent(result: Any) -> dict[str, Any]:
     """Cost, duration, tokens and session of a ResultMessage (or its raw data); zeros
     when there is none."""
-    usage = _get(result, "usage") if result is not None else None
-    usage = usage if isinstance(usage, dict) else {}
-    tokens = sum(v for k, v in usage.items()
-                 if k.endswith("tokens") and isinstance(v, int) and not isinstance(v, bool))
+    usage = token_usage(_get(result, "usage") if result is not None else None)
+    tokens = sum(usage.values())
     cost = _get(result, "total_cost_usd") if result is not None else None
     duration = _get(result, "duration_ms") if result is not None else None
     session = _get(result, "session_id") if result is not None else None
     return {"cost_usd": float(cost) if isinstance(cost, (int, float)) else 0.0,
             "duration_ms": int(duration) if isinstance(duration, (int, float)) else 0,
-            "tokens": tokens, "session_id": session if isinstance(session, str) else None}
+            "tokens": tokens, "session_id": session if isinstance(session, str) else None,
+            "usage": usage}

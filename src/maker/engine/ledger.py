@@ -61,13 +61,18 @@ class Call:
     at: str
     session_id: str | None
     detail: dict[str, Any] | None = None  # a vote's record (samples, flagged, margin…)
+    # The prompt cache's tokens, as the SDK's result reported them (0 in lines written
+    # before maker kept them apart, and where the SDK reports none).
+    cache_creation_tokens: int = 0
+    cache_read_tokens: int = 0
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"kind: {self.kind!r} is not one of {', '.join(KINDS)}")
         if self.step is not None and not _count(self.step):
             raise ValueError(f"step: {self.step!r} is not a step number")
-        for name in ("attempt", "duration_ms", "input_tokens", "output_tokens"):
+        for name in ("attempt", "duration_ms", "input_tokens", "output_tokens",
+                     "cache_creation_tokens", "cache_read_tokens"):
             if not _count(getattr(self, name)):
                 raise ValueError(f"{name}: {getattr(self, name)!r} is not a whole number >= 0")
         cost = self.cost_usd
@@ -86,7 +91,8 @@ class Call:
         return asdict(self)
 
 
-_FIELDS = tuple(f.name for f in fields(Call) if f.name != "detail")  # (detail: optional)
+_OPTIONAL = ("detail", "cache_creation_tokens", "cache_read_tokens")
+_FIELDS = tuple(f.name for f in fields(Call) if f.name not in _OPTIONAL)
 
 
 def _count(value: object) -> bool:
@@ -101,6 +107,8 @@ def _parse(line: bytes) -> Call | None:
             return None
         values = {name: data[name] for name in _FIELDS}
         values["detail"] = data.get("detail")
+        for name in _OPTIONAL[1:]:
+            values[name] = data.get(name, 0)
         if isinstance(values["cost_usd"], int) and not isinstance(values["cost_usd"], bool):
             values["cost_usd"] = float(values["cost_usd"])
         return Call(**values)

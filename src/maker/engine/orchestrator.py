@@ -227,6 +227,7 @@ class Orchestrator(Module):
             for i, call in enumerate(getattr(self.planner, "calls", []), start=1):
                 self.parts.record("planner", None, i, cost_usd=call.cost_usd,
                                   duration_ms=call.duration_ms, tokens=call.tokens,
+                                  usage=call.usage,
                                   model=config.model, error=call.error,
                                   session_id=call.session_id)
 
@@ -338,6 +339,7 @@ class Orchestrator(Module):
             raise
         parts.record("reviewer", n, attempt, cost_usd=answer.cost_usd,
                      duration_ms=answer.duration_ms, tokens=answer.tokens, model=model,
+                     usage=answer.usage,
                      error=answer.error, session_id=answer.session_id)
         self.step_costs[n] = self.step_costs.get(n, 0.0) + answer.cost_usd
         return record_review(self.store, record, answer.text)

@@ -107,13 +107,21 @@ class EngineParts:
     def record(self, kind: str, step: int | None, attempt: int, *, cost_usd: float = 0.0,
                duration_ms: int = 0, tokens: int = 0, model: str | None = None,
                error: str | None = None, session_id: str | None = None,
-               detail: dict[str, Any] | None = None) -> None:
-        """One SDK call in the ledger. ``tokens`` is the total the SDK reported (maker's
-        AgentResult does not split it), recorded as input tokens."""
+               detail: dict[str, Any] | None = None,
+               usage: dict[str, int] | None = None) -> None:
+        """One SDK call in the ledger, with the tokens as the SDK's result split them
+        (``usage``: input, output, cache creation, cache read); without that split,
+        ``tokens`` (their total) is recorded as input tokens."""
+        got = usage or {}
+        split = {"input_tokens": got.get("input_tokens", 0),
+                 "output_tokens": got.get("output_tokens", 0),
+                 "cache_creation_tokens": got.get("cache_creation_input_tokens", 0),
+                 "cache_read_tokens": got.get("cache_read_input_tokens", 0)} if got \
+            else {"input_tokens": tokens, "output_tokens": 0}
         self.ledger.record(self.call_type(
             kind=kind, step=step, attempt=attempt, cost_usd=cost_usd, duration_ms=duration_ms,
-            input_tokens=tokens, output_tokens=0, model=model, error=error, at=utc_now(),
-            session_id=session_id, detail=detail))
+            model=model, error=error, at=utc_now(), session_id=session_id, detail=detail,
+            **split))
 
 
 class StepRun:
@@ -316,6 +324,7 @@ class StepRun:
         model = self.parts.model_for(record)
         self.parts.record(kind, self.n, self._attempt, cost_usd=result.cost_usd,
                           duration_ms=result.duration_ms, tokens=result.tokens, model=model,
+                          usage=result.usage,
                           error=result.error, session_id=result.session_id)
 
     def _deviation(self, result: AgentResult) -> str | None:

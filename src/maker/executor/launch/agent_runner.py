@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maker.core.models import AgentResult, PlanStep, TaskConfig
-from maker.core.sdk import StreamReader, is_error_result, sdk_errors
+from maker.core.sdk import StreamReader, is_error_result, sdk_errors, token_usage
 from maker.errors import AgentSDKError, YAMLCleanError
 from maker.executor.launch.brief import step_sections
 from maker.prompts import load_prompt
@@ -155,10 +155,11 @@ class AgentRunner:
         duration = _number(getattr(final, "duration_ms", None), int)
         if duration is None:
             duration = int((time.monotonic() - started) * 1000)
-        tokens = _tokens(getattr(final, "usage", None))
+        usage = token_usage(getattr(final, "usage", None))
         session = getattr(final, "session_id", None)
-        base = {"cost_usd": cost, "duration_ms": duration, "tokens": tokens,
-                "session_id": session if isinstance(session, str) else None}
+        base = {"cost_usd": cost, "duration_ms": duration, "tokens": sum(usage.values()),
+                "session_id": session if isinstance(session, str) else None,
+                "usage": usage}
         raw = answer or ""
         if final is None and answer is None:
             return AgentResult(None, raw, error="the agent's session ended without a "
@@ -197,8 +198,4 @@ def _number(value: Any, kind: type[Any]) -> Any:
         else None
 
 
-def _tokens(usage: Any) -> int:
-    if not isinstance(usage, dict):
-        return 0
-    return sum(v for k, v in usage.items()
-               if k.endswith("tokens") and isinstance(v, int) and not isinstance(v, bool))
+
