@@ -241,3 +241,65 @@ def test_parallel_2_runs_a_wave_in_worktrees_and_lands_both(
     # the report is the last thing said, after every step's end
     last = fake_api.requests_for(MAIN)[-1].latest_text
     assert "maker: the plan is done" in last and "Steps in this run: 4 of 4" in last
+
+
+def test_a_budget_reached_mid_run_stops_it_and_a_new_budget_goes_on(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    """Each step's calls cost about $0.16 as the client counts them here: a budget of
+    $0.20 lets step 0 through and stops in step 1 (its session cut at what is left); the
+    person gives a new budget and the run ends, every step complete once."""
+    write_plan(project, chain_plan(3), policy="auto")
+    executor = EngineExecutor(fake_api, 3)
+    main = RunMain(fake_api, lambda k: None, on_stretch=executor.stretch)
+    fake_api.script(MAIN, main)
+    terminal = interactive()
+    terminal.submit("/maker:run --max-budget-usd 0.2")
+    terminal.wait(lambda: main.ended == "RUN_STOPPED" and "RUN_STOPPED" in terminal.text(),
+                  "the run stopped by its budget", RUN_TIMEOUT)
+    store = PlanStore(project / "plans")
+    assert step(project, 0).status == "complete" and step(project, 1).status == "in-progress"
+    stopped = read_run(store)["stopped"]["why"]
+    assert "budget is spent" in stopped and "/maker:run --max-budget-usd X" in stopped
+    spent = Ledger(store).total()
+    assert 0.2 <= spent < 0.2 + 0.06  # (the last call is cut at what was left)
+
+    # step 1 runs again from its start, whatever of its session was spent
+    fake_api.script(EXECUTOR, *[executor] * (3 + 3 - sum(fake_api.remaining().values())))
+    main.ended = None
+    fake_api.script(MAIN, main)
+    terminal.submit("/maker:run --max-budget-usd 1")
+    ended(terminal, fake_api, main, "RUN_DONE")
+    assert [step(project, n).status for n in range(3)] == ["complete"] * 3
+
+
+def test_an_engine_killed_mid_step_stops_the_run_with_why_and_it_goes_on_after(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    """The stretch's background task is killed (SIGKILL to its process group, the
+    executor's session with it: it records nothing). Its notification
+    still comes; maker says the engine ended without saying how, and stops the run
+    there rather than start it again blind. The person's /maker:run goes on."""
+    import os
+    import signal
+    import threading
+
+    write_plan(project, chain_plan(3), policy="auto")
+    held = threading.Event()
+    executor = EngineExecutor(fake_api, 3, hold={1: held})
+    main = RunMain(fake_api, lambda k: None, on_stretch=executor.stretch)
+    fake_api.script(MAIN, main)
+    terminal = interactive()
+    terminal.submit("/maker:run")
+    terminal.wait(executor.holding.is_set, "step 1's executor at work", TIMEOUT)
+    store = PlanStore(project / "plans")
+    os.killpg(os.getpgid(int(read_run(store)["stretch"]["pid"])), signal.SIGKILL)
+    terminal.wait(lambda: main.ended == "RUN_STOPPED" and "RUN_STOPPED" in terminal.text(),
+                  "the run stopped, with why", TIMEOUT)
+    assert "ended without saying how" in read_run(store)["stopped"]["why"]
+    assert step(project, 1).status == "in-progress"
+    held.set()
+    fake_api.script(EXECUTOR, executor, executor)  # (step 1 again: 3 turns, 1 was left)
+    main.ended = None
+    fake_api.script(MAIN, main)
+    terminal.submit("/maker:run")
+    ended(terminal, fake_api, main, "RUN_DONE")
+    assert [step(project, n).status for n in range(3)] == ["complete"] * 3

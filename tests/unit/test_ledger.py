@@ -82,6 +82,22 @@ def test_a_call_is_recorded_with_the_tokens_as_the_sdk_split_them(ledger: Ledger
     assert (total.input_tokens, total.output_tokens) == (77, 0)
 
 
+def test_a_call_of_unknown_cost_stops_a_budget_and_is_said_in_the_totals(
+        ledger: Ledger) -> None:
+    budget = Budget(5.0, ledger)
+    ledger.record(call(cost=0.01))
+    budget.check()  # (known costs, well within)
+    ledger.record(call(cost=0.0, cost_known=False))
+    with pytest.raises(BudgetExceededError, match="1 call.* no cost the SDK reported"):
+        budget.check()
+    summary = ledger.summary()
+    assert summary.unknown == 1 and "at least $0.0100" in summary.line()
+    assert "1 call(s) of unknown cost" in summary.line()
+    Budget(None, ledger).check()  # (no budget: nothing to tell)
+    own = Budget(5.0, ledger, own_calls=True)  # (the earlier unknown is not its own)
+    own.check()
+
+
 def test_no_ledger_reads_as_nothing_spent(ledger: Ledger) -> None:
     assert not ledger.exists()
     assert ledger.calls() == [] and ledger.total() == 0.0 and ledger.by_step() == {}

@@ -25,10 +25,39 @@ from maker.executor.parallel.land import recover
 from maker.executor.state.run import ENGINE, SUBAGENTS, begin_run
 from maker.store.plan_store import PlanStore
 
-__all__ = ["loop_begin"]
+__all__ = ["loop_begin", "run_args"]
 
-_ARGS = re.compile(r"\A\s*(?:(--subagents)\s*)?(?:--parallel(?:\s+|=)(\d{1,3}))?\s*"
-                   r"(?:(--subagents)\s*)?\Z")
+_USAGE = ("type /maker:run, with any of: --parallel N (at most N steps at once, N from 1), "
+          "--max-budget-usd X (stop before the next call once the run's SDK calls cost X "
+          "US dollars), --subagents (each step a subagent of this session, not maker's "
+          "engine)")
+_NUMBER = re.compile(r"\A\d{1,9}(?:\.\d{1,6})?\Z")
+
+
+def run_args(raw: str) -> dict[str, object] | str:
+    """The options of a typed ``/maker:run``: ``parallel`` (int or None),
+    ``budget`` (float or None), ``subagents`` (bool); or what is wrong, as a message."""
+    words = raw.replace("=", " ").split()
+    found: dict[str, object] = {"parallel": None, "budget": None, "subagents": False}
+    seen: set[str] = set()
+    while words:
+        word = words.pop(0)
+        if word in seen:
+            return f"{word} is given twice"
+        seen.add(word)
+        if word == "--subagents":
+            found["subagents"] = True
+        elif word in ("--parallel", "--max-budget-usd"):
+            value = words.pop(0) if words else ""
+            if not _NUMBER.match(value) or float(value) <= 0 or (
+                    word == "--parallel" and (not value.isdigit() or int(value) > 16)):
+                return f"{word} needs a number above 0, not {value[:20]!r}" + (
+                    " (a whole number, at most 16)" if word == "--parallel" else "")
+            found["parallel" if word == "--parallel" else "budget"] = \
+                int(value) if word == "--parallel" else float(value)
+        else:
+            return f"{word[:30]!r} is not an option of /maker:run"
+    return found
 
 
 @loop.command("begin")
@@ -46,18 +75,24 @@ def loop_begin(session_id: str, data_dir: str, plans_dir: Path | None) -> None:
                    "few minutes): a run begins only when the user types it.\nTell the user "
                    "so, and end with the line RUN_STOPPED.")
         return
-    m = _ARGS.match(raw)
-    if not m or m.group(2) == "0" or (m.group(1) and m.group(3)):
-        click.echo(f"REFUSED: `/maker:run {str(raw)[:60]}` is not understood: type "
-                   "/maker:run, /maker:run --parallel N (at most N steps at once, N from "
-                   "1), and --subagents to run each step as a subagent of this session."
-                   "\nTell the user exactly this, and end with the line RUN_STOPPED.")
+    args = run_args(raw)
+    if isinstance(args, str):
+        click.echo(f"REFUSED: `/maker:run {str(raw)[:60]}` is not understood: {args}; "
+                   f"{_USAGE}.\nTell the user exactly this, and end with the line "
+                   "RUN_STOPPED.")
         return
-    parallel = int(m.group(2)) if m.group(2) else None
-    mode = SUBAGENTS if m.group(1) or m.group(3) or not _engine_here() else ENGINE
+    parallel = args["parallel"] if isinstance(args["parallel"], int) else None
+    budget = args["budget"] if isinstance(args["budget"], float) else None
+    mode = SUBAGENTS if args["subagents"] or not _engine_here() else ENGINE
+    if budget is not None and mode != ENGINE:
+        click.echo("REFUSED: --max-budget-usd holds maker's engine to a budget; with "
+                   "--subagents (or without claude-agent-sdk) the client runs the steps "
+                   "and maker cannot stop them by cost.\nTell the user exactly this, and "
+                   "end with the line RUN_STOPPED.")
+        return
     try:
         click.echo(_begin(resolve_plans_dir(plans_dir), session_id,
-                          str(saved.get("prompt_id") or ""), parallel, mode))
+                          str(saved.get("prompt_id") or ""), parallel, mode, budget))
     except (MakerError, OSError) as exc:  # (a file where maker keeps its state, say)
         click.echo(f"REFUSED: {exc}\nTell the user exactly this, and end with the line "
                    "RUN_STOPPED.")
@@ -69,7 +104,7 @@ def _engine_here() -> bool:
 
 
 def _begin(root: Path, session_id: str, prompt_id: str, parallel: int | None,
-           mode: str) -> str:
+           mode: str, budget: float | None = None) -> str:
     store = PlanStore(root)
     if not store.exists():
         return ("REFUSED: there is no plan here to run. Tell the user to make one with "
@@ -78,7 +113,7 @@ def _begin(root: Path, session_id: str, prompt_id: str, parallel: int | None,
     recover(store)  # (a landing a killed hook cut short: put back before going on)
     with loop_lock(store):
         with store.lock():
-            run, resumed = begin_run(store, session_id, parallel, mode)
+            run, resumed = begin_run(store, session_id, parallel, mode, budget)
         seen = unseen(store)
         try:
             action = next_action(store, session_id, prompt_id, typed=True)

@@ -16,10 +16,11 @@ from maker.cli._common import plans_dir_option, resolve_plans_dir
 from maker.cli.main import loop
 from maker.cli.run_cmd import build_parts, run_until_stopped
 from maker.core.events import Event, StepCompleted, StepFailed, StepStarted
+from maker.engine.budget import Budget
 from maker.engine.ledger import Ledger
 from maker.engine.orchestrator import Orchestrator
 from maker.errors import MakerError
-from maker.executor.state.run import live_run, note_step
+from maker.executor.state.run import live_run, note_budget, note_step
 from maker.executor.state.stretch import began, ended, holding_stretch, stretch_start
 from maker.store.plan_store import PlanStore
 
@@ -44,15 +45,38 @@ def loop_stretch(plans_dir: Path | None) -> None:
             return
         began(store)
         notes = _StepNotes(store)
+        parts = build_parts(store, None, None)
+        parts.budget = _run_budget(store, parts.ledger)
         parallel = live_run(store).get("parallel")
-        orch = Orchestrator(store, build_parts(store, None, None),
+        orch = Orchestrator(store, parts,
                             parallel=parallel if isinstance(parallel, int) else 1,
                             on_event=notes)
-        result = run_until_stopped(orch, None)
+        try:
+            result = run_until_stopped(orch, None)
+        except BaseException as exc:  # (a bug: said where the main agent hears it)
+            ended(store, 1, f"maker's engine failed: {type(exc).__name__}: {exc}")
+            raise
         notes.finish()
         ended(store, result.exit_code, result.message)
     click.echo(f"maker: the stretch ended (exit {result.exit_code}); maker says what is next.")
     sys.exit(0)
+
+
+def _run_budget(store: PlanStore, ledger: Ledger) -> Budget | None:
+    """The budget a person gave this run (``/maker:run --max-budget-usd X``), counted
+    from the ledger's totals when its first stretch began (kept in the run's record);
+    None without one."""
+    budget = live_run(store).get("budget")
+    if not isinstance(budget, dict) or not isinstance(budget.get("max_usd"), (int, float)):
+        return None
+    if "base_usd" not in budget:
+        budget = note_budget(store, base_usd=ledger.total(),
+                             base_unknown=ledger.unknown_costs())
+    held = Budget(float(budget["max_usd"]), ledger,
+                  since=(float(budget["base_usd"]), int(budget["base_unknown"])))
+    held.hint = ("What is done is kept; `/maker:run --max-budget-usd X` goes on with a new "
+                 "budget of X.")
+    return held
 
 
 class _StepNotes:

@@ -146,6 +146,7 @@ class AgentResult:
     # The tokens as the SDK's result split them (input, output, cache creation, cache
     # read); ``tokens`` is their sum. Empty when the SDK reported no usage.
     usage: dict[str, int] = field(default_factory=dict)
+    cost_known: bool = True  # False: the SDK reported no cost (``cost_usd`` is then 0)
 
 
 @dataclass

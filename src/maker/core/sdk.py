@@ -63,6 +63,7 @@ class SdkAnswer:
     session_id: str | None = None
     error: str | None = None
     usage: dict[str, int] = field(default_factory=dict)  # (``token_usage``)
+    cost_known: bool = True  # False: the SDK's result reported no cost
 
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
@@ -156,6 +157,7 @@ def translate_error(exc: BaseException, *, agent: str = "",
     spent = _spent(result)
     spent.pop("tokens")
     spent.pop("usage")
+    spent.pop("cost_known")
     context: dict[str, Any] = {"agent": agent, **spent}
     if isinstance(exc, CLINotFoundError):
         return ClaudeNotFoundError(
@@ -211,6 +213,7 @@ def _result_error(result: Any, agent: str) -> AgentSDKError:
     spent = _spent(result)
     spent.pop("tokens")
     spent.pop("usage")
+    spent.pop("cost_known")
     subtype = _get(result, "subtype") or "error"
     errors = _get(result, "errors")
     detail = "; ".join(e for e in errors if isinstance(e, str)) if isinstance(errors, list) \
@@ -240,7 +243,9 @@ def _spent(result: Any) -> dict[str, Any]:
     cost = _get(result, "total_cost_usd") if result is not None else None
     duration = _get(result, "duration_ms") if result is not None else None
     session = _get(result, "session_id") if result is not None else None
-    return {"cost_usd": float(cost) if isinstance(cost, (int, float)) else 0.0,
+    known = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) \
+        else None
+    return {"cost_usd": known or 0.0, "cost_known": known is not None,
             "duration_ms": int(duration) if isinstance(duration, (int, float)) else 0,
             "tokens": tokens, "session_id": session if isinstance(session, str) else None,
             "usage": usage}

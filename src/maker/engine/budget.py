@@ -15,16 +15,22 @@ class Budget:
     as its ledger counts it (failed and flagged calls, and earlier runs, included).
 
     ``own_calls``: count only the calls made after the budget was made (``maker
-    calibrate``'s samples, not the plan's earlier runs)."""
+    calibrate``'s samples, not the plan's earlier runs); ``since``: the ledger's
+    ``(total, calls of unknown cost)`` when the budget began (a ``/maker:run``'s, kept
+    across its stretches)."""
 
     def __init__(self, max_usd: float | None, ledger: Ledger, *,
-                 own_calls: bool = False) -> None:
+                 own_calls: bool = False, since: tuple[float, int] | None = None) -> None:
         if max_usd is not None and (isinstance(max_usd, bool) or not math.isfinite(max_usd)
                                     or max_usd < 0):
             raise ValueError(f"max_usd: {max_usd!r} is not an amount >= 0")
         self.max_usd = max_usd
         self.ledger = ledger
+        self.hint = ""  # how the person goes on, for a budget given elsewhere
         self.before = ledger.total() if own_calls else 0.0
+        self.unknown_before = ledger.unknown_costs() if own_calls else 0
+        if since is not None:  # (the ledger's totals when the budget began: a run's)
+            self.before, self.unknown_before = since
 
     @property
     def spent(self) -> float:
@@ -51,9 +57,20 @@ class Budget:
         """Raise BudgetExceededError when the budget is spent; before every call."""
         if self.max_usd is None:
             return
+        unknown = self.ledger.unknown_costs() - self.unknown_before
+        if unknown:  # (counted as unknown, never as zero: the budget may be spent)
+            raise BudgetExceededError(
+                f"{unknown} call(s) counted against the budget have no cost the SDK "
+                f"reported (see {self.ledger.path}, cost_known: false), so maker cannot "
+                "tell that the budget is not spent; it stops here. Run without a budget, "
+                "or with a client that reports each call's cost.")
         spent = self.spent
         if self.max_usd - spent > EPSILON:
             return
+        if self.hint:
+            raise BudgetExceededError(
+                f"the run's budget is spent: {usd(spent)} of {usd(self.max_usd)} "
+                f"since it was given, counted in {self.ledger.path}. {self.hint}")
         if self.before:
             raise BudgetExceededError(
                 f"the budget is spent: {usd(spent)} of {usd(self.max_usd)} "

@@ -99,7 +99,7 @@ async def calibrate(store: PlanStore, parts: EngineParts, n: int, samples: int, 
             result = await session.run(spec, brief, parts.config)
         parts.record("calibrate", n, attempt, cost_usd=result.cost_usd,
                      duration_ms=result.duration_ms, tokens=result.tokens, model=model,
-                     usage=result.usage,
+                     usage=result.usage, cost_known=result.cost_known,
                      error=result.error, session_id=result.session_id)
         return result
 

@@ -65,6 +65,9 @@ class Call:
     # before maker kept them apart, and where the SDK reports none).
     cache_creation_tokens: int = 0
     cache_read_tokens: int = 0
+    # False: the SDK reported no cost for this call (``cost_usd`` is 0 then, and means
+    # nothing): a budget cannot count it, so a run under a budget stops (``Budget``).
+    cost_known: bool = True
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -84,6 +87,8 @@ class Call:
                 raise ValueError(f"{name}: {getattr(self, name)!r} is not text")
         if not isinstance(self.at, str):
             raise ValueError(f"at: {self.at!r} is not a timestamp")
+        if not isinstance(self.cost_known, bool):
+            raise ValueError(f"cost_known: {self.cost_known!r} is not true or false")
         if self.detail is not None and not isinstance(self.detail, dict):
             raise ValueError(f"detail: {self.detail!r} is not a mapping")
 
@@ -91,7 +96,7 @@ class Call:
         return asdict(self)
 
 
-_OPTIONAL = ("detail", "cache_creation_tokens", "cache_read_tokens")
+_OPTIONAL = ("detail", "cache_creation_tokens", "cache_read_tokens", "cost_known")
 _FIELDS = tuple(f.name for f in fields(Call) if f.name not in _OPTIONAL)
 
 
@@ -107,8 +112,9 @@ def _parse(line: bytes) -> Call | None:
             return None
         values = {name: data[name] for name in _FIELDS}
         values["detail"] = data.get("detail")
-        for name in _OPTIONAL[1:]:
+        for name in ("cache_creation_tokens", "cache_read_tokens"):
             values[name] = data.get(name, 0)
+        values["cost_known"] = data.get("cost_known", True)
         if isinstance(values["cost_usd"], int) and not isinstance(values["cost_usd"], bool):
             values["cost_usd"] = float(values["cost_usd"])
         return Call(**values)
@@ -125,18 +131,23 @@ class LedgerSummary:
     planner_usd: float = 0.0
     steps_usd: float = 0.0
     by_step: dict[int | None, float] = field(default_factory=dict)
+    unknown: int = 0  # calls whose cost the SDK did not report
 
     def line(self) -> str:
-        """``spent: $X in N calls (planner $a, steps $b)``."""
-        return (f"spent: {usd(self.total_usd)} in {self.calls} call"
-                f"{'' if self.calls == 1 else 's'} (planner {usd(self.planner_usd)}, "
-                f"steps {usd(self.steps_usd)})")
+        """``spent: $X in N calls (planner $a, steps $b)``, and the calls of unknown
+        cost (so the sum is at least $X)."""
+        return (f"spent: {'at least ' if self.unknown else ''}{usd(self.total_usd)} in "
+                f"{self.calls} call{'' if self.calls == 1 else 's'} (planner "
+                f"{usd(self.planner_usd)}, steps {usd(self.steps_usd)})"
+                + (f"; {self.unknown} call(s) of unknown cost (the SDK reported none)"
+                   if self.unknown else ""))
 
     def to_dict(self) -> dict[str, Any]:
         return {"total_usd": self.total_usd, "calls": self.calls,
                 "planner_usd": self.planner_usd, "steps_usd": self.steps_usd,
                 "by_step": {("planner" if k is None else str(k)): v
-                            for k, v in self.by_step.items()}}
+                            for k, v in self.by_step.items()},
+                "unknown_cost_calls": self.unknown}
 
 
 @dataclass
@@ -150,6 +161,7 @@ class _Tally:
     total: float = 0.0
     planner: float = 0.0
     by_step: dict[int | None, float] = field(default_factory=dict)
+    unknown: int = 0  # calls whose cost the SDK did not report
 
 
 class Ledger:
@@ -243,6 +255,10 @@ class Ledger:
         """What every call recorded cost, in US dollars."""
         return self._read().total
 
+    def unknown_costs(self) -> int:
+        """How many recorded calls have no cost the SDK reported."""
+        return self._read().unknown
+
     def by_step(self) -> dict[int | None, float]:
         """Cost per step number (None: the planner's calls)."""
         return dict(self._read().by_step)
@@ -251,7 +267,7 @@ class Ledger:
         tally = self._read()
         return LedgerSummary(total_usd=tally.total, calls=tally.calls,
                              planner_usd=tally.planner, steps_usd=tally.total - tally.planner,
-                             by_step=dict(tally.by_step))
+                             by_step=dict(tally.by_step), unknown=tally.unknown)
 
     def _read(self) -> _Tally:
         """The tally brought up to date with the file (a stream: bounded memory)."""
@@ -274,6 +290,7 @@ class Ledger:
                 if call is None:
                     continue
                 tally.calls += 1
+                tally.unknown += not call.cost_known
                 tally.total += call.cost_usd
                 if call.kind == "planner":
                     tally.planner += call.cost_usd

@@ -193,7 +193,9 @@ class Orchestrator(Module):
             return
         except BudgetExceededError as exc:
             result.exit_code = EXIT_BUDGET
-            result.message = (f"stopped by the budget: {exc}. What is done is kept; "
+            hint = self.parts.budget.hint if self.parts.budget is not None else ""
+            result.message = (f"stopped by the budget: {exc}" if hint else
+                              f"stopped by the budget: {exc}. What is done is kept; "
                               "`maker run` (with a larger --max-budget-usd) continues")
         except PlanRefusedError as exc:
             result.message = f"the plan was refused: {exc}"
@@ -227,7 +229,7 @@ class Orchestrator(Module):
             for i, call in enumerate(getattr(self.planner, "calls", []), start=1):
                 self.parts.record("planner", None, i, cost_usd=call.cost_usd,
                                   duration_ms=call.duration_ms, tokens=call.tokens,
-                                  usage=call.usage,
+                                  usage=call.usage, cost_known=call.cost_known,
                                   model=config.model, error=call.error,
                                   session_id=call.session_id)
 
@@ -339,7 +341,7 @@ class Orchestrator(Module):
             raise
         parts.record("reviewer", n, attempt, cost_usd=answer.cost_usd,
                      duration_ms=answer.duration_ms, tokens=answer.tokens, model=model,
-                     usage=answer.usage,
+                     usage=answer.usage, cost_known=answer.cost_known,
                      error=answer.error, session_id=answer.session_id)
         self.step_costs[n] = self.step_costs.get(n, 0.0) + answer.cost_usd
         return record_review(self.store, record, answer.text)

@@ -108,7 +108,7 @@ class EngineParts:
                duration_ms: int = 0, tokens: int = 0, model: str | None = None,
                error: str | None = None, session_id: str | None = None,
                detail: dict[str, Any] | None = None,
-               usage: dict[str, int] | None = None) -> None:
+               usage: dict[str, int] | None = None, cost_known: bool = True) -> None:
         """One SDK call in the ledger, with the tokens as the SDK's result split them
         (``usage``: input, output, cache creation, cache read); without that split,
         ``tokens`` (their total) is recorded as input tokens."""
@@ -121,7 +121,7 @@ class EngineParts:
         self.ledger.record(self.call_type(
             kind=kind, step=step, attempt=attempt, cost_usd=cost_usd, duration_ms=duration_ms,
             model=model, error=error, at=utc_now(), session_id=session_id, detail=detail,
-            **split))
+            cost_known=cost_known, **split))
 
 
 class StepRun:
@@ -324,7 +324,7 @@ class StepRun:
         model = self.parts.model_for(record)
         self.parts.record(kind, self.n, self._attempt, cost_usd=result.cost_usd,
                           duration_ms=result.duration_ms, tokens=result.tokens, model=model,
-                          usage=result.usage,
+                          usage=result.usage, cost_known=result.cost_known,
                           error=result.error, session_id=result.session_id)
 
     def _deviation(self, result: AgentResult) -> str | None:

@@ -112,8 +112,15 @@ def _stretch_ended(hook: HookInput) -> Output:
     from maker.executor.state.run import live_run
 
     stretch = live_run(store).get("stretch") or {}
-    if not stretch.get("ended") or stretch.get("told"):
+    if stretch.get("told") or not stretch.get("began"):
         return allow()
+    if not stretch.get("ended"):
+        from maker.executor.state.stretch import ENDED_UNSAID, ended, stretch_runs
+
+        if stretch_runs(store):
+            return allow()  # (another task ended; the engine still runs)
+        ended(store, ENDED_UNSAID, "maker's engine ended without saying how (killed, or "
+              "it crashed); the step it ran stays in progress")
     from maker.executor.loop.next_action import loop_lock, next_action
     from maker.executor.loop.words import approval_screen, stretch_said
 

@@ -151,7 +151,8 @@ class AgentRunner:
             yield message
 
     def _result(self, answer: str | None, final: Any, started: float) -> AgentResult:
-        cost = _number(getattr(final, "total_cost_usd", None), float) or 0.0
+        reported = _number(getattr(final, "total_cost_usd", None), float)
+        cost = reported or 0.0
         duration = _number(getattr(final, "duration_ms", None), int)
         if duration is None:
             duration = int((time.monotonic() - started) * 1000)
@@ -159,7 +160,7 @@ class AgentRunner:
         session = getattr(final, "session_id", None)
         base = {"cost_usd": cost, "duration_ms": duration, "tokens": sum(usage.values()),
                 "session_id": session if isinstance(session, str) else None,
-                "usage": usage}
+                "usage": usage, "cost_known": reported is not None}
         raw = answer or ""
         if final is None and answer is None:
             return AgentResult(None, raw, error="the agent's session ended without a "

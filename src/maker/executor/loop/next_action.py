@@ -42,7 +42,7 @@ from maker.executor.state.run import (
     run_policy,
     stop_run,
 )
-from maker.executor.state.stretch import STRETCH_COMMAND, stretch_runs
+from maker.executor.state.stretch import ENDED_UNSAID, STRETCH_COMMAND, stretch_runs
 from maker.executor.verdicts.outcome import outcome
 from maker.handoff.measured import files_note
 from maker.store.active import member
@@ -145,7 +145,7 @@ def _engine_said(store: PlanStore, typed: bool) -> Action | None:
     if not stretch.get("ended") or stretch.get("told"):
         return None
     note_stretch(store, told=True)
-    if stretch.get("exit") in (1, 2, 3):
+    if stretch.get("exit") in (ENDED_UNSAID, 1, 2, 3):
         return _stop(store, str(stretch.get("message") or "the engine stopped")[:400])
     return None
 

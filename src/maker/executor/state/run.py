@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from maker.store.state import StateDir
 
 __all__ = ["ENGINE", "SUBAGENTS", "begin_run", "choose_policy", "clear_policy", "end_run",
-           "in_run", "live_run", "note_reviewer", "note_step", "note_stretch", "run_mode",
+           "in_run", "live_run", "note_budget", "note_reviewer", "note_step", "note_stretch",
+           "run_mode",
            "run_policy", "stop_run"]
 
 # How a run's steps are run. ``engine``: maker's own engine (``maker loop stretch``, over
@@ -56,15 +57,21 @@ def in_run(store: StateDir, step: object) -> bool:
 
 
 def begin_run(store: PlanStore, session_id: str, parallel: int | None,
-              mode: str = SUBAGENTS) -> tuple[dict[str, Any], bool]:
+              mode: str = SUBAGENTS, budget: float | None = None
+              ) -> tuple[dict[str, Any], bool]:
     """Begin a run, or resume the one that has not ended: ``(run, resumed)``; ``mode``
-    how its steps run (``ENGINE`` or ``SUBAGENTS``). Call under the plan lock."""
+    how its steps run (``ENGINE`` or ``SUBAGENTS``); ``budget`` the US dollars a person
+    gave it (its engine's SDK calls from now on; a new one replaces the old). Call under
+    the plan lock."""
     run = read_run(store)
+    given = {"max_usd": budget, "set_at": utc_now()} if budget is not None else None
     if run and not run.get("ended_at"):
         run = {**run, "session_id": session_id, "stopped": None, "resumed_at": utc_now(),
                "mode": mode}
         if parallel is not None:
             run["parallel"] = parallel
+        if given is not None:
+            run["budget"] = given
         stretch = run.get("stretch")
         if isinstance(stretch, dict):  # (a person typed /maker:run: a failed stretch
             run["stretch"] = {**stretch, "told": True}  # is theirs to retry)
@@ -75,13 +82,23 @@ def begin_run(store: PlanStore, session_id: str, parallel: int | None,
                    f"{secrets.token_hex(2)}",
              "session_id": session_id, "started_at": utc_now(), "started": time.time(),
              "parallel": parallel, "steps": {}, "stopped": None, "ended_at": None,
-             "policy": None, "mode": mode}
+             "policy": None, "mode": mode, "budget": given}
     return write_run(store, fresh), False
 
 
 def run_mode(store: StateDir) -> str:
     """How the live run's steps run (``SUBAGENTS`` for a record from before modes)."""
     return ENGINE if live_run(store).get("mode") == ENGINE else SUBAGENTS
+
+
+def note_budget(store: StateDir, **facts: Any) -> dict[str, Any]:
+    """Merge ``facts`` into the live run's budget; the budget as it now stands."""
+    with store.lock():  # type: ignore[attr-defined]
+        run = live_run(store)
+        budget = {**(run.get("budget") or {}), **facts}
+        if run:
+            write_run(store, {**run, "budget": budget})
+        return budget
 
 
 def note_stretch(store: StateDir, **facts: Any) -> dict[str, Any]:

@@ -29,10 +29,12 @@ from maker.executor.state.run import ENGINE, live_run, note_stretch, run_mode
 if TYPE_CHECKING:
     from maker.store.state import StateDir
 
-__all__ = ["STRETCH_COMMAND", "STRETCH_LOCK", "began", "ended", "holding_stretch",
+__all__ = ["ENDED_UNSAID", "STRETCH_COMMAND", "STRETCH_LOCK", "began", "ended", "holding_stretch",
            "stretch_runs", "stretch_start"]
 
 STRETCH_LOCK = "stretch.lock"
+ENDED_UNSAID = -1
+"""The exit recorded for a stretch whose process ended without recording how."""
 STRETCH_COMMAND = "maker loop stretch"
 """The command the main agent runs in the background (maker's hook pins it to the
 plugin's own ``bin/maker``)."""
