@@ -51,6 +51,8 @@ from maker_scripted.terminal import start_claude  # noqa: E402
 from maker_scripted.turns import EXECUTOR  # noqa: E402
 
 REPORT = "maker: the plan is done"
+AUTO_GOAL = 300  # characters a step, all told, under `auto`
+NEVER_GOAL = 2_500  # characters a question, all told, under `never`
 
 
 def _project(work: Path, steps: int, policy: str) -> Path:
@@ -150,11 +152,25 @@ def main() -> None:
     parser.add_argument("--ways", default="subagents,foreground,engine",
                         help="which ways, comma-separated")
     args = parser.parse_args()
+    missed = []
     with tempfile.TemporaryDirectory(prefix="maker-run-ways-") as scratch:
         for policy, steps in (("auto", args.auto), ("never", args.never)):
             for way in args.ways.split(","):
                 with tempfile.TemporaryDirectory(dir=scratch) as tmp:
-                    show(measure(way, steps, policy, Path(tmp)))
+                    result = measure(way, steps, policy, Path(tmp))
+                show(result)
+                if way != "engine" or not steps:
+                    continue
+                per = result["all"] / max(result["questions"] or steps, 1)
+                goal = AUTO_GOAL if policy == "auto" else NEVER_GOAL
+                if per > goal:
+                    missed.append(f"{policy}: {per:,.0f} characters a "
+                                  f"{'step' if policy == 'auto' else 'question'} (goal "
+                                  f"{goal:,})")
+    if missed:
+        print("goal missed: " + "; ".join(missed))
+        sys.exit(1)
+    print("goals met")
 
 
 if __name__ == "__main__":
