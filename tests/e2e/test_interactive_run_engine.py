@@ -107,7 +107,8 @@ def test_under_never_each_question_ends_a_stretch_and_the_answer_starts_the_next
         assert step(project, n).status == "awaiting-approval"
         # what the person approves, on their screen: not in the model's context
         assert f"Summary: Wrote step{n}.txt." in terminal.text()
-        assert f"Files (maker measured): step{n}.txt" in terminal.text()
+        assert f"Files (maker measured): step{n}.txt (+1 -0)" in terminal.text()
+        assert "The diff: `git diff " in terminal.text()
         terminal.choose()
     ended(terminal, fake_api, main, "RUN_DONE")
     assert main.turns.count("ask") == 3 and main.turns.count("stretch") == 3

@@ -17,10 +17,11 @@ from maker.cli.main import cli
 from maker.errors import HandoffRejectedError
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.loop.status_view import status_summary
+from maker.executor.loop.words import approval_screen
 from maker.executor.protocol.orient import record_orient
 from maker.executor.state.lifecycle import start_step
 from maker.executor.verdicts.outcome import outcome
-from maker.handoff.measured import NO_FILE_CHANGED
+from maker.handoff.measured import NO_FILE_CHANGED, measured_lines
 from maker.store.plan_store import PlanStore
 
 WRITER = step_spec(1, -1, primary_tools=["Read", "Write", "Edit"])
@@ -109,6 +110,24 @@ def test_nothing_changed_must_be_said_and_then_the_person_cannot_miss_it(
     assert shown.exit_code == 0, shown.output
     assert f"Step 1 (Step number 1): {NO_FILE_CHANGED}: maker measured no change" \
         in shown.output.replace(WRITER.title, "Step number 1")
+
+
+def test_the_person_reads_each_files_lines_and_the_diff_that_shows_them(
+        project: Path) -> None:
+    (project / "kept.txt").write_text("one\ntwo\nthree\n")
+    store = _started(project)
+    (project / "kept.txt").write_text("one\n2\nthree\nfour\n")  # +2 -1
+    (project / "new file.bin").write_bytes(b"\0\1\2")
+    accept_handoff(store, handoff(1, files_changed=["kept.txt", "new file.bin"]))
+    record = store.load_step(1)
+    counts, diff = measured_lines(store, record, ["kept.txt", "new file.bin"]) or ({}, "")
+    assert counts == {"kept.txt": (2, 1), "new file.bin": (-1, -1)}
+    shown = subprocess.run(diff, shell=True, cwd=project, capture_output=True, text=True,
+                           check=True).stdout
+    assert "+four" in shown and "-two" in shown and "'new file.bin'" in diff
+    screen = approval_screen(store)
+    assert "kept.txt (+2 -1)" in screen and "new file.bin (binary)" in screen
+    assert f"`{diff}`" in screen
 
 
 def test_a_step_that_changed_files_gets_no_such_note(project: Path) -> None:

@@ -35,12 +35,13 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maker.core.paths import data_dir
 from maker.errors import GitRefusedError, Problem
-from maker.tools.git_tree import MAX_PATHS, changed_paths, snapshot_tree
+from maker.tools.git_tree import MAX_PATHS, changed_paths, line_counts, snapshot_tree
 from maker.tools.registry import only_read
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from maker.store.records import StepRecord
 
 __all__ = ["MEASURE_KEY", "MEASURED_FIELD", "NO_FILE_CHANGED", "check_measured", "files_note",
+           "measured_lines",
            "measure_start", "measured_changes", "step_files"]
 
 MEASURE_KEY = "measured_from"  # the step's front matter: the tree it started from
@@ -82,12 +84,8 @@ def measured_changes(store: PlanStore, record: StepRecord) -> list[str] | None:
     landed = record.meta.get("landed_files")
     if isinstance(landed, list):  # (a step run beside others: what it brought back)
         return sorted(str(p) for p in landed)
-    from maker.store.workspace import step_project
-
-    home = step_project(store, record)  # (its worktree, when it has one)
+    home, end = _end_tree(store, record)
     try:
-        end = snapshot_tree(home, seed=seed_index(store, record.number)
-                            if home == store.project else None)
         paths = changed_paths(home, start, end) if end else None
     except GitRefusedError:
         paths = None  # (maker runs no git there: not measured)
@@ -96,6 +94,38 @@ def measured_changes(store: PlanStore, record: StepRecord) -> list[str] | None:
     own = [p for p in (_inside(store.project, store.root), _inside(store.project, data_dir()))
            if p]
     return [p for p in paths if not any(p == o or p.startswith(o + "/") for o in own)]
+
+
+def _end_tree(store: PlanStore, record: StepRecord) -> tuple[Path, str | None]:
+    """Where step ``record`` works (its worktree, when it has one), and the tree of it
+    now (None when git cannot say, or runs no git there)."""
+    from maker.store.workspace import step_project
+
+    home = step_project(store, record)
+    try:
+        return home, snapshot_tree(home, seed=seed_index(store, record.number)
+                                   if home == store.project else None)
+    except GitRefusedError:
+        return home, None
+
+
+def measured_lines(store: PlanStore, record: StepRecord, files: list[str]
+                   ) -> tuple[dict[str, tuple[int, int]], str] | None:
+    """For a person about to approve step ``record``: the lines each of ``files`` gained
+    and lost since the step began, and the ``git diff`` that shows them; None when
+    maker did not measure the step (no git, no start) or git cannot tell."""
+    start = record.meta.get(MEASURE_KEY)
+    if not isinstance(start, str) or not start or not files:
+        return None
+    home, end = _end_tree(store, record)
+    try:
+        counts = line_counts(home, start, end, files) if end else None
+    except GitRefusedError:
+        return None
+    if counts is None or end is None:
+        return None
+    return counts, f"git diff {start[:12]} {end[:12]} -- " + " ".join(
+        shlex.quote(f) for f in files[:10])
 
 
 def _inside(project: Path, folder: Path) -> str:

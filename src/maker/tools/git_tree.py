@@ -31,7 +31,8 @@ from pathlib import Path
 from maker.errors import GitError, GitRefusedError
 from maker.tools.git_run import Git
 
-__all__ = ["DIFF_TIMEOUT_S", "MAX_PATHS", "TIMEOUT_S", "changed_paths", "snapshot_tree"]
+__all__ = ["DIFF_TIMEOUT_S", "MAX_PATHS", "TIMEOUT_S", "changed_paths", "line_counts",
+           "snapshot_tree"]
 
 # A snapshot gives up after this long (a huge untracked tree), a diff after DIFF_TIMEOUT_S:
 # the gate measures inside a hook that Claude Code gives 30 s (PreToolUse, for a
@@ -171,6 +172,30 @@ def changed_paths(project: Path, start: str, end: str,
     if out is None:
         return None
     return sorted({p for p in out.split("\0") if p})
+
+
+def line_counts(project: Path, start: str, end: str, paths: list[str],
+                timeout: float = DIFF_TIMEOUT_S) -> dict[str, tuple[int, int]] | None:
+    """Per path (of ``paths``, relative to ``project``): the lines added and removed
+    between trees ``start`` and ``end`` (a binary file: ``(-1, -1)``); None when git
+    cannot tell. Compared as :func:`changed_paths` compares: no filter, textconv or
+    external diff runs."""
+    if not all(_is_id(t) for t in (start, end)) or not paths:
+        return None
+    git = _git(Path(project), timeout)
+    out = _run(git, ["diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--numstat",
+                     "-z", "--relative", start, end, "--", *paths[:200]],
+               timeout=timeout) if git is not None else None
+    if out is None:
+        return None
+    counts: dict[str, tuple[int, int]] = {}
+    for entry in out.split("\0"):
+        added, _, rest = entry.partition("\t")
+        removed, _, path = rest.partition("\t")
+        if path:
+            counts[path] = (int(added), int(removed)) if added.isdigit() and \
+                removed.isdigit() else (-1, -1)
+    return counts
 
 
 def _is_id(text: str) -> bool:

@@ -20,7 +20,7 @@ from maker.executor.loop.report import step_head
 from maker.executor.protocol.orient import pending_deviation
 from maker.executor.state.run import live_run, note_reviewer, note_step, stop_run
 from maker.executor.verdicts.outcome import outcome
-from maker.handoff.measured import MEASURED_FIELD, NO_FILE_CHANGED
+from maker.handoff.measured import MEASURED_FIELD, NO_FILE_CHANGED, measured_lines
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -156,12 +156,21 @@ def approval_screen(store: PlanStore) -> str:
     handoff = store.read_handoff(record.number) or {}
     measured = handoff.get(MEASURED_FIELD)
     files = measured if isinstance(measured, list) else handoff.get("files_changed") or []
-    shown = ", ".join(clip(str(f), 100) for f in files[:15]) + (
+    lines_of = measured_lines(store, record, [str(f) for f in files]) \
+        if isinstance(measured, list) else None
+    counts, diff = lines_of if lines_of else ({}, "")
+
+    def shown_file(name: str) -> str:
+        got = counts.get(name)
+        said = "" if got is None else " (binary)" if got[0] < 0 else f" (+{got[0]} -{got[1]})"
+        return clip(name, 100) + said
+
+    shown = ", ".join(shown_file(str(f)) for f in files[:15]) + (
         f" and {len(files) - 15} more" if len(files) > 15 else "")
     checks = [f"{clip(str(e.get('command')), 80)} (exit {e.get('exit_code')})"
               for e in handoff.get("evidence") or [] if isinstance(e, dict)][:5]
     entry = (live_run(store).get("steps") or {}).get(str(record.number)) or {}
-    spent = (f"{int(entry['duration_ms']) // 1000} s, {entry.get('tokens', 0)} tokens"
+    spent = (f"{int(entry['duration_ms']) // 1000} s, {int(entry.get('tokens') or 0):,} tokens"
              + (f", ${float(entry['cost_usd']):.4f}" if entry.get("cost_usd") else "")
              if entry.get("duration_ms") is not None else "")
     plan = store.load()
@@ -174,7 +183,8 @@ def approval_screen(store: PlanStore) -> str:
              f"  Checks: {'; '.join(checks) if checks else 'none ran'}"]
     if spent:
         lines.append(f"  Spent: {spent}")
-    lines.append("  The diff: `git diff` in a terminal; `maker status` has the rest.")
+    lines.append(f"  The diff: `{diff}` in a terminal." if diff else
+                 "  The diff: `git diff` in a terminal; `maker status` has the rest.")
     return "\n".join(lines)
 
 
