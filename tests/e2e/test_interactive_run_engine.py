@@ -304,3 +304,78 @@ def test_an_engine_killed_mid_step_stops_the_run_with_why_and_it_goes_on_after(
     terminal.submit("/maker:run")
     ended(terminal, fake_api, main, "RUN_DONE")
     assert [step(project, n).status for n in range(3)] == ["complete"] * 3
+
+
+def test_a_graceful_stop_finishes_the_step_that_runs_and_starts_nothing_more(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    import threading
+
+    write_plan(project, chain_plan(3), policy="auto")
+    held = threading.Event()
+    executor = EngineExecutor(fake_api, 3, hold={1: held})
+    main = RunMain(fake_api, lambda k: None, on_stretch=executor.stretch)
+    fake_api.script(MAIN, main)
+    terminal = interactive()
+    terminal.submit("/maker:run")
+    terminal.wait(executor.holding.is_set, "step 1's executor at work", TIMEOUT)
+    terminal.wait(lambda: "Noted." in terminal.text(), "the launch turn over", TIMEOUT)
+    terminal.submit("/maker:run --stop")
+    terminal.wait(lambda: main.turns[-1:] == ["noted"] and len(main.turns) >= 3,
+                  "the stop told", TIMEOUT)
+    assert read_run(PlanStore(project / "plans"))["stop_asked"]
+    held.set()
+    terminal.wait(lambda: main.ended == "RUN_STOPPED" and "RUN_STOPPED" in terminal.text(),
+                  "the run stopped after step 1", TIMEOUT)
+    assert [step(project, n).status for n in range(3)] == ["complete", "complete", "pending"]
+    assert "/maker:run --stop" in read_run(PlanStore(project / "plans"))["stopped"]["why"]
+    main.ended = None
+    fake_api.script(MAIN, main)
+    terminal.submit("/maker:run")
+    ended(terminal, fake_api, main, "RUN_DONE")
+    assert [step(project, n).status for n in range(3)] == ["complete"] * 3
+
+
+def test_esc_on_a_question_leaves_the_step_waiting_and_the_next_run_asks_again(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    write_plan(project, chain_plan(2), policy="never")
+    main = follow(fake_api, 2, 1)
+    terminal = interactive()
+    terminal.submit("/maker:run")
+    terminal.wait_for_text("Approve step 0", TIMEOUT)
+    terminal.choose("escape")  # not now
+    terminal.wait(lambda: "Enter to select" not in terminal.text()
+                  and "esc to interrupt" not in terminal.text(), "the question left", TIMEOUT)
+    assert step(project, 0).status == "awaiting-approval"
+    main.ended = None
+    if not fake_api.remaining().get(MAIN):
+        fake_api.script(MAIN, main)
+    terminal.submit("/maker:run")
+    for n in range(2):  # (the declined question stays in the scrollback: wait for a live one)
+        live = f"❯ 1. Approve step {n}"
+        terminal.wait(lambda: "Enter to select" in terminal.text()  # noqa: B023
+                      and live in terminal.text(), f"step {n}'s question", TIMEOUT)  # noqa: B023
+        terminal.choose()
+    ended(terminal, fake_api, main, "RUN_DONE")
+    assert [step(project, n).status for n in range(2)] == ["complete"] * 2
+    assert len(fake_api.requests_for(EXECUTOR)) == 6  # each step ran once
+
+
+def test_esc_while_the_engine_runs_does_not_stop_it_and_nothing_repeats(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    """Esc interrupts the main agent's turn, not the background task: the stretch goes
+    on, and its notification ends the run as it would have."""
+    import threading
+
+    write_plan(project, chain_plan(3), policy="auto")
+    held = threading.Event()
+    executor = EngineExecutor(fake_api, 3, hold={1: held})
+    main = RunMain(fake_api, lambda k: None, on_stretch=executor.stretch)
+    fake_api.script(MAIN, main)
+    terminal = interactive()
+    terminal.submit("/maker:run")
+    terminal.wait(executor.holding.is_set, "step 1's executor at work", TIMEOUT)
+    terminal.press("escape")  # (once: twice opens the client's rewind list)
+    held.set()
+    ended(terminal, fake_api, main, "RUN_DONE")
+    assert [step(project, n).status for n in range(3)] == ["complete"] * 3
+    assert len(fake_api.requests_for(EXECUTOR)) == 9

@@ -22,7 +22,16 @@ from maker.errors import MakerError
 from maker.executor.loop.next_action import loop_lock, next_action
 from maker.executor.loop.words import begin_text, unseen
 from maker.executor.parallel.land import recover
-from maker.executor.state.run import ENGINE, SUBAGENTS, begin_run
+from maker.executor.state.run import (
+    ENGINE,
+    SUBAGENTS,
+    ask_stop,
+    begin_run,
+    live_run,
+    run_mode,
+    stop_run,
+)
+from maker.executor.state.stretch import stretch_runs
 from maker.store.plan_store import PlanStore
 
 __all__ = ["loop_begin", "run_args"]
@@ -30,7 +39,7 @@ __all__ = ["loop_begin", "run_args"]
 _USAGE = ("type /maker:run, with any of: --parallel N (at most N steps at once, N from 1), "
           "--max-budget-usd X (stop before the next call once the run's SDK calls cost X "
           "US dollars), --subagents (each step a subagent of this session, not maker's "
-          "engine)")
+          "engine); or /maker:run --stop (finish what runs, start nothing more)")
 _NUMBER = re.compile(r"\A\d{1,9}(?:\.\d{1,6})?\Z")
 
 
@@ -38,15 +47,16 @@ def run_args(raw: str) -> dict[str, object] | str:
     """The options of a typed ``/maker:run``: ``parallel`` (int or None),
     ``budget`` (float or None), ``subagents`` (bool); or what is wrong, as a message."""
     words = raw.replace("=", " ").split()
-    found: dict[str, object] = {"parallel": None, "budget": None, "subagents": False}
+    found: dict[str, object] = {"parallel": None, "budget": None, "subagents": False,
+                                "stop": False}
     seen: set[str] = set()
     while words:
         word = words.pop(0)
         if word in seen:
             return f"{word} is given twice"
         seen.add(word)
-        if word == "--subagents":
-            found["subagents"] = True
+        if word in ("--subagents", "--stop"):
+            found[word[2:]] = True
         elif word in ("--parallel", "--max-budget-usd"):
             value = words.pop(0) if words else ""
             if not _NUMBER.match(value) or float(value) <= 0 or (
@@ -57,6 +67,8 @@ def run_args(raw: str) -> dict[str, object] | str:
                 int(value) if word == "--parallel" else float(value)
         else:
             return f"{word[:30]!r} is not an option of /maker:run"
+    if found["stop"] and len(seen) > 1:
+        return "--stop goes alone"
     return found
 
 
@@ -81,6 +93,9 @@ def loop_begin(session_id: str, data_dir: str, plans_dir: Path | None) -> None:
                    f"{_USAGE}.\nTell the user exactly this, and end with the line "
                    "RUN_STOPPED.")
         return
+    if args["stop"]:
+        click.echo(_stop(resolve_plans_dir(plans_dir)))
+        return
     parallel = args["parallel"] if isinstance(args["parallel"], int) else None
     budget = args["budget"] if isinstance(args["budget"], float) else None
     mode = SUBAGENTS if args["subagents"] or not _engine_here() else ENGINE
@@ -96,6 +111,23 @@ def loop_begin(session_id: str, data_dir: str, plans_dir: Path | None) -> None:
     except (MakerError, OSError) as exc:  # (a file where maker keeps its state, say)
         click.echo(f"REFUSED: {exc}\nTell the user exactly this, and end with the line "
                    "RUN_STOPPED.")
+
+
+def _stop(root: Path) -> str:
+    """A person's graceful stop: what runs finishes, nothing more starts."""
+    store = PlanStore(root)
+    if not store.exists() or not live_run(store):
+        return ("maker: no run is going on, so there is nothing to stop. Tell the user so in "
+                "a sentence, and end with the line RUN_STOPPED.")
+    with loop_lock(store):
+        if run_mode(store) == ENGINE and stretch_runs(store):
+            ask_stop(store)
+            return ("maker: the run stops once the step(s) running now finish; nothing more "
+                    "starts, and maker says when it has stopped. Tell the user so in a "
+                    "sentence, and end your turn.")
+        stop_run(store, "the user stopped it (/maker:run --stop)")
+    return ("maker: the run stopped (nothing was running); /maker:run goes on from here. "
+            "Tell the user so in a sentence, and end with the line RUN_STOPPED.")
 
 
 def _engine_here() -> bool:

@@ -20,7 +20,7 @@ from maker.engine.budget import Budget
 from maker.engine.ledger import Ledger
 from maker.engine.orchestrator import Orchestrator
 from maker.errors import MakerError
-from maker.executor.state.run import live_run, note_budget, note_step
+from maker.executor.state.run import live_run, note_budget, note_step, stop_is_asked
 from maker.executor.state.stretch import began, ended, holding_stretch, stretch_start
 from maker.store.plan_store import PlanStore
 
@@ -47,6 +47,7 @@ def loop_stretch(plans_dir: Path | None) -> None:
         notes = _StepNotes(store)
         parts = build_parts(store, None, None)
         parts.budget = _run_budget(store, parts.ledger)
+        parts.keep_going = lambda: not stop_is_asked(store)
         parallel = live_run(store).get("parallel")
         orch = Orchestrator(store, parts,
                             parallel=parallel if isinstance(parallel, int) else 1,

@@ -60,7 +60,7 @@ from maker.core.module import Module
 from maker.core.paths import project_to_be  # (no plan yet: no recorded root)
 from maker.core.statuses import AWAITING
 from maker.engine.step_run import EngineParts, StepRun
-from maker.engine.stops import RunStop
+from maker.engine.stops import RunStop, stop_asked
 from maker.engine.vote_step import law_votes
 from maker.engine.wave_loop import WaveLoop
 from maker.errors import (
@@ -243,6 +243,9 @@ class Orchestrator(Module):
         store = self.store
         follows: int | None = None  # the step the gate said is ready next
         while True:
+            asked = stop_asked(self.parts.keep_going)
+            if asked is not None:
+                raise asked
             n, follows = follows, None
             if n is None:
                 plan = store.load()

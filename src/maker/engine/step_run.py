@@ -73,6 +73,9 @@ class EngineParts:
     limits: Callable[[PlanStore, StepRecord], dict[str, Any]] | None = None
     model: str | None = None
     config: TaskConfig = field(default_factory=lambda: TaskConfig(instruction=""))
+    # Whether to start another step (None: always): a person's graceful stop of a
+    # /maker:run lets what runs finish and starts nothing more.
+    keep_going: Callable[[], bool] | None = None
     flagger: RedFlagger = field(default_factory=RedFlagger)
     session_id: str = "maker-run"
     max_samples: int = 3  # red-flagged samples of one answer before the step fails

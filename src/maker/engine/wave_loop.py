@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from maker.core.events import Event, StepCompleted, TaskFailed
 from maker.core.statuses import AWAITING
 from maker.engine.step_run import StepRun
-from maker.engine.stops import RunStop
+from maker.engine.stops import RunStop, stop_asked
 from maker.executor.parallel.land import recover
 from maker.executor.parallel.waves import wave
 from maker.executor.parallel.worktree_step import prune_worktrees, start_in_worktree
@@ -68,6 +68,8 @@ class WaveLoop:
         stop: RunStop | None = None
         try:
             while True:
+                if stop is None:
+                    stop = stop_asked(self.parts.keep_going)
                 if stop is None:
                     plan = store.load()
                     waiting = [r for r in plan.steps if r.status == AWAITING

@@ -145,7 +145,7 @@ def _engine_said(store: PlanStore, typed: bool) -> Action | None:
     if not stretch.get("ended") or stretch.get("told"):
         return None
     note_stretch(store, told=True)
-    if stretch.get("exit") in (ENDED_UNSAID, 1, 2, 3):
+    if stretch.get("exit") in (ENDED_UNSAID, 1, 2, 3, 5):  # (5: a person's --stop)
         return _stop(store, str(stretch.get("message") or "the engine stopped")[:400])
     return None
 

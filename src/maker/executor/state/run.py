@@ -25,10 +25,9 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.state import StateDir
 
-__all__ = ["ENGINE", "SUBAGENTS", "begin_run", "choose_policy", "clear_policy", "end_run",
-           "in_run", "live_run", "note_budget", "note_reviewer", "note_step", "note_stretch",
-           "run_mode",
-           "run_policy", "stop_run"]
+__all__ = ["ENGINE", "SUBAGENTS", "ask_stop", "begin_run", "choose_policy", "clear_policy",
+           "end_run", "in_run", "live_run", "note_budget", "note_reviewer", "note_step",
+           "note_stretch", "run_mode", "run_policy", "stop_is_asked", "stop_run"]
 
 # How a run's steps are run. ``engine``: maker's own engine (``maker loop stretch``, over
 # claude-agent-sdk) in one background task per stretch between a person's decisions, so
@@ -67,7 +66,7 @@ def begin_run(store: PlanStore, session_id: str, parallel: int | None,
     given = {"max_usd": budget, "set_at": utc_now()} if budget is not None else None
     if run and not run.get("ended_at"):
         run = {**run, "session_id": session_id, "stopped": None, "resumed_at": utc_now(),
-               "mode": mode}
+               "mode": mode, "stop_asked": None}
         if parallel is not None:
             run["parallel"] = parallel
         if given is not None:
@@ -139,6 +138,21 @@ def note_reviewer(store: StateDir, n: int, session_id: str = "",
         if running:
             reviewing[str(n)] = {"at": time.time(), "session": session_id}
         write_run(store, {**run, "reviewing": reviewing})
+
+
+def ask_stop(store: StateDir) -> None:
+    """A person asked the live run to stop gracefully: its engine finishes what runs and
+    starts nothing more (``stop_is_asked``); the next ``/maker:run`` clears it."""
+    with store.lock():  # type: ignore[attr-defined]
+        run = live_run(store)
+        if run:
+            write_run(store, {**run, "stop_asked": utc_now()})
+
+
+def stop_is_asked(store: StateDir) -> bool:
+    """Whether a person asked the live run to stop (or no run is live any more)."""
+    run = live_run(store)
+    return not run or bool(run.get("stop_asked"))
 
 
 def stop_run(store: StateDir, why: str) -> None:
