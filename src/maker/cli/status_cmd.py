@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import click
@@ -29,12 +30,21 @@ _TITLE_WIDTH = 48
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 @click.option("--exit-zero", is_flag=True, help="Print problems (no plan, a broken file) on "
               "stdout and exit 0: for slash-command lines, where an error aborts the command.")
+@click.option("--watch", is_flag=True, help="Follow a /maker:run in a terminal: step k of "
+              "n, what runs, what waits for you, time and spend, every few seconds until "
+              "the run ends (Ctrl-C to leave).")
+@click.option("--every", type=click.FloatRange(0.5, 3600), default=2.0, metavar="SECONDS",
+              help="With --watch: seconds between two looks (default 2).")
 @plans_dir_option
 @reports_errors
-def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
+def status(as_json: bool, exit_zero: bool, watch: bool, every: float,
+           plans_dir: Path | None) -> None:
     """Show each step's status, what is next, and what failed and why."""
 
     store = PlanStore(resolve_plans_dir(plans_dir))
+    if watch:
+        _watch(store, every)
+        return
     try:
         plan = store.load()
         sched = plan_schedule(store, plan)
@@ -118,3 +128,23 @@ def status(as_json: bool, exit_zero: bool, plans_dir: Path | None) -> None:
             why = "; ".join(r.reasons) or "no reason recorded"
             click.echo(f"{r.status[:1].upper()}{r.status[1:]}: step {r.step} ({r.title}): "
                        f"{why}")
+
+
+def _watch(store: PlanStore, every: float) -> None:
+    """``maker status --watch``: the run's lines, anew every ``every`` seconds, until no
+    run goes on; costs the person's Claude Code session nothing (it reads plans/)."""
+    began = time.monotonic()
+    try:
+        while True:
+            plan = store.load()
+            lines = run_lines(store, plan)
+            ledger = Ledger(store)
+            spent = ledger.summary().line() if ledger.exists() else "spent: nothing yet"
+            stamp = f"[{int(time.monotonic() - began)} s]"
+            if not lines:
+                click.echo(f"{stamp} no /maker:run goes on here; {spent}.")
+                return
+            click.echo("\n".join([f"{stamp} {lines[0]}", *lines[1:], f"  {spent}", ""]))
+            time.sleep(every)
+    except KeyboardInterrupt:
+        return

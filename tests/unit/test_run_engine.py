@@ -1,0 +1,105 @@
+"""A ``/maker:run`` whose steps run in maker's engine: the one next action the main agent
+gets at each point (start a stretch, wait for it, stop with why), and ``maker status
+--watch`` following it. The whole flow, with the real client, is
+``tests/e2e/test_interactive_run_engine.py``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness.step_plans import linear
+from maker.cli import status_cmd
+from maker.cli.main import cli
+from maker.executor.loop.next_action import next_action
+from maker.executor.state.run import ENGINE, ask_stop, begin_run, end_run, live_run
+from maker.executor.state.stretch import (
+    ENDED_UNSAID,
+    STRETCH_COMMAND,
+    began,
+    ended,
+    holding_stretch,
+    stretch_runs,
+)
+from maker.store.plan_store import PlanStore
+
+SESSION, PROMPT = "session-1", "prompt-1"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> PlanStore:
+    plans = linear(tmp_path, 3)
+    with plans.lock():
+        begin_run(plans, SESSION, None, ENGINE)
+    return plans
+
+
+def test_a_run_in_the_engine_starts_a_stretch_and_starts_no_step_itself(
+        store: PlanStore) -> None:
+    action = next_action(store, SESSION, PROMPT, typed=True)
+    assert action.kind == "stretch" and f"`{STRETCH_COMMAND}`" in action.said
+    assert "run_in_background true" in action.said
+    assert [r.status for r in store.load().steps] == ["pending"] * 3  # (the engine starts)
+
+
+def test_while_a_stretch_runs_the_main_agent_waits_but_a_typed_run_starts_one_that_queues(
+        store: PlanStore) -> None:
+    with holding_stretch(store) as mine:
+        assert mine and stretch_runs(store)
+        assert next_action(store, SESSION, PROMPT).kind == "wait"
+        assert next_action(store, SESSION, PROMPT, typed=True).kind == "stretch"
+        with holding_stretch(store) as second:
+            assert not second  # (one stretch at a time)
+    assert not stretch_runs(store)
+
+
+@pytest.mark.parametrize(("code", "why"), [
+    (1, "an SDK call failed"),
+    (3, "the run's budget is spent"),
+    (5, "stopped as the user asked"),
+    (ENDED_UNSAID, "maker's engine ended without saying how"),
+])
+def test_a_stretch_that_ended_on_what_no_question_settles_stops_the_run_once(
+        store: PlanStore, code: int, why: str) -> None:
+    began(store)
+    ended(store, code, why)
+    action = next_action(store, SESSION, PROMPT)
+    assert action.kind == "stop" and why in action.said and "RUN_STOPPED" in action.said
+    assert live_run(store) == {}  # (stopped: the next /maker:run resumes it)
+
+
+def test_a_stretch_that_ended_for_a_question_or_the_end_does_not_stop_the_run(
+        store: PlanStore) -> None:
+    began(store)
+    ended(store, 4, "step 1 awaits approval")
+    assert next_action(store, SESSION, PROMPT).kind == "stretch"  # (nothing awaits here)
+    assert live_run(store)["stretch"]["told"] is True
+
+
+def test_a_graceful_stop_is_asked_of_a_live_run_and_cleared_by_the_next_typed_run(
+        store: PlanStore) -> None:
+    ask_stop(store)
+    assert live_run(store)["stop_asked"]
+    with store.lock():
+        begin_run(store, SESSION, None, ENGINE)
+    assert not live_run(store)["stop_asked"]
+
+
+def test_status_watch_follows_the_run_until_it_ends(store: PlanStore,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    looks: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        looks.append(seconds)
+        if len(looks) == 2:
+            end_run(store)
+
+    monkeypatch.setattr(status_cmd.time, "sleep", sleep)
+    result = CliRunner().invoke(cli, ["status", "--watch", "--every", "0.5",
+                                      "--plans-dir", str(store.root)])
+    assert result.exit_code == 0, result.output
+    assert looks == [0.5, 0.5]
+    assert result.output.count("0 of 3 steps complete; running.") == 2
+    assert result.output.rstrip().endswith("no /maker:run goes on here; spent: nothing yet.")
