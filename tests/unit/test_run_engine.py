@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.step_plans import linear
-from maker.cli import status_cmd
+from maker.cli import loop_cmd, status_cmd
 from maker.cli.main import cli
 from maker.executor.loop.next_action import next_action
 from maker.executor.state.run import ENGINE, ask_stop, begin_run, end_run, live_run
@@ -24,6 +24,7 @@ from maker.executor.state.stretch import (
     stretch_runs,
 )
 from maker.store.plan_store import PlanStore
+from maker.store.requests import save_request
 
 SESSION, PROMPT = "session-1", "prompt-1"
 
@@ -103,3 +104,24 @@ def test_status_watch_follows_the_run_until_it_ends(store: PlanStore,
     assert looks == [0.5, 0.5]
     assert result.output.count("0 of 3 steps complete; running.") == 2
     assert result.output.rstrip().endswith("no /maker:run goes on here; spent: nothing yet.")
+
+
+@pytest.mark.parametrize(("sdk", "typed", "mode", "hint"), [
+    (True, "", "engine", False),
+    (True, "--subagents", "subagents", False),
+    (False, "", "subagents", True),  # (no SDK beside maker: said, with the fix)
+    (False, "--subagents", "subagents", False),
+])
+def test_the_typed_run_chooses_its_way_and_says_when_the_engine_is_missing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sdk: bool, typed: str, mode: str,
+        hint: bool) -> None:
+    plans = linear(tmp_path, 2)
+    data = tmp_path / "data"
+    save_request("sess-1", f"/maker:run {typed}".strip(), data, prompt_id="p-1")
+    monkeypatch.setattr(loop_cmd, "_engine_here", lambda: sdk)
+    out = CliRunner().invoke(cli, ["loop", "begin", "--session", "sess-1", "--data-dir",
+                                   str(data), "--plans-dir", str(plans.root)])
+    assert out.exit_code == 0, out.output
+    assert live_run(plans)["mode"] == mode
+    assert ("pip install 'claude-agent-sdk>=" in out.output) is hint
+    assert ("Next: run `maker loop stretch`" in out.output) is (mode == "engine")

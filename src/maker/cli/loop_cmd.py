@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import shlex
+import sys
 from pathlib import Path
 
 import click
@@ -99,6 +101,11 @@ def loop_begin(session_id: str, data_dir: str, plans_dir: Path | None) -> None:
     parallel = args["parallel"] if isinstance(args["parallel"], int) else None
     budget = args["budget"] if isinstance(args["budget"], float) else None
     mode = SUBAGENTS if args["subagents"] or not _engine_here() else ENGINE
+    note = "" if args["subagents"] or mode == ENGINE else (
+        "\n(maker's engine needs claude-agent-sdk beside maker, which is not installed, so "
+        "each step runs as a subagent of this session; tell the user that "
+        f"`{shlex.quote(sys.executable)} -m pip install 'claude-agent-sdk>=0.2.180'` "
+        "installs it for the next /maker:run.)")
     if budget is not None and mode != ENGINE:
         click.echo("REFUSED: --max-budget-usd holds maker's engine to a budget; with "
                    "--subagents (or without claude-agent-sdk) the client runs the steps "
@@ -107,7 +114,7 @@ def loop_begin(session_id: str, data_dir: str, plans_dir: Path | None) -> None:
         return
     try:
         click.echo(_begin(resolve_plans_dir(plans_dir), session_id,
-                          str(saved.get("prompt_id") or ""), parallel, mode, budget))
+                          str(saved.get("prompt_id") or ""), parallel, mode, budget) + note)
     except (MakerError, OSError) as exc:  # (a file where maker keeps its state, say)
         click.echo(f"REFUSED: {exc}\nTell the user exactly this, and end with the line "
                    "RUN_STOPPED.")
