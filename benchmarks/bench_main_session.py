@@ -36,9 +36,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from harness.background import IDLE  # noqa: E402
 from harness.queries import RecordingAPI  # noqa: E402
-from harness.run_loop import RunExecutor, RunMain, chain_plan  # noqa: E402
+from harness.run_loop import RunExecutor, RunMain, answer_until_ended, chain_plan  # noqa: E402
 from harness.scenarios import find_plugin_root, plugin_env, to_yaml  # noqa: E402
 from maker.planner.linter import lint_text  # noqa: E402
 from maker.store.plan_store import PlanStore  # noqa: E402
@@ -150,19 +149,12 @@ def measure(mode: str, steps: int, work: Path, root: Path) -> dict[str, Any]:
         terminal = start_claude(api, project=project, home=home, plugin_dirs=[root],
                                 env=plugin_env())
         try:
-            commands = ["/maker:run"] if mode == "run" else ["/maker:step"] * steps
+            commands = ["/maker:run --subagents"] if mode == "run" else ["/maker:step"] * steps
             for command in commands:
                 main.ended = None
                 api.script(MAIN, main)
                 terminal.submit(command)
-                asked = 0
-                while main.ended is None:
-                    terminal.wait(lambda: main.ended is not None or (
-                        "Enter to select" in terminal.text()), "a question or the end", 120)
-                    if main.ended is None:
-                        asked += 1
-                        terminal.choose()
-                terminal.wait(lambda: IDLE not in terminal.text(), "the client idle", 60)
+                answer_until_ended(terminal, main)
         finally:
             terminal.close()
         api.assert_done()
@@ -181,7 +173,7 @@ def main() -> None:
         base = baseline(args.base, Path(scratch, "base"))
         sides = ((f"before ({args.base}): {args.steps} x /maker:step", "step", base),
                  (f"after: {args.steps} x /maker:step", "step", find_plugin_root()),
-                 ("after: one /maker:run", "run", find_plugin_root()))
+                 ("after: one /maker:run --subagents", "run", find_plugin_root()))
         for label, mode, root in sides:
             sizes = {name: len((root / path).read_text()) for name, path in (
                 ("/maker:run", "commands/run.md"), ("/maker:step", "commands/step.md"),

@@ -39,9 +39,14 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from bench_main_session import makers_chars, per_step  # noqa: E402
 
-from harness.background import IDLE  # noqa: E402
 from harness.queries import RecordingAPI  # noqa: E402
-from harness.run_loop import EngineExecutor, RunExecutor, RunMain, chain_plan  # noqa: E402
+from harness.run_loop import (  # noqa: E402
+    EngineExecutor,
+    RunExecutor,
+    RunMain,
+    answer_until_ended,
+    chain_plan,
+)
 from harness.scenarios import find_plugin_root, plugin_env, to_yaml  # noqa: E402
 from maker.executor.acceptance.approval import set_policy  # noqa: E402
 from maker.planner.linter import lint_text  # noqa: E402
@@ -100,17 +105,10 @@ def measure(way: str, steps: int, policy: str, work: Path) -> dict[str, Any]:
         terminal = start_claude(api, project=project, home=home,
                                 plugin_dirs=[find_plugin_root()], env=env)
         began = time.monotonic()
-        asked = 0
         try:
             api.script(MAIN, main)
             terminal.submit(command)
-            while main.ended is None:
-                terminal.wait(lambda: main.ended is not None or (
-                    "Enter to select" in terminal.text()), "a question or the end", 300)
-                if main.ended is None:
-                    asked += 1
-                    terminal.choose()
-            terminal.wait(lambda: IDLE not in terminal.text(), "the client idle", 60)
+            asked = answer_until_ended(terminal, main, 300)
         finally:
             terminal.close()
         wall = time.monotonic() - began

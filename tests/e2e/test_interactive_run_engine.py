@@ -9,7 +9,11 @@ the same scripted API: no subagent of the main session, and so no frame of one i
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -24,6 +28,7 @@ from maker.executor.state.stretch import stretch_runs
 from maker.store.plan_store import PlanStore
 from maker.store.run_file import read_run
 from maker_scripted.classify import MAIN
+from maker_scripted.terminal import Terminal
 from maker_scripted.turns import EXECUTOR
 
 pytestmark = pytest.mark.e2e
@@ -49,6 +54,21 @@ def ended(terminal, api: RecordingAPI, main: RunMain, line: str) -> str:  # type
     terminal.wait(done, f"the run ended with {line}", RUN_TIMEOUT)
     api.assert_done()
     return terminal.text()
+
+
+def held_at_step_1(interactive: StartInteractive, api: RecordingAPI, project: Path
+                   ) -> tuple[Terminal, RunMain, EngineExecutor, threading.Event]:
+    """A 3-step plan under `auto`, its run typed, and step 1's executor held at work
+    (until the test sets the event it returns)."""
+    write_plan(project, chain_plan(3), policy="auto")
+    held = threading.Event()
+    executor = EngineExecutor(api, 3, hold={1: held})
+    main = RunMain(api, lambda k: None, on_stretch=executor.stretch)
+    api.script(MAIN, main)
+    terminal = interactive()
+    terminal.submit("/maker:run")
+    terminal.wait(executor.holding.is_set, "step 1's executor at work", TIMEOUT)
+    return terminal, main, executor, held
 
 
 def test_ten_steps_under_auto_run_in_one_stretch_outside_the_main_session(
@@ -162,16 +182,7 @@ def test_a_deviation_mid_run_asks_the_person_and_the_run_goes_on(
 
 def test_a_client_killed_mid_step_resumes_from_plans_with_nothing_lost(
         interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
-    import threading
-
-    write_plan(project, chain_plan(3), policy="auto")
-    held = threading.Event()
-    executor = EngineExecutor(fake_api, 3, hold={1: held})
-    main = RunMain(fake_api, lambda k: None, on_stretch=executor.stretch)
-    fake_api.script(MAIN, main)
-    first = interactive()
-    first.submit("/maker:run")
-    first.wait(executor.holding.is_set, "step 1's executor at work", TIMEOUT)
+    first, main, executor, held = held_at_step_1(interactive, fake_api, project)
     first.close()  # killed mid-step
     # Its background task outlives it (the client starts it in a process group of its
     # own): the stretch goes on alone, and nobody would hear it end. A new session's
@@ -196,16 +207,7 @@ def test_a_compaction_mid_run_and_the_run_goes_on(
     """The person compacts the session while the engine runs a step: maker's SessionStart
     hook tells the compacted session what the run is and what is next, and the run ends
     as it would have."""
-    import threading
-
-    write_plan(project, chain_plan(3), policy="auto")
-    held = threading.Event()
-    executor = EngineExecutor(fake_api, 3, hold={1: held})
-    main = RunMain(fake_api, lambda k: None, on_stretch=executor.stretch)
-    fake_api.script(MAIN, main)
-    terminal = interactive()
-    terminal.submit("/maker:run")
-    terminal.wait(executor.holding.is_set, "step 1's executor at work", TIMEOUT)
+    terminal, main, executor, held = held_at_step_1(interactive, fake_api, project)
     terminal.wait(lambda: "Noted." in terminal.text(), "the launch turn over", TIMEOUT)
     before = len(fake_api.requests_for(MAIN))
     fake_api.script(MAIN, "Summary: a /maker:run is going on.")  # (the compaction's own)
@@ -221,8 +223,6 @@ def test_a_compaction_mid_run_and_the_run_goes_on(
 
 def test_parallel_2_runs_a_wave_in_worktrees_and_lands_both(
         interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
-    import subprocess
-
     (project / "README.md").write_text("the project\n")
     for cmd in ("git config user.email a@b", "git config user.name a", "git add -A",
                 "git commit -qm base"):
@@ -279,18 +279,7 @@ def test_an_engine_killed_mid_step_stops_the_run_with_why_and_it_goes_on_after(
     executor's session with it: it records nothing). Its notification
     still comes; maker says the engine ended without saying how, and stops the run
     there rather than start it again blind. The person's /maker:run goes on."""
-    import os
-    import signal
-    import threading
-
-    write_plan(project, chain_plan(3), policy="auto")
-    held = threading.Event()
-    executor = EngineExecutor(fake_api, 3, hold={1: held})
-    main = RunMain(fake_api, lambda k: None, on_stretch=executor.stretch)
-    fake_api.script(MAIN, main)
-    terminal = interactive()
-    terminal.submit("/maker:run")
-    terminal.wait(executor.holding.is_set, "step 1's executor at work", TIMEOUT)
+    terminal, main, executor, held = held_at_step_1(interactive, fake_api, project)
     store = PlanStore(project / "plans")
     os.killpg(os.getpgid(int(read_run(store)["stretch"]["pid"])), signal.SIGKILL)
     terminal.wait(lambda: main.ended == "RUN_STOPPED" and "RUN_STOPPED" in terminal.text(),
@@ -308,16 +297,7 @@ def test_an_engine_killed_mid_step_stops_the_run_with_why_and_it_goes_on_after(
 
 def test_a_graceful_stop_finishes_the_step_that_runs_and_starts_nothing_more(
         interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
-    import threading
-
-    write_plan(project, chain_plan(3), policy="auto")
-    held = threading.Event()
-    executor = EngineExecutor(fake_api, 3, hold={1: held})
-    main = RunMain(fake_api, lambda k: None, on_stretch=executor.stretch)
-    fake_api.script(MAIN, main)
-    terminal = interactive()
-    terminal.submit("/maker:run")
-    terminal.wait(executor.holding.is_set, "step 1's executor at work", TIMEOUT)
+    terminal, main, executor, held = held_at_step_1(interactive, fake_api, project)
     terminal.wait(lambda: "Noted." in terminal.text(), "the launch turn over", TIMEOUT)
     terminal.submit("/maker:run --stop")
     terminal.wait(lambda: main.turns[-1:] == ["noted"] and len(main.turns) >= 3,
@@ -364,16 +344,7 @@ def test_esc_while_the_engine_runs_does_not_stop_it_and_nothing_repeats(
         interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
     """Esc interrupts the main agent's turn, not the background task: the stretch goes
     on, and its notification ends the run as it would have."""
-    import threading
-
-    write_plan(project, chain_plan(3), policy="auto")
-    held = threading.Event()
-    executor = EngineExecutor(fake_api, 3, hold={1: held})
-    main = RunMain(fake_api, lambda k: None, on_stretch=executor.stretch)
-    fake_api.script(MAIN, main)
-    terminal = interactive()
-    terminal.submit("/maker:run")
-    terminal.wait(executor.holding.is_set, "step 1's executor at work", TIMEOUT)
+    terminal, main, executor, held = held_at_step_1(interactive, fake_api, project)
     terminal.press("escape")  # (once: twice opens the client's rewind list)
     held.set()
     ended(terminal, fake_api, main, "RUN_DONE")

@@ -16,14 +16,16 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from harness.background import IDLE
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker_scripted.classify import MAIN
 from maker_scripted.recorded import content_text
 from maker_scripted.replies import ToolUseBlock
 from maker_scripted.scenarios import handoff
+from maker_scripted.terminal import Terminal
 from maker_scripted.turns import EXECUTOR, handback, off_script, tool, working_dir
 
-__all__ = ["EngineExecutor", "RunExecutor", "RunMain", "chain_plan"]
+__all__ = ["EngineExecutor", "RunExecutor", "RunMain", "answer_until_ended", "chain_plan"]
 
 _NEXT = re.compile(r"^(?:Next|NEXT): (.*)$", re.M)
 _ASK = re.compile(r"^ask: (\{.*\})$", re.M)
@@ -212,6 +214,20 @@ class EngineExecutor:
                         content=f"step {n}\n")
         return Reply.text(handoff(n, {"files": [name]}, summary=f"Wrote {name}.",
                                   files=[name]))
+
+
+def answer_until_ended(terminal: Terminal, main: RunMain, timeout: float = 120.0) -> int:
+    """The person answers each of maker's questions with its first option until the main
+    agent ends the run or the step, then the client goes idle: how many questions."""
+    asked = 0
+    while main.ended is None:
+        terminal.wait(lambda: main.ended is not None or (
+            "Enter to select" in terminal.text()), "a question or the end", timeout)
+        if main.ended is None:
+            asked += 1
+            terminal.choose()
+    terminal.wait(lambda: IDLE not in terminal.text(), "the client idle", 60)
+    return asked
 
 
 def chain_plan(count: int, together: Iterable[tuple[int, int]] = ()) -> dict[str, Any]:

@@ -1,0 +1,71 @@
+"""QA: a call whose cost maker does not know must count as unknown, not as $0.
+
+README ("What a run looks like"): "`--max-budget-usd X` stops the run before its next
+call once it has spent X (a call whose cost the SDK did not report stops it too: unknown
+is not zero)". The engine records a session cut by ``session_timeout`` and an SDK call
+that failed before any result (the CLI crashed) with ``cost_usd=0`` and the default
+``cost_known=True``, although its own error text says "its cost is not known to maker".
+Such calls are counted as $0 known: a budget never trips on them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from harness.engine_fakes import run
+from harness.step_plans import handoff, linear
+from maker.core.models import AgentResult, PlanStep, TaskConfig
+from maker.engine.budget import Budget
+from maker.engine.ledger import Call, Ledger
+from maker.engine.orchestrator import Orchestrator
+from maker.engine.step_run import EngineParts
+from maker.errors import AgentProcessError
+
+
+class _Hangs:
+    def factory(self, **options: Any) -> _Hangs:
+        return self
+
+    async def run(self, step: PlanStep, context: str, config: TaskConfig) -> AgentResult:
+        await asyncio.sleep(30)
+        return AgentResult({"step": step.step}, handoff(step.step), cost_usd=0.01)
+
+
+class _Crashes:
+    def factory(self, **options: Any) -> _Crashes:
+        return self
+
+    async def run(self, step: PlanStep, context: str, config: TaskConfig) -> AgentResult:
+        # The CLI ran (and spent tokens), then died before its ResultMessage: the SDK
+        # reported no cost (what sdk.translate_error gives: cost_usd 0.0).
+        raise AgentProcessError("the Claude Code CLI failed with exit code 137",
+                                agent=f"step {step.step}")
+
+
+def _budget_run(project: Path, session: Any, timeout: float | None) -> tuple[Ledger, Budget]:
+    store = linear(project, 1)
+    ledger = Ledger(store)
+    budget = Budget(5.0, ledger)
+    parts = EngineParts(runner_factory=session.factory, ledger=ledger, call_type=Call,
+                        budget=budget)
+    parts.session_timeout = timeout
+    run(Orchestrator(store, parts))
+    return ledger, budget
+
+
+def test_a_session_cut_by_session_timeout_has_an_unknown_cost(project: Path) -> None:
+    ledger, budget = _budget_run(project, _Hangs(), 0.2)
+    (call,) = ledger.calls()
+    assert "its cost is not known to maker" in (call.error or "")
+    # maker says it does not know the cost, yet records it as a known $0:
+    assert call.cost_known is False, "a timed-out session's cost is recorded as a known $0"
+    assert ledger.unknown_costs() == 1
+
+
+def test_a_call_the_cli_died_in_has_an_unknown_cost(project: Path) -> None:
+    ledger, budget = _budget_run(project, _Crashes(), None)
+    (call,) = ledger.calls()
+    assert call.error and call.cost_usd == 0.0
+    assert call.cost_known is False, "a crashed call with no reported cost counts as $0 known"
