@@ -277,15 +277,19 @@ class AgentSDKError(MakerError):
     "step 3"); ``cost_usd`` and ``duration_ms`` are what the call spent before it failed
     (a budget counts failed work too); ``session_id`` is set when the CLI reported one;
     ``answer`` is the final answer the call gave before it failed, if any (a budget
-    stopped the session after the model answered: what was paid for is not lost).
+    stopped the session after the model answered: what was paid for is not lost);
+    ``cost_known`` is True only when a result reported what the call cost: a call that
+    failed before one did spent what nobody knows (``cost_usd`` 0 then means nothing).
     """
 
     def __init__(self, message: str, cause: BaseException | None = None, *,
                  agent: str = "", cost_usd: float = 0.0, duration_ms: int = 0,
-                 session_id: str | None = None, answer: str = "") -> None:
+                 session_id: str | None = None, answer: str = "",
+                 cost_known: bool = False) -> None:
         self.cause = cause
         self.agent = agent
         self.cost_usd = cost_usd
+        self.cost_known = cost_known
         self.duration_ms = duration_ms
         self.session_id = session_id
         self.answer = answer

@@ -29,7 +29,7 @@ from maker.store.plan_store import PlanStore
 from maker.store.run_file import read_run
 from maker_scripted.classify import MAIN
 from maker_scripted.terminal import Terminal
-from maker_scripted.turns import EXECUTOR
+from maker_scripted.turns import EXECUTOR, tool
 
 pytestmark = pytest.mark.e2e
 
@@ -331,9 +331,9 @@ def test_esc_on_a_question_leaves_the_step_waiting_and_the_next_run_asks_again(
         fake_api.script(MAIN, main)
     terminal.submit("/maker:run")
     for n in range(2):  # (the declined question stays in the scrollback: wait for a live one)
-        live = f"❯ 1. Approve step {n}"
-        terminal.wait(lambda: "Enter to select" in terminal.text()  # noqa: B023
-                      and live in terminal.text(), f"step {n}'s question", TIMEOUT)  # noqa: B023
+        terminal.wait(lambda live=f"❯ 1. Approve step {n}": "Enter to select" in
+                      terminal.text() and live in terminal.text(), f"step {n}'s question",
+                      TIMEOUT)
         terminal.choose()
     ended(terminal, fake_api, main, "RUN_DONE")
     assert [step(project, n).status for n in range(2)] == ["complete"] * 2
@@ -350,3 +350,32 @@ def test_esc_while_the_engine_runs_does_not_stop_it_and_nothing_repeats(
     ended(terminal, fake_api, main, "RUN_DONE")
     assert [step(project, n).status for n in range(3)] == ["complete"] * 3
     assert len(fake_api.requests_for(EXECUTOR)) == 9
+
+
+class ForegroundMain(RunMain):
+    """The run's main agent, but it leaves run_in_background out of the stretch's call
+    (found by a hostile review: the stretch then ended with no notification)."""
+
+    def _turn(self, request):  # type: ignore[no-untyped-def]
+        reply, what = super()._turn(request)
+        if what == "stretch":
+            return tool("Bash", command="maker loop stretch", description="maker run"), what
+        return reply, what
+
+
+def test_a_stretch_called_without_run_in_background_still_runs_in_the_background(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    write_plan(project, chain_plan(2), policy="never")
+    executor = EngineExecutor(fake_api, 2, 1)
+    main = ForegroundMain(fake_api, lambda k: None, on_stretch=executor.stretch)
+    fake_api.script(MAIN, main)
+    terminal = interactive()
+    terminal.submit("/maker:run")
+    for n in range(2):
+        terminal.wait_for_text(f"Approve step {n}", TIMEOUT)
+        terminal.choose()
+    ended(terminal, fake_api, main, "RUN_DONE")
+    assert [step(project, n).status for n in range(2)] == ["complete"] * 2
+    launched = [r.latest_text for r in fake_api.requests_for(MAIN)
+                if "Command running in background" in r.latest_text]
+    assert len(launched) == 2  # (maker's hook put both in the background)

@@ -7,7 +7,7 @@ import pytest
 
 from maker.cli.loop_cmd import run_args
 
-OK = {"parallel": None, "budget": None, "subagents": False}
+OK = {"parallel": None, "budget": None, "subagents": False, "stop": False}
 
 
 @pytest.mark.parametrize(("typed", "expected"), [
@@ -19,6 +19,7 @@ OK = {"parallel": None, "budget": None, "subagents": False}
     ("--max-budget-usd 2.5", {**OK, "budget": 2.5}),
     ("--max-budget-usd=0.2 --parallel 2", {**OK, "budget": 0.2, "parallel": 2}),
     ("--subagents --parallel 4", {**OK, "subagents": True, "parallel": 4}),
+    ("--stop", {**OK, "stop": True}),
 ])
 def test_the_options_a_person_may_type(typed: str, expected: dict[str, object]) -> None:
     assert run_args(typed) == expected
@@ -35,6 +36,7 @@ def test_the_options_a_person_may_type(typed: str, expected: dict[str, object]) 
     ("--subagents --subagents", "--subagents is given twice"),
     ("--approve auto", "'--approve' is not an option of /maker:run"),
     ("$(rm -rf ~)", "is not an option"),
+    ("--stop --parallel 2", "--stop goes alone"),
     ("x" * 10_000, "is not an option"),
 ])
 def test_anything_else_is_refused_with_what_is_wrong(typed: str, said: str) -> None:

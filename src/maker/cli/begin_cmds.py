@@ -27,6 +27,7 @@ from maker.executor.parallel.wave_begin import begin_wave
 from maker.executor.state.lifecycle import reset_step, start_step
 from maker.executor.state.owner import OWNER_IDLE_S, owner_gone
 from maker.executor.state.run import stop_run
+from maker.executor.state.stretch import stretch_runs
 from maker.executor.verdicts.blocked import blocked_question
 from maker.executor.votes.ballots import launch_instruction
 from maker.executor.votes.runs import add_turn, running_note
@@ -111,6 +112,15 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
     if raw is None:
         number = step_number
     store = PlanStore(resolve_plans_dir(plans_dir))
+    if store.exists() and stretch_runs(store):
+        # maker's engine runs the plan in a background task: a step started here would
+        # have two executors at once (the engine's limits do not ask who owns a step).
+        click.echo("REFUSED: maker's engine is running this plan's steps in the background "
+                   "(a /maker:run); a /maker:step now would run a step twice at once. "
+                   "`/maker:run --stop` lets the step that runs finish and starts nothing "
+                   "more; then /maker:step works.\nNEXT: tell the user exactly this, start "
+                   "no step, and end your reply with the line STEP_BLOCKED.")
+        return
     if store.exists():  # a step typed by hand: a run that drove the plan waits for it
         with store.lock():
             stop_run(store, "the user ran /maker:step by hand; /maker:run goes on from there")

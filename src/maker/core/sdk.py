@@ -157,7 +157,6 @@ def translate_error(exc: BaseException, *, agent: str = "",
     spent = _spent(result)
     spent.pop("tokens")
     spent.pop("usage")
-    spent.pop("cost_known")
     context: dict[str, Any] = {"agent": agent, **spent}
     if isinstance(exc, CLINotFoundError):
         return ClaudeNotFoundError(
@@ -213,7 +212,6 @@ def _result_error(result: Any, agent: str) -> AgentSDKError:
     spent = _spent(result)
     spent.pop("tokens")
     spent.pop("usage")
-    spent.pop("cost_known")
     subtype = _get(result, "subtype") or "error"
     errors = _get(result, "errors")
     detail = "; ".join(e for e in errors if isinstance(e, str)) if isinstance(errors, list) \

@@ -97,10 +97,7 @@ async def calibrate(store: PlanStore, parts: EngineParts, n: int, samples: int, 
             limits = parts.limits(store, record) if parts.limits else {}
             session = parts.runner_factory(max_budget_usd=budget, model=model, **limits)
             result = await session.run(spec, brief, parts.config)
-        parts.record("calibrate", n, attempt, cost_usd=result.cost_usd,
-                     duration_ms=result.duration_ms, tokens=result.tokens, model=model,
-                     usage=result.usage, cost_known=result.cost_known,
-                     error=result.error, session_id=result.session_id)
+        parts.record_answer("calibrate", n, attempt, result, model)
         return result
 
     results = await asyncio.gather(*(one(i) for i in range(1, samples + 1)))

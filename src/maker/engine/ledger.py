@@ -24,7 +24,7 @@ from maker.errors import InputError
 from maker.store.plan_store import PlanStore
 
 __all__ = ["CALLS_LIMIT", "EPSILON", "KINDS", "LINE_LIMIT", "Call", "Ledger", "LedgerSummary",
-           "usd"]
+           "token_split", "usd"]
 
 KINDS = ("planner", "executor", "reviewer", "flagged", "fix", "vote", "calibrate")
 # ``vote``: a voted sample (maker.engine.vote_step), and the vote's own record (its
@@ -36,6 +36,16 @@ LINE_LIMIT = 64 * 1024
 CALLS_LIMIT = 4 * 2**20
 _TEXT_LIMIT = 2000  # an error message kept in the ledger (its start says what failed)
 EPSILON = 1e-9  # a billionth of a dollar: float sums must not leave a budget "almost" spent
+
+
+def token_split(usage: dict[str, int] | None, total: int = 0) -> dict[str, int]:
+    """A call's token fields from the SDK's ``usage`` (else ``total`` as input tokens)."""
+    if not usage:
+        return {"input_tokens": total, "output_tokens": 0}
+    return {"input_tokens": usage.get("input_tokens", 0),
+            "output_tokens": usage.get("output_tokens", 0),
+            "cache_creation_tokens": usage.get("cache_creation_input_tokens", 0),
+            "cache_read_tokens": usage.get("cache_read_input_tokens", 0)}
 
 
 def usd(amount: float) -> str:

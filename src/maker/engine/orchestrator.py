@@ -193,10 +193,9 @@ class Orchestrator(Module):
             return
         except BudgetExceededError as exc:
             result.exit_code = EXIT_BUDGET
-            hint = self.parts.budget.hint if self.parts.budget is not None else ""
-            result.message = (f"stopped by the budget: {exc}" if hint else
-                              f"stopped by the budget: {exc}. What is done is kept; "
-                              "`maker run` (with a larger --max-budget-usd) continues")
+            result.message = f"stopped by the budget: {exc}" + (
+                "" if getattr(self.parts.budget, "hint", "") else ". What is done is kept; "
+                "`maker run` (with a larger --max-budget-usd) continues")
         except PlanRefusedError as exc:
             result.message = f"the plan was refused: {exc}"
         except AgentSDKError as exc:
@@ -227,11 +226,7 @@ class Orchestrator(Module):
                     yield event
         finally:
             for i, call in enumerate(getattr(self.planner, "calls", []), start=1):
-                self.parts.record("planner", None, i, cost_usd=call.cost_usd,
-                                  duration_ms=call.duration_ms, tokens=call.tokens,
-                                  usage=call.usage, cost_known=call.cost_known,
-                                  model=config.model, error=call.error,
-                                  session_id=call.session_id)
+                self.parts.record_answer("planner", None, i, call, config.model)
 
     async def _steps(self) -> AsyncIterator[Event]:
         if self.parallel > 1:
@@ -243,8 +238,7 @@ class Orchestrator(Module):
         store = self.store
         follows: int | None = None  # the step the gate said is ready next
         while True:
-            asked = stop_asked(self.parts.keep_going)
-            if asked is not None:
+            if (asked := stop_asked(self.parts.keep_going)) is not None:
                 raise asked
             n, follows = follows, None
             if n is None:
@@ -338,14 +332,11 @@ class Orchestrator(Module):
             answer = await parts.reviewer(review_prompt(self.store, record, need),
                                           max_budget_usd=budget, model=model)
         except AgentSDKError as exc:
-            parts.record("reviewer", n, attempt, cost_usd=exc.cost_usd,
-                         duration_ms=exc.duration_ms, model=model, error=str(exc),
-                         session_id=exc.session_id)
+            parts.record("reviewer", n, attempt, cost_usd=exc.cost_usd, model=model,
+                         duration_ms=exc.duration_ms, error=str(exc),
+                         session_id=exc.session_id, cost_known=exc.cost_known)
             raise
-        parts.record("reviewer", n, attempt, cost_usd=answer.cost_usd,
-                     duration_ms=answer.duration_ms, tokens=answer.tokens, model=model,
-                     usage=answer.usage, cost_known=answer.cost_known,
-                     error=answer.error, session_id=answer.session_id)
+        parts.record_answer("reviewer", n, attempt, answer, model)
         self.step_costs[n] = self.step_costs.get(n, 0.0) + answer.cost_usd
         return record_review(self.store, record, answer.text)
 

@@ -35,6 +35,7 @@ from maker.core.models import AgentResult, TaskConfig
 from maker.engine.apart import land_apart, land_feedback, verify_apart
 from maker.engine.deviation import after_answer, stop_reason
 from maker.engine.feedback import failure, fix_feedback, refusal_feedback
+from maker.engine.ledger import token_split
 from maker.engine.sessions import Reviewer, RunnerFactory, SessionTimedOut, within
 from maker.engine.vote_step import record_of, undecided_reason, vote_on
 from maker.errors import AgentSDKError, HandoffRejectedError, SessionTimeoutError
@@ -101,30 +102,29 @@ class EngineParts:
         BudgetExceededError when the run's budget is spent, else the remaining budget
         (the call's own ``max_budget_usd``)."""
         self.check_stop()
-        if self.budget is None:
-            return None
-        self.budget.check()
-        remaining = self.budget.for_call()
+        if self.budget is not None:
+            self.budget.check()
+        remaining = self.budget.for_call() if self.budget is not None else None
         return None if remaining is None else float(remaining)
 
     def record(self, kind: str, step: int | None, attempt: int, *, cost_usd: float = 0.0,
                duration_ms: int = 0, tokens: int = 0, model: str | None = None,
                error: str | None = None, session_id: str | None = None,
-               detail: dict[str, Any] | None = None,
-               usage: dict[str, int] | None = None, cost_known: bool = True) -> None:
-        """One SDK call in the ledger, with the tokens as the SDK's result split them
-        (``usage``: input, output, cache creation, cache read); without that split,
-        ``tokens`` (their total) is recorded as input tokens."""
-        got = usage or {}
-        split = {"input_tokens": got.get("input_tokens", 0),
-                 "output_tokens": got.get("output_tokens", 0),
-                 "cache_creation_tokens": got.get("cache_creation_input_tokens", 0),
-                 "cache_read_tokens": got.get("cache_read_input_tokens", 0)} if got \
-            else {"input_tokens": tokens, "output_tokens": 0}
+               detail: dict[str, Any] | None = None, usage: dict[str, int] | None = None,
+               cost_known: bool = True) -> None:
+        """One SDK call in the ledger, its tokens as the SDK split them (``token_split``)."""
         self.ledger.record(self.call_type(
             kind=kind, step=step, attempt=attempt, cost_usd=cost_usd, duration_ms=duration_ms,
             model=model, error=error, at=utc_now(), session_id=session_id, detail=detail,
-            cost_known=cost_known, **split))
+            cost_known=cost_known, **token_split(usage, tokens)))
+
+    def record_answer(self, kind: str, step: int | None, attempt: int, answer: Any,
+                      model: str | None) -> None:
+        """One SDK call that answered (an ``AgentResult``, an ``SdkAnswer``), as reported."""
+        self.record(kind, step, attempt, cost_usd=answer.cost_usd,
+                    duration_ms=answer.duration_ms, tokens=answer.tokens, model=model,
+                    usage=answer.usage, cost_known=answer.cost_known, error=answer.error,
+                    session_id=answer.session_id)
 
 
 class StepRun:
@@ -300,7 +300,7 @@ class StepRun:
             why = (f"step {self.n}'s {kind} session ran past session_timeout "
                    f"({self._timeout:g} s: plans/settings.yaml, or --session-timeout) and "
                    "was stopped; its cost is not known to maker")
-            parts.record(kind, self.n, self._attempt, model=model, error=why,
+            parts.record(kind, self.n, self._attempt, model=model, error=why, cost_known=False,
                          duration_ms=int((time.monotonic() - began) * 1000))
             raise SessionTimeoutError(why, duration_ms=int((time.monotonic() - began)
                                                            * 1000)) from None
@@ -310,6 +310,7 @@ class StepRun:
             self.cost_usd += result.cost_usd if result is not None else 0.0
             parts.record(kind, self.n, self._attempt, model=model,
                          cost_usd=result.cost_usd if result is not None else 0.0,
+                         cost_known=result.cost_known if result is not None else False,
                          duration_ms=int((time.monotonic() - began) * 1000),
                          error="interrupted (the run was stopped during this call"
                                + ("" if result is not None else "; its cost is not known "
@@ -319,16 +320,13 @@ class StepRun:
             self.cost_usd += exc.cost_usd
             parts.record(kind, self.n, self._attempt, cost_usd=exc.cost_usd,
                          duration_ms=exc.duration_ms, model=model, error=str(exc),
-                         session_id=exc.session_id)
+                         session_id=exc.session_id, cost_known=exc.cost_known)
             raise  # the step stays in progress: `maker run` again resumes it
 
     def _record(self, kind: str, result: AgentResult, record: StepRecord) -> None:
         self.cost_usd += result.cost_usd
         model = self.parts.model_for(record)
-        self.parts.record(kind, self.n, self._attempt, cost_usd=result.cost_usd,
-                          duration_ms=result.duration_ms, tokens=result.tokens, model=model,
-                          usage=result.usage, cost_known=result.cost_known,
-                          error=result.error, session_id=result.session_id)
+        self.parts.record_answer(kind, self.n, self._attempt, result, model)
 
     def _deviation(self, result: AgentResult) -> str | None:
         """After a session's answer: ``""`` when no deviation is pending, the feedback

@@ -5,6 +5,7 @@ stop, never loads the others (nor, through them, PyYAML and the plan model)."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 # Event -> (module, function). maker.hooks.handlers.HANDLERS is the same table, loaded.
@@ -20,6 +21,58 @@ EVENTS = {
 }
 
 
+# The client skips a PreToolUse hook that has not answered within its timeout (30 s in
+# hooks/hooks.json) and runs the call unchecked. maker answers first: past this deadline
+# a check of a maker agent's call (or of a call whose input was not read yet) says no,
+# and the person's own call goes through, visibly (STYLE.md 5).
+PRE_TOOL_DEADLINE_S = 20.0
+_LATE_DENY = ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": '
+              '"deny", "permissionDecisionReason": "maker: its check of this call ran out of '
+              'time (%s s), so the call is refused: a check that cannot finish says no. Do '
+              'it in smaller pieces, or hand off with status: blocked and this reason."}}')
+_LATE_ALLOW = ('{"systemMessage": "maker: its check of this call ran out of time (%s s); '
+               'the call was let through unchecked."}')
+
+
+class Watchdog:
+    """Answers for the hook when the check is too slow, then ends the process: whichever
+    of the two answers first is the only answer written."""
+
+    def __init__(self, deadline: float) -> None:
+        import threading  # (here: the Stop hook, on every stop, never loads it)
+
+        self.deadline = deadline
+        self.lock = threading.Lock()
+        self.answered = False
+        self.makers = True  # (unknown until the input is read: a maker agent's, maybe)
+        timer = threading.Timer(deadline, self.fire)
+        timer.daemon = True
+        timer.start()
+
+    def saw(self, hook: object) -> None:
+        agent = str(getattr(hook, "agent_type", "") or "")
+        self.makers = agent.startswith("maker:")
+
+    def fire(self) -> None:
+        with self.lock:
+            if self.answered:
+                return
+            self.answered = True
+            try:
+                late = (_LATE_DENY if self.makers else _LATE_ALLOW) % f"{self.deadline:g}"
+                os.write(1, (late + "\n").encode())
+            finally:
+                os._exit(0)  # (whatever happened above: the slow check never answers)
+
+    def answer(self, out: str) -> None:
+        with self.lock:
+            if self.answered:  # (fire() is ending the process)
+                return
+            self.answered = True
+            if out:
+                sys.stdout.write(out + "\n")
+
+
 def main(argv: list[str]) -> int:
     from maker.hooks.protocol import run_hook
 
@@ -28,11 +81,26 @@ def main(argv: list[str]) -> int:
     if where is None:
         sys.stdout.write('{"systemMessage": "maker: unknown hook event"}\n')
         return 0
+    dog = Watchdog(_deadline()) if event == "pre-tool-use" else None
     __import__(where[0])  # not importlib.import_module: importlib costs each hook its import
-    out = run_hook(event, getattr(sys.modules[where[0]], where[1]))
-    if out:
+    out = run_hook(event, getattr(sys.modules[where[0]], where[1]),
+                   on_input=dog.saw if dog is not None else None)
+    if dog is not None:
+        dog.answer(out)
+    elif out:
         sys.stdout.write(out + "\n")
     return 0
+
+
+def _deadline() -> float:
+    """``PRE_TOOL_DEADLINE_S``, or less where ``MAKER_HOOK_DEADLINE_S`` says (a shorter
+    deadline only refuses sooner: it can never let a call through unchecked)."""
+    try:
+        asked = float(os.environ.get("MAKER_HOOK_DEADLINE_S", PRE_TOOL_DEADLINE_S))
+    except ValueError:
+        return PRE_TOOL_DEADLINE_S
+    return min(max(asked, 0.05), PRE_TOOL_DEADLINE_S) if asked == asked else \
+        PRE_TOOL_DEADLINE_S
 
 
 if __name__ == "__main__":

@@ -71,9 +71,11 @@ def stretch_allow(hook: HookInput, command: str) -> Output:
     program = _maker_bin()
     if command.strip() != STRETCH_COMMAND or program is None or not _BASH.is_file():
         return None
-    tool_input = hook.raw.get("tool_input")
     pinned = " ".join(shlex.quote(w) for w in (str(_BASH), str(program), "loop", "stretch"))
-    updated = {**(tool_input if isinstance(tool_input, dict) else {}), "command": pinned}
+    # Exactly this call, whatever else the model put in it: in the background (a stretch
+    # run in the foreground would end with no notification, and nobody would say what
+    # is next), with the client's own sandbox as the person set it.
+    updated = {"command": pinned, "run_in_background": True, "description": "maker run"}
     return allow_tool("a run's stretch in maker's engine, run by the plugin's own bin/maker",
                       updated_input=updated)
 

@@ -111,8 +111,10 @@ def deny_tool(reason: str) -> Output:
                                    "permissionDecisionReason": reason}}
 
 
-def run_hook(event: str, handler: Callable[[HookInput], Output], stdin: str | None = None) -> str:
-    """Run one handler over the raw stdin text; return what to print (maybe empty)."""
+def run_hook(event: str, handler: Callable[[HookInput], Output], stdin: str | None = None,
+             on_input: Callable[[HookInput], None] | None = None) -> str:
+    """Run one handler over the raw stdin text; return what to print (maybe empty).
+    ``on_input`` sees the parsed input before the handler does (the watchdog's)."""
     if stdin is None:
         from maker.core.bounded import HOOK_INPUT_LIMIT, read_stdin, size_text
         from maker.errors import InputError
@@ -137,8 +139,11 @@ def run_hook(event: str, handler: Callable[[HookInput], Output], stdin: str | No
     if not isinstance(data, dict) or not isinstance(data.get("hook_event_name"), str):
         return _dump(message(f"maker: ignored a {event} hook input that is not a JSON object "
                              "with a hook_event_name."))
+    hook_input = HookInput(event, data)
+    if on_input is not None:
+        on_input(hook_input)
     try:
-        return _dump(handler(HookInput(event, data)))
+        return _dump(handler(hook_input))
     except Exception as exc:  # a hook fails open, visibly
         from maker.errors import MakerError
 

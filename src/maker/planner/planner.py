@@ -123,6 +123,7 @@ class PlannerModule(Module):
                 answer = await read_answer(raw, agent=_AGENT)
             except AgentSDKError as exc:  # what a failed call cost counts too
                 self.calls.append(SdkAnswer(text="", cost_usd=exc.cost_usd,
+                                            cost_known=exc.cost_known,
                                             duration_ms=exc.duration_ms,
                                             session_id=exc.session_id, error=str(exc)))
                 raise
@@ -156,7 +157,7 @@ class PlannerModule(Module):
         try:
             answer = await read_answer(query(prompt=prompt, options=options), agent=_AGENT)
         except AgentSDKError as exc:
-            self.calls.append(SdkAnswer(text="", cost_usd=exc.cost_usd,
+            self.calls.append(SdkAnswer(text="", cost_usd=exc.cost_usd, cost_known=exc.cost_known,
                                         duration_ms=exc.duration_ms,
                                         session_id=exc.session_id, error=str(exc)))
             raise

@@ -1,4 +1,4 @@
-"""QA: ``/maker:step N`` typed while maker's engine runs step N in a stretch.
+"""``/maker:step N`` typed while maker's engine runs step N in a stretch.
 
 The engine's stretch holds ``stretch.lock`` and runs step N with its own executor (the
 active marker's session is the engine's ``maker-run-…``). ``maker step begin`` (what

@@ -1,4 +1,4 @@
-"""QA: a call whose cost maker does not know must count as unknown, not as $0.
+"""a call whose cost maker does not know must count as unknown, not as $0.
 
 README ("What a run looks like"): "`--max-budget-usd X` stops the run before its next
 call once it has spent X (a call whose cost the SDK did not report stops it too: unknown
