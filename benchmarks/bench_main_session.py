@@ -117,7 +117,8 @@ def per_step(requests: list[RecordedRequest], steps: int) -> list[dict[str, int]
     return rows
 
 
-def _project(work: Path, steps: int) -> Path:
+def plan_project(work: Path, steps: int) -> Path:
+    """A git project with a ``steps``-step chain plan stored (no policy set: never)."""
     project = work / "project"
     project.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(project)], check=True)
@@ -139,7 +140,7 @@ def baseline(commit: str, dest: Path) -> Path:
 
 
 def measure(mode: str, steps: int, work: Path, root: Path) -> dict[str, Any]:
-    project = _project(work, steps)
+    project = plan_project(work, steps)
     home = work / "home"
     home.mkdir()
     with RecordingAPI() as api:

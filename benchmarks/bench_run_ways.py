@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from bench_main_session import makers_chars, per_step  # noqa: E402
+from bench_main_session import makers_chars, per_step, plan_project  # noqa: E402
 
 from harness.queries import RecordingAPI  # noqa: E402
 from harness.run_loop import (  # noqa: E402
@@ -45,11 +44,9 @@ from harness.run_loop import (  # noqa: E402
     RunExecutor,
     RunMain,
     answer_until_ended,
-    chain_plan,
 )
-from harness.scenarios import find_plugin_root, plugin_env, to_yaml  # noqa: E402
+from harness.scenarios import find_plugin_root, plugin_env  # noqa: E402
 from maker.executor.acceptance.approval import set_policy  # noqa: E402
-from maker.planner.linter import lint_text  # noqa: E402
 from maker.store.plan_store import PlanStore  # noqa: E402
 from maker_scripted.classify import MAIN  # noqa: E402
 from maker_scripted.terminal import start_claude  # noqa: E402
@@ -61,15 +58,8 @@ NEVER_GOAL = 2_500  # characters a question, all told, under `never`
 
 
 def _project(work: Path, steps: int, policy: str) -> Path:
-    project = work / "project"
-    project.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(project)], check=True)
-    data = chain_plan(steps)
-    parsed, problems = lint_text(to_yaml(data))
-    assert parsed is not None and not problems, problems
-    store = PlanStore(project / "plans")
-    store.write_plan(parsed, data["task"])
-    set_policy(store, policy, "person (the benchmark)")
+    project = plan_project(work, steps)
+    set_policy(PlanStore(project / "plans"), policy, "person (the benchmark)")
     return project
 
 

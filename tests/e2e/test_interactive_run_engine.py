@@ -56,6 +56,16 @@ def ended(terminal, api: RecordingAPI, main: RunMain, line: str) -> str:  # type
     return terminal.text()
 
 
+def typed_again(terminal: Terminal, api: RecordingAPI, main: RunMain,
+                command: str = "/maker:run") -> None:
+    """The person types the run again after it stopped, and it ends with RUN_DONE."""
+    main.ended = None
+    if not api.remaining().get(MAIN):  # (unless the main agent scripted its next turn)
+        api.script(MAIN, main)
+    terminal.submit(command)
+    ended(terminal, api, main, "RUN_DONE")
+
+
 def held_at_step_1(interactive: StartInteractive, api: RecordingAPI, project: Path
                    ) -> tuple[Terminal, RunMain, EngineExecutor, threading.Event]:
     """A 3-step plan under `auto`, its run typed, and step 1's executor held at work
@@ -266,10 +276,7 @@ def test_a_budget_reached_mid_run_stops_it_and_a_new_budget_goes_on(
 
     # step 1 runs again from its start, whatever of its session was spent
     fake_api.script(EXECUTOR, *[executor] * (3 + 3 - sum(fake_api.remaining().values())))
-    main.ended = None
-    fake_api.script(MAIN, main)
-    terminal.submit("/maker:run --max-budget-usd 1")
-    ended(terminal, fake_api, main, "RUN_DONE")
+    typed_again(terminal, fake_api, main, "/maker:run --max-budget-usd 1")
     assert [step(project, n).status for n in range(3)] == ["complete"] * 3
 
 
@@ -288,10 +295,7 @@ def test_an_engine_killed_mid_step_stops_the_run_with_why_and_it_goes_on_after(
     assert step(project, 1).status == "in-progress"
     held.set()
     fake_api.script(EXECUTOR, executor, executor)  # (step 1 again: 3 turns, 1 was left)
-    main.ended = None
-    fake_api.script(MAIN, main)
-    terminal.submit("/maker:run")
-    ended(terminal, fake_api, main, "RUN_DONE")
+    typed_again(terminal, fake_api, main)
     assert [step(project, n).status for n in range(3)] == ["complete"] * 3
 
 
@@ -308,10 +312,7 @@ def test_a_graceful_stop_finishes_the_step_that_runs_and_starts_nothing_more(
                   "the run stopped after step 1", TIMEOUT)
     assert [step(project, n).status for n in range(3)] == ["complete", "complete", "pending"]
     assert "/maker:run --stop" in read_run(PlanStore(project / "plans"))["stopped"]["why"]
-    main.ended = None
-    fake_api.script(MAIN, main)
-    terminal.submit("/maker:run")
-    ended(terminal, fake_api, main, "RUN_DONE")
+    typed_again(terminal, fake_api, main)
     assert [step(project, n).status for n in range(3)] == ["complete"] * 3
 
 
