@@ -336,6 +336,7 @@ def test_unreadable_schema(schema):
     ([2], "step 1: depends_on: depends on step 2, which comes later (fix: move step 2 before "
           "step 1, or remove 2 from depends_on)"),
     ([1], "step 1: depends_on: step 1 depends on itself (fix: remove 1 from depends_on)"),
+    ([0, 0], "step 1: depends_on: step 0 is named twice (fix: name step 0 once in depends_on)"),
 ])
 def test_depends_on(deps, expected):
     steps = chain(3)

@@ -204,7 +204,13 @@ def text_problems(s: LintStep) -> list[Problem]:
 
 def depends_on_problems(s: LintStep, position: dict[int, int]) -> list[Problem]:
     out: list[Problem] = []
+    seen: set[object] = set()
     for dep in s.item.get("depends_on") or []:
+        if dep in seen:
+            out.append(Problem("depends_on", f"step {dep} is named twice", s.number,
+                               fix=f"name step {dep} once in depends_on"))
+            continue
+        seen.add(dep)
         if dep == s.number:
             out.append(Problem("depends_on", f"step {s.number} depends on itself", s.number,
                                fix=f"remove {dep} from depends_on"))
