@@ -144,12 +144,18 @@ def isolated_env(
     """An environment for the CLI that talks only to ``base_url``.
 
     Starts from ``inherit`` (default: ``os.environ``) minus every ``ANTHROPIC_*``
-    and ``CLAUDE*`` variable, points ``HOME`` and ``CLAUDE_CONFIG_DIR`` into
-    ``home``, and adds ``extra`` last (so a test can set anything on purpose).
+    and ``CLAUDE*`` variable, and minus every ``PATH`` folder that holds a ``maker``
+    (an activated virtualenv's, say: the client must find the plugin's own, which it
+    puts last); points ``HOME`` and ``CLAUDE_CONFIG_DIR`` into ``home``, and adds
+    ``extra`` last (so a test can set anything on purpose).
     """
     source = os.environ if inherit is None else inherit
     env = {k: v for k, v in source.items()
            if not k.startswith(_STRIPPED_PREFIXES) and k not in _STRIPPED_NAMES}
+    if "PATH" in env:
+        env["PATH"] = os.pathsep.join(
+            p for p in env["PATH"].split(os.pathsep)
+            if p and not os.access(os.path.join(p, "maker"), os.X_OK))
     home = Path(home)
     env.update({
         "HOME": str(home),

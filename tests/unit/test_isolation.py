@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from maker_scripted.claude_cli import isolated_env
+
 # Settings a developer's shell (or Claude Code, running the suite) may hold.
 OUTSIDE = {"MAKER_PLANS_DIR": "/elsewhere/plans", "MAKER_AUTOAPPROVE": "1",
            "MAKER_SESSION_ID": "outer", "MAKER_PYTHON": "/nowhere/python",
@@ -37,3 +39,17 @@ def test_a_run_started_with_the_settings_set_sees_none_of_them(tmp_path: Path) -
                             text=True, timeout=120, check=False,
                             cwd=Path(__file__).resolve().parents[2])
     assert result.returncode == 0, result.stdout[-3000:]
+
+
+def test_the_client_finds_no_other_maker_on_path(tmp_path: Path) -> None:
+    """An activated virtualenv puts its own `maker` first on PATH: the client started for
+    a test (or the demo) must find the plugin's own instead, which it puts last."""
+    other = tmp_path / "venv" / "bin"
+    other.mkdir(parents=True)
+    (other / "maker").write_text("#!/bin/sh\necho other\n")
+    (other / "maker").chmod(0o755)
+    plain = tmp_path / "tools"
+    plain.mkdir()
+    env = isolated_env("http://127.0.0.1:9", tmp_path / "home",
+                       inherit={"PATH": os.pathsep.join([str(other), str(plain), "/usr/bin"])})
+    assert env["PATH"].split(os.pathsep) == [str(plain), "/usr/bin"]
