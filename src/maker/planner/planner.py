@@ -176,8 +176,8 @@ class PlannerModule(Module):
 
     def _user_prompt(self, instruction: str) -> str:
         """The task, as the plugin's /maker:plan words it, and the tools steps may name."""
-        return (f"Plan this task: {instruction}\n\n"
-                f"The tools a step may name:\n{self._format_tools()}")
+        return load_prompt("planner_user", instruction=instruction,
+                           tools_list=self._format_tools()).rstrip("\n")
 
     def _format_tools(self) -> str:
         """Format tool list for insertion into planner prompt."""

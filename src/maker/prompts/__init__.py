@@ -4,7 +4,8 @@
 ``agents/step-executor.md`` (links): one file is each agent's system prompt for both,
 so they cannot drift apart. Its front matter is one source too: :func:`prompt_tools`
 reads the tools the plugin gives the agent, and the headless engine gives it the same
-ones.
+ones. ``planner_user.md`` is the planner's first message, a template
+(``load_prompt("planner_user", instruction=…, tools_list=…)``, as seed 001 writes it).
 """
 
 from __future__ import annotations
@@ -14,11 +15,18 @@ from importlib.resources import files
 
 __all__ = ["load_prompt", "prompt_tools"]
 
+_TEMPLATES = ("planner_user",)  # the prompts that are templates: every placeholder filled
+
 _TOOLS_LINE = re.compile(r"^tools:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+# The seeds' names (seed 001: ``load_prompt("planner_system")``) for the files maker keeps:
+# the planner's system prompt is the plugin's agents/planner.md, one file for both.
+_NAMES = {"planner_system": "planner"}
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
 
 def _split(name: str) -> tuple[str, str]:
     """``(front matter, body)`` of prompt ``name``; the front matter is "" when absent."""
+    name = _NAMES.get(name, name)
     text = files(__name__).joinpath(f"{name}.md").read_text(encoding="utf-8")
     if text.startswith("---\n"):
         end = text.find("\n---\n", 4)
@@ -27,9 +35,23 @@ def _split(name: str) -> tuple[str, str]:
     return "", text
 
 
-def load_prompt(name: str) -> str:
-    """The body of prompt ``name`` (its front matter, if any, removed)."""
-    return _split(name)[1].strip() + "\n"
+def load_prompt(name: str, **values: object) -> str:
+    """The body of prompt ``name`` (its front matter, if any, removed), with each
+    ``{key}`` of ``values`` put in (seed 001: ``load_prompt("planner_user",
+    instruction=…, tools_list=…)``). Only those placeholders are filled: the prompts'
+    other braces (``{key: type}`` schemas) stay as written. Raises KeyError naming a
+    placeholder the prompt has and ``values`` lacks, or a value it has no place for."""
+    body = _split(name)[1].strip() + "\n"
+    if not values:
+        return body
+    wanted = set(_PLACEHOLDER.findall(body))
+    unused = sorted(set(values) - wanted)
+    if unused:
+        raise KeyError(f"prompt {name!r} has no placeholder for {unused}")
+    missing = sorted(k for k in wanted if k not in values and name in _TEMPLATES)
+    if missing:
+        raise KeyError(f"prompt {name!r} needs values for {missing}")
+    return _PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), m.group(0))), body)
 
 
 def prompt_tools(name: str) -> list[str]:
