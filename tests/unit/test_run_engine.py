@@ -10,11 +10,23 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.step_plans import linear
+from harness.step_plans import handoff, linear
 from maker.cli import loop_cmd, status_cmd
 from maker.cli.main import cli
+from maker.executor.acceptance.accept import accept_handoff
+from maker.executor.acceptance.approval import approve_step
 from maker.executor.loop.next_action import next_action
-from maker.executor.state.run import ENGINE, ask_stop, begin_run, end_run, live_run
+from maker.executor.loop.report import run_lines
+from maker.executor.protocol.orient import record_orient
+from maker.executor.state.lifecycle import start_step
+from maker.executor.state.run import (
+    ENGINE,
+    ask_stop,
+    begin_run,
+    end_run,
+    live_run,
+    note_step,
+)
 from maker.executor.state.stretch import (
     ENDED_UNSAID,
     STRETCH_COMMAND,
@@ -125,3 +137,21 @@ def test_the_typed_run_chooses_its_way_and_says_when_the_engine_is_missing(
     assert live_run(plans)["mode"] == mode
     assert ("pip install 'claude-agent-sdk>=" in out.output) is hint
     assert ("Next: run `maker loop stretch`" in out.output) is (mode == "engine")
+
+
+def test_status_mid_run_shows_each_steps_status_as_the_plan_has_it_now(
+        tmp_path: Path) -> None:
+    """A step's entry in the run is written when its verdict comes; approved since, the
+    plan says complete, and so does `maker status` (it said awaiting-approval)."""
+    plans = linear(tmp_path, 3, policy="never")
+    with plans.lock():
+        begin_run(plans, SESSION, None, ENGINE)
+    start_step(plans, 1, session_id=SESSION)
+    record_orient(plans, 1, "none")
+    accept_handoff(plans, handoff(1, summary="Did step 1."))
+    note_step(plans, 1, status="awaiting-approval", duration_ms=4000, tokens=1200,
+              cost_usd=0.05)
+    approve_step(plans, 1, "user (AskUserQuestion)")
+    lines = run_lines(plans, plans.load())
+    assert "  step 1: complete (4 s, 1200 tokens, $0.0500)" in lines, lines
+    assert not [line for line in lines if "awaiting-approval" in line]
