@@ -162,4 +162,3 @@ def _begin(root: Path, session_id: str, prompt_id: str, parallel: int | None,
                     f"RUN_STOPPED." + (f"\nSince the last verdict you saw:{said}" if seen
                                        else ""))
         return begin_text(store, run, resumed, action, seen)
-

@@ -134,11 +134,11 @@ def _watch(store: PlanStore, every: float) -> None:
     """``maker status --watch``: the run's lines, anew every ``every`` seconds, until no
     run goes on; costs the person's Claude Code session nothing (it reads plans/)."""
     began = time.monotonic()
+    ledger = Ledger(store)  # (one: it reads only what was appended since its last look)
     try:
         while True:
             plan = store.load()
             lines = run_lines(store, plan)
-            ledger = Ledger(store)
             spent = ledger.summary().line() if ledger.exists() else "spent: nothing yet"
             stamp = f"[{int(time.monotonic() - began)} s]"
             if not lines:

@@ -6,7 +6,6 @@ arrives, so what this prints is never read for a decision."""
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
@@ -44,8 +43,8 @@ def loop_stretch(plans_dir: Path | None) -> None:
             click.echo("maker: no stretch runs: the run ended or stopped meanwhile.")
             return
         began(store)
-        notes = _StepNotes(store)
         parts = build_parts(store, None, None)
+        notes = _StepNotes(store, parts.ledger)
         parts.budget = _run_budget(store, parts.ledger)
         parts.keep_going = lambda: not stop_is_asked(store)
         parallel = live_run(store).get("parallel")
@@ -60,7 +59,6 @@ def loop_stretch(plans_dir: Path | None) -> None:
         notes.finish()
         ended(store, result.exit_code, result.message)
     click.echo(f"maker: the stretch ended (exit {result.exit_code}); maker says what is next.")
-    sys.exit(0)
 
 
 def _run_budget(store: PlanStore, ledger: Ledger) -> Budget | None:
@@ -73,11 +71,12 @@ def _run_budget(store: PlanStore, ledger: Ledger) -> Budget | None:
     if "base_usd" not in budget:
         budget = note_budget(store, base_usd=ledger.total(),
                              base_unknown=ledger.unknown_costs())
-    held = Budget(float(budget["max_usd"]), ledger,
-                  since=(float(budget["base_usd"]), int(budget["base_unknown"])))
-    held.hint = ("What is done is kept; `/maker:run --max-budget-usd X` goes on with a new "
-                 "budget of X.")
-    return held
+        if not budget:
+            return None  # (the run ended meanwhile: nothing to hold)
+    return Budget(float(budget["max_usd"]), ledger,
+                  since=(float(budget["base_usd"]), int(budget["base_unknown"])),
+                  hint="What is done is kept; `/maker:run --max-budget-usd X` goes on with a "
+                       "new budget of X.")
 
 
 class _StepNotes:
@@ -86,13 +85,14 @@ class _StepNotes:
     every SDK call of the step (each attempt, refused and failed ones included) as the
     ledger recorded them from the SDK's results, never from the model."""
 
-    def __init__(self, store: PlanStore) -> None:
-        self.store = store
-        self.began: dict[int, float] = {}
+    def __init__(self, store: PlanStore, ledger: Ledger) -> None:
+        self.store, self.ledger = store, ledger
+        self.began: set[int] = set()  # (steps begun and not yet noted)
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, StepStarted):
-            self.began[event.step] = time.monotonic()
+            self.began.add(event.step)
+            # ("began": a step no verdict told of is said at the next /maker:run)
             note_step(self.store, event.step, status="running", began=time.time())
         elif isinstance(event, (StepCompleted, StepFailed)):
             self.note(event.step, isinstance(event, StepFailed))
@@ -103,8 +103,8 @@ class _StepNotes:
             self.note(n, False)
 
     def note(self, n: int, failed: bool) -> None:
-        self.began.pop(n, None)
-        calls = [c for c in Ledger(self.store).calls() if c.step == n]
+        self.began.discard(n)
+        calls = [c for c in self.ledger.calls() if c.step == n]
         try:
             status = self.store.load_step(n).status
         except MakerError:

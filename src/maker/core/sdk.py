@@ -30,7 +30,7 @@ from maker.errors import (
     ClaudeNotFoundError,
 )
 
-__all__ = ["USAGE_KEYS", "SdkAnswer", "StreamReader", "is_error_result", "read_answer",
+__all__ = ["SdkAnswer", "StreamReader", "is_error_result", "read_answer",
            "sdk_errors", "token_usage", "translate_error"]
 
 _INSTALL = "pip install claude-agent-sdk (or: pip install 'maker[sdk]')"
@@ -66,14 +66,10 @@ class SdkAnswer:
     cost_known: bool = True  # False: the SDK's result reported no cost
 
 
-USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
-              "cache_read_input_tokens")
-"""The token counts of a ResultMessage's ``usage``, as the Messages API names them."""
-
-
 def token_usage(usage: Any) -> dict[str, int]:
-    """The token counts a ResultMessage's ``usage`` reports (``USAGE_KEYS``; any other
-    ``*_tokens`` count it adds is kept under its own name); {} when it reports none."""
+    """The token counts a ResultMessage's ``usage`` reports (input, output, cache
+    creation, cache read, and any other ``*_tokens``, by their API names); {} when it
+    reports none."""
     if not isinstance(usage, dict):
         return {}
     return {k: v for k, v in usage.items()

@@ -20,13 +20,14 @@ class Budget:
     across its stretches)."""
 
     def __init__(self, max_usd: float | None, ledger: Ledger, *,
-                 own_calls: bool = False, since: tuple[float, int] | None = None) -> None:
+                 own_calls: bool = False, since: tuple[float, int] | None = None,
+                 hint: str = "") -> None:
         if max_usd is not None and (isinstance(max_usd, bool) or not math.isfinite(max_usd)
                                     or max_usd < 0):
             raise ValueError(f"max_usd: {max_usd!r} is not an amount >= 0")
         self.max_usd = max_usd
         self.ledger = ledger
-        self.hint = ""  # how the person goes on, for a budget given elsewhere
+        self.hint = hint  # how the person goes on, for a budget given elsewhere
         self.before = ledger.total() if own_calls else 0.0
         self.unknown_before = ledger.unknown_costs() if own_calls else 0
         if since is not None:  # (the ledger's totals when the budget began: a run's)

@@ -26,12 +26,11 @@ EVENTS = {
 # a check of a maker agent's call (or of a call whose input was not read yet) says no,
 # and the person's own call goes through, visibly (STYLE.md 5).
 PRE_TOOL_DEADLINE_S = 20.0
-_LATE_DENY = ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": '
-              '"deny", "permissionDecisionReason": "maker: its check of this call ran out of '
-              'time (%s s), so the call is refused: a check that cannot finish says no. Do '
-              'it in smaller pieces, or hand off with status: blocked and this reason."}}')
-_LATE_ALLOW = ('{"systemMessage": "maker: its check of this call ran out of time (%s s); '
-               'the call was let through unchecked."}')
+_LATE_DENY = ("maker: its check of this call ran out of time ({} s), so the call is "
+              "refused: a check that cannot finish says no. Do it in smaller pieces, or hand "
+              "off with status: blocked and this reason.")
+_LATE_ALLOW = "maker: its check of this call ran out of time ({} s); the call was let through "\
+    "unchecked."
 
 
 class Watchdog:
@@ -59,7 +58,10 @@ class Watchdog:
                 return
             self.answered = True
             try:
-                late = (_LATE_DENY if self.makers else _LATE_ALLOW) % f"{self.deadline:g}"
+                from maker.hooks.protocol import _dump, deny_tool, message  # (loaded by main)
+
+                said = (_LATE_DENY if self.makers else _LATE_ALLOW).format(f"{self.deadline:g}")
+                late = _dump(deny_tool(said) if self.makers else message(said))
                 os.write(1, (late + "\n").encode())
             finally:
                 os._exit(0)  # (whatever happened above: the slow check never answers)

@@ -197,6 +197,3 @@ def _result_error(result: Any) -> str:
 def _number(value: Any, kind: type[Any]) -> Any:
     return kind(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
         else None
-
-
-

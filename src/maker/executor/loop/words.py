@@ -149,7 +149,8 @@ def approval_screen(store: PlanStore) -> str:
     """What the person reads on screen (not the model) before maker's question on a step
     that awaits approval: its summary, the files maker measured, the checks maker ran and
     how they ended, its cost; "" when no step awaits approval."""
-    waiting = [r for r in store.load().steps if is_awaiting(r)]
+    plan = store.load()
+    waiting = [r for r in plan.steps if is_awaiting(r)]
     if not waiting:
         return ""
     record = waiting[0]
@@ -173,7 +174,6 @@ def approval_screen(store: PlanStore) -> str:
     spent = (f"{int(entry['duration_ms']) // 1000} s, {int(entry.get('tokens') or 0):,} tokens"
              + (f", ${float(entry['cost_usd']):.4f}" if entry.get("cost_usd") else "")
              if entry.get("duration_ms") is not None else "")
-    plan = store.load()
     done = sum(r.status == "complete" for r in plan.steps)
     lines = [f"maker: {done} of {len(plan.steps)} steps complete; step {record.number} "
              f"({clip(record.title, 80)}) awaits your approval.",

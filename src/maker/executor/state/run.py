@@ -90,27 +90,28 @@ def run_mode(store: StateDir) -> str:
     return ENGINE if live_run(store).get("mode") == ENGINE else SUBAGENTS
 
 
-def note_budget(store: StateDir, **facts: Any) -> dict[str, Any]:
-    """Merge ``facts`` into the live run's budget; the budget as it now stands."""
+def _merge(store: StateDir, key: str, facts: dict[str, Any]) -> dict[str, Any]:
+    """Merge ``facts`` into the live run's ``key``; it as it now stands ({} without a
+    live run: nothing written)."""
     with store.lock():  # type: ignore[attr-defined]
         run = live_run(store)
-        budget = {**(run.get("budget") or {}), **facts}
-        if run:
-            write_run(store, {**run, "budget": budget})
-        return budget
+        if not run:
+            return {}
+        merged = {**(run.get(key) or {}), **facts}
+        write_run(store, {**run, key: merged})
+        return merged
+
+
+def note_budget(store: StateDir, **facts: Any) -> dict[str, Any]:
+    """Merge ``facts`` into the live run's budget; the budget as it now stands."""
+    return _merge(store, "budget", facts)
 
 
 def note_stretch(store: StateDir, **facts: Any) -> dict[str, Any]:
     """Merge ``facts`` into the live run's ``stretch`` (the engine's last background
     task: when it began and ended, how, and whether the main agent was told); the
     stretch as it now stands ({} without a live run)."""
-    with store.lock():  # type: ignore[attr-defined]
-        run = live_run(store)
-        if not run:
-            return {}
-        stretch = {**(run.get("stretch") or {}), **facts}
-        write_run(store, {**run, "stretch": stretch})
-        return stretch
+    return _merge(store, "stretch", facts)
 
 
 def note_step(store: StateDir, n: int, **facts: Any) -> None:

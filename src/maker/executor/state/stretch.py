@@ -6,7 +6,8 @@ The main session then holds one launch and one notification per stretch, not a
 subagent's frame per step (``docs/run-ways.md`` has the figures): under the policy
 ``auto`` a whole plan is one stretch; under ``never``, one per question. Every gate is
 the engine's (``maker run``'s): orient and its deviation question, claims against
-measurement, the kernel boundary with hooks that fail closed, the sweep, review,
+measurement, the kernel boundary with hooks that fail closed, the handoff's edge-case
+notes, review,
 approval by the run's policy, parallel landing. The stretch records in the run's
 record when it began and how it ended; the main session's next action is computed from
 ``plans/`` when the task's notification arrives (``maker.executor.loop.next_action``).
@@ -69,7 +70,7 @@ def stretch_runs(store: StateDir) -> bool:
 
 def stretch_start(store: StateDir) -> str:
     """Why no stretch may begin now ("" when one may): a run in engine mode must be
-    live, and no other stretch run."""
+    live (whether another stretch runs is the lock's to say: ``holding_stretch``)."""
     if not live_run(store):
         return ("no /maker:run drives this plan: a run begins when the user types "
                 "/maker:run")
