@@ -143,7 +143,7 @@ def main() -> None:
     missed = []
     with tempfile.TemporaryDirectory(prefix="maker-run-ways-") as scratch:
         for policy, steps in (("auto", args.auto), ("never", args.never)):
-            for way in args.ways.split(","):
+            for way in args.ways.split(",") if steps else ():
                 with tempfile.TemporaryDirectory(dir=scratch) as tmp:
                     result = measure(way, steps, policy, Path(tmp))
                 show(result)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -90,6 +91,10 @@ class FakeMessagesAPI:
         self.on_request = on_request
         self._address = (host, port)
         self._queues: dict[str, deque[ScriptItem]] = {}
+        # agent -> seconds its request waits for a script when its queue is empty (a
+        # process the script cannot see start, e.g. one a hook starts: scripted as soon
+        # as the script hears of it, which may be a moment after its first request)
+        self.grace: dict[str, float] = {}
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -215,9 +220,14 @@ class FakeMessagesAPI:
             if side.matches(request):
                 request.outcome, request.side_kind = "side", side.name
                 return side.answer(request)
-        with self._lock:
-            queue = self._queues.get(agent)
-            item = queue.popleft() if queue else None
+        deadline = time.monotonic() + self.grace.get(agent, 0.0)
+        while True:
+            with self._lock:
+                queue = self._queues.get(agent)
+                item = queue.popleft() if queue else None
+            if item is not None or time.monotonic() >= deadline:
+                break
+            time.sleep(0.05)
         if item is None:
             request.outcome = "default"
             return Reply.text(self.default_text)

@@ -22,7 +22,7 @@ from harness.background import TIMEOUT
 from harness.claude_fixtures import StartInteractive
 from harness.plugin import step, write_plan
 from harness.queries import RecordingAPI
-from harness.run_loop import EngineExecutor, RunMain, chain_plan
+from harness.run_loop import STARTED, EngineExecutor, RunMain, chain_plan
 from maker.engine.ledger import Ledger
 from maker.executor.state.stretch import stretch_runs
 from maker.store.plan_store import PlanStore
@@ -93,7 +93,8 @@ def test_ten_steps_under_auto_run_in_one_stretch_outside_the_main_session(
         record = step(project, n)
         assert record.status == "complete" and record.meta["approved_by"] == "policy:auto"
         assert (project / f"step{n}.txt").read_text() == f"step {n}\n"
-    assert main.turns.count("stretch") == 1 and "ask" not in main.turns
+    # maker started the one stretch itself, and woke the main agent when it ended
+    assert main.turns == ["started", "RUN_DONE"]
     assert "RUN_DONE" in screen
     mains = fake_api.requests_for(MAIN)
     # no subagent of the main session: no launch, no hand-back, no handoff in it
@@ -141,7 +142,11 @@ def test_under_never_each_question_ends_a_stretch_and_the_answer_starts_the_next
         assert "The diff: `git diff " in terminal.text()
         terminal.choose()
     ended(terminal, fake_api, main, "RUN_DONE")
-    assert main.turns.count("ask") == 3 and main.turns.count("stretch") == 3
+    # each stretch started by maker (the typed command, then each answer's hook), each
+    # end a wake: no Bash call, no launch result, no task notification in the session
+    assert main.turns == ["started", "ask", "started", "ask", "started", "ask", "RUN_DONE"]
+    assert not [r for r in fake_api.requests_for(MAIN) if "Command running in background"
+                in r.all_text]
     for n in range(3):
         assert step(project, n).meta["approved_by"] == "user (AskUserQuestion)"
     assert not [r for r in fake_api.requests_for(MAIN) if "Files (maker measured)" in r.all_text]
@@ -165,7 +170,7 @@ def test_approving_the_rest_at_step_1_finishes_in_one_more_stretch(
                   "the second answer highlighted")
     terminal.choose()
     ended(terminal, fake_api, main, "RUN_DONE")
-    assert main.turns.count("ask") == 2 and main.turns.count("stretch") == 3
+    assert main.turns.count("ask") == 2 and main.turns.count("started") == 3
     for n in (2, 3):
         assert step(project, n).status == "complete"
         assert step(project, n).meta["approved_by"].startswith("policy:auto")
@@ -187,23 +192,24 @@ def test_a_deviation_mid_run_asks_the_person_and_the_run_goes_on(
     terminal.choose()
     ended(terminal, fake_api, main, "RUN_DONE")
     assert [step(project, n).status for n in range(3)] == ["complete"] * 3
-    assert main.turns.count("ask") == 1 and main.turns.count("stretch") == 2
+    assert main.turns.count("ask") == 1 and main.turns.count("started") == 2
 
 
 def test_a_client_killed_mid_step_resumes_from_plans_with_nothing_lost(
         interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
     first, main, executor, held = held_at_step_1(interactive, fake_api, project)
     first.close()  # killed mid-step
-    # Its background task outlives it (the client starts it in a process group of its
-    # own): the stretch goes on alone, and nobody would hear it end. A new session's
-    # /maker:run starts a stretch that waits for it, then goes on from plans/.
+    # The stretch is maker's own process, in a session of its own: it goes on alone, and
+    # nobody would hear it end. A new session's /maker:run starts a stretch that waits
+    # for it, then goes on from plans/, and wakes the new session when it ends.
     orphan = stretch_runs(PlanStore(project / "plans"))
     assert step(project, 1).status == "in-progress"
     if not orphan:  # (a client that takes its tasks with it: step 1 begins again)
         fake_api.script(EXECUTOR, executor, executor)
     second = interactive()
     second.submit("/maker:run")
-    second.wait_for_text("maker loop stretch", TIMEOUT)
+    second.wait(lambda: main.turns.count("started") == 2, "a stretch started to wait for it",
+                TIMEOUT)
     held.set()
     ended(second, fake_api, main, "RUN_DONE")
     assert [step(project, n).status for n in range(3)] == ["complete"] * 3
@@ -218,7 +224,7 @@ def test_a_compaction_mid_run_and_the_run_goes_on(
     hook tells the compacted session what the run is and what is next, and the run ends
     as it would have."""
     terminal, main, executor, held = held_at_step_1(interactive, fake_api, project)
-    terminal.wait(lambda: "Noted." in terminal.text(), "the launch turn over", TIMEOUT)
+    terminal.wait(lambda: STARTED in terminal.text(), "the launch turn over", TIMEOUT)
     before = len(fake_api.requests_for(MAIN))
     fake_api.script(MAIN, "Summary: a /maker:run is going on.")  # (the compaction's own)
     terminal.submit("/compact")
@@ -248,7 +254,7 @@ def test_parallel_2_runs_a_wave_in_worktrees_and_lands_both(
         assert (project / f"step{n}.txt").read_text() == f"step {n}\n"
     assert step(project, 1).meta.get("landed_files") == ["step1.txt"]  # (its worktree)
     assert step(project, 2).meta.get("landed_files") == ["step2.txt"]
-    assert main.turns.count("stretch") == 1
+    assert main.turns.count("started") == 1
     # the report is the last thing said, after every step's end
     last = fake_api.requests_for(MAIN)[-1].latest_text
     assert "maker: the plan is done" in last and "Steps in this run: 4 of 4" in last
@@ -282,9 +288,9 @@ def test_a_budget_reached_mid_run_stops_it_and_a_new_budget_goes_on(
 
 def test_an_engine_killed_mid_step_stops_the_run_with_why_and_it_goes_on_after(
         interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
-    """The stretch's background task is killed (SIGKILL to its process group, the
-    executor's session with it: it records nothing). Its notification
-    still comes; maker says the engine ended without saying how, and stops the run
+    """The stretch is killed (SIGKILL to its process group, the executor's session with
+    it: it records nothing). maker's wake sees its process gone and wakes the main agent
+    all the same; maker says the engine ended without saying how, and stops the run
     there rather than start it again blind. The person's /maker:run goes on."""
     terminal, main, executor, held = held_at_step_1(interactive, fake_api, project)
     store = PlanStore(project / "plans")
@@ -302,9 +308,9 @@ def test_an_engine_killed_mid_step_stops_the_run_with_why_and_it_goes_on_after(
 def test_a_graceful_stop_finishes_the_step_that_runs_and_starts_nothing_more(
         interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
     terminal, main, executor, held = held_at_step_1(interactive, fake_api, project)
-    terminal.wait(lambda: "Noted." in terminal.text(), "the launch turn over", TIMEOUT)
+    terminal.wait(lambda: STARTED in terminal.text(), "the launch turn over", TIMEOUT)
     terminal.submit("/maker:run --stop")
-    terminal.wait(lambda: main.turns[-1:] == ["noted"] and len(main.turns) >= 3,
+    terminal.wait(lambda: main.turns[-1:] == ["noted"] and len(main.turns) >= 2,
                   "the stop told", TIMEOUT)
     assert read_run(PlanStore(project / "plans"))["stop_asked"]
     held.set()
@@ -364,19 +370,27 @@ class ForegroundMain(RunMain):
         return reply, what
 
 
-def test_a_stretch_called_without_run_in_background_still_runs_in_the_background(
+def test_a_stretch_that_outlives_the_wake_is_waited_for_in_a_background_task(
         interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    """maker's wake waits for a stretch at most an hour (here, as a person can shorten
+    it, 2 s): then it wakes the main agent, which runs `maker loop stretch` to wait for
+    the one that runs; maker's hook puts that call in the background even when the
+    model leaves run_in_background out, and the run ends as it would have."""
     write_plan(project, chain_plan(2), policy="never")
-    executor = EngineExecutor(fake_api, 2, 1)
+    held = threading.Event()
+    executor = EngineExecutor(fake_api, 2, 1, hold={0: held})
     main = ForegroundMain(fake_api, lambda k: None, on_stretch=executor.stretch)
     fake_api.script(MAIN, main)
-    terminal = interactive()
+    terminal = interactive(env={"MAKER_WAKE_WAIT_S": "2"})
     terminal.submit("/maker:run")
+    terminal.wait(lambda: "stretch" in main.turns, "the main agent's own stretch", TIMEOUT)
+    held.set()
     for n in range(2):
         terminal.wait_for_text(f"Approve step {n}", TIMEOUT)
         terminal.choose()
     ended(terminal, fake_api, main, "RUN_DONE")
     assert [step(project, n).status for n in range(2)] == ["complete"] * 2
+    assert len(fake_api.requests_for(EXECUTOR)) == 6  # each step ran once
     launched = [r.latest_text for r in fake_api.requests_for(MAIN)
                 if "Command running in background" in r.latest_text]
-    assert len(launched) == 2  # (maker's hook put both in the background)
+    assert launched and len(launched) == main.turns.count("stretch")  # (all in the background)

@@ -25,7 +25,8 @@ from maker_scripted.scenarios import handoff
 from maker_scripted.terminal import Terminal
 from maker_scripted.turns import EXECUTOR, handback, off_script, tool, working_dir
 
-__all__ = ["EngineExecutor", "RunExecutor", "RunMain", "answer_until_ended", "chain_plan"]
+__all__ = ["STARTED", "EngineExecutor", "RunExecutor", "RunMain", "answer_until_ended",
+           "chain_plan"]
 
 _NEXT = re.compile(r"^(?:Next|NEXT): (.*)$", re.M)
 _ASK = re.compile(r"^ask: (\{.*\})$", re.M)
@@ -34,6 +35,8 @@ _PROMPTS = re.compile(r"\"(Execute maker step \d+\.)\"")
 _REVIEW = re.compile(r"the prompt \"(Review maker step [^\"]+)\"")
 _RUNS = re.compile(r"maker: The step executor for step \d+ runs in the background")
 _STEP = re.compile(r"Execute maker step (\d+)\.")
+_ENGINE_RUNS = "maker's engine goes on in the background"
+STARTED = "maker's engine runs the next steps."  # what the main agent says to it
 _TREE = re.compile(r"has a git worktree of its own: (\S+)")
 
 
@@ -94,6 +97,10 @@ class RunMain:
             return Reply.of(*[ToolUseBlock("Agent", {
                 "subagent_type": "maker:step-executor", "description": p[:-1], "prompt": p})
                 for p in prompts]), f"launch {len(prompts)}"
+        if step_next.startswith("end your turn") and _ENGINE_RUNS in step_next:
+            if self.on_stretch is not None:  # (maker's hook started the stretch)
+                self.on_stretch()
+            return Reply.text(STARTED), "started"
         if step_next.startswith("end your turn") or _RUNS.search(text):
             return Reply.text("It runs in the background; maker reports when it returns."), \
                 "wait"
@@ -181,6 +188,8 @@ class EngineExecutor:
         self.holding = threading.Event()  # set while a held turn waits
         self.deviate = deviate or {}  # step -> (what changed, the revised step): its
         self.deviated: set[int] = set()  # first session finds the step no longer fits
+        # (a stretch maker's hook starts may ask before the main agent hears of it)
+        api.grace[EXECUTOR] = 30.0
 
     def stretch(self) -> None:
         k = min(self.left, self.per_stretch or self.left)

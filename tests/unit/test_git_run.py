@@ -172,11 +172,12 @@ def _starts_processes(path: Path) -> bool:
 
 
 def test_no_module_but_the_runner_runs_git() -> None:
-    """The modules that start a process: git's runner, and two that run no git (the
-    OS boundary's probe, a verification command). A new one that runs git belongs in
-    ``maker.tools.git_run``."""
+    """The modules that start a process: git's runner, and three that run no git (the
+    OS boundary's probe, a verification command, a run's stretch started by maker's
+    hook). A new one that runs git belongs in ``maker.tools.git_run``."""
     starting = sorted(str(p.relative_to(SRC)) for p in SRC.rglob("*.py")
                       if _starts_processes(p))
-    assert starting == ["tools/boundary.py", "tools/git_run.py", "verify/check_run.py"]
-    for name in ("tools/boundary.py", "verify/check_run.py"):
+    assert starting == ["hooks/wake.py", "tools/boundary.py", "tools/git_run.py",
+                        "verify/check_run.py"]
+    for name in ("hooks/wake.py", "tools/boundary.py", "verify/check_run.py"):
         assert '"git"' not in (SRC / name).read_text(encoding="utf-8")

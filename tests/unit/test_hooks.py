@@ -266,9 +266,9 @@ def test_executor_tools_are_limited_to_the_steps(project: Path, running: PlanSto
                                                  tool_in: dict[str, Any],
                                                  decision: str | None,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from maker.hooks.plumbing import _maker_bin
+    from maker.hooks.plumbing import maker_bin
 
-    own = _maker_bin()  # (the plugin's bin/ on PATH, as the client puts it there)
+    own = maker_bin()  # (the plugin's bin/ on PATH, as the client puts it there)
     monkeypatch.setenv("PATH", f"{own.parent if own else ''}:{os.environ['PATH']}")
     out = fire("pre-tool-use", tool_input(project, tool, **tool_in))
     if decision is None:
@@ -288,9 +288,9 @@ def test_verification_outside_default_mode_runs_makers_own_program(
     """Asked as the mode says, as typed while a bare `maker` is the plugin's own; pinned
     to it (and still asked) when another `maker` comes first on PATH (a step's planting
     in a project's activated .venv/bin, say)."""
-    from maker.hooks.plumbing import _maker_bin
+    from maker.hooks.plumbing import maker_bin
 
-    own = _maker_bin()
+    own = maker_bin()
     assert own is not None
     monkeypatch.setenv("PATH", f"{own.parent}:/usr/bin:/bin")
     assert fire("pre-tool-use", tool_input(project, "Bash",

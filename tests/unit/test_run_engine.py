@@ -131,12 +131,33 @@ def test_the_typed_run_chooses_its_way_and_says_when_the_engine_is_missing(
     data = tmp_path / "data"
     save_request("sess-1", f"/maker:run {typed}".strip(), data, prompt_id="p-1")
     monkeypatch.setattr(loop_cmd, "_engine_here", lambda: sdk)
+    started: list[str] = []
+    monkeypatch.setattr(loop_cmd, "start_stretch",
+                        lambda store, key: started.append(key) or 1.0)
     out = CliRunner().invoke(cli, ["loop", "begin", "--session", "sess-1", "--data-dir",
                                    str(data), "--plans-dir", str(plans.root)])
     assert out.exit_code == 0, out.output
     assert live_run(plans)["mode"] == mode
     assert ("pip install 'claude-agent-sdk>=" in out.output) is hint
-    assert ("Next: run `maker loop stretch`" in out.output) is (mode == "engine")
+    # in maker's engine the command started the first stretch itself, for this prompt's
+    # wake; the main agent only ends its turn
+    assert started == (["p-1"] if mode == "engine" else [])
+    assert ("Next: end your turn in a sentence: maker's engine goes on in the background"
+            in out.output) is (mode == "engine")
+
+
+def test_a_stretch_that_cannot_start_is_the_main_agents_to_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plans = linear(tmp_path, 2)
+    data = tmp_path / "data"
+    save_request("sess-1", "/maker:run", data, prompt_id="p-1")
+    monkeypatch.setattr(loop_cmd, "_engine_here", lambda: True)
+    monkeypatch.setattr(loop_cmd, "start_stretch", lambda store, key: None)
+    out = CliRunner().invoke(cli, ["loop", "begin", "--session", "sess-1", "--data-dir",
+                                   str(data), "--plans-dir", str(plans.root)])
+    assert "Next: run `maker loop stretch` (Bash, run_in_background true)" in out.output
+    # and the wake on this prompt is told that nothing was started for it
+    assert live_run(plans)["stretch"] == {"wake_for": "p-1", "wake_at": None}
 
 
 def test_status_mid_run_shows_each_steps_status_as_the_plan_has_it_now(

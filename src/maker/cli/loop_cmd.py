@@ -21,8 +21,8 @@ from maker.cli._common import (
 )
 from maker.cli.main import loop
 from maker.errors import MakerError
-from maker.executor.loop.next_action import loop_lock, next_action
-from maker.executor.loop.words import begin_text, unseen
+from maker.executor.loop.next_action import Action, loop_lock, next_action
+from maker.executor.loop.words import ENGINE_GOES_ON, begin_text, unseen
 from maker.executor.parallel.land import recover
 from maker.executor.state.run import (
     ENGINE,
@@ -30,10 +30,12 @@ from maker.executor.state.run import (
     ask_stop,
     begin_run,
     live_run,
+    note_stretch,
     run_mode,
     stop_run,
 )
 from maker.executor.state.stretch import stretch_runs
+from maker.hooks.wake import start_stretch
 from maker.store.plan_store import PlanStore
 
 __all__ = ["loop_begin", "run_args"]
@@ -161,4 +163,16 @@ def _begin(root: Path, session_id: str, prompt_id: str, parallel: int | None,
             return (f"REFUSED: {exc}\nTell the user exactly this, and end with the line "
                     f"RUN_STOPPED." + (f"\nSince the last verdict you saw:{said}" if seen
                                        else ""))
+        if mode == ENGINE and prompt_id:
+            action = _started(store, action, prompt_id)
         return begin_text(store, run, resumed, action, seen)
+
+
+def _started(store: PlanStore, action: Action, prompt_id: str) -> Action:
+    """The typed run's next stretch, started here when it is the next action: the main
+    agent ends its turn, and maker's wake on this prompt (``maker.hooks.wake``) wakes it
+    when the stretch ends; else the action as it was (the wake is told not to wait)."""
+    if action.kind == "stretch" and start_stretch(store, prompt_id) is not None:
+        return Action("started", f"Next: end your turn in a sentence: {ENGINE_GOES_ON}.")
+    note_stretch(store, wake_for=prompt_id, wake_at=None)
+    return action

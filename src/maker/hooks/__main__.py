@@ -18,6 +18,7 @@ EVENTS = {
     "user-prompt-submit": ("maker.hooks.handlers", "on_user_prompt_submit"),
     "agent-launch": ("maker.hooks.verdicts", "on_agent_launch"),
     "agent-return": ("maker.hooks.verdicts", "on_agent_return"),
+    "stretch-wake": ("maker.hooks.wake", "on_stretch_wake"),
 }
 
 
@@ -89,9 +90,23 @@ def main(argv: list[str]) -> int:
                    on_input=dog.saw if dog is not None else None)
     if dog is not None:
         dog.answer(out)
+    elif event == "stretch-wake":  # (asyncRewake: what it prints, scripts/hook says)
+        said = _wake_said(out)
+        if said:
+            sys.stdout.write(said + "\n")
     elif out:
         sys.stdout.write(out + "\n")
     return 0
+
+
+def _wake_said(out: str) -> str:
+    """What the wake hook says to the main agent ("" to stay quiet): its ``wake``, or
+    what went wrong (a waiter that failed wakes the main agent rather than leave it
+    asleep for good)."""
+    import json
+
+    said = json.loads(out) if out else {}
+    return str(said.get("wake") or said.get("systemMessage") or "")
 
 
 def _deadline() -> float:

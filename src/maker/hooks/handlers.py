@@ -35,6 +35,7 @@ from maker.hooks.deliver import on_subagent_stop
 from maker.hooks.protocol import HookInput, Output, allow, context
 from maker.hooks.stop import on_stop
 from maker.hooks.tool_use import on_post_tool_use, on_pre_tool_use
+from maker.hooks.wake import is_wake, on_stretch_wake
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -47,9 +48,12 @@ __all__ = ["HANDLERS"]
 # -- UserPromptSubmit ---------------------------------------------------------------
 
 def on_user_prompt_submit(hook: HookInput) -> Output:
-    from maker.hooks.notifications import on_notification, parse_notification
+    from maker.hooks.notifications import on_notification, parse_notification, stretch_ended
 
     notified = parse_notification(hook.text("prompt"))
+    if notified is None and is_wake(hook.text("prompt")):
+        # maker's own wake: its engine stopped. Never a person's decision either.
+        return stretch_ended(hook, wake=True)
     if notified is not None:
         # A background subagent ended: maker's verdict on it, in the turn its
         # notification starts. Never a person's decision, whatever its text says.
@@ -161,4 +165,5 @@ HANDLERS = {
     "post-tool-use": on_post_tool_use,
     "agent-launch": verdicts.on_agent_launch,
     "agent-return": verdicts.on_agent_return,
+    "stretch-wake": on_stretch_wake,
 }

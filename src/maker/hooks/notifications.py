@@ -24,7 +24,7 @@ from maker.hooks.protocol import HookInput, Output, allow, context
 from maker.hooks.records import read_record, take_record
 from maker.hooks.verdicts import usage_of, verdict_text
 
-__all__ = ["on_notification", "parse_notification"]
+__all__ = ["on_notification", "parse_notification", "stretch_ended"]
 
 # A notification can reach UserPromptSubmit a moment before the subagent's own
 # SubagentStop hook has recorded its deliverable: wait that long for it.
@@ -66,7 +66,7 @@ def on_notification(hook: HookInput, agent_id: str, status: str) -> Output:
     data = read_record(agent_id)
     agent = str(data.get("agent_type") or "")
     if not agent.startswith("maker:"):
-        return _stretch_ended(hook)
+        return stretch_ended(hook)
     if data.get("told"):  # (its Agent call returned in the foreground; or a repeat)
         _usage(hook, data)  # (a hand-back's later notification: what the client counted)
         return context("UserPromptSubmit", f"maker: its verdict on the {agent} subagent "
@@ -101,31 +101,33 @@ def on_notification(hook: HookInput, agent_id: str, status: str) -> Output:
                    f"ended (agent {agent_id}): {text}") if text else allow()
 
 
-def _stretch_ended(hook: HookInput) -> Output:
-    """A background task that is not a maker subagent ended: when it was a stretch of the
-    run in maker's engine that nobody has heard of yet, the run's one next action,
-    computed from ``plans/`` (never from the task's output, which the main agent is not
-    asked to read)."""
+def stretch_ended(hook: HookInput, wake: bool = False) -> Output:
+    """A background task that is not a maker subagent ended (``wake``: maker's own wake,
+    ``maker.hooks.wake``): when it was a stretch of the run in maker's engine that nobody
+    has heard of yet, the run's one next action, computed from ``plans/`` (never from the
+    task's output, which the main agent is not asked to read). A wake always gets one:
+    while a stretch still runs, to run one in the background, which waits for it."""
     store = store_for(hook)
     if not store.exists():
         return allow()
     from maker.executor.state.run import live_run
+    from maker.executor.state.stretch import ENDED_UNSAID, ended, stretch_runs
 
-    stretch = live_run(store).get("stretch") or {}
-    if stretch.get("told") or not stretch.get("began"):
+    run = live_run(store)
+    stretch = run.get("stretch") or {}
+    if not run or not wake and (stretch.get("told") or not stretch.get("began")):
         return allow()
-    if not stretch.get("ended"):
-        from maker.executor.state.stretch import ENDED_UNSAID, ended, stretch_runs
-
-        if stretch_runs(store):
-            return allow()  # (another task ended; the engine still runs)
+    running = stretch_runs(store)
+    if stretch.get("began") and not stretch.get("ended") and not running:
         ended(store, ENDED_UNSAID, "maker's engine ended without saying how (killed, or "
               "it crashed); the step it ran stays in progress")
+    elif running and not wake:
+        return allow()  # (another task ended; the engine still runs)
     from maker.executor.loop.next_action import loop_lock, next_action
     from maker.executor.loop.words import approval_screen, stretch_said
 
     with loop_lock(store):
-        action = next_action(store, hook.session_id, hook.text("prompt_id"))
+        action = next_action(store, hook.session_id, hook.text("prompt_id"), typed=running)
     out = context("UserPromptSubmit", stretch_said(store, action.said))
     screen = approval_screen(store) if action.kind == "ask" else ""
     # (on the person's screen only: the model reads the question, not the step's detail)

@@ -25,15 +25,15 @@ from pathlib import Path
 
 from maker.hooks.protocol import HookInput, Output, allow_tool
 
-__all__ = ["PINNED_WHY", "finds_own_maker", "pinned_plumbing", "plumbing_allow",
-           "stretch_allow", "vouched"]
+__all__ = ["BASH", "PINNED_WHY", "finds_own_maker", "maker_bin", "pinned_plumbing",
+           "plumbing_allow", "stretch_allow", "vouched"]
 
 PINNED_WHY = "maker's own plumbing, run by the plugin's own bin/maker"
 
-_BASH = Path("/bin/bash")
+BASH = Path("/bin/bash")
 
 
-def _maker_bin() -> Path | None:
+def maker_bin() -> Path | None:
     """The plugin's own ``bin/maker``: under ``CLAUDE_PLUGIN_ROOT`` (set for hooks), or
     the checkout this maker runs from; None when neither has one."""
     roots = [os.environ.get("CLAUDE_PLUGIN_ROOT", ""), str(Path(__file__).parents[3])]
@@ -68,10 +68,10 @@ def stretch_allow(hook: HookInput, command: str) -> Output:
     a person's decision is due."""
     from maker.executor.state.stretch import STRETCH_COMMAND
 
-    program = _maker_bin()
-    if command.strip() != STRETCH_COMMAND or program is None or not _BASH.is_file():
+    program = maker_bin()
+    if command.strip() != STRETCH_COMMAND or program is None or not BASH.is_file():
         return None
-    pinned = " ".join(shlex.quote(w) for w in (str(_BASH), str(program), "loop", "stretch"))
+    pinned = " ".join(shlex.quote(w) for w in (str(BASH), str(program), "loop", "stretch"))
     # Exactly this call, whatever else the model put in it: in the background (a stretch
     # run in the foreground would end with no notification, and nobody would say what
     # is next), with the client's own sandbox as the person set it.
@@ -84,7 +84,7 @@ def finds_own_maker() -> bool:
     """Whether a bare ``maker`` on the session's PATH is the plugin's own: a call left as
     typed then runs maker's program, not one a step planted on PATH (a project's
     activated ``.venv/bin``, say); when it is not, the call is pinned, and asked."""
-    own = _maker_bin()
+    own = maker_bin()
     path = os.environ.get("PATH", "")
     if own is None or any(not os.path.isabs(entry) for entry in path.split(os.pathsep)):
         return False  # (`.` or an empty entry: the shell's cwd, which a step can `cd`)
@@ -114,9 +114,9 @@ def pinned_plumbing(command: str, step: int | None) -> tuple[str, str] | None:
     what, number = found
     if what in ("context", "verify --step", "land") and (step is None or number != step):
         return None
-    program = _maker_bin()
-    if program is None or not _BASH.is_file():
+    program = maker_bin()
+    if program is None or not BASH.is_file():
         return None
     words = shlex.split(command)[1:] if what == "orient" else command.split()[1:]
-    return " ".join([shlex.quote(str(_BASH)), shlex.quote(str(program)),
+    return " ".join([shlex.quote(str(BASH)), shlex.quote(str(program)),
                      *(shlex.quote(w) for w in words)]), what

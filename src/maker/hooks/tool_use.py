@@ -247,7 +247,7 @@ def on_post_tool_use(hook: HookInput) -> Output:
     from maker.executor.state.run import live_run
 
     if live_run(store):
-        from maker.executor.loop.words import answered
+        from maker.hooks.wake import answered_in_run
 
-        told = answered(store, told, hook.session_id, prompt_id)
+        told = answered_in_run(hook, store, told, prompt_id)
     return context("PostToolUse", told)

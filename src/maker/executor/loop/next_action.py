@@ -204,7 +204,8 @@ def _ask(question: dict[str, object]) -> Action:
     # (the run's command says what `Next: ask` means: a question costs the main session
     # its characters twice, here and in the model's call)
     return Action("ask", "Next: ask with AskUserQuestion, the `ask:` line's input exactly."
-                         "\nask: " + json.dumps(question, ensure_ascii=False))
+                         "\nask: " + json.dumps(question, ensure_ascii=False,
+                                                  separators=(",", ":")))
 
 
 def _in_progress(store: PlanStore, plan: StoredPlan, session_id: str, prompt_id: str,

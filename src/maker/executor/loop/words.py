@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from maker.core.text import clip
@@ -25,10 +26,12 @@ from maker.handoff.measured import MEASURED_FIELD, NO_FILE_CHANGED, measured_lin
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
 
-__all__ = ["after_the_run", "answered", "begin_text", "ended_said", "executor_said",
-           "reviewer_said", "typed_in_run", "unseen"]
+__all__ = ["ENGINE_GOES_ON", "after_the_run", "answered", "begin_text", "ended_said",
+           "executor_said", "reviewer_said", "typed_in_run", "unseen"]
 
 _SUMMARY = 240  # of a handoff's summary, in a verdict
+ENGINE_GOES_ON = "maker's engine goes on in the background and wakes you"
+"""Said when maker itself started the next stretch (``maker.hooks.wake``)."""
 
 
 def _line(text: str) -> str:
@@ -123,10 +126,13 @@ _END_WITH = re.compile(r" *(?:Tell (?:them|the user) so,? )?(?:and )?[Ee]nd(?: y
                        r"with(?: the line)? STEP_[A-Z_]+\.")
 
 
-def answered(store: PlanStore, told: str, session_id: str, prompt_id: str) -> str:
+def answered(store: PlanStore, told: str, session_id: str, prompt_id: str,
+             start: Callable[[], bool] | None = None) -> str:
     """The note on the user's answer to maker's question, in a run: what was recorded,
     and the one next action. A step rejected with nothing to change stops the run (run
-    again as it was, it would only come back the same)."""
+    again as it was, it would only come back the same). ``start``: starts the next
+    stretch of maker's engine itself, when that is the next action (True when it did:
+    the main agent then ends its turn, and is woken when the stretch ends)."""
 
     said = _NEXT.sub("", _END_WITH.sub("", told)).strip()  # (the run's own Next follows)
     with loop_lock(store):
@@ -136,7 +142,10 @@ def answered(store: PlanStore, told: str, session_id: str, prompt_id: str) -> st
                     f"user that `/maker:run` goes on once the step or the plan says what to "
                     f"change (or `/maker:reject N <what to change>`), and end with the line "
                     f"{END_STOPPED}.")
-        return f"{said}\n{next_action(store, session_id, prompt_id).said}"
+        action = next_action(store, session_id, prompt_id)
+        if action.kind == "stretch" and start is not None and start():
+            return f"{said}\nNext: end your turn in a sentence: {ENGINE_GOES_ON}."
+        return f"{said}\n{action.said}"
 
 
 def stretch_said(store: PlanStore, said: str) -> str:
