@@ -14,7 +14,7 @@ import pytest
 from harness.step_plans import handoff, linear
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.acceptance.approval import approval_question, read_policy
-from maker.executor.state.lifecycle import start_step
+from maker.executor.state.lifecycle import reset_step, start_step
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 from maker.store.plan_store import PlanStore
@@ -140,6 +140,24 @@ def test_the_model_cannot_answer_makers_question_itself(store: PlanStore) -> Non
     assert "the user's to give" in out["hookSpecificOutput"]["permissionDecisionReason"]
     assert fire("pre-tool-use", "PreToolUse", tool_name="AskUserQuestion",
                 tool_input=question) is None
+
+
+def test_an_out_of_date_question_is_not_asked(store: PlanStore) -> None:
+    """A `Next: ask` the client re-sends after an interrupted turn can come after the
+    newest one: maker's hook refuses the question once its step no longer awaits it, so
+    the newest `Next:` wins."""
+    question = approval_question(1, "Step number 1")
+    assert fire("pre-tool-use", "PreToolUse", tool_name="AskUserQuestion",
+                tool_input=question) is None  # (step 1 awaits approval: asked)
+    answered("Approve step 1")
+    out = fire("pre-tool-use", "PreToolUse", tool_name="AskUserQuestion", tool_input=question)
+    assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    why = out["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "out of date: step 1 is complete now" in why and "newest `Next:`" in why
+    reset_step(store, 1)  # (a person's /maker:reset 1, say)
+    out = fire("pre-tool-use", "PreToolUse", tool_name="AskUserQuestion", tool_input=question)
+    assert out is not None and "step 1 is pending now" in \
+        out["hookSpecificOutput"]["permissionDecisionReason"]
 
 
 @pytest.mark.parametrize("tool", ["Write", "Edit", "MultiEdit"])

@@ -24,18 +24,25 @@ from maker.executor.acceptance.approval import (
     QUESTION_PREFIX,
     REJECT_LABEL,
     approve_step,
+    is_awaiting,
     read_policy,
     reject_step,
     set_policy,
 )
-from maker.executor.protocol.orient import DEVIATION_LABELS, DEVIATION_PREFIX, person_decides
+from maker.executor.protocol.orient import (
+    DEVIATION_LABELS,
+    DEVIATION_PREFIX,
+    pending_deviation,
+    person_decides,
+)
 from maker.executor.rules.instructions import decide_hint
 from maker.executor.state.run import choose_policy
 from maker.executor.verdicts.blocked import BLOCKED_LABELS, BLOCKED_PREFIX, person_starts
 from maker.executor.verdicts.revision import run_again
 from maker.store.plan_store import PlanStore
 
-__all__ = ["answer_decision", "asks_makers_question", "prefilled_answer", "prompt_decision"]
+__all__ = ["answer_decision", "asks_makers_question", "prefilled_answer", "prompt_decision",
+           "stale_question"]
 
 _NUMBER = re.compile(r"\A#?(\d{1,6})\b[:.]?\s*(.*)\Z", re.S)
 
@@ -127,6 +134,27 @@ def prefilled_answer(tool_input: Any) -> str | None:
     if asked and set(asked) & set(_answers(tool_input)):
         return ("maker: the answer to an approval question is the user's to give; ask "
                 "without `answers`.")
+    return None
+
+
+def stale_question(store: PlanStore, tool_input: Any) -> str | None:
+    """Why maker's question in an AskUserQuestion call must not be asked: the step no
+    longer awaits what it asks (an older ``Next:`` line, re-sent after an interrupted
+    turn, say: the newest one wins). None when every question still holds."""
+    for question, n in _maker_questions(tool_input).items():
+        try:
+            record = store.load_step(n)
+        except MakerError:
+            continue  # (a step that cannot be read: the answer's hook says why)
+        if question.startswith(QUESTION_PREFIX) and not is_awaiting(record):
+            now = record.status
+        elif question.startswith(DEVIATION_PREFIX) and pending_deviation(record) is None:
+            now = f"{record.status}, with no deviation to decide"
+        else:
+            continue
+        return (f"maker: this question is out of date: step {n} is {now} now, so there is "
+                "nothing to ask about it. Follow maker's newest `Next:` line only, or end "
+                "your turn in a sentence.")
     return None
 
 

@@ -162,9 +162,12 @@ def _any_agent_tool(hook: HookInput) -> Output:
     writing maker's files."""
     tool = hook.text("tool_name")
     if tool == "AskUserQuestion":
-        from maker.hooks.decisions import prefilled_answer
+        from maker.hooks.decisions import prefilled_answer, stale_question
 
         reason = prefilled_answer(hook.raw.get("tool_input"))
+        store = store_for(hook)
+        if not reason and store.exists():
+            reason = stale_question(store, hook.raw.get("tool_input"))
         return deny_tool(reason) if reason else allow()
     if tool == "Bash":
         from maker.tools.decision_guard import decision_refusal
