@@ -23,6 +23,7 @@ from harness.claude_fixtures import StartInteractive
 from harness.plugin import step, write_plan
 from harness.queries import RecordingAPI
 from harness.run_loop import STARTED, EngineExecutor, RunMain, chain_plan
+from harness.scenarios import find_plugin_root
 from maker.engine.ledger import Ledger
 from maker.executor.state.stretch import stretch_runs
 from maker.store.plan_store import PlanStore
@@ -102,12 +103,18 @@ def test_ten_steps_under_auto_run_in_one_stretch_outside_the_main_session(
                 or "[Subagent hand-back]" in r.all_text or "for_next_agent" in r.all_text]
     run = read_run(PlanStore(project / "plans"))
     assert run["ended_at"] and run["mode"] == "engine"
-    # every executor's call is in the ledger, with the tokens the scripted API reported
-    calls = [c for c in Ledger(PlanStore(project / "plans")).calls() if c.kind == "executor"]
-    assert sorted({c.step for c in calls}) == list(range(10))
     assert len(fake_api.requests_for(EXECUTOR)) == 30
-    reported = api_tokens(fake_api)
-    for n in range(10):
+    spent_as_reported(project, fake_api, 10)
+
+
+def spent_as_reported(project: Path, api: RecordingAPI, steps: int) -> None:
+    """Every executor's call is in the ledger, and each step's entry in the run has the
+    tokens the scripted API reported for it, step by step."""
+    run = read_run(PlanStore(project / "plans"))
+    calls = [c for c in Ledger(PlanStore(project / "plans")).calls() if c.kind == "executor"]
+    assert sorted({c.step for c in calls}) == list(range(steps))
+    reported = api_tokens(api)
+    for n in range(steps):
         entry = run["steps"][str(n)]
         assert (entry["input_tokens"], entry["output_tokens"]) == reported[n], n
         assert entry["tokens"] == sum(reported[n]) and entry["calls"] == 1
@@ -128,12 +135,12 @@ def api_tokens(api: RecordingAPI) -> dict[int, tuple[int, int]]:
 
 def test_under_never_each_question_ends_a_stretch_and_the_answer_starts_the_next(
         interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
-    write_plan(project, chain_plan(3), policy="never")
-    main = follow(fake_api, 3, 1)
+    write_plan(project, chain_plan(10), policy="never")
+    main = follow(fake_api, 10, 1)
     terminal = interactive()
     terminal.submit("/maker:run")
 
-    for n in range(3):
+    for n in range(10):
         terminal.wait_for_text(f"Approve step {n}", TIMEOUT)
         assert step(project, n).status == "awaiting-approval"
         # what the person approves, on their screen: not in the model's context
@@ -144,11 +151,12 @@ def test_under_never_each_question_ends_a_stretch_and_the_answer_starts_the_next
     ended(terminal, fake_api, main, "RUN_DONE")
     # each stretch started by maker (the typed command, then each answer's hook), each
     # end a wake: no Bash call, no launch result, no task notification in the session
-    assert main.turns == ["started", "ask", "started", "ask", "started", "ask", "RUN_DONE"]
+    assert main.turns == ["started", "ask"] * 10 + ["RUN_DONE"]
     assert not [r for r in fake_api.requests_for(MAIN) if "Command running in background"
                 in r.all_text]
-    for n in range(3):
+    for n in range(10):
         assert step(project, n).meta["approved_by"] == "user (AskUserQuestion)"
+    spent_as_reported(project, fake_api, 10)
     assert not [r for r in fake_api.requests_for(MAIN) if "Files (maker measured)" in r.all_text]
 
 
@@ -174,6 +182,7 @@ def test_approving_the_rest_at_step_1_finishes_in_one_more_stretch(
     for n in (2, 3):
         assert step(project, n).status == "complete"
         assert step(project, n).meta["approved_by"].startswith("policy:auto")
+    spent_as_reported(project, fake_api, 4)
 
 
 def test_a_deviation_mid_run_asks_the_person_and_the_run_goes_on(
@@ -216,6 +225,49 @@ def test_a_client_killed_mid_step_resumes_from_plans_with_nothing_lost(
     assert [(project / f"step{n}.txt").read_text() for n in range(3)] == \
         [f"step {n}\n" for n in range(3)]
     assert orphan  # (as the pinned client does it: the test says which path it proved)
+    spent_as_reported(project, fake_api, 3)
+
+
+def test_a_client_killed_at_a_question_asks_it_again_in_the_next_session(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    write_plan(project, chain_plan(2), policy="never")
+    main = follow(fake_api, 2, 1)
+    first = interactive()
+    first.submit("/maker:run")
+    first.wait_for_text("Approve step 0", TIMEOUT)
+    first.close()  # killed with the question on screen
+    assert step(project, 0).status == "awaiting-approval"
+    main.ended = None
+    if not fake_api.remaining().get(MAIN):
+        fake_api.script(MAIN, main)
+    second = interactive()
+    second.submit("/maker:run")
+    for n in range(2):
+        second.wait_for_text(f"Approve step {n}", TIMEOUT)
+        second.choose()
+    ended(second, fake_api, main, "RUN_DONE")
+    assert [step(project, n).status for n in range(2)] == ["complete"] * 2
+    assert len(fake_api.requests_for(EXECUTOR)) == 6  # each step ran once
+    spent_as_reported(project, fake_api, 2)
+
+
+def test_a_person_who_sets_the_status_line_sees_the_run_beside_the_prompt(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path,
+        claude_home: Path) -> None:
+    """A plugin cannot set the status line (the client ignores a plugin's statusLine);
+    a person can, to `maker status --line`: k of n, what runs, time and spend, while the
+    engine runs and the main session sleeps (no model turn, nothing in its context)."""
+    line = {"type": "command", "refreshInterval": 1,
+            "command": f"{find_plugin_root() / 'bin' / 'maker'} status --line"}
+    (claude_home / ".claude").mkdir(exist_ok=True)
+    (claude_home / ".claude" / "settings.json").write_text(json.dumps({"statusLine": line}))
+    terminal, main, executor, held = held_at_step_1(interactive, fake_api, project)
+    terminal.wait(lambda: "maker: 1/3 · step 1 runs · " in terminal.text(),
+                  "the run on the status line", TIMEOUT)
+    asked = len(fake_api.requests_for(MAIN))
+    held.set()
+    ended(terminal, fake_api, main, "RUN_DONE")
+    assert len(fake_api.requests_for(MAIN)) == asked + 1  # (the wake's turn, no other)
 
 
 def test_a_compaction_mid_run_and_the_run_goes_on(
@@ -235,6 +287,7 @@ def test_a_compaction_mid_run_and_the_run_goes_on(
     after = [r for r in fake_api.requests_for(MAIN)[before + 1:]
              if "This session was compacted while maker's /maker:run goes on" in r.all_text]
     assert after, "the compacted session was told of the run"
+    spent_as_reported(project, fake_api, 3)
 
 
 def test_parallel_2_runs_a_wave_in_worktrees_and_lands_both(
@@ -258,6 +311,7 @@ def test_parallel_2_runs_a_wave_in_worktrees_and_lands_both(
     # the report is the last thing said, after every step's end
     last = fake_api.requests_for(MAIN)[-1].latest_text
     assert "maker: the plan is done" in last and "Steps in this run: 4 of 4" in last
+    spent_as_reported(project, fake_api, 4)
 
 
 def test_a_budget_reached_mid_run_stops_it_and_a_new_budget_goes_on(
@@ -345,6 +399,7 @@ def test_esc_on_a_question_leaves_the_step_waiting_and_the_next_run_asks_again(
     ended(terminal, fake_api, main, "RUN_DONE")
     assert [step(project, n).status for n in range(2)] == ["complete"] * 2
     assert len(fake_api.requests_for(EXECUTOR)) == 6  # each step ran once
+    spent_as_reported(project, fake_api, 2)
 
 
 def test_esc_while_the_engine_runs_does_not_stop_it_and_nothing_repeats(
@@ -357,6 +412,7 @@ def test_esc_while_the_engine_runs_does_not_stop_it_and_nothing_repeats(
     ended(terminal, fake_api, main, "RUN_DONE")
     assert [step(project, n).status for n in range(3)] == ["complete"] * 3
     assert len(fake_api.requests_for(EXECUTOR)) == 9
+    spent_as_reported(project, fake_api, 3)
 
 
 class ForegroundMain(RunMain):

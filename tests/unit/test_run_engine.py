@@ -176,3 +176,32 @@ def test_status_mid_run_shows_each_steps_status_as_the_plan_has_it_now(
     lines = run_lines(plans, plans.load())
     assert "  step 1: complete (4 s, 1200 tokens, $0.0500)" in lines, lines
     assert not [line for line in lines if "awaiting-approval" in line]
+
+
+def test_status_line_says_the_run_in_one_line_and_nothing_without_one(
+        tmp_path: Path) -> None:
+    """`maker status --line`, for a person's statusLine setting: where the run stands,
+    beside their prompt, without a model turn."""
+    plans = linear(tmp_path, 3, policy="never")
+
+    def line() -> str:
+        out = CliRunner().invoke(cli, ["status", "--line", "--plans-dir", str(plans.root)])
+        assert out.exit_code == 0, out.output
+        return out.output
+
+    assert line() == ""  # (no run)
+    with plans.lock():
+        begin_run(plans, SESSION, None, ENGINE)
+    start_step(plans, 1, session_id=SESSION)
+    assert line().startswith("maker: 0/3 · step 1 runs · ")
+    record_orient(plans, 1, "none")
+    accept_handoff(plans, handoff(1, summary="Did step 1."))
+    note_step(plans, 1, status="awaiting-approval", tokens=1200, cost_usd=0.05)
+    said = line()
+    assert said.startswith("maker: 0/3 · step 1 waits for you · ") and \
+        said.endswith(" · 1,200 tokens, $0.05\n"), said
+    end_run(plans)
+    assert line() == ""
+    plans.steps_dir.joinpath("01-step-number-1.md").write_text("not: [a plan")
+    assert CliRunner().invoke(cli, ["status", "--line", "--plans-dir", str(plans.root)]
+                              ).output == ""  # (quiet on a broken file: a status line)

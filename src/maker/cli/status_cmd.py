@@ -13,7 +13,7 @@ from maker.core.text import task_line
 from maker.engine.ledger import Ledger, usd
 from maker.errors import MakerError
 from maker.executor.acceptance.approval import read_policy
-from maker.executor.loop.report import run_json, run_lines
+from maker.executor.loop.report import run_json, run_line, run_lines
 from maker.executor.loop.status_view import executor_bash, file_notes, summary_rows
 from maker.executor.protocol.sweep import open_proposals
 from maker.executor.state.schedule import nothing_ready_reason, plan_schedule
@@ -35,13 +35,24 @@ _TITLE_WIDTH = 48
               "the run ends (Ctrl-C to leave).")
 @click.option("--every", type=click.FloatRange(0.5, 3600), default=2.0, metavar="SECONDS",
               help="With --watch: seconds between two looks (default 2).")
+@click.option("--line", "one_line", is_flag=True, help="The /maker:run in one line, for "
+              "Claude Code's status line (statusLine in your settings): k of n, what runs, "
+              "what waits for you, time and spend; nothing when no run goes on.")
 @plans_dir_option
 @reports_errors
-def status(as_json: bool, exit_zero: bool, watch: bool, every: float,
+def status(as_json: bool, exit_zero: bool, watch: bool, every: float, one_line: bool,
            plans_dir: Path | None) -> None:
     """Show each step's status, what is next, and what failed and why."""
 
     store = PlanStore(resolve_plans_dir(plans_dir))
+    if one_line:  # (every few seconds, beside the person's prompt: quiet on any problem)
+        try:
+            said = run_line(store, store.load()) if store.exists() else ""
+        except MakerError:
+            said = ""
+        if said:
+            click.echo(said)
+        return
     if watch:
         _watch(store, every)
         return

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.records import StoredPlan
 
-__all__ = ["report", "run_json", "run_lines", "step_head"]
+__all__ = ["report", "run_json", "run_line", "run_lines", "step_head"]
 
 
 def step_head(store: PlanStore, n: int) -> str:
@@ -128,3 +128,34 @@ def run_json(store: PlanStore) -> dict[str, Any] | None:
     if not run or run.get("ended_at"):
         return None
     return {k: v for k, v in run.items() if k != "seal"}
+
+
+def run_line(store: PlanStore, plan: StoredPlan) -> str:
+    """The run in one line, for Claude Code's status line (``maker status --line``): k of
+    n, what runs now, what waits for you, the time since it began and what its steps
+    spent; "" when no run goes on."""
+    from maker.executor.acceptance.approval import is_awaiting
+
+    run = read_run(store)
+    if not run or run.get("ended_at"):
+        return ""
+    done = sum(r.status == "complete" for r in plan.steps)
+    parts = [f"maker: {done}/{len(plan.steps)}"]
+    if isinstance(run.get("stopped"), dict):
+        parts.append("stopped (/maker:run goes on)")
+    runs = [str(r.number) for r in plan.steps if r.status == "in-progress"]
+    waits = [str(r.number) for r in plan.steps if is_awaiting(r)]
+    if runs:
+        parts.append(f"step {', '.join(runs)} runs")
+    if waits:
+        parts.append(f"step {', '.join(waits)} waits for you")
+    began = run.get("started")
+    if isinstance(began, (int, float)):
+        minutes, seconds = divmod(max(0, int(time.time() - began)), 60)
+        parts.append(f"{minutes}m {seconds:02d}s" if minutes else f"{seconds}s")
+    steps = [e for e in (run.get("steps") or {}).values() if isinstance(e, dict)]
+    tokens = sum(int(e.get("tokens") or 0) for e in steps)
+    cost = sum(float(e.get("cost_usd") or 0) for e in steps)
+    if tokens or cost:
+        parts.append(f"{tokens:,} tokens, ${cost:.2f}")
+    return " · ".join(parts)

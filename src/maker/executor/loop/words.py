@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from maker.core.text import clip
+from maker.errors import MakerError
 from maker.executor.acceptance.approval import is_awaiting
 from maker.executor.loop.next_action import END_STOPPED, Action, loop_lock, next_action
 from maker.executor.loop.report import step_head
@@ -136,6 +137,7 @@ def answered(store: PlanStore, told: str, session_id: str, prompt_id: str,
 
     said = _NEXT.sub("", _END_WITH.sub("", told)).strip()  # (the run's own Next follows)
     with loop_lock(store):
+        _note_answered(store)
         if "back to pending" in said:
             stop_run(store, "the user rejected a step and said nothing to change")
             return (f"{said}\nThe run stopped: the step would run again as it was. Tell the "
@@ -146,6 +148,21 @@ def answered(store: PlanStore, told: str, session_id: str, prompt_id: str,
         if action.kind == "stretch" and start is not None and start():
             return f"{said}\nNext: end your turn in a sentence: {ENGINE_GOES_ON}."
         return f"{said}\n{action.said}"
+
+
+def _note_answered(store: PlanStore) -> None:
+    """The run's entry of each step a person's answer just moved on from awaiting
+    approval: its status as the plan has it now, and who approved it."""
+    for key, entry in (live_run(store).get("steps") or {}).items():
+        if entry.get("status") != "awaiting-approval":
+            continue
+        try:
+            record = store.load_step(int(key))
+        except (MakerError, ValueError):  # a broken step file: said by what comes next
+            continue
+        if record.status != "awaiting-approval":
+            note_step(store, record.number, status=record.status,
+                      approved_by=record.meta.get("approved_by"))
 
 
 def stretch_said(store: PlanStore, said: str) -> str:
