@@ -16,7 +16,7 @@ from maker.cli.main import cli
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.acceptance.approval import approve_step
 from maker.executor.loop.next_action import next_action
-from maker.executor.loop.report import run_lines
+from maker.executor.loop.report import report, run_lines
 from maker.executor.protocol.orient import record_orient
 from maker.executor.state.lifecycle import start_step
 from maker.executor.state.run import (
@@ -37,6 +37,7 @@ from maker.executor.state.stretch import (
 )
 from maker.store.plan_store import PlanStore
 from maker.store.requests import save_request
+from maker.store.run_file import read_run
 
 SESSION, PROMPT = "session-1", "prompt-1"
 
@@ -205,3 +206,16 @@ def test_status_line_says_the_run_in_one_line_and_nothing_without_one(
     plans.steps_dir.joinpath("01-step-number-1.md").write_text("not: [a plan")
     assert CliRunner().invoke(cli, ["status", "--line", "--plans-dir", str(plans.root)]
                               ).output == ""  # (quiet on a broken file: a status line)
+
+
+def test_the_report_and_the_status_say_each_steps_cost_and_at_least_where_unknown(
+        store: PlanStore) -> None:
+    note_step(store, 0, status="complete", duration_ms=3000, tokens=900, cost_usd=0.04,
+              unknown_costs=0)
+    note_step(store, 1, status="complete", duration_ms=2000, tokens=800, cost_usd=0.03,
+              unknown_costs=1)  # (a call the SDK did not report the cost of)
+    said = report(store, store.load(), read_run(store))
+    assert ", 900 tokens, $0.0400" in said and ", 800 tokens, at least $0.0300" in said
+    assert "tokens (the SDK's results): 1700; cost: at least $0.0700." in said
+    lines = run_lines(store, store.load())
+    assert any(line.endswith("(2 s, 800 tokens, at least $0.0300)") for line in lines), lines

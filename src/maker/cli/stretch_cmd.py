@@ -118,4 +118,5 @@ class _StepNotes:
                   tokens=sum(c.input_tokens + c.output_tokens + c.cache_creation_tokens
                              + c.cache_read_tokens for c in calls),
                   cost_usd=round(sum(c.cost_usd for c in calls), 6),
+                  unknown_costs=sum(1 for c in calls if not c.cost_known),
                   calls=len(calls))

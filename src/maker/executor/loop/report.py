@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.records import StoredPlan
 
-__all__ = ["report", "run_json", "run_line", "run_lines", "step_head"]
+__all__ = ["report", "run_json", "run_line", "run_lines", "step_head", "usd_said"]
 
 
 def step_head(store: PlanStore, n: int) -> str:
@@ -34,7 +34,7 @@ def report(store: PlanStore, plan: StoredPlan, run: dict[str, Any]) -> str:
              f"{len(steps)} of {len(plan.steps)}."]
     files: list[str] = []
     checks: set[str] = set()
-    tokens = 0
+    tokens, cost, unknown = 0, 0.0, 0
     for key in sorted(steps, key=int)[:40]:
         entry = steps[key]
         n = int(key)
@@ -45,6 +45,8 @@ def report(store: PlanStore, plan: StoredPlan, run: dict[str, Any]) -> str:
             if isinstance(item, dict) and item.get("command"):
                 checks.add(str(item["command"])[:80])
         tokens += int(entry.get("tokens") or 0)
+        cost += float(entry.get("cost_usd") or 0)
+        unknown += int(entry.get("unknown_costs") or 0)
         spent = entry.get("duration_ms")
         try:  # (as it stands now: approved after its verdict, say)
             record = store.load_step(n)
@@ -54,7 +56,8 @@ def report(store: PlanStore, plan: StoredPlan, run: dict[str, Any]) -> str:
         lines.append(f"- {step_head(store, n)}: {status}, approved by {by or '-'}, "
                      f"{len(changed)} file(s)"
                      + (f", {int(spent) // 1000} s" if spent else "")
-                     + (f", {entry['tokens']} tokens" if entry.get("tokens") else ""))
+                     + (f", {entry['tokens']} tokens" if entry.get("tokens") else "")
+                     + (f", {usd_said(entry)}" if "cost_usd" in entry else ""))
     if len(steps) > 40:
         lines.append(f"- … and {len(steps) - 40} more (`maker status`)")
     if files:
@@ -64,9 +67,12 @@ def report(store: PlanStore, plan: StoredPlan, run: dict[str, Any]) -> str:
         lines.append(f"Checks run: {', '.join(sorted(checks)[:5])}.")
     began, ended = run.get("started"), run.get("ended") or time.time()
     if isinstance(began, (int, float)):
-        lines.append(f"Time: {int(ended - began)} s" + (f"; tokens (as the client reported "
-                                                        f"them): {tokens}" if tokens else "")
-                     + ".")
+        source = "the SDK's results" if run.get("mode") == "engine" else "as the client " \
+            "reported them"
+        total = usd_said({"cost_usd": cost, "unknown_costs": unknown})
+        lines.append(f"Time: {int(ended - began)} s" + (f"; tokens ({source}): {tokens}"
+                                                        if tokens else "")
+                     + (f"; cost: {total}" if run.get("mode") == "engine" else "") + ".")
     from maker.executor.protocol.sweep import open_proposals
 
     waiting = open_proposals(store)
@@ -75,6 +81,12 @@ def report(store: PlanStore, plan: StoredPlan, run: dict[str, Any]) -> str:
                      "N`; the run applied none):")
         lines += [f"- proposal {p['id']}: {clip(str(p['text']), 200)}" for p in waiting[:10]]
     return "\n".join(lines)
+
+
+def usd_said(entry: dict[str, Any]) -> str:
+    """A step's (or the run's) cost: "at least" where a call's cost was not reported."""
+    said = f"${float(entry.get('cost_usd') or 0):.4f}"
+    return f"at least {said}" if entry.get("unknown_costs") else said
 
 
 def run_lines(store: PlanStore, plan: StoredPlan) -> list[str]:
@@ -113,7 +125,7 @@ def run_lines(store: PlanStore, plan: StoredPlan) -> list[str]:
         entry = run["steps"][key]
         spent = [f"{int(entry['duration_ms']) // 1000} s" if entry.get("duration_ms") else "",
                  f"{entry['tokens']} tokens" if entry.get("tokens") else "",
-                 f"${float(entry['cost_usd']):.4f}" if entry.get("cost_usd") else ""]
+                 usd_said(entry) if entry.get("cost_usd") or entry.get("unknown_costs") else ""]
         said = ", ".join(x for x in spent if x)
         # (the plan's status now: an entry is written when a verdict comes, not approved)
         lines.append(f"  step {key}: {statuses.get(key) or entry.get('status') or 'running'}"
