@@ -83,6 +83,7 @@ def test_a_plan_step_may_ask_its_question(project: Path) -> None:
 
 
 class _Spec:
-    def __init__(self, step: int, tools: list[str]) -> None:
+    def __init__(self, step: int, tools: list[str], writes: list[str] | None = None) -> None:
         self.step = step
         self.tools = tools
+        self.writes = writes

@@ -84,7 +84,7 @@ def test_an_executor_cannot_land_the_other_step(project: Path) -> None:
     from maker.tools.executor_rules import executor_decision
 
     plans, t1, _ = _wave(project)
-    tools = SimpleNamespace(step=1, tools=["Bash"])
+    tools = SimpleNamespace(step=1, tools=["Bash"], writes=None)
     assert executor_decision(tools, "Bash", {"command": "maker land 2"}, cwd=t1,
                              plans_root=plans, workspace=t1, data_dirs=(),
                              home=project.parent) is not None

@@ -28,6 +28,9 @@ class StepTools(Protocol):
     @property
     def tools(self) -> list[str]: ...
 
+    @property
+    def writes(self) -> list[str] | None: ...
+
 
 def executor_decision(step: StepTools, tool: str, tool_input: Mapping[str, Any], *,
                       cwd: Path, plans_root: Path,
@@ -46,7 +49,7 @@ def executor_decision(step: StepTools, tool: str, tool_input: Mapping[str, Any],
     # Through the module, so a test that replaces the guard replaces it here too.
     return guard.executor_refusal(tool, tool_input, cwd=cwd, plans_root=plans_root,
                                   data_dirs=data_dirs, home=home, workspace=workspace,
-                                  step=step.step)
+                                  step=step.step, writes=step.writes)
 
 
 def outside_tools(number: int, allowed: list[str], tool: str) -> str:

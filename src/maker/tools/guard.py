@@ -20,15 +20,19 @@ guard stops a model taking a shortcut, not a person with a shell (DESIGN.md).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from maker.core.paths import project_of
 from maker.tools.guard_bash import BashGuard
 from maker.tools.protected import resolve
+from maker.tools.runs_later import runs_later
 
 __all__ = ["WRITERS", "bash_refusal", "executor_refusal"]
 
+# maker's own program: the plugin's root (src/maker/tools -> the root)
+_PROGRAM = Path(__file__).resolve().parents[3]
 # Tools that write files, and the key of the path they write.
 WRITERS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
            "NotebookEdit": "notebook_path"}
@@ -39,13 +43,15 @@ _READERS = {"Read": "file_path", "NotebookRead": "notebook_path", "Grep": "path"
 def executor_refusal(tool: str, tool_input: Mapping[str, Any], *, cwd: Path,
                      plans_root: Path, data_dirs: tuple[Path, ...] | None = None,
                      home: Path | None = None, workspace: Path | None = None,
-                     step: int | None = None) -> str | None:
+                     step: int | None = None,
+                     writes: Sequence[str] | None = None) -> str | None:
     """Why the step executor may not make this call, or None when the guard allows it
     (the step's own tool list is checked apart, by ``maker.tools.permissions``).
 
     ``data_dirs`` defaults to ``maker_data_dirs()``, ``home`` to the user's home;
     ``workspace`` is the worktree of a step run beside others (it writes only there);
-    ``step``, the executor's own step (``maker land`` lands no other).
+    ``step``, the executor's own step (``maker land`` lands no other); ``writes``, what
+    the step says it changes (it may name a file that runs code later).
     """
     guard = BashGuard(plans_root, data_dirs, home, workspace, step=step)
     if tool == "Bash":
@@ -64,6 +70,13 @@ def executor_refusal(tool: str, tool_input: Mapping[str, Any], *, cwd: Path,
         return guard.plans_copy_text()
     if workspace is not None and tool in WRITERS and not guard.in_workspace(path):
         return guard.workspace_text()
+    if tool in WRITERS:
+        what = runs_later(path, workspace or project_of(plans_root), writes, home, _PROGRAM)
+        if what is not None:
+            return (f"maker: {value[:200]} is {what}: what a step writes there runs later, "
+                    "outside its box, so its file tools may not write it unless the plan's "
+                    "step names it in `writes`. Do the step without it, or hand off with "
+                    "status: blocked and say why it is needed.")
     if guard.in_workspace(path):
         return None
     if tool in WRITERS and guard.inside(path, guard.plan_dirs):

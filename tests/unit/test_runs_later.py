@@ -1,0 +1,85 @@
+"""The file tools write nothing that runs code later outside the box (the client's
+settings and MCP servers, any repository's git config and hooks, what tools run on their
+own, maker's own program) unless the plan's step names it in `writes`: what Bash cannot
+write in the kernel box, the file tools cannot either."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from maker.tools.executor_rules import executor_decision
+
+LATER = "runs later, outside its box"
+
+
+class _Spec:
+    def __init__(self, writes: list[str] | None = None) -> None:
+        self.step, self.tools, self.writes = 3, ["Write", "Edit", "NotebookEdit", "Read"], writes
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "project" / "plans" / "steps").mkdir(parents=True)
+    (tmp_path / "home").mkdir()
+    return tmp_path / "project"
+
+
+def decide(project: Path, tool: str, path: str, writes: list[str] | None = None) -> str | None:
+    key = "notebook_path" if tool == "NotebookEdit" else "file_path"
+    return executor_decision(_Spec(writes), tool, {key: path, "content": "x"}, cwd=project,
+                             plans_root=project / "plans", data_dirs=(),
+                             home=project.parent / "home")
+
+
+@pytest.mark.parametrize("path", [
+    ".claude/settings.local.json", ".claude/settings.json", "sub/.claude/agents/a.md",
+    ".claude/commands/x.md", ".claude/hooks/h.sh", ".mcp.json", "sub/.mcp.json",
+    "vendor/lib/.git/config", "vendor/lib/.git/hooks/post-checkout", "vendor/lib/.git",
+    ".gitmodules", ".envrc", "web/.envrc", ".pre-commit-config.yaml", "lefthook.yml",
+    "lefthook-local.yaml", ".lefthook/pre-commit/x.sh", ".husky/pre-commit",
+    ".githooks/pre-push", ".vscode/tasks.json", ".devcontainer/devcontainer.json",
+    ".devcontainer.json", ".npmrc", ".yarnrc.yml", "bunfig.toml", ".pnpmfile.cjs",
+    ".venv/lib/python3.12/site-packages/zz.pth", "../home/.claude/settings.json",
+    "../home/.claude.json", "../home/.claude/agents/x.md",
+])
+@pytest.mark.parametrize("tool", ["Write", "Edit", "NotebookEdit"])
+def test_a_file_that_runs_code_later_is_not_written(project: Path, path: str,
+                                                    tool: str) -> None:
+    why = decide(project, tool, path)
+    assert why is not None and LATER in why and "`writes`" in why, why
+
+
+def test_the_plugins_own_program_is_not_written(project: Path) -> None:
+    plugin = Path(__file__).resolve().parents[2]  # (this checkout: maker's program)
+    for name in ("hooks/hooks.json", "commands/run.md", "agents/planner.md", "bin/maker",
+                 "src/maker/hooks/wake.py"):
+        why = decide(project, "Write", str(plugin / name))
+        assert why is not None and "maker's own program" in why, name
+
+
+@pytest.mark.parametrize("path", [
+    "src/app.py", "docs/claude.md", ".github/workflows/ci.yml", "README.md",
+    "claude/settings.json", "notes/.claude.md", "src/mcp.json", "pth.py", ".gitignore",
+])
+def test_ordinary_files_are_written(project: Path, path: str) -> None:
+    assert decide(project, "Write", path) is None
+
+
+@pytest.mark.parametrize(("writes", "path", "allowed"), [
+    ([".envrc"], ".envrc", True),
+    ([".vscode/"], ".vscode/settings.json", True),
+    ([".claude/agents/*.md"], ".claude/agents/a.md", True),
+    ([".claude/agents/*.md"], ".claude/settings.json", False),
+    (["**"], ".claude/settings.json", False),  # (no name: not named)
+    (["src/**"], ".mcp.json", False),
+    ([".mcp.json"], ".mcp.json", True),
+])
+def test_a_step_that_names_the_file_in_writes_may_write_it(
+        project: Path, writes: list[str], path: str, allowed: bool) -> None:
+    assert (decide(project, "Write", path, writes) is None) is allowed
+
+
+def test_reading_them_is_not_refused(project: Path) -> None:
+    assert decide(project, "Read", ".claude/settings.json") is None
