@@ -7,6 +7,7 @@ and the fix, a landing the same, kept work the folder kept, a reader ``Refused``
 from __future__ import annotations
 
 import ast
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -169,6 +170,53 @@ def _starts_processes(path: Path) -> bool:
         any(alias.name == "subprocess" for alias in node.names)
         if isinstance(node, ast.Import) else node.module == "subprocess")
         for node in ast.walk(tree))
+
+
+def _nested(project: Path) -> Path:
+    """``project`` with a nested repository added as a gitlink, whose own config names a
+    clean filter (a program that notes it ran) for its file, left stat-dirty so that a
+    status must hash it; returns the file the program writes."""
+    _project(project)
+    inner = project / "inner"
+    inner.mkdir()
+    _project(inner)
+    ran = project / "ran.txt"
+    trap = project / "trap.sh"
+    trap.write_text(PROGRAM.format(ran=ran))
+    trap.chmod(0o755)
+    (inner / ".gitattributes").write_text("a.txt filter=nested\n")
+    _git(inner, "add", "-A")
+    _git(inner, "commit", "-qm", "attributes")
+    _git(inner, "config", "filter.nested.clean", str(trap))
+    _git(project, "add", "inner")
+    _git(project, "commit", "-qm", "the nested repository")
+    ran.unlink(missing_ok=True)
+    os.utime(inner / "a.txt", (1, 1))  # (stat-dirty: its content must be hashed)
+    return ran
+
+
+def test_a_nested_repositorys_filter_runs_under_a_plain_git_status(project: Path) -> None:
+    ran = _nested(project)
+    _git(project, "-c", "core.fsmonitor=false", "status", "--short")  # (maker's, before)
+    assert ran.exists()
+
+
+@pytest.mark.parametrize("how", ["runner", "reader"])
+def test_maker_enters_no_nested_repository(project: Path, how: str) -> None:
+    """A gitlinked repository's own config names programs the outer repository's filter
+    list does not: maker's git (and the readers' git it vouches for) never enters it."""
+    ran = _nested(project)
+    if how == "runner":
+        done = Git(project).run(["status", "--short"], timeout=30)
+        assert done.returncode == 0
+        Git(project).run(["diff", "--stat"], timeout=30)
+    else:
+        for typed in ("git status --short", "git diff --stat"):
+            command = program_free(typed, project)
+            assert command is not None
+            subprocess.run(command, shell=True, cwd=project, capture_output=True,
+                           check=True, timeout=30)
+    assert not ran.exists()
 
 
 def test_no_module_but_the_runner_runs_git() -> None:

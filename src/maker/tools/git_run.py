@@ -12,7 +12,10 @@ clone's lazy fetch runs what a remote names). So every git goes through :class:`
 
 - git by the absolute path this process finds (no shell function or alias stands in);
 - :data:`GLOBAL_OVERRIDES`: no pager, no optional locks, fsmonitor off, hooks from
-  ``/dev/null``, no signature made or checked, no transport (``protocol.allow=never``);
+  ``/dev/null``, no signature made or checked, no transport (``protocol.allow=never``),
+  and no nested repository entered (``diff.ignoreSubmodules=all``, no submodule
+  recursion): ``git status`` runs a gitlinked repository's own status, with its own
+  config's filters, which the names read here do not cover;
 - every filter the config defines emptied (``-c filter.<name>.clean=``, ``smudge``,
   ``process``: an empty filter passes the file through);
 - stdin closed (or the bytes given), a timeout, and the repository named by the folder
@@ -46,7 +49,9 @@ __all__ = ["CONFIG_TIMEOUT_S", "GLOBAL_OVERRIDES", "Git", "filter_names", "find_
 
 GLOBAL_OVERRIDES = ("--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false",
                     "-c", "core.hooksPath=/dev/null", "-c", "log.showSignature=false",
-                    "-c", "commit.gpgSign=false", "-c", "protocol.allow=never")
+                    "-c", "commit.gpgSign=false", "-c", "protocol.allow=never",
+                    "-c", "diff.ignoreSubmodules=all", "-c", "submodule.recurse=false",
+                    "-c", "status.submoduleSummary=false")
 FILTER_KEYS = ("clean", "smudge", "process")
 CONFIG_TIMEOUT_S = 10.0  # reading the config, at most (a caller's own timeout may be less)
 # (the variables that name another repository, index or object store than the folder's)
