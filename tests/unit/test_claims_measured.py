@@ -220,3 +220,27 @@ def test_an_edit_hidden_in_the_repositorys_index_is_still_measured(project: Path
     _forge_index_entry(project, "app.py")
     said = _refused(store, handoff(1, files_changed=[]))
     assert "leaves out 1 file(s) this step changed" in said and "app.py" in said
+
+
+@pytest.mark.parametrize(("spec", "route"), [
+    (WRITER, "person"),  # its tools can write, and it changed nothing: a person decides
+    (step_spec(1, -1, primary_tools=["Read", "Write"], writes=[]), "policy"),  # as planned
+    (READER, "policy"),  # it could change nothing
+])
+def test_no_policy_approves_a_writing_step_that_changed_nothing(
+        project: Path, spec: object, route: str) -> None:
+    from maker.executor.acceptance.review_route import review_need
+
+    store = _started(project, step=spec, orient=spec is not READER)
+    accept_handoff(store, handoff(1, files_changed=[]))
+    record = store.load_step(1)
+    assert review_need(store, record, "auto").route == route
+
+
+def test_a_writing_step_that_changed_a_file_is_the_policys(project: Path) -> None:
+    from maker.executor.acceptance.review_route import review_need
+
+    store = _started(project)
+    (project / "made.txt").write_text("x\n")
+    accept_handoff(store, handoff(1, files_changed=["made.txt"]))
+    assert review_need(store, store.load_step(1), "auto").route == "policy"

@@ -28,6 +28,7 @@ from maker.executor.rules.step_rules import (
 )
 from maker.handoff.measured import MEASURE_KEY, MEASURED_FIELD, step_files
 from maker.store.settings import load_settings
+from maker.tools.registry import READ_ONLY_TOOLS
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -101,6 +102,12 @@ def review_need(store: PlanStore, record: StepRecord, policy: str,
     if review_rounds(record):  # (its fix, whatever its size, is what the findings asked)
         reasons.append("the reviewer sent it back before: its fix is reviewed again")
         route = "person" if skipped or route == "person" else "reviewer"
+    if measured and not handoff.get(MEASURED_FIELD) and _may_write(record) and \
+            record.spec.writes != []:
+        # A step whose tools can write, and which changed nothing: its summary is the
+        # only word for what it did, and no policy takes it on that word (the person's
+        # question says NO FILE CHANGED: maker.handoff.measured.files_note).
+        route = "person"
     start = record.meta.get(MEASURE_KEY)
     if isinstance(start, str) and start and not measured:
         # The start was measured and the end could not be (a repository broken or hidden
@@ -110,6 +117,12 @@ def review_need(store: PlanStore, record: StepRecord, policy: str,
         route = "person"
     return ReviewNeed(record.number, policy, files, measured, reasons, skipped, route,
                       settings.max_review_attempts)
+
+
+def _may_write(record: StepRecord) -> bool:
+    """Whether the step's tools (primary or fallback) can change a file."""
+    return any(tool.split("(", 1)[0] not in READ_ONLY_TOOLS
+               for tool in [*record.spec.primary_tools, *record.spec.fallback_tools])
 
 
 def review_request(store: PlanStore, need: ReviewNeed) -> str:
