@@ -92,6 +92,17 @@ def test_errors_name_what_and_the_line(cleaner, raw, message, line):
         assert str(info.value).startswith(f"line {line}: ")
 
 
+@pytest.mark.parametrize(("raw", "end", "start"), [
+    ("a: 1\nb: \"open\nc: 2\nd: 3\n", 5, 2),  # an unclosed quote: found at the end
+    ("a: [1,\n  2,\n  3\nb: 4\n", 4, 1),  # an unclosed bracket
+])
+def test_errors_name_the_line_where_the_mistake_starts(cleaner, raw, end, start):
+    with pytest.raises(YAMLCleanError) as info:
+        cleaner.clean(raw)
+    assert info.value.line == end
+    assert str(info.value).endswith(f", which starts at line {start}"), str(info.value)
+
+
 def test_non_utf8_bytes_name_the_byte_and_line(cleaner):
     with pytest.raises(YAMLCleanError, match=r"not UTF-8 \(byte 0xff at offset 8\)") as info:
         cleaner.clean(b"a: 1\nb: \xff\n")

@@ -76,6 +76,19 @@ def test_structure_problems_come_first_and_broken_steps_are_not_checked_further(
     ]
 
 
+def test_a_misspelt_field_does_not_hide_the_steps_other_problems():
+    """One problem said per round trip made a person fix a plan five times over."""
+    misspelt = step(0, input_variables=["step_5_output"], depends_on=[3])
+    misspelt["primary_tool"] = misspelt.pop("primary_tools")
+    assert messages(plan(misspelt, step(1, next_step_sequence_number=-1))) == [
+        "step 0: primary_tool: is not a step field (fix: did you mean `primary_tools`?)",
+        "step 0: input_variables: 'step_5_output' reads 'step_5_output', but there is no "
+        "step 5 (fix: read only `step_N_output.<key>` of an earlier step N, or remove it)",
+        "step 0: depends_on: depends on step 3, which does not exist (fix: remove 3, or name "
+        "an existing earlier step)",
+    ]
+
+
 @pytest.mark.parametrize(("raw", "expected"), [
     (["a"], "plan: the plan must be a mapping with `reasoning` and `plan`, got a list"),
     ("prose", "plan: the plan must be a mapping with `reasoning` and `plan`, got str"),

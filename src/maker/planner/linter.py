@@ -18,7 +18,7 @@ from typing import Any
 
 from maker.core.models import END, RUNTIME_DECIDED, Plan
 from maker.errors import Problem, YAMLCleanError
-from maker.planner.parser import _plan_problems, _step_problems, parse_plan
+from maker.planner.parser import UNKNOWN_FIELD, _plan_problems, _step_problems, parse_plan
 from maker.planner.report_names import report_name_problems
 from maker.planner.step_lint import (
     LintStep,
@@ -81,7 +81,9 @@ def lint_plan(raw: Any, registry: ToolRegistry | None = None) -> list[Problem]:
         number = item.get("step")
         if isinstance(number, int) and not isinstance(number, bool):
             numbered.append((index, number, item))
-            if not broken:  # a broken step gets no semantic checks: they would only echo
+            # A broken step gets no semantic checks: they would only echo its problems.
+            # A field it misspells alone does not break it: its other problems are said too.
+            if all(p.message.startswith(UNKNOWN_FIELD) for p in broken):
                 valid.append(LintStep(index, number, item))
     if not steps:
         return problems

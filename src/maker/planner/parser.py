@@ -19,7 +19,8 @@ from maker.tools.registry import READ_ONLY_TOOLS
 from maker.yaml_cleaner.load import bracket_depth
 
 __all__ = ["MAX_SCHEMA_DEPTH", "PLAN_FIELDS", "REQUIRED_FIELDS", "STEP_FIELDS", "nesting_depth",
-           "parse_plan", "parse_step", "structure_problems", "unknown_key_problems"]
+           "parse_plan", "parse_step", "structure_problems", "unknown_key_problems",
+           "UNKNOWN_FIELD"]
 
 # field -> (accepted types, description for the message)
 REQUIRED_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
@@ -177,6 +178,10 @@ def _votes_problems(item: dict[str, Any], prefix: str, where: int | None) -> lis
     return []
 
 
+UNKNOWN_FIELD = "is not a"
+"""How the problem of a field no step (or plan) has begins."""
+
+
 def unknown_key_problems(keys: Iterable[Any], known: Sequence[str], *, step: int | None = None,
                          prefix: str = "", what: str = "step", typos_only: bool = False,
                          cutoff: float = 0.6) -> list[Problem]:
@@ -197,7 +202,7 @@ def unknown_key_problems(keys: Iterable[Any], known: Sequence[str], *, step: int
             continue
         else:
             fix = f"remove it; a {what}'s fields are " + ", ".join(known)
-        out.append(Problem(prefix + str(key), f"is not a {what} field", step, fix=fix))
+        out.append(Problem(prefix + str(key), f"{UNKNOWN_FIELD} {what} field", step, fix=fix))
     return out
 
 

@@ -110,6 +110,10 @@ def load_yaml(text: str, max_aliases: int = 100, unique_keys: bool = True) -> An
         what = exc.problem or exc.context or "invalid YAML"
         if exc.context and exc.problem:
             what = f"{exc.problem} ({exc.context})"
+            start = exc.context_mark.line + 1 if exc.context_mark is not None else None
+            if start is not None and start != line:
+                # (where the mistake starts: an unclosed quote is found at the end)
+                what += f", which starts at line {start}"
         raise YAMLCleanError(f"invalid YAML: {what}", line) from None
     except yaml.YAMLError as exc:
         raise YAMLCleanError(f"invalid YAML: {exc}") from None
