@@ -146,6 +146,33 @@ def test_a_second_write_archives_the_first(files):
     assert len(archived) == 1 and (archived[0] / "PLAN.md").exists()
 
 
+def test_a_plan_with_progress_is_replaced_only_when_asked(files):
+    from harness.step_plans import handoff
+    from maker.executor.acceptance.accept import accept_handoff
+    from maker.executor.acceptance.approval import approve_step
+    from maker.executor.protocol.orient import record_orient
+    from maker.executor.state.lifecycle import start_step
+    from maker.store.plan_store import PlanStore
+
+    run(["plan", "write", str(files / "good.yaml")])
+    store = PlanStore(PLANS)
+    start_step(store, 0, session_id="s")
+    record_orient(store, 0, "none")
+    accept_handoff(store, handoff(0, output={"files": []}, files_changed=[]))
+    approve_step(store, 0, "user (typed)")
+    before = (PLANS / "PLAN.md").read_text(encoding="utf-8")
+    refused = run(["plan", "write", str(files / "good.yaml")])
+    assert refused.exit_code == 1, refused.stdout
+    assert "has progress (1 complete)" in refused.stderr
+    assert f"--replace {files / 'good.yaml'}" in refused.stderr and "Nothing was written" \
+        in refused.stderr
+    assert (PLANS / "PLAN.md").read_text(encoding="utf-8") == before
+    assert not (PLANS / "archive").exists() and store.load_step(0).status == "complete"
+    replaced = run(["plan", "write", "--replace", str(files / "good.yaml")])
+    assert replaced.exit_code == 0 and "archived the previous plan to" in replaced.stdout
+    assert PlanStore(PLANS).load_step(0).status == "pending"
+
+
 def test_a_rejected_plan_leaves_the_stored_one_alone(files):
     run(["plan", "write", str(files / "good.yaml")])
     before = (PLANS / "PLAN.md").read_text(encoding="utf-8")

@@ -19,7 +19,7 @@ from maker.cli._common import (
 )
 from maker.cli.main import MakerGroup, cli
 from maker.core.flow import next_label
-from maker.errors import Problem
+from maker.errors import MakerError, Problem
 from maker.executor.acceptance.approval import adopt_approvals
 from maker.planner.linter import lint_stored, lint_text
 from maker.store.plan_store import PlanStore
@@ -36,14 +36,22 @@ def plan() -> None:
 @plan.command("write")
 @click.argument("source", metavar="FILE|-")
 @click.option("--task", default=None, help="The task's text (default: the YAML's `task:`).")
+@click.option("--replace", is_flag=True, help="Replace a plan that has progress (steps "
+              "begun, done or waiting): it is moved to plans/archive/ first.")
 @plans_dir_option
 @reports_errors
-def plan_write(source: str, task: str | None, plans_dir: Path | None) -> None:
+def plan_write(source: str, task: str | None, replace: bool, plans_dir: Path | None) -> None:
     """Check the planner's YAML and store it as plans/ (nothing is written if it fails)."""
     parsed, problems = lint_text(read_input(source))
     if parsed is None:
         _reject(problems, "nothing was written")
     store = PlanStore(resolve_plans_dir(plans_dir))
+    progress = _progress(store) if store.exists() and not replace else ""
+    if progress:
+        click.echo(f"maker: the plan in {store.root} has progress ({progress}); writing a "
+                   f"new one moves it to {store.archive_dir}/. Nothing was written: run "
+                   f"`maker plan write --replace {source}` to do that.", err=True)
+        sys.exit(1)
     before = set(store.archived())
     try:
         stored = store.write_plan(parsed, task if task is not None else parsed.task)
@@ -58,6 +66,20 @@ def plan_write(source: str, task: str | None, plans_dir: Path | None) -> None:
         click.echo(f"archived the previous plan to {archived}")
     if not stored.task:
         click.echo("note: no task text (pass --task or add `task:` to the YAML)", err=True)
+
+
+def _progress(store: PlanStore) -> str:
+    """What of the stored plan a new one would set aside: its steps by status, but those
+    still pending ("" when none has begun)."""
+    try:
+        steps = store.load().steps
+    except MakerError as exc:
+        return f"it cannot be read: {exc}"
+    counts: dict[str, int] = {}
+    for record in steps:
+        if record.status != "pending":
+            counts[record.status] = counts.get(record.status, 0) + 1
+    return ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
 
 
 @plan.command("lint")
