@@ -67,6 +67,25 @@ def typed_again(terminal: Terminal, api: RecordingAPI, main: RunMain,
     ended(terminal, api, main, "RUN_DONE")
 
 
+def approved_to_the_end(terminal: Terminal, api: RecordingAPI, main: RunMain, project: Path,
+                        steps: int) -> None:
+    """The person types /maker:run again and approves each step's question: the run
+    ends, each step complete and run once, its tokens as the scripted API reported."""
+    main.ended = None
+    if not api.remaining().get(MAIN):
+        api.script(MAIN, main)
+    terminal.submit("/maker:run")
+    for n in range(steps):  # (a declined question stays in the scrollback: a live one)
+        terminal.wait(lambda live=f"❯ 1. Approve step {n}": "Enter to select" in
+                      terminal.text() and live in terminal.text(), f"step {n}'s question",
+                      TIMEOUT)
+        terminal.choose()
+    ended(terminal, api, main, "RUN_DONE")
+    assert [step(project, n).status for n in range(steps)] == ["complete"] * steps
+    assert len(api.requests_for(EXECUTOR)) == 3 * steps  # each step ran once
+    spent_as_reported(project, api, steps)
+
+
 def held_at_step_1(interactive: StartInteractive, api: RecordingAPI, project: Path
                    ) -> tuple[Terminal, RunMain, EngineExecutor, threading.Event]:
     """A 3-step plan under `auto`, its run typed, and step 1's executor held at work
@@ -237,18 +256,7 @@ def test_a_client_killed_at_a_question_asks_it_again_in_the_next_session(
     first.wait_for_text("Approve step 0", TIMEOUT)
     first.close()  # killed with the question on screen
     assert step(project, 0).status == "awaiting-approval"
-    main.ended = None
-    if not fake_api.remaining().get(MAIN):
-        fake_api.script(MAIN, main)
-    second = interactive()
-    second.submit("/maker:run")
-    for n in range(2):
-        second.wait_for_text(f"Approve step {n}", TIMEOUT)
-        second.choose()
-    ended(second, fake_api, main, "RUN_DONE")
-    assert [step(project, n).status for n in range(2)] == ["complete"] * 2
-    assert len(fake_api.requests_for(EXECUTOR)) == 6  # each step ran once
-    spent_as_reported(project, fake_api, 2)
+    approved_to_the_end(interactive(), fake_api, main, project, 2)
 
 
 def test_a_person_who_sets_the_status_line_sees_the_run_beside_the_prompt(
@@ -387,19 +395,7 @@ def test_esc_on_a_question_leaves_the_step_waiting_and_the_next_run_asks_again(
     terminal.wait(lambda: "Enter to select" not in terminal.text()
                   and "esc to interrupt" not in terminal.text(), "the question left", TIMEOUT)
     assert step(project, 0).status == "awaiting-approval"
-    main.ended = None
-    if not fake_api.remaining().get(MAIN):
-        fake_api.script(MAIN, main)
-    terminal.submit("/maker:run")
-    for n in range(2):  # (the declined question stays in the scrollback: wait for a live one)
-        terminal.wait(lambda live=f"❯ 1. Approve step {n}": "Enter to select" in
-                      terminal.text() and live in terminal.text(), f"step {n}'s question",
-                      TIMEOUT)
-        terminal.choose()
-    ended(terminal, fake_api, main, "RUN_DONE")
-    assert [step(project, n).status for n in range(2)] == ["complete"] * 2
-    assert len(fake_api.requests_for(EXECUTOR)) == 6  # each step ran once
-    spent_as_reported(project, fake_api, 2)
+    approved_to_the_end(terminal, fake_api, main, project, 2)
 
 
 def test_esc_while_the_engine_runs_does_not_stop_it_and_nothing_repeats(

@@ -1,5 +1,5 @@
 """Seed 000's TestAgentRunner (Task 3), ported verbatim; maker's own tests are in
-test_agent_runner_maker.py."""
+tests/unit/test_agent_runner_maker.py."""
 from unittest.mock import MagicMock, patch
 
 from harness.step_plans import step_spec
