@@ -389,6 +389,20 @@ def test_idle_project_exits_at_once_without_python(tmp_path: Path, event: str) -
     assert result.stdout == ""
 
 
+def test_a_step_executors_call_where_no_plan_is_found_is_refused(tmp_path: Path) -> None:
+    """A project renamed under a running step (its parent in a writable place) leaves the
+    hook finding no plan: its executor's limits cannot be known, so its calls are
+    refused, never let through unchecked."""
+    call = stop_input(tmp_path, hook_event_name="PreToolUse", agent_id="a1",
+                      agent_type="maker:step-executor", tool_name="Write",
+                      tool_input={"file_path": str(tmp_path / "x.txt"), "content": "x"})
+    result = run_script("pre-tool-use", call, tmp_path)
+    assert result.returncode == 0
+    out = json.loads(result.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and "no plan is found" in \
+        out["permissionDecisionReason"]
+
+
 def test_script_blocks_a_stop_for_real(project: Path, running: PlanStore) -> None:
     result = run_script("stop", stop_input(project), project)
     assert result.returncode == 0
