@@ -27,8 +27,8 @@ from harness.step_plans import handoff, linear
 from maker.cli.main import cli
 from maker.core.events import StepFailed
 from maker.core.models import AgentResult, PlanStep, TaskConfig
+from maker.core.sdk import SessionTimedOut, within
 from maker.engine.orchestrator import EXIT_COMPLETE, EXIT_FAILED, Orchestrator
-from maker.engine.sessions import SessionTimedOut, within
 from maker.engine.step_run import EngineParts
 from maker.errors import HandoffRejectedError, PlanFileError
 from maker.executor.acceptance.accept import accept_handoff

@@ -17,10 +17,12 @@ The SDK is imported lazily: maker works without it until a headless call is made
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Iterator
+import asyncio
+import time
+from collections.abc import AsyncIterable, Awaitable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from maker.errors import (
     AgentProcessError,
@@ -28,10 +30,13 @@ from maker.errors import (
     AgentStreamError,
     BudgetExceededError,
     ClaudeNotFoundError,
+    SessionTimeoutError,
 )
 
-__all__ = ["SdkAnswer", "StreamReader", "is_error_result", "read_answer",
-           "sdk_errors", "token_usage", "translate_error"]
+__all__ = ["SdkAnswer", "SessionTimedOut", "StreamReader", "bounded", "is_error_result",
+           "read_answer", "sdk_errors", "token_usage", "translate_error", "within"]
+
+T = TypeVar("T")
 
 _INSTALL = "pip install claude-agent-sdk (or: pip install 'maker[sdk]')"
 _STDERR_TAIL = 2000
@@ -243,3 +248,58 @@ def _spent(result: Any) -> dict[str, Any]:
             "duration_ms": int(duration) if isinstance(duration, (int, float)) else 0,
             "tokens": tokens, "session_id": session if isinstance(session, str) else None,
             "usage": usage}
+
+
+class SessionTimedOut(Exception):
+    """The session :func:`within` held ran past its limit and was cancelled."""
+
+
+async def within(seconds: float | None, call: Awaitable[T]) -> T:
+    """Await ``call`` (one SDK session) for ``seconds`` at most (None or 0: no limit).
+
+    Past the limit the task is cancelled at its await, inside the SDK, whose clean-up
+    ends the CLI subprocess; then SessionTimedOut is raised. A cancellation that does
+    not come from the limit (Ctrl-C, SIGTERM) goes on as it came. A session that
+    absorbed the cancellation and ended by itself still counts as timed out: what it
+    said after the limit is not an answer."""
+    if not seconds:
+        return await call
+    task = asyncio.current_task()
+    assert task is not None
+    fired = False
+
+    def fire() -> None:
+        nonlocal fired
+        fired = True
+        task.cancel()
+
+    timer = asyncio.get_running_loop().call_later(seconds, fire)
+    try:
+        result = await call
+    except asyncio.CancelledError:
+        if not fired or (task.cancelling() if hasattr(task, "cancelling") else 0) > 1:
+            raise  # (someone else cancelled it too: that one wins)
+        if hasattr(task, "uncancel"):  # (the cancellation is spent here)
+            task.uncancel()
+        raise SessionTimedOut() from None
+    finally:
+        timer.cancel()
+    if fired:
+        if hasattr(task, "uncancel"):
+            task.uncancel()
+        raise SessionTimedOut()
+    return result
+
+
+async def bounded(seconds: float | None, call: Awaitable[T], what: str) -> T:
+    """:func:`within`, and past the limit a SessionTimeoutError that says so (``what``:
+    whose session, "step 3's review"); its cost is not known (the session was cut)."""
+    began = time.monotonic()
+    try:
+        return await within(seconds, call)
+    except SessionTimedOut:
+        ms = int((time.monotonic() - began) * 1000)
+        raise SessionTimeoutError(
+            f"{what} session ran past session_timeout ({seconds:g} s: plans/settings.yaml, "
+            "or --session-timeout) and was stopped; its cost is not known to maker",
+            duration_ms=ms) from None

@@ -58,7 +58,9 @@ from maker.core.events import (
 from maker.core.models import TaskConfig
 from maker.core.module import Module
 from maker.core.paths import project_to_be  # (no plan yet: no recorded root)
+from maker.core.sdk import bounded
 from maker.core.statuses import AWAITING
+from maker.engine.sessions import session_limit
 from maker.engine.step_run import EngineParts, StepRun
 from maker.engine.stops import RunStop, stop_asked
 from maker.engine.vote_step import law_votes
@@ -219,6 +221,7 @@ class Orchestrator(Module):
                                                config=config)
         yield submitted
         self.planner.max_budget_usd = self.parts.call_budget()
+        self.planner.session_timeout = session_limit(self.store.root, self.parts.session_timeout)
         try:
             async for event in self.planner.process(submitted):
                 if isinstance(event, PlanCreated):
@@ -329,8 +332,10 @@ class Orchestrator(Module):
         model = parts.model_for(record)
         budget = parts.call_budget()
         try:
-            answer = await parts.reviewer(review_prompt(self.store, record, need),
-                                          max_budget_usd=budget, model=model)
+            answer = await bounded(session_limit(self.store.root, parts.session_timeout),
+                                   parts.reviewer(review_prompt(self.store, record, need),
+                                                  max_budget_usd=budget, model=model),
+                                   f"step {n}'s review")
         except AgentSDKError as exc:
             parts.record("reviewer", n, attempt, cost_usd=exc.cost_usd, model=model,
                          duration_ms=exc.duration_ms, error=str(exc),

@@ -6,29 +6,27 @@ executor session (``factory(max_budget_usd=…, model=…, can_use_tool=…, hoo
 disallowed_tools=…, resume=…)``, an
 object with ``async run(step, prompt, config) -> AgentResult``) and a *reviewer*
 (``async reviewer(prompt, max_budget_usd=…, model=…) -> SdkAnswer``). Tests inject
-scripted fakes for both; these are the real ones. :func:`within` holds a session to
-its wall-clock limit (``session_timeout``).
+scripted fakes for both; these are the real ones. ``maker.core.sdk.within`` holds a
+session to its wall-clock limit (``session_timeout``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import warnings
 from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from maker.core.models import AgentResult, PlanStep, TaskConfig
 from maker.core.sdk import SdkAnswer, read_answer
 from maker.engine.tool_limits import reviewer_hooks
 from maker.errors import ClaudeNotFoundError
 from maker.executor.launch.agent_runner import AgentRunner
+from maker.executor.rules.step_rules import settings
 from maker.prompts import load_prompt, prompt_tools
 
-__all__ = ["REVIEWER_PROMPT", "BriefRunner", "Reviewer", "RunnerFactory", "SessionTimedOut",
-           "StepSession", "sdk_reviewer", "sdk_runner_factory", "within"]
-
-T = TypeVar("T")
+__all__ = ["REVIEWER_PROMPT", "BriefRunner", "Reviewer", "RunnerFactory", "StepSession",
+           "sdk_reviewer", "sdk_runner_factory", "session_limit"]
 
 REVIEWER_PROMPT = "reviewer"
 """The plugin's ``agents/reviewer.md`` (via :mod:`maker.prompts`): the reviewer's system
@@ -123,42 +121,8 @@ def sdk_reviewer(cwd: Path, *, env: dict[str, str] | None = None,
     return review
 
 
-class SessionTimedOut(Exception):
-    """The session :func:`within` held ran past its limit and was cancelled."""
-
-
-async def within(seconds: float | None, call: Awaitable[T]) -> T:
-    """Await ``call`` (one SDK session) for ``seconds`` at most (None or 0: no limit).
-
-    Past the limit the task is cancelled at its await, inside the SDK, whose clean-up
-    ends the CLI subprocess; then SessionTimedOut is raised. A cancellation that does
-    not come from the limit (Ctrl-C, SIGTERM) goes on as it came. A session that
-    absorbed the cancellation and ended by itself still counts as timed out: what it
-    said after the limit is not an answer."""
-    if not seconds:
-        return await call
-    task = asyncio.current_task()
-    assert task is not None
-    fired = False
-
-    def fire() -> None:
-        nonlocal fired
-        fired = True
-        task.cancel()
-
-    timer = asyncio.get_running_loop().call_later(seconds, fire)
-    try:
-        result = await call
-    except asyncio.CancelledError:
-        if not fired or (task.cancelling() if hasattr(task, "cancelling") else 0) > 1:
-            raise  # (someone else cancelled it too: that one wins)
-        if hasattr(task, "uncancel"):  # (the cancellation is spent here)
-            task.uncancel()
-        raise SessionTimedOut() from None
-    finally:
-        timer.cancel()
-    if fired:
-        if hasattr(task, "uncancel"):
-            task.uncancel()
-        raise SessionTimedOut()
-    return result
+def session_limit(plans_root: Path, given: float | None) -> float | None:
+    """Every session's wall-clock limit in a run (executor, reviewer, planner):
+    ``--session-timeout`` when given, else ``plans/settings.yaml``'s ``session_timeout``
+    (its default when the file or the plan is not there yet)."""
+    return given if given is not None else settings(plans_root).session_timeout

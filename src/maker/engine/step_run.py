@@ -32,11 +32,12 @@ from typing import Any
 from maker.core.clock import utc_now
 from maker.core.events import Event, StepFailed, StepFlagged, StepStarted
 from maker.core.models import AgentResult, TaskConfig
+from maker.core.sdk import bounded
 from maker.engine.apart import land_apart, land_feedback, verify_apart
 from maker.engine.deviation import after_answer, stop_reason
 from maker.engine.feedback import failure, fix_feedback, refusal_feedback
 from maker.engine.ledger import token_split
-from maker.engine.sessions import Reviewer, RunnerFactory, SessionTimedOut, within
+from maker.engine.sessions import Reviewer, RunnerFactory
 from maker.engine.vote_step import record_of, undecided_reason, vote_on
 from maker.errors import AgentSDKError, HandoffRejectedError, SessionTimeoutError
 from maker.executor.acceptance.accept import accept_handoff
@@ -291,19 +292,16 @@ class StepRun:
         began = time.monotonic()
         result: AgentResult | None = None
         try:
-            result = await within(self._timeout, session.run(record.spec, prompt,
-                                                             parts.config))
+            result = await bounded(self._timeout, session.run(record.spec, prompt,
+                                                              parts.config),
+                                   f"step {self.n}'s {kind}")
             parts.check_stop()  # (what the session said after the stop is not an answer)
             return result
-        except SessionTimedOut:
+        except SessionTimeoutError as exc:
             parts.check_stop()  # (Ctrl-C at the same moment: an interruption)
-            why = (f"step {self.n}'s {kind} session ran past session_timeout "
-                   f"({self._timeout:g} s: plans/settings.yaml, or --session-timeout) and "
-                   "was stopped; its cost is not known to maker")
-            parts.record(kind, self.n, self._attempt, model=model, error=why, cost_known=False,
-                         duration_ms=int((time.monotonic() - began) * 1000))
-            raise SessionTimeoutError(why, duration_ms=int((time.monotonic() - began)
-                                                           * 1000)) from None
+            parts.record(kind, self.n, self._attempt, model=model, error=str(exc),
+                         cost_known=False, duration_ms=exc.duration_ms)
+            raise
         except asyncio.CancelledError:
             # Ctrl-C (or SIGTERM): the session is cut; unless it ended on its own, what
             # it cost is unknown to maker.

@@ -21,13 +21,14 @@ from typing import Any
 from maker.core.events import Event, PlanCreated, TaskSubmitted
 from maker.core.models import TaskConfig
 from maker.core.module import Module
-from maker.core.sdk import SdkAnswer, read_answer
+from maker.core.sdk import SdkAnswer, bounded, read_answer
 from maker.errors import (
     AgentSDKError,
     BudgetExceededError,
     ClaudeNotFoundError,
     PlanRefusedError,
     Problem,
+    SessionTimeoutError,
 )
 from maker.planner.linter import lint_text
 from maker.prompts import load_prompt, prompt_tools
@@ -68,6 +69,9 @@ class PlannerModule(Module):
         self._cli_path = cli_path
         self.calls: list[SdkAnswer] = []
         """The SDK calls of the last task, in order, failed ones included."""
+        self.session_timeout: float | None = None
+        """Each call's wall-clock limit in seconds (None: none): past it the session is
+        cut and SessionTimeoutError raised, its cost unknown."""
 
     @property
     def cost_usd(self) -> float:
@@ -92,9 +96,7 @@ class PlannerModule(Module):
         for attempt in range(1, self.max_attempts + 1):
             before = len(self.calls)
             try:
-                raw = await self._call_sdk(prompt, system_prompt=system_prompt,
-                                           config=event.config, resume=session)
-                text = await self._text_of(raw)
+                text = await self._bounded(prompt, system_prompt, event.config, session)
             except BudgetExceededError as exc:
                 # The budget stopped the call after the model answered: a valid plan
                 # was paid for, and is kept (the caller writes it); the stop stands.
@@ -113,6 +115,22 @@ class PlannerModule(Module):
             if session is None:  # a fresh session: it must see the task and its answer
                 prompt = f"{first}\n\nYour previous answer:\n\n{text}\n\n{prompt}"
         raise PlanRefusedError(problems, attempts=self.max_attempts)
+
+    async def _bounded(self, prompt: str, system_prompt: str, config: TaskConfig,
+                       resume: str | None) -> str:
+        """One call's answer, within ``session_timeout`` (a call cut there is recorded
+        in :attr:`calls`, its cost unknown)."""
+        async def call() -> str:
+            raw = await self._call_sdk(prompt, system_prompt=system_prompt, config=config,
+                                       resume=resume)
+            return await self._text_of(raw)
+
+        try:
+            return await bounded(self.session_timeout, call(), "the planner's")
+        except SessionTimeoutError as exc:
+            self.calls.append(SdkAnswer(text="", cost_known=False, duration_ms=exc.duration_ms,
+                                        error=str(exc)))
+            raise
 
     async def _text_of(self, raw: Any) -> str:
         """The answer's text: ``raw`` itself, or read from a stream of SDK messages."""

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maker.core.models import AgentResult, PlanStep, TaskConfig
-from maker.core.sdk import StreamReader, is_error_result, sdk_errors, token_usage
+from maker.core.sdk import StreamReader, bounded, is_error_result, sdk_errors, token_usage
 from maker.errors import AgentSDKError, YAMLCleanError
 from maker.executor.launch.brief import step_sections
 from maker.prompts import load_prompt
@@ -82,13 +82,19 @@ class AgentRunner:
         self.system_prompt = system_prompt if system_prompt is not None \
             else load_prompt(SYSTEM_PROMPT)
 
-    async def run(self, step: PlanStep, context: str, config: TaskConfig) -> AgentResult:
+    async def run(self, step: PlanStep, context: str, config: TaskConfig,
+                  timeout: float | None = None) -> AgentResult:
         """Run one isolated agent for ``step``; returns its result (``error`` set when the
         session ended in error, said nothing, or answered without YAML).
 
-        ``context`` is the outputs the step reads (``ContextBuilder``'s YAML). Raises
-        AgentSDKError when the session cannot run at all (no CLI, the CLI failing).
+        ``context`` is the outputs the step reads (``ContextBuilder``'s YAML); ``timeout``
+        the session's wall-clock limit in seconds (seed 002's; None: none). Raises
+        AgentSDKError when the session cannot run at all (no CLI, the CLI failing), and
+        SessionTimeoutError when it ran past ``timeout`` (it is cut; its cost unknown).
         """
+        if timeout:
+            return await bounded(timeout, self.run(step, context, config),
+                                 f"step {step.step}'s")
         prompt = self.build_prompt(step, context)
         started = time.monotonic()
         reader = StreamReader()  # (the planner's and the reviewer's reader too)

@@ -1,0 +1,86 @@
+"""Every agent under a wall-clock bound in maker's engine: the executor (as before,
+``test_tunables.py``), the reviewer and the planner each stop at ``session_timeout``, are
+recorded with their cost unknown, and the run says which session it was; the seed's
+``AgentRunner.run(…, timeout=…)`` holds one session so too."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.engine_fakes import FakeLedger, ScriptedModel, parts, run
+from harness.step_plans import handoff, linear, make_step
+from maker.core.models import TaskConfig
+from maker.core.sdk import SdkAnswer
+from maker.engine.orchestrator import Orchestrator
+from maker.errors import SessionTimeoutError
+from maker.executor.agent_runner import AgentRunner
+from maker.planner.planner import PlannerModule
+from maker.store.plan_store import PlanStore
+from maker.tools.registry import ToolRegistry
+
+PAST = "session ran past session_timeout (0.2 s: plans/settings.yaml, or --session-timeout)"
+
+
+class HangingReviewer:
+    def __init__(self) -> None:
+        self.cancelled = 0
+
+    async def __call__(self, prompt: str, *, max_budget_usd: float | None,
+                       model: str | None) -> SdkAnswer:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        return SdkAnswer(text="VERDICT: approve")
+
+
+def test_a_review_past_session_timeout_is_stopped_and_recorded(project: Path) -> None:
+    store = linear(project, 1, policy="never")
+    reviewer, ledger = HangingReviewer(), FakeLedger()
+    p = parts(ScriptedModel([handoff(1)]), ledger=ledger, reviewer=reviewer)  # type: ignore[arg-type]
+    p.session_timeout = 0.2
+    result = run(Orchestrator(store, p, approve="reviewer"))
+    assert f"step 1's review {PAST}" in result.message, result.message
+    assert reviewer.cancelled == 1  # (cut, not left running)
+    review = [c for c in ledger.calls if c.kind == "reviewer"]
+    assert len(review) == 1 and not review[0].cost_known and "session_timeout" in \
+        (review[0].error or "")
+    assert store.load_step(1).status == "awaiting-approval"  # (its review is still due)
+
+
+class HangingPlanner(PlannerModule):
+    async def _call_sdk(self, prompt: str, *, system_prompt: str, config: TaskConfig,
+                        resume: str | None = None) -> str:
+        await asyncio.sleep(30)
+        return "never"
+
+
+def test_planning_past_session_timeout_is_stopped_and_recorded(project: Path) -> None:
+    planner, ledger = HangingPlanner(ToolRegistry.default()), FakeLedger()
+    p = parts(ScriptedModel([]), ledger=ledger)
+    p.session_timeout = 0.2
+    store = PlanStore(project / "plans")  # (no plan yet)
+    result = run(Orchestrator(store, p, planner=planner), "Write a file")
+    assert f"the planner's {PAST}" in result.message, result.message
+    (call,) = planner.calls
+    assert not call.cost_known and "session_timeout" in call.error
+    assert [c.kind for c in ledger.calls] == ["planner"]
+
+
+async def test_the_seeds_agent_runner_takes_a_timeout() -> None:
+    runner = AgentRunner()
+
+    async def hangs(prompt: str, **kwargs: Any) -> AsyncIterator[Any]:
+        await asyncio.sleep(30)
+        yield None
+
+    runner._sdk_query = hangs  # type: ignore[method-assign]
+    with pytest.raises(SessionTimeoutError, match=r"step 1's session ran past session_timeout "
+                                                  r"\(0.1 s"):
+        await runner.run(make_step(1, -1), "", TaskConfig(instruction="t"), timeout=0.1)
