@@ -84,3 +84,22 @@ async def test_the_seeds_agent_runner_takes_a_timeout() -> None:
     with pytest.raises(SessionTimeoutError, match=r"step 1's session ran past session_timeout "
                                                   r"\(0.1 s"):
         await runner.run(make_step(1, -1), "", TaskConfig(instruction="t"), timeout=0.1)
+
+
+@pytest.mark.parametrize(("setting", "said"), [
+    ("", "each session of maker's engine may take: 1800 s (session_timeout)"),
+    ("session_timeout: 90\n", "each session of maker's engine may take: 90 s (session_timeout)"),
+    ("session_timeout: 0\n", "each session of maker's engine may take: no limit "
+                             "(session_timeout: 0)"),
+])
+def test_maker_status_says_the_bound(project: Path, setting: str, said: str) -> None:
+    from click.testing import CliRunner
+
+    from maker.cli.main import cli
+
+    store = linear(project, 1)
+    if setting:
+        (store.root / "settings.yaml").write_text(setting)
+    shown = CliRunner().invoke(cli, ["status", "--plans-dir", str(store.root)])
+    assert shown.exit_code == 0, shown.output
+    assert said in shown.output

@@ -16,6 +16,7 @@ from maker.executor.acceptance.approval import read_policy
 from maker.executor.loop.report import run_json, run_line, run_lines
 from maker.executor.loop.status_view import executor_bash, file_notes, summary_rows
 from maker.executor.protocol.sweep import open_proposals
+from maker.executor.rules.step_rules import settings
 from maker.executor.state.schedule import nothing_ready_reason, plan_schedule
 from maker.executor.votes.runs import running_note
 from maker.planner.linter import lint_stored
@@ -94,6 +95,9 @@ def status(as_json: bool, exit_zero: bool, watch: bool, every: float, one_line: 
     click.echo(f"Plan: {task_line(plan.task, where=str(store.overview_path))}")
     click.echo(f"approval policy: {policy.describe()}")
     click.echo(f"a step executor's Bash is held by: {executor_bash(store)}")
+    limit = settings(store.root).session_timeout
+    click.echo("each session of maker's engine may take: " + (
+        f"{limit:g} s (session_timeout)" if limit else "no limit (session_timeout: 0)"))
     table = [("step", "title", "status", *(["cost"] if cost is not None else []), "depends on")]
     for r in rows:
         title = r.title if len(r.title) <= _TITLE_WIDTH else r.title[:_TITLE_WIDTH - 1] + "…"
