@@ -15,6 +15,7 @@ import signal
 import subprocess
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -415,6 +416,37 @@ def test_esc_while_the_engine_runs_does_not_stop_it_and_nothing_repeats(
     terminal, main, executor, held = held_at_step_1(interactive, fake_api, project)
     terminal.press("escape")  # (once: twice opens the client's rewind list)
     held.set()
+    ended(terminal, fake_api, main, "RUN_DONE")
+    assert [step(project, n).status for n in range(3)] == ["complete"] * 3
+    assert len(fake_api.requests_for(EXECUTOR)) == 9
+    spent_as_reported(project, fake_api, 3)
+
+
+def test_esc_on_the_launch_turn_leaves_the_engine_running_and_the_run_ends(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    """Esc while the typed command's turn is still with the model: the client takes the
+    turn back, but the stretch `/maker:run` started goes on, its wake comes, and the run
+    ends as it would have, each step once."""
+    write_plan(project, chain_plan(3), policy="auto")
+    executor = EngineExecutor(fake_api, 3)
+    main = RunMain(fake_api, lambda k: None, on_stretch=executor.stretch)
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(request: Any) -> Any:  # (the model still thinking when the person presses Esc)
+        entered.set()
+        release.wait(60)
+        return main(request)
+
+    fake_api.script(MAIN, slow)
+    terminal = interactive()
+    terminal.submit("/maker:run")
+    terminal.wait(entered.is_set, "the launch turn with the model", TIMEOUT)
+    terminal.press("escape")
+    # (the client rewinds a turn the model had not answered: the command is back in the
+    # prompt, unsent; the stretch it started runs on)
+    terminal.wait(lambda: "❯\xa0/maker:run" in terminal.text() and "esc to interrupt"
+                  not in terminal.text(), "the turn taken back", TIMEOUT)
+    release.set()
     ended(terminal, fake_api, main, "RUN_DONE")
     assert [step(project, n).status for n in range(3)] == ["complete"] * 3
     assert len(fake_api.requests_for(EXECUTOR)) == 9
