@@ -285,11 +285,12 @@ class AgentSDKError(MakerError):
     def __init__(self, message: str, cause: BaseException | None = None, *,
                  agent: str = "", cost_usd: float = 0.0, duration_ms: int = 0,
                  session_id: str | None = None, answer: str = "",
-                 cost_known: bool = False) -> None:
+                 cost_known: bool = False, usage: dict[str, int] | None = None) -> None:
         self.cause = cause
         self.agent = agent
         self.cost_usd = cost_usd
         self.cost_known = cost_known
+        self.usage = dict(usage or {})  # (the tokens its result reported, as SdkAnswer's)
         self.duration_ms = duration_ms
         self.session_id = session_id
         self.answer = answer

@@ -69,3 +69,24 @@ def test_a_call_the_cli_died_in_has_an_unknown_cost(project: Path) -> None:
     (call,) = ledger.calls()
     assert call.error and call.cost_usd == 0.0
     assert call.cost_known is False, "a crashed call with no reported cost counts as $0 known"
+
+
+def test_a_call_that_ended_in_an_error_result_keeps_the_tokens_it_reported(
+        project: Path) -> None:
+    """An error result (a budget, an API error) still says what the call used: the
+    ledger keeps its tokens, split as the SDK split them, and its cost."""
+    from maker.core.sdk import _result_error
+
+    result = {"subtype": "error_max_budget_usd", "total_cost_usd": 0.04, "duration_ms": 900,
+              "session_id": "s1", "usage": {"input_tokens": 1200, "output_tokens": 30,
+                                            "cache_read_input_tokens": 500}}
+    exc = _result_error(result, "step 1")
+    assert exc.usage == {"input_tokens": 1200, "output_tokens": 30,
+                         "cache_read_input_tokens": 500}  # (as the SDK's usage names them)
+    store = linear(project, 1)
+    ledger = Ledger(store)
+    parts = EngineParts(runner_factory=_Crashes().factory, ledger=ledger, call_type=Call)
+    parts.record_answer("executor", 1, 1, exc, "m")
+    (call,) = ledger.calls()
+    assert (call.input_tokens, call.output_tokens, call.cache_read_tokens) == (1200, 30, 500)
+    assert call.cost_usd == 0.04 and call.cost_known and "budget" in (call.error or "")

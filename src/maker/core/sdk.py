@@ -211,8 +211,7 @@ def sdk_errors(agent: str = "") -> Iterator[None]:
 def _result_error(result: Any, agent: str) -> AgentSDKError:
     """The error for an error result: a ResultMessage, or a ResultError's raw ``data``."""
     spent = _spent(result)
-    spent.pop("tokens")
-    spent.pop("usage")
+    spent.pop("tokens")  # (its usage says them, split)
     subtype = _get(result, "subtype") or "error"
     errors = _get(result, "errors")
     detail = "; ".join(e for e in errors if isinstance(e, str)) if isinstance(errors, list) \

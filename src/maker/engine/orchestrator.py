@@ -337,9 +337,7 @@ class Orchestrator(Module):
                                                   max_budget_usd=budget, model=model),
                                    f"step {n}'s review")
         except AgentSDKError as exc:
-            parts.record("reviewer", n, attempt, cost_usd=exc.cost_usd, model=model,
-                         duration_ms=exc.duration_ms, error=str(exc),
-                         session_id=exc.session_id, cost_known=exc.cost_known)
+            parts.record_answer("reviewer", n, attempt, exc, model)
             raise
         parts.record_answer("reviewer", n, attempt, answer, model)
         self.step_costs[n] = self.step_costs.get(n, 0.0) + answer.cost_usd

@@ -121,11 +121,13 @@ class EngineParts:
 
     def record_answer(self, kind: str, step: int | None, attempt: int, answer: Any,
                       model: str | None) -> None:
-        """One SDK call that answered (an ``AgentResult``, an ``SdkAnswer``), as reported."""
+        """One SDK call as reported: one that answered (an ``AgentResult``, an
+        ``SdkAnswer``), or one that failed (an ``AgentSDKError``: what its result said)."""
+        failed = isinstance(answer, AgentSDKError)
         self.record(kind, step, attempt, cost_usd=answer.cost_usd,
-                    duration_ms=answer.duration_ms, tokens=answer.tokens, model=model,
-                    usage=answer.usage, cost_known=answer.cost_known, error=answer.error,
-                    session_id=answer.session_id)
+                    duration_ms=answer.duration_ms, tokens=0 if failed else answer.tokens,
+                    model=model, usage=answer.usage, cost_known=answer.cost_known,
+                    error=str(answer) if failed else answer.error, session_id=answer.session_id)
 
 
 class StepRun:
@@ -316,9 +318,7 @@ class StepRun:
             raise  # the step stays in progress: `maker run` again resumes it
         except AgentSDKError as exc:
             self.cost_usd += exc.cost_usd
-            parts.record(kind, self.n, self._attempt, cost_usd=exc.cost_usd,
-                         duration_ms=exc.duration_ms, model=model, error=str(exc),
-                         session_id=exc.session_id, cost_known=exc.cost_known)
+            parts.record_answer(kind, self.n, self._attempt, exc, model)
             raise  # the step stays in progress: `maker run` again resumes it
 
     def _record(self, kind: str, result: AgentResult, record: StepRecord) -> None:

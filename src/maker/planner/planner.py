@@ -142,7 +142,8 @@ class PlannerModule(Module):
             except AgentSDKError as exc:  # what a failed call cost counts too
                 self.calls.append(SdkAnswer(text="", cost_usd=exc.cost_usd,
                                             cost_known=exc.cost_known,
-                                            duration_ms=exc.duration_ms,
+                                            duration_ms=exc.duration_ms, usage=exc.usage,
+                                            tokens=sum(exc.usage.values()),
                                             session_id=exc.session_id, error=str(exc)))
                 raise
             self.calls.append(answer)
