@@ -68,6 +68,17 @@ def typed_again(terminal: Terminal, api: RecordingAPI, main: RunMain,
     ended(terminal, api, main, "RUN_DONE")
 
 
+def at_the_first_question(interactive: StartInteractive, api: RecordingAPI,
+                          project: Path) -> tuple[Terminal, RunMain]:
+    """A 2-step plan under `never`, its run typed, and step 0's question on screen."""
+    write_plan(project, chain_plan(2), policy="never")
+    main = follow(api, 2, 1)
+    terminal = interactive()
+    terminal.submit("/maker:run")
+    terminal.wait_for_text("Approve step 0", TIMEOUT)
+    return terminal, main
+
+
 def approved_to_the_end(terminal: Terminal, api: RecordingAPI, main: RunMain, project: Path,
                         steps: int) -> None:
     """The person types /maker:run again and approves each step's question: the run
@@ -259,11 +270,7 @@ def test_a_client_killed_mid_step_resumes_from_plans_with_nothing_lost(
 
 def test_a_client_killed_at_a_question_asks_it_again_in_the_next_session(
         interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
-    write_plan(project, chain_plan(2), policy="never")
-    main = follow(fake_api, 2, 1)
-    first = interactive()
-    first.submit("/maker:run")
-    first.wait_for_text("Approve step 0", TIMEOUT)
+    first, main = at_the_first_question(interactive, fake_api, project)
     first.close()  # killed with the question on screen
     assert step(project, 0).status == "awaiting-approval"
     approved_to_the_end(interactive(), fake_api, main, project, 2)
@@ -397,11 +404,7 @@ def test_a_graceful_stop_finishes_the_step_that_runs_and_starts_nothing_more(
 
 def test_esc_on_a_question_leaves_the_step_waiting_and_the_next_run_asks_again(
         interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
-    write_plan(project, chain_plan(2), policy="never")
-    main = follow(fake_api, 2, 1)
-    terminal = interactive()
-    terminal.submit("/maker:run")
-    terminal.wait_for_text("Approve step 0", TIMEOUT)
+    terminal, main = at_the_first_question(interactive, fake_api, project)
     terminal.choose("escape")  # not now
     terminal.wait(lambda: "Enter to select" not in terminal.text()
                   and "esc to interrupt" not in terminal.text(), "the question left", TIMEOUT)
