@@ -138,15 +138,22 @@ def test_ten_steps_under_auto_run_in_one_stretch_outside_the_main_session(
     spent_as_reported(project, fake_api, 10)
 
 
-def spent_as_reported(project: Path, api: RecordingAPI, steps: int) -> None:
+def spent_as_reported(project: Path, api: RecordingAPI, steps: int,
+                      cut: frozenset[int] = frozenset()) -> None:
     """Every executor's call is in the ledger, and each step's entry in the run has the
-    tokens the scripted API reported for it, step by step."""
+    tokens the scripted API reported for it, step by step (``cut``: steps with a session
+    its budget cut mid-answer, whose last answer's output is counted as far as the CLI
+    read it)."""
     run = read_run(PlanStore(project / "plans"))
     calls = [c for c in Ledger(PlanStore(project / "plans")).calls() if c.kind == "executor"]
     assert sorted({c.step for c in calls}) == list(range(steps))
     reported = api_tokens(api)
     for n in range(steps):
         entry = run["steps"][str(n)]
+        if n in cut:
+            assert entry["input_tokens"] == reported[n][0], n
+            assert 0 < entry["output_tokens"] <= reported[n][1], n
+            continue
         assert (entry["input_tokens"], entry["output_tokens"]) == reported[n], n
         assert entry["tokens"] == sum(reported[n]) and entry["calls"] == sessions(api, n)
         assert entry["duration_ms"] > 0 and entry["status"] == "complete"
@@ -363,6 +370,7 @@ def test_a_budget_reached_mid_run_stops_it_and_a_new_budget_goes_on(
     fake_api.script(EXECUTOR, *[executor] * (3 + 3 - sum(fake_api.remaining().values())))
     typed_again(terminal, fake_api, main, "/maker:run --max-budget-usd 1")
     assert [step(project, n).status for n in range(3)] == ["complete"] * 3
+    spent_as_reported(project, fake_api, 3, cut=frozenset({1}))
 
 
 def test_an_engine_killed_mid_step_stops_the_run_with_why_and_it_goes_on_after(

@@ -90,3 +90,36 @@ def test_a_call_that_ended_in_an_error_result_keeps_the_tokens_it_reported(
     (call,) = ledger.calls()
     assert (call.input_tokens, call.output_tokens, call.cache_read_tokens) == (1200, 30, 500)
     assert call.cost_usd == 0.04 and call.cost_known and "budget" in (call.error or "")
+
+
+def test_a_session_its_budget_cut_keeps_the_tokens_its_result_counted_per_model() -> None:
+    """The CLI's result for a session cut by its budget says 0 in ``usage`` and the real
+    counts in ``model_usage`` (seen on 2.1.332): maker reads those, and where neither
+    says anything, what the session's messages said, each model turn once."""
+    from maker.core.sdk import StreamReader
+
+    async def stream(*messages: Any) -> Any:
+        for m in messages:
+            yield m
+
+    def assistant(mid: str, **usage: int) -> Any:
+        return type("AssistantMessage", (), {"usage": usage, "message_id": mid,
+                                             "content": [], "parent_tool_use_id": None})()
+
+    def result(**fields: Any) -> Any:
+        return type("ResultMessage", (), {"subtype": "error_max_budget_usd", **fields})()
+
+    cut = result(usage={"input_tokens": 0, "output_tokens": 0},
+                 model_usage={"m": {"inputTokens": 13137, "outputTokens": 5,
+                                    "cacheReadInputTokens": 7}})
+    reader = StreamReader()
+    asyncio.run(reader.read(stream(assistant("a", input_tokens=13137, output_tokens=1), cut)))
+    assert reader.usage() == {"input_tokens": 13137, "output_tokens": 5,
+                              "cache_read_input_tokens": 7}
+    silent = result(usage=None, model_usage=None)
+    reader = StreamReader()
+    asyncio.run(reader.read(stream(assistant("a", input_tokens=100, output_tokens=1),
+                                   assistant("a", input_tokens=100, output_tokens=1),
+                                   assistant("b", input_tokens=120, output_tokens=3),
+                                   silent)))
+    assert reader.usage() == {"input_tokens": 220, "output_tokens": 4}

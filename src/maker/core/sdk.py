@@ -34,7 +34,8 @@ from maker.errors import (
 )
 
 __all__ = ["SdkAnswer", "SessionTimedOut", "StreamReader", "bounded", "is_error_result",
-           "read_answer", "sdk_errors", "token_usage", "translate_error", "within"]
+           "model_usage", "read_answer", "sdk_errors", "token_usage", "translate_error",
+           "within"]
 
 T = TypeVar("T")
 
@@ -82,6 +83,23 @@ def token_usage(usage: Any) -> dict[str, int]:
             and v >= 0}
 
 
+_MODEL_USAGE = {"inputTokens": "input_tokens", "outputTokens": "output_tokens",
+                "cacheReadInputTokens": "cache_read_input_tokens",
+                "cacheCreationInputTokens": "cache_creation_input_tokens"}
+
+
+def model_usage(per_model: Any) -> dict[str, int]:
+    """The token counts a ResultMessage's ``model_usage`` reports (per model, camel-cased),
+    summed under ``usage``'s names; {} when it reports none."""
+    total: dict[str, int] = {}
+    for counts in per_model.values() if isinstance(per_model, dict) else ():
+        for key, name in _MODEL_USAGE.items():
+            value = counts.get(key) if isinstance(counts, dict) else None
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                total[name] = total.get(name, 0) + value
+    return total
+
+
 class StreamReader:
     """Reads an SDK message stream: :attr:`answer`, the last TextBlock's text of the final
     top-level AssistantMessage (None when it has none), and :attr:`result`, the last
@@ -91,10 +109,30 @@ class StreamReader:
     def __init__(self) -> None:
         self.answer: str | None = None
         self.result: Any = None
+        self._turns: dict[str, dict[str, int]] = {}  # message id -> its usage
+
+    def usage(self) -> dict[str, int]:
+        """The tokens the session's result reported; where it reported none (a session
+        cut by its budget), what its messages reported, each model turn once."""
+        reported = token_usage(getattr(self.result, "usage", None))
+        if not any(reported.values()):  # (a session its budget cut says 0 there)
+            reported = model_usage(getattr(self.result, "model_usage", None)) or reported
+        if any(reported.values()) or not self._turns:
+            return reported
+        total: dict[str, int] = {}
+        for turn in self._turns.values():
+            for key, value in turn.items():
+                total[key] = total.get(key, 0) + value
+        return total
 
     async def read(self, messages: AsyncIterable[Any]) -> None:
         async for message in messages:
             kind = type(message).__name__
+            if kind == "AssistantMessage":  # (one model turn may come as several messages)
+                turn = token_usage(getattr(message, "usage", None))
+                if turn:
+                    key = getattr(message, "message_id", None)
+                    self._turns[key if isinstance(key, str) else str(len(self._turns))] = turn
             if kind == "AssistantMessage" and not isinstance(
                     getattr(message, "parent_tool_use_id", None), str):  # not a subagent's
                 texts = [b.text for b in getattr(message, "content", None) or []

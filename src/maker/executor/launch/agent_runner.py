@@ -105,7 +105,7 @@ class AgentRunner:
             if reader.result is None or not is_error_result(reader.result):
                 raise
             # The CLI exits non-zero after an error result: the result says it all.
-        result = self._result(reader.answer, reader.result, started)
+        result = self._result(reader.answer, reader.result, started, reader.usage())
         if self.notes is not None:  # it records only a good answer
             self.notes.update_from_result(result, step.step)
         return result
@@ -156,13 +156,14 @@ class AgentRunner:
         async for message in query(prompt=prompt, options=ClaudeAgentOptions(**kwargs)):
             yield message
 
-    def _result(self, answer: str | None, final: Any, started: float) -> AgentResult:
+    def _result(self, answer: str | None, final: Any, started: float,
+                usage: dict[str, int] | None = None) -> AgentResult:
         reported = _number(getattr(final, "total_cost_usd", None), float)
         cost = reported or 0.0
         duration = _number(getattr(final, "duration_ms", None), int)
         if duration is None:
             duration = int((time.monotonic() - started) * 1000)
-        usage = token_usage(getattr(final, "usage", None))
+        usage = usage if usage is not None else token_usage(getattr(final, "usage", None))
         session = getattr(final, "session_id", None)
         base = {"cost_usd": cost, "duration_ms": duration, "tokens": sum(usage.values()),
                 "session_id": session if isinstance(session, str) else None,
