@@ -100,7 +100,7 @@ def start_stretch(store: PlanStore, wake_for: str) -> float | None:
             subprocess.Popen([str(BASH), str(program), "loop", "stretch", "--plans-dir",
                               str(store.root)], cwd=store.project, stdin=subprocess.DEVNULL,
                              stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                             close_fds=True, env=os.environ.copy())
+                             close_fds=True)
     except OSError:
         note_stretch(store, wake_at=None)
         return None
