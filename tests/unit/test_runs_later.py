@@ -83,3 +83,56 @@ def test_a_step_that_names_the_file_in_writes_may_write_it(
 
 def test_reading_them_is_not_refused(project: Path) -> None:
     assert decide(project, "Read", ".claude/settings.json") is None
+
+
+# -- what a hostile review found (each was let through) ---------------------------------
+
+
+@pytest.mark.parametrize("path", [
+    ".Claude/settings.json", ".MCP.json", ".Git/hooks/pre-commit", ".GIT/config",  # (any case:
+    # a file system that ignores case reads them as the protected ones)
+    "lefthook.toml", "lefthook.json", "lefthook.jsonc", "lefthook-local.toml",
+    ".config/lefthook-local.toml", ".lefthook-local/pre-commit/x.sh", ".pnpmfile.mjs",
+    "pip.ini", ".pre-commit-config.yml",
+])
+def test_every_spelling_is_refused(project: Path, path: str) -> None:
+    why = decide(project, "Write", path)
+    assert why is not None and LATER in why, path
+
+
+@pytest.mark.parametrize("path", [
+    "../other/.claude/settings.json", "../other/.git/hooks/pre-commit",
+    "../home/repos/x/.claude/settings.json", "../home/.gitconfig", "../home/.bashrc",
+    "../home/.config/git/config",
+])
+def test_outside_the_project_every_folder_on_the_way_counts(project: Path, path: str) -> None:
+    why = decide(project, "Write", path)
+    assert why is not None and (LATER in why), path
+
+
+def test_a_link_into_another_repositorys_claude_folder_is_refused(project: Path) -> None:
+    other = project.parent / "other" / ".claude"
+    other.mkdir(parents=True)
+    (project / "outlink").symlink_to(other)
+    assert decide(project, "Write", "outlink/settings.json") is not None
+
+
+@pytest.mark.parametrize(("writes", "path"), [
+    (["**/.git*"], "sub/.git/hooks/pre-commit"),
+    ([".git*"], ".gitmodules"),
+    (["*"], ".envrc"),
+    (["**/*.json"], ".claude/settings.json"),
+])
+def test_a_wildcard_never_names_a_protected_file(project: Path, writes: list[str],
+                                                 path: str) -> None:
+    assert decide(project, "Write", path, writes) is not None
+
+
+@pytest.mark.parametrize("path", ["model.pth", "checkpoints/epoch_3.pth", "src/.gitignore"])
+def test_an_ordinary_file_with_a_like_name_is_written(project: Path, path: str) -> None:
+    assert decide(project, "Write", path) is None
+
+
+def test_a_path_with_a_nul_byte_is_refused_not_a_traceback(project: Path) -> None:
+    why = decide(project, "Write", "src/a\0.py")
+    assert why is not None and "NUL" in why

@@ -235,3 +235,29 @@ def test_through_scripts_hook_a_wake_exits_2_with_what_it_says(store: PlanStore)
                            text=True, env=env, timeout=60, check=False)
     assert (quiet.returncode, quiet.stderr, quiet.stdout) == (0, "", "")
     assert live_run(store)["stretch"]["wake_for"] == "toolu_2"
+
+
+@pytest.mark.parametrize("raw", [
+    '{"hook_event_name":"PostToolUse","tool_name":"AskUserQuestion", broken',
+    '{"tool_name":"AskUserQuestion"}',
+    '{"tool_name":"AskUserQuestion","x":' + "[" * 100_000 + "]" * 100_000 + "}",
+])
+def test_an_input_the_wake_cannot_read_wakes_nobody(store: PlanStore, raw: str) -> None:
+    env = dict(os.environ, MAKER_PYTHON=sys.executable,
+               CLAUDE_PROJECT_DIR=str(store.root.parent))
+    done = subprocess.run([str(ROOT / "scripts" / "hook"), "stretch-wake"], input=raw,
+                          capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+@pytest.mark.parametrize("stretch", ["garbage", [1], {"wake_for": "toolu_1", "wake_at": True},
+                                     {"wake_for": "toolu_1", "wake_at": "soon"}])
+def test_a_record_of_another_shape_neither_crashes_nor_wakes(store: PlanStore,
+                                                             stretch: Any) -> None:
+    from maker.store.run_file import read_run, write_run
+
+    with store.lock():
+        write_run(store, {**read_run(store), "stretch": stretch})
+    took = time.monotonic()
+    assert not wake.on_stretch_wake(answer(store))
+    assert time.monotonic() - took < 5

@@ -101,12 +101,13 @@ def main(argv: list[str]) -> int:
 
 def _wake_said(out: str) -> str:
     """What the wake hook says to the main agent ("" to stay quiet): its ``wake``, or
-    what went wrong (a waiter that failed wakes the main agent rather than leave it
-    asleep for good)."""
+    the error that stopped its wait (a waiter that failed wakes the main agent rather
+    than leave it asleep for good); an input it ignored wakes nobody."""
     import json
 
     said = json.loads(out) if out else {}
-    return str(said.get("wake") or said.get("systemMessage") or "")
+    failed = str(said.get("systemMessage") or "")
+    return str(said.get("wake") or (failed if "hit an error" in failed else ""))
 
 
 def _deadline() -> float:

@@ -114,7 +114,8 @@ def stretch_ended(hook: HookInput, wake: bool = False) -> Output:
     from maker.executor.state.stretch import ENDED_UNSAID, ended, stretch_runs
 
     run = live_run(store)
-    stretch = run.get("stretch") or {}
+    stretch = run.get("stretch")
+    stretch = stretch if isinstance(stretch, dict) else {}  # (another version's record)
     if not run or not wake and (stretch.get("told") or not stretch.get("began")):
         return allow()
     running = stretch_runs(store)

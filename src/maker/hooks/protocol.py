@@ -151,7 +151,8 @@ def run_hook(event: str, handler: Callable[[HookInput], Output], stdin: str | No
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         what = {"pre-tool-use": "this tool call", "user-prompt-submit": "this prompt",
                 "session-start": "this session", "agent-launch": "this subagent launch",
-                "agent-return": "this subagent's result"}.get(event, "this stop")
+                "agent-return": "this subagent's result", "post-tool-use": "this answer",
+                "stretch-wake": "its wait for the engine"}.get(event, "this stop")
         if isinstance(exc, MakerError):  # a known condition: its message names the fix
             return _dump(message(f"maker: {str(exc).strip()[:2000]}\n(The {event} hook let "
                                  f"{what} through.)"))

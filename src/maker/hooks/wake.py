@@ -131,10 +131,15 @@ def on_stretch_wake(hook: HookInput) -> Output:
     if not key or not store.exists():
         return allow()
     stretch = _mark(store, key, begins=typed_run)
-    at = stretch.get("wake_at") if stretch else None
-    if not isinstance(at, (int, float)):
-        return allow()
-    return _wait(store, key, float(at))
+    at = _when(stretch.get("wake_at")) if stretch else None
+    return allow() if at is None else _wait(store, key, at)
+
+
+def _when(value: object) -> float | None:
+    """A time in the run's record, or None for anything else (a record of another
+    maker's version, say)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return float(value) if ok else None  # type: ignore[arg-type]
 
 
 def _mark(store: PlanStore, key: str, begins: bool) -> dict[str, object] | None:
@@ -179,17 +184,19 @@ def _wait(store: PlanStore, key: str, at: float) -> Output:
             run = live_run(store)
             if not run:
                 return allow()  # (the run ended or stopped meanwhile: a person's doing)
-            stretch = run.get("stretch") or {}
+            stretch = run.get("stretch")
+            stretch = stretch if isinstance(stretch, dict) else {}
             if stretch.get("wake_for") != key:
                 return allow()  # (a later answer's stretch: its own wake waits for it)
             if _ended_since(stretch, at):
                 return {"wake": "the stretch ended."}
-            started = float(stretch.get("began") or 0) >= at
+            started = (_when(stretch.get("began")) or 0.0) >= at
         if time.monotonic() - looked > _LOOK_S and (started or time.monotonic() - began >
                                                     _START_WAIT_S):
             looked = time.monotonic()
             if not stretch_runs(store):  # (its process is gone: did it say how?)
-                if _ended_since(live_run(store).get("stretch") or {}, at):
+                now_run = live_run(store).get("stretch")
+                if isinstance(now_run, dict) and _ended_since(now_run, at):
                     return {"wake": "the stretch ended."}
                 return {"wake": "the stretch ended without saying how." if started else
                         "the stretch did not start (plans/.maker/stretch.log says why)."}
@@ -200,9 +207,8 @@ def _wait(store: PlanStore, key: str, at: float) -> Output:
 def _ended_since(stretch: dict[str, object], at: float) -> bool:
     """Whether the stretch that began after ``at`` ended (not an older one, which a new
     stretch waited for: its end is not this one's)."""
-    began, ended = stretch.get("began"), stretch.get("ended")
-    return isinstance(began, (int, float)) and isinstance(ended, (int, float)) and \
-        began >= at and ended >= began
+    began, ended = _when(stretch.get("began")), _when(stretch.get("ended"))
+    return began is not None and ended is not None and at <= began <= ended
 
 
 def wait_s() -> float:

@@ -61,6 +61,8 @@ def executor_refusal(tool: str, tool_input: Mapping[str, Any], *, cwd: Path,
     value = tool_input.get(key) if key else None
     if not isinstance(value, str) or not value:
         return None
+    if "\0" in value:  # (no file has that name: a call that cannot be read says no)
+        return "maker: the path holds a NUL byte, which no file name can; give the path itself."
     path = resolve(cwd, value)
     if guard.inside(path, guard.key_dirs):
         return guard.key_text()

@@ -29,8 +29,7 @@ __all__ = ["runs_later"]
 
 _DIRS = {".claude": "the client's settings, agents, commands and hooks",
          ".git": "git's config and hooks", ".husky": "git hooks (husky)",
-         ".githooks": "git hooks", ".lefthook": "git hooks (lefthook)",
-         ".vscode": "the editor's tasks and settings",
+         ".githooks": "git hooks", ".vscode": "the editor's tasks and settings",
          ".devcontainer": "a dev container's commands"}
 _FILES = {".mcp.json": "MCP servers the next session starts",
           ".claude.json": "the client's settings",
@@ -38,12 +37,20 @@ _FILES = {".mcp.json": "MCP servers the next session starts",
           ".gitmodules": "submodules git fetches and enters",
           ".envrc": "a script direnv runs on entering the folder",
           ".pre-commit-config.yaml": "hooks pre-commit installs and runs",
+          ".pre-commit-config.yml": "hooks pre-commit installs and runs",
           ".devcontainer.json": "a dev container's commands",
           ".npmrc": "npm's settings (scripts, registries)", ".yarnrc": "yarn's settings",
           ".yarnrc.yml": "yarn's settings (plugins it runs)", "bunfig.toml": "bun's settings",
-          ".pnpmfile.cjs": "code pnpm runs at install", "pip.conf": "pip's settings"}
-_PATTERNS = {"lefthook*.yml": "git hooks (lefthook)", "lefthook*.yaml": "git hooks (lefthook)",
-             ".lefthook*": "git hooks (lefthook)", "*.pth": "code Python runs at every start"}
+          "pip.conf": "pip's settings", "pip.ini": "pip's settings"}
+# (names and folders, any case: a file system that ignores case reads `.Claude` as `.claude`)
+_PATTERNS = {"lefthook*": "git hooks (lefthook)", ".lefthook*": "git hooks (lefthook)",
+             ".pnpmfile.*": "code pnpm runs at install"}
+_SITE = ("site-packages", "dist-packages")  # (where Python runs a `.pth` file at start)
+_HOME = {".gitconfig": "the person's git config", ".bashrc": "the person's shell start-up",
+         ".bash_profile": "the person's shell start-up", ".profile": "the person's shell "
+         "start-up", ".zshrc": "the person's shell start-up", ".zprofile": "the person's "
+         "shell start-up", ".zshenv": "the person's shell start-up",
+         ".config": "the person's tools' settings", ".ssh": "the person's ssh settings"}
 
 
 def runs_later(path: Path, project: Path, writes: Sequence[str] | None = None,
@@ -52,16 +59,17 @@ def runs_later(path: Path, project: Path, writes: Sequence[str] | None = None,
     (a few words); None when it is not, or when the step's ``writes`` names it."""
     where = _relative(path, project)
     if where is not None:
-        what = _what(where)
-        return None if what is None or _named(where, writes or ()) else what
+        what = _what(where.parts)
+        return None if what is None or _named(where.parts, writes or ()) else what
     home = home if home is not None else Path(os.path.expanduser("~"))
     inside_home = _relative(path, home)
-    if inside_home is not None and inside_home.parts[:1] in ((".claude",), (".claude.json",)):
-        return "the person's own client settings"
+    if inside_home is not None and inside_home.parts and \
+            inside_home.parts[0].lower() in _HOME:
+        return _HOME[inside_home.parts[0].lower()]
     if program is not None and _relative(path, program) is not None and \
             _relative(program, project) is None:
         return "maker's own program (the plugin)"
-    return _what(PurePosixPath(path.name))
+    return _what(PurePosixPath(path).parts[1:])  # (elsewhere: every folder on the way)
 
 
 def _relative(path: Path, root: Path) -> PurePosixPath | None:
@@ -71,32 +79,59 @@ def _relative(path: Path, root: Path) -> PurePosixPath | None:
         return None
 
 
-def _what(where: PurePosixPath) -> str | None:
-    parts = where.parts
-    for part in parts[:-1]:
-        if part in _DIRS:
-            return _DIRS[part]
-    name = parts[-1] if parts else ""
-    if name in _FILES:
-        return _FILES[name]
-    if name in _DIRS:  # (the folder itself, as a file: as bad)
+def _protected(part: str, last: bool) -> str | None:
+    """What one path segment makes the path (``last``: the file's own name)."""
+    name = part.lower()
+    if name in _DIRS and (not last or name != ".git"):
         return _DIRS[name]
+    if last and name in _FILES:
+        return _FILES[name]
     for pattern, what in _PATTERNS.items():
         if fnmatch.fnmatchcase(name, pattern):
             return what
     return None
 
 
-def _named(where: PurePosixPath, writes: Sequence[str]) -> bool:
-    """Whether a ``writes`` entry names this file itself (or a folder it is in), by the
-    very name that makes it protected: ``**`` alone names nothing of these."""
-    text = where.as_posix()
+def _what(parts: Sequence[str]) -> str | None:
+    for i, part in enumerate(parts):
+        what = _protected(part, i == len(parts) - 1)
+        if what is not None:
+            return what
+    if parts and parts[-1].lower().endswith(".pth") and \
+            any(p.lower() in _SITE for p in parts[:-1]):
+        return "code Python runs at every start"
+    return None
+
+
+def _named(parts: Sequence[str], writes: Sequence[str]) -> bool:
+    """Whether a ``writes`` entry names this file itself (or a folder it is in), each
+    segment that makes it protected written out as it is: no wildcard stands for one
+    (``**`` and ``.git*`` name none of these)."""
     for entry in writes:
-        entry = entry.strip().removeprefix("./")
-        folder = entry.rstrip("/")
-        if not any(part in entry for part in (*_DIRS, *_FILES, "lefthook", ".pth")):
+        segments = [s for s in entry.strip().removeprefix("./").split("/") if s]
+        if not segments:
             continue
-        if text == folder or text.startswith(folder + "/") or \
-                fnmatch.fnmatchcase(text, entry):
+        if _matches(segments, list(parts)):
             return True
+        if segments[-1] != "**" and any(_matches(segments, list(parts[:k]))
+                                        for k in range(1, len(parts))):
+            return True  # (a folder the file is in, named)
     return False
+
+
+def _matches(entry: list[str], parts: list[str]) -> bool:
+    """Whether ``entry``'s segments match the path's, all of them (``**``: any number of
+    segments, none of them protected; a protected segment only by its own name)."""
+    if not entry:
+        return not parts
+    head, rest = entry[0], entry[1:]
+    if head == "**":
+        return _matches(rest, parts) or (bool(parts) and _protected(parts[0], len(parts) == 1)
+                                         is None and _matches(entry, parts[1:]))
+    if not parts:
+        return False
+    if _protected(parts[0], len(parts) == 1) is not None:
+        same = head == parts[0]
+    else:
+        same = fnmatch.fnmatchcase(parts[0], head)
+    return same and _matches(rest, parts[1:])
