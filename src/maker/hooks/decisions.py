@@ -150,8 +150,6 @@ def stale_question(store: PlanStore, tool_input: Any) -> str | None:
             now = record.status
         elif question.startswith(DEVIATION_PREFIX) and pending_deviation(record) is None:
             now = f"{record.status}, with no deviation to decide"
-        elif question.startswith(BLOCKED_PREFIX) and record.status != "blocked":
-            now = record.status
         else:
             continue
         return (f"maker: this question is out of date: step {n} is {now} now, so there is "
