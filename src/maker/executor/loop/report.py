@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.records import StoredPlan
 
-__all__ = ["report", "run_json", "run_line", "run_lines", "step_head", "usd_said"]
+__all__ = ["report", "run_json", "run_line", "run_lines", "spent_said", "step_head",
+           "usd_said"]
 
 
 def step_head(store: PlanStore, n: int) -> str:
@@ -83,6 +84,11 @@ def report(store: PlanStore, plan: StoredPlan, run: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def spent_said(entry: dict[str, Any]) -> str:
+    """A step's cost as the run's lines show it ("" when it spent nothing known)."""
+    return usd_said(entry) if entry.get("cost_usd") or entry.get("unknown_costs") else ""
+
+
 def usd_said(entry: dict[str, Any]) -> str:
     """A step's (or the run's) cost: "at least" where a call's cost was not reported."""
     said = f"${float(entry.get('cost_usd') or 0):.4f}"
@@ -125,7 +131,7 @@ def run_lines(store: PlanStore, plan: StoredPlan) -> list[str]:
         entry = run["steps"][key]
         spent = [f"{int(entry['duration_ms']) // 1000} s" if entry.get("duration_ms") else "",
                  f"{entry['tokens']} tokens" if entry.get("tokens") else "",
-                 usd_said(entry) if entry.get("cost_usd") or entry.get("unknown_costs") else ""]
+                 spent_said(entry)]
         said = ", ".join(x for x in spent if x)
         # (the plan's status now: an entry is written when a verdict comes, not approved)
         lines.append(f"  step {key}: {statuses.get(key) or entry.get('status') or 'running'}"

@@ -18,7 +18,7 @@ from maker.core.text import clip
 from maker.errors import MakerError
 from maker.executor.acceptance.approval import is_awaiting
 from maker.executor.loop.next_action import END_STOPPED, Action, loop_lock, next_action
-from maker.executor.loop.report import step_head, usd_said
+from maker.executor.loop.report import spent_said, step_head
 from maker.executor.protocol.orient import pending_deviation
 from maker.executor.state.run import live_run, note_reviewer, note_step, stop_run
 from maker.executor.verdicts.outcome import outcome
@@ -198,8 +198,7 @@ def approval_screen(store: PlanStore) -> str:
               for e in handoff.get("evidence") or [] if isinstance(e, dict)][:5]
     entry = (live_run(store).get("steps") or {}).get(str(record.number)) or {}
     spent = (f"{int(entry['duration_ms']) // 1000} s, {int(entry.get('tokens') or 0):,} tokens"
-             + (f", {usd_said(entry)}" if entry.get("cost_usd") or entry.get("unknown_costs")
-                else "")
+             + (f", {spent_said(entry)}" if spent_said(entry) else "")
              if entry.get("duration_ms") is not None else "")
     done = sum(r.status == "complete" for r in plan.steps)
     lines = [f"maker: {done} of {len(plan.steps)} steps complete; step {record.number} "
