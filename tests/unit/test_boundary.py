@@ -11,29 +11,18 @@ guard alone still stops: the rest are the holes the kernel closes.
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-import json
 import os
 import subprocess
-import sys
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from harness.kernel import require_kernel
-from harness.step_plans import step_spec, write
+from harness.boxed import FRONT_ENDS, attempt, env_path, kernel, plugin_call, running, state
 from maker.core.paths import seal_key_path
-from maker.engine.tool_limits import make_hooks
-from maker.executor.protocol.orient import record_orient
-from maker.executor.state.lifecycle import start_step
-from maker.hooks.handlers import HANDLERS
-from maker.hooks.protocol import run_hook
 from maker.store.plan_store import PlanStore
-from maker.store.seal import seal
-from maker.tools.boundary import BOX, unwrap, wrap
+from maker.tools.boundary import unwrap, wrap
+
+__all__ = ["env_path", "kernel", "running"]  # (the fixtures, from the harness)
 
 pytestmark = pytest.mark.kernel
 
@@ -96,101 +85,13 @@ SPELLINGS: list[tuple[str, str, bool]] = [
 ]
 
 
-@pytest.fixture
-def env_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``maker`` on PATH for the commands run, as the plugin's bin/ is."""
-    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
-
-
-@pytest.fixture
-def running(plugin_project: Path, env_path: None) -> PlanStore:
-    """A git project with step 1 in progress, oriented; its tools include Bash."""
-    project = plugin_project
-    subprocess.run(["git", "init", "-q", str(project)], check=True)
-    store = write(project, [step_spec(1, -1, primary_tools=["Read", "Write", "Bash"])],
-                  policy="never")
-    start_step(store, 1, session_id="sess-1")
-    record_orient(store, 1, "none")
-    seal({"warm": "the key"})  # (a sealing key exists to be stolen)
-    return store
-
-
-def _state(store: PlanStore) -> dict[str, str]:
-    """What must not change: every file of plans/ but maker's own derived ones, the
-    repository's config and hooks, maker's data."""
-    project = store.project
-    places = [store.root, project / ".git/config", project / ".git/hooks",
-              seal_key_path().parent, BOX, BOX.with_name("box_setup.py")]
-    out: dict[str, str] = {}
-    for place in places:
-        files = [place] if place.is_file() else sorted(p for p in place.rglob("*")
-                                                          if p.is_file())
-        for f in files:
-            rel = str(f)
-            if "/.maker/box/" in rel or rel.endswith(".lock") or "boundary.json" in rel:
-                continue
-            out[rel] = hashlib.sha256(f.read_bytes()).hexdigest()
-    return out
-
-
-def _plugin(store: PlanStore, command: str) -> tuple[str | None, str]:
-    """The plugin's PreToolUse answer: (refusal, the command that runs)."""
-    raw = run_hook("pre-tool-use", HANDLERS["pre-tool-use"], stdin=json.dumps({
-        "session_id": "sess-1", "cwd": str(store.project), "hook_event_name": "PreToolUse",
-        "tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": "t1",
-        "agent_id": "a1", "agent_type": "maker:step-executor",
-        "permission_mode": "bypassPermissions"}))
-    out = json.loads(raw) if raw else {}
-    return _decided(out, command)
-
-
-def _engine(store: PlanStore, command: str) -> tuple[str | None, str]:
-    """``maker run``'s PreToolUse answer for the same call."""
-    (hook,) = make_hooks(store, store.load_step(1))["PreToolUse"][0].hooks
-    out = asyncio.run(hook({"hook_event_name": "PreToolUse", "tool_name": "Bash",  # type: ignore[arg-type]
-                            "tool_input": {"command": command}, "tool_use_id": "t",
-                            "cwd": str(store.project), "session_id": "s"}, "t",
-                           {"signal": None}))
-    return _decided(dict(out), command)
-
-
-def _decided(out: dict[str, Any], command: str) -> tuple[str | None, str]:
-    decided = out.get("hookSpecificOutput") or {}
-    if decided.get("permissionDecision") == "deny":
-        return str(decided.get("permissionDecisionReason")), command
-    return None, str((decided.get("updatedInput") or {}).get("command") or command)
-
-
-FRONT_ENDS = {"plugin": _plugin, "engine": _engine}
-
-
-def _attempt(store: PlanStore, front: str, command: str) -> tuple[str | None, set[str]]:
-    """(refusal, whether the state changed) for one spelling, run as the client would."""
-    before = _state(store)
-    refusal, run = FRONT_ENDS[front](store, command)
-    if refusal is None:
-        subprocess.run(["bash", "-c", run], cwd=store.project, stdin=subprocess.DEVNULL,
-                       capture_output=True, timeout=30, check=False)
-        time.sleep(1.5) if "sleep 1" in command else None  # (a job left behind: let it act)
-    after = _state(store)
-    changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
-    return refusal, changed
-
-
-@pytest.fixture
-def kernel(running: PlanStore) -> PlanStore:
-    """``running``, on a machine that can make maker's OS boundary (else skipped)."""
-    require_kernel()
-    return running
-
-
 @pytest.mark.parametrize("front", sorted(FRONT_ENDS))
 @pytest.mark.parametrize(("what", "command", "guard_alone"), SPELLINGS,
                          ids=[s[0] for s in SPELLINGS])
-def test_with_the_boundary_no_spelling_moves_the_state(
+def test_with_the_boundary_no_spelling_moves_thestate(
         kernel: PlanStore, front: str, what: str, command: str, guard_alone: bool) -> None:
     running = kernel
-    refusal, changed = _attempt(running, front, command)
+    refusal, changed = attempt(running, front, command)
     assert not changed, f"{what}: `{command}` changed {sorted(changed)} ({front})"
     assert running.load_step(1).status == "in-progress"
     if refusal is None:  # (what ran, ran in the box)
@@ -203,7 +104,7 @@ def test_with_the_boundary_no_spelling_moves_the_state(
 def test_without_the_boundary_the_table_says_what_the_guard_alone_stops(
         running: PlanStore, front: str, what: str, command: str, guard_alone: bool) -> None:
     (running.root / "settings.yaml").write_text("boundary: off\n")
-    refusal, changed = _attempt(running, front, command)
+    refusal, changed = attempt(running, front, command)
     if guard_alone:
         assert refusal is not None and not changed, f"{what}: the guard let it through"
     else:  # (a hole of the guard's: it ran, and nothing but the kernel would stop it)
@@ -212,14 +113,14 @@ def test_without_the_boundary_the_table_says_what_the_guard_alone_stops(
 
 def test_the_sealing_key_cannot_be_read_in_the_box(kernel: PlanStore) -> None:
     running = kernel
-    refusal, run = _plugin(running, "cat \"$HOME/.local/share/maker/seal.key\" > stolen")
+    refusal, run = plugin_call(running, "cat \"$HOME/.local/share/maker/seal.key\" > stolen")
     if refusal is None:  # (the guard reads the path; a spelling it misses: the box)
         subprocess.run(["bash", "-c", run], cwd=running.project, check=False,
                        capture_output=True, timeout=30)
     spelled = "python3 -c \"import os; print(open(os.path.expanduser('~/.local/share/ma'+" \
               "'ker/seal.key')).read())\" > stolen2"
-    assert _plugin(running, spelled)[0] is None
-    subprocess.run(["bash", "-c", _plugin(running, spelled)[1]], cwd=running.project,
+    assert plugin_call(running, spelled)[0] is None
+    subprocess.run(["bash", "-c", plugin_call(running, spelled)[1]], cwd=running.project,
                    check=False, capture_output=True, timeout=30)
     assert seal_key_path().read_bytes()  # (there is a key)
     assert (running.project / "stolen2").read_bytes() in (b"", b"\n")
@@ -231,7 +132,7 @@ def test_the_steps_own_work_and_temp_files_stay_writable(kernel: PlanStore,
     scratch = tmp_path / "outside-scratch"
     command = (f"mkdir -p src && echo hi > src/a.txt && echo t > {scratch} && "
                "git status --short >/dev/null && id -u")
-    refusal, run = _plugin(running, command)
+    refusal, run = plugin_call(running, command)
     assert refusal is None
     done = subprocess.run(["bash", "-c", run], cwd=running.project, capture_output=True,
                           text=True, timeout=30, check=False)
@@ -244,7 +145,7 @@ def test_a_write_into_plans_is_a_read_only_error_and_the_exit_code_is_kept(
         kernel: PlanStore) -> None:
     running = kernel
     spelled = "python3 -c \"open('pla'+'ns/x','w')\"; echo after; exit 7"
-    _, run = _plugin(running, spelled)
+    _, run = plugin_call(running, spelled)
     done = subprocess.run(["bash", "-c", run], cwd=running.project, capture_output=True,
                           text=True, timeout=30, check=False)
     assert "Read-only file system" in done.stderr and done.stdout == "after\n"
@@ -293,13 +194,13 @@ def test_makers_own_program_and_the_rest_of_the_machine_are_read_only(
     for one call only (run only with the boundary: without it, this would rewrite them)."""
     spelled = ("python3 -c \"import importlib; b = importlib.import_module('mak'+'er.tools."
                "boundary'); open(b.BOX, 'a').write('exit 0')\"")
-    before = _state(kernel)
-    refusal, run = _plugin(kernel, spelled)
+    before = state(kernel)
+    refusal, run = plugin_call(kernel, spelled)
     assert refusal is None  # (the guard cannot read it: the kernel holds)
     done = subprocess.run(["bash", "-c", run], cwd=kernel.project, capture_output=True,
                           text=True, timeout=30, check=False)
     assert "Read-only file system" in done.stderr
-    assert _state(kernel) == before
+    assert state(kernel) == before
 
 
 def test_a_commondir_made_in_the_git_folder_is_removed_and_one_found_refuses(
@@ -308,7 +209,7 @@ def test_a_commondir_made_in_the_git_folder_is_removed_and_one_found_refuses(
     hooks (a `core.fsmonitor` run by the person's next `git status`)."""
     made = ("python3 -c \"open('.gi' + 't/commondir', 'w').write('/tmp/elsewhere')\"; "
             "sleep 30 & exit 3")
-    refusal, run = _plugin(kernel, made)
+    refusal, run = plugin_call(kernel, made)
     assert refusal is None  # (the guard cannot read it: the box holds)
     done = subprocess.run(["bash", "-c", run], cwd=kernel.project, capture_output=True,
                           text=True, timeout=20, check=False)
@@ -317,12 +218,12 @@ def test_a_commondir_made_in_the_git_folder_is_removed_and_one_found_refuses(
     for signal in (2, 15, 1):  # (the box's first process is the command's user's to signal)
         stopped = ("python3 -c \"import os; open('.gi' + 't/commondir', 'w').write('/x'); "
                    f"os.kill(1, {signal})\"; sleep 1")
-        _, run = _plugin(kernel, stopped)
+        _, run = plugin_call(kernel, stopped)
         subprocess.run(["bash", "-c", run], cwd=kernel.project, capture_output=True,
                        timeout=20, check=False)
         assert not (kernel.project / ".git/commondir").exists(), signal
     (kernel.project / ".git/commondir").write_text("/tmp/elsewhere\n")  # (a kill left one)
-    _, run = _plugin(kernel, "echo ran")
+    _, run = plugin_call(kernel, "echo ran")
     done = subprocess.run(["bash", "-c", run], cwd=kernel.project, capture_output=True,
                           text=True, timeout=20, check=False)
     assert done.returncode == 126 and "ran" not in done.stdout and "commondir" in done.stderr
@@ -338,7 +239,7 @@ def test_programs_planted_on_path_are_not_what_the_box_runs(
         (planted / name).write_text("#!/bin/sh\ntouch \"$PWD/plans/PWNED\"\n")
         (planted / name).chmod(0o755)
     monkeypatch.setenv("PATH", f"{planted}:{os.environ['PATH']}")
-    _, run = _plugin(kernel, "echo hello")
+    _, run = plugin_call(kernel, "echo hello")
     done = subprocess.run(["bash", "-c", run], cwd=kernel.project, capture_output=True,
                           text=True, timeout=20, check=False, env=dict(os.environ))
     assert done.stdout == "hello\n" and not (kernel.root / "PWNED").exists()

@@ -215,11 +215,12 @@ def _quote(text: str) -> str:
 
 def boxed_command(plans_root: Path, step: int, command: str, *,
                   workspace: Path | None = None, setting: str = "auto",
-                  found: Protection | None = None) -> tuple[str | None, str | None]:
+                  found: Protection | None = None,
+                  writes: list[str] | None = None) -> tuple[str | None, str | None]:
     """``(refusal, command to run instead)`` for the executor of ``step`` of the plan in
-    ``plans_root``: the command wrapped in its box; unboxed (``(None, None)``) where
-    none can be made or the person's ``setting`` is ``off``; refused where ``setting``
-    is ``required`` and none can be made."""
+    ``plans_root`` (``writes``: the step's own): the command wrapped in its box; unboxed
+    (``(None, None)``) where none can be made or the person's ``setting`` is ``off``;
+    refused where ``setting`` is ``required`` and none can be made."""
     if setting == "off":
         return None, None
     found = found or protection()
@@ -230,7 +231,7 @@ def boxed_command(plans_root: Path, step: int, command: str, *,
                     f"{found.how}. Hand off with status: blocked and this reason; a person "
                     "can set `boundary: auto` to run with the command guard alone."), None
         return None, None
-    spec = spec_for(plans_root, workspace)
+    spec = spec_for(plans_root, workspace, writes)
     if any("\n" in p for _, p in spec.entries):
         return ("maker: a path maker must protect holds a line break, so no OS boundary can "
                 "be made for it; hand off with status: blocked and this reason."), None

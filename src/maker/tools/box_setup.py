@@ -33,7 +33,9 @@ nothing runs unboxed.
 from __future__ import annotations
 
 import ctypes
+import fnmatch
 import os
+import shutil
 import signal
 import sys
 from typing import NoReturn
@@ -112,7 +114,8 @@ def read_only(path: str) -> None:
 def main() -> None:
     spec = {"ids": "0 0", "shell": "/bin/sh", "python": "", "unshare": ""}
     command = sys.stdin.read()
-    lists: dict[str, list[str]] = {"rw": [], "ro": [], "hide": [], "gitdir": []}
+    lists: dict[str, list[str]] = {"rw": [], "ro": [], "hide": [], "gitdir": [],
+                                   "laterdir": [], "later": []}
     with open(sys.argv[1]) as text:
         for line in text.read().splitlines():
             kind, _, value = line.partition(" ")
@@ -124,7 +127,7 @@ def main() -> None:
                 fail(f"spec line not understood: {line}")
     if sys.platform == "darwin":
         run([SANDBOX_EXEC, "-p", seatbelt(lists), spec["shell"], "-c", command],
-            lists["gitdir"], own_pids=False)
+            lists, own_pids=False)
     for path in lists["rw"]:
         mount(path, path, None, MS_BIND | MS_REC)
     for path, flags in mounts():
@@ -145,7 +148,7 @@ def main() -> None:
                         ("gid_map", f"{gid} 0 1")):
         with open(f"/proc/self/{name}", "w") as out:
             out.write(value)
-    run([spec["shell"], "-c", command], lists["gitdir"], own_pids=True)
+    run([spec["shell"], "-c", command], lists, own_pids=True)
 
 
 def seatbelt(lists: dict[str, list[str]]) -> str:
@@ -188,7 +191,7 @@ def _sbpl(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def run(argv: list[str], gitdirs: list[str], *, own_pids: bool) -> NoReturn:
+def run(argv: list[str], lists: dict[str, list[str]], *, own_pids: bool) -> NoReturn:
     """Run the command (``argv``) in the step's directory, its stdin ``/dev/null``, and
     stay as its supervisor (:func:`supervise`)."""
     try:
@@ -197,7 +200,7 @@ def run(argv: list[str], gitdirs: list[str], *, own_pids: bool) -> NoReturn:
         os.chdir("/")
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
-    guarded = [f"{g}/commondir" for g in gitdirs]
+    guarded = [f"{g}/commondir" for g in lists["gitdir"]]
     for path in guarded:
         if os.path.lexists(path):
             fail(f"{path} exists: git would read another folder's config and hooks for this "
@@ -218,15 +221,52 @@ def run(argv: list[str], gitdirs: list[str], *, own_pids: bool) -> NoReturn:
             os.execv(argv[0], argv)
         except OSError as exc:
             fail(f"cannot run {argv[0]} ({exc})")
-    sys.exit(supervise(child, guarded, own_pids=own_pids))
+    later = Later(lists["laterdir"], lists["later"])
+    sys.exit(supervise(child, guarded, later, own_pids=own_pids))
 
 
-def supervise(child: int, guarded: list[str], *, own_pids: bool) -> int:
+class Later:
+    """The files that run code later, at the top of the step's folder (``laterdir``):
+    their names (``later``, patterns in lower case, any case matching) and those that
+    were there before the command."""
+
+    def __init__(self, folders: list[str], names: list[str]) -> None:
+        self.names = names
+        self.before = {folder: set(_listed(folder)) for folder in folders}
+
+    def made(self) -> list[str]:
+        """What the command made of them (the paths)."""
+        return [os.path.join(folder, name) for folder, before in self.before.items()
+                for name in _listed(folder) if name not in before and
+                any(fnmatch.fnmatchcase(name.lower(), n) for n in self.names)]
+
+
+def _listed(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
+def _remove(path: str) -> None:
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    except OSError as exc:
+        sys.stderr.write(f"maker-box: could not remove {path} ({exc}); remove it before "
+                         "anything runs it\n")
+
+
+def supervise(child: int, guarded: list[str], later: Later, *, own_pids: bool) -> int:
     """As the box's first process: wait for the command, end whatever it left running
     (nothing acts once the box is gone: in the box's own PID namespace, every other
     process; on macOS, which has none, the command's process group), then undo what
-    would let git outside the box run a step's programs: a ``commondir`` in the
-    repository's git folder. The command's exit status."""
+    would run code later outside the box: a ``commondir`` in the repository's git folder
+    (git would read a step's own config and hooks), and a file the command made at the
+    top of the step's folder that runs code later (``later``: ``.mcp.json``, ``.envrc``,
+    …), which only the plan's ``writes`` may name. The command's exit status."""
     status = 0
     try:
         while True:
@@ -253,6 +293,11 @@ def supervise(child: int, guarded: list[str], *, own_pids: bool) -> int:
                 os.unlink(path)
                 sys.stderr.write(f"maker-box: removed {path}, which the command made: git "
                                  "would have read another folder's config and hooks\n")
+        for path in later.made():
+            _remove(path)
+            sys.stderr.write(f"maker-box: removed {path}, which the command made: it runs "
+                             "code later, outside the box (the step's writes do not name "
+                             "it)\n")
     return os.waitstatus_to_exitcode(status) % 256
 
 

@@ -4,6 +4,7 @@ runs it): the spec ``maker-box`` reads, one entry a line."""
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import os
 import shutil
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from maker.core.paths import project_of, seal_key_path
 from maker.tools.protected import maker_data_dirs
+from maker.tools.runs_later import at_the_top
 
 __all__ = ["SANDBOX_EXEC", "SPEC_DIR", "Spec", "spec_for", "unshare_path"]
 
@@ -51,9 +53,11 @@ class Spec:
         return [p for k, p in self.entries if k == kind]
 
 
-def spec_for(plans_root: Path, workspace: Path | None = None) -> Spec:
+def spec_for(plans_root: Path, workspace: Path | None = None,
+             writes: list[str] | None = None) -> Spec:
     """The box of a step of the plan in ``plans_root``; ``workspace`` is the worktree of
-    a step run beside others (writable, in a read-only main checkout)."""
+    a step run beside others (writable, in a read-only main checkout); ``writes`` the
+    step's own (a file that runs code later, named there, is the step's to write)."""
     project = _real(project_of(plans_root))
     home = os.path.expanduser("~")
     with contextlib.suppress(OSError):  # (the cache every tool may want: never missing)
@@ -77,7 +81,8 @@ def spec_for(plans_root: Path, workspace: Path | None = None) -> Spec:
     entries.append(("ro", _real(plans_root)))
     entries += [("ro", _real(d)) for d in maker_data_dirs() if d.is_dir()]
     entries += [("ro", p) for p in _git_places(Path(project))]
-    entries += [("ro", p) for p in _client_places(Path(own))]
+    entries += [("ro", p) for p in _client_places(Path(own), writes)]
+    entries += [("laterdir", own), *(("later", n) for n in at_the_top(Path(own), writes))]
     entries += [("ro", p) for p in _makers_own() if not _under(p, own)]
     key = seal_key_path()
     if key.is_file():
@@ -100,15 +105,24 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def _client_places(project: Path) -> list[str]:
-    """The project's Claude Code settings (its hooks run outside any box) and MCP
-    servers: read-only (``.claude/`` made when missing, so that no step makes it)."""
+def _client_places(project: Path, writes: list[str] | None) -> list[str]:
+    """The project's Claude Code settings (its hooks run outside any box), and every file
+    at its top that runs code later (``maker.tools.runs_later``: MCP servers, direnv,
+    git hooks' managers, …): read-only where they exist (``.claude/`` made when missing,
+    so that no step makes it); what a command makes of the others, the box removes
+    (``later`` in the spec)."""
     claude = project / ".claude"
     try:
         claude.mkdir(exist_ok=True)
     except OSError:
         pass
-    return [_real(p) for p in (claude, project / ".mcp.json") if p.exists()]
+    names = at_the_top(Path(_real(project)), writes)
+    try:
+        there = [e.name for e in os.scandir(project)]
+    except OSError:
+        there = []
+    found = [n for n in there if any(fnmatch.fnmatchcase(n.lower(), p) for p in names)]
+    return [_real(p) for p in (claude, *(project / n for n in sorted(found))) if p.exists()]
 
 
 def _git_places(project: Path) -> list[str]:

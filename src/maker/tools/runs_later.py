@@ -13,9 +13,12 @@ the client, outside it. What they write here would run later, with no box around
   maker's, run what they name;
 - what tools run on their own when a person works in the folder: ``.envrc`` (direnv),
   ``.pre-commit-config.yaml``, ``lefthook*``, ``.husky/``, ``.githooks/``, ``.vscode/``
-  (tasks, settings), ``.devcontainer*``, package managers' rc files, a ``.pth`` file
+  (tasks, settings), ``.idea/``, ``.devcontainer*``, package managers' rc files, a ``.pth`` file
   (Python runs it at every start);
 - maker's own program, wherever the plugin lies.
+
+The box holds the same list for a step's Bash (:func:`at_the_top`): what lies at the top
+of the step's folder is read-only, and what a command makes there is removed when it ends.
 """
 
 from __future__ import annotations
@@ -25,12 +28,13 @@ import os
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-__all__ = ["runs_later"]
+__all__ = ["at_the_top", "runs_later"]
 
 _DIRS = {".claude": "the client's settings, agents, commands and hooks",
          ".git": "git's config and hooks", ".husky": "git hooks (husky)",
          ".githooks": "git hooks", ".vscode": "the editor's tasks and settings",
-         ".devcontainer": "a dev container's commands"}
+         ".devcontainer": "a dev container's commands",
+         ".idea": "the editor's run configurations"}
 _FILES = {".mcp.json": "MCP servers the next session starts",
           ".claude.json": "the client's settings",
           ".git": "a link that makes a folder a repository of its own",
@@ -51,6 +55,18 @@ _HOME = {".gitconfig": "the person's git config", ".bashrc": "the person's shell
          "start-up", ".zshrc": "the person's shell start-up", ".zprofile": "the person's "
          "shell start-up", ".zshenv": "the person's shell start-up",
          ".config": "the person's tools' settings", ".ssh": "the person's ssh settings"}
+
+
+def at_the_top(folder: Path, writes: Sequence[str] | None = None) -> tuple[str, ...]:
+    """The names (``fnmatch`` patterns, lower case) that run code later when they lie at
+    the top of ``folder``, the step's own (its ``writes`` may name some: those are not
+    among them): what the box keeps read-only where they exist, and removes when a
+    command made them. ``.git`` and ``.claude`` are the box's own (bound, or made)."""
+    names = [n for n in (*_DIRS, *_FILES) if n not in (".git", ".claude")]
+    out = [n for n in names if runs_later(folder / n, folder, writes) is not None]
+    firsts = [e.strip().removeprefix("./").split("/")[0].lower() for e in writes or ()]
+    out += [p for p in _PATTERNS if not any(fnmatch.fnmatchcase(f, p) for f in firsts if f)]
+    return tuple(dict.fromkeys(out))
 
 
 def runs_later(path: Path, project: Path, writes: Sequence[str] | None = None,

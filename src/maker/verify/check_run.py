@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Literal
 
 from maker.core.models import Evidence
+from maker.errors import MakerError
 from maker.store.settings import load_settings
 from maker.tools.boundary import boxed_command
 from maker.verify.detect import VerifyCommand
@@ -57,9 +58,14 @@ def step_box(store: PlanStore, step: int | None, project: Path) -> Box | None:
     setting = load_settings(store.root).boundary
     here = Path(os.path.realpath(project))
     workspace = None if here == Path(os.path.realpath(store.project)) else here
+    try:
+        writes = store.load_step(step).spec.writes
+    except (MakerError, OSError):  # (no such step, or unreadable: no file named)
+        writes = None
 
     def box(command: str) -> tuple[str | None, str | None]:
-        return boxed_command(store.root, step, command, workspace=workspace, setting=setting)
+        return boxed_command(store.root, step, command, workspace=workspace, setting=setting,
+                             writes=writes)
 
     return box
 

@@ -12,7 +12,9 @@ order:
    its own ``bin/maker``, ``maker run`` to its own interpreter), outside the boundary;
 4. the git of a step that may only read, rewritten to run none of the programs git's
    config names (``maker.tools.reader_bash.step_git_run``);
-5. the OS boundary (``maker.tools.boundary``): every other Bash command runs in the
+5. a Bash call in the foreground only (``run_in_background`` is refused: nothing of a
+   step's keeps acting between maker's checks and the file tools' writes);
+6. the OS boundary (``maker.tools.boundary``): every other Bash command runs in the
    step's box, or is refused when the person requires a box this machine cannot make.
 
 What the front end does with the answer is its own: a refusal is a deny with the reason;
@@ -45,7 +47,7 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.records import StepRecord
 
-__all__ = ["Limit", "Plumbing", "executor_limits", "is_plumbing"]
+__all__ = ["BACKGROUND_REFUSAL", "Limit", "Plumbing", "executor_limits", "is_plumbing"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,13 @@ class Limit:
 
 Plumbing = Callable[[str], "Limit | None"]
 """A front end's own way to run maker's plumbing: the Limit for a command that is it."""
+
+
+BACKGROUND_REFUSAL = (
+    "maker: a step executor's Bash runs in the foreground: a command left running in the "
+    "background would keep acting while maker checks this step's files and its file tools "
+    "write them. Send it again without run_in_background (give a long command a timeout, "
+    "up to 600000 ms); a server a check needs is started and stopped in the same command.")
 
 
 def executor_limits(store: PlanStore, record: StepRecord, tool: str,
@@ -96,6 +105,8 @@ def executor_limits(store: PlanStore, record: StepRecord, tool: str,
             return Limit(refused)
     if tool != "Bash":
         return Limit()
+    if given.get("run_in_background"):
+        return Limit(BACKGROUND_REFUSAL)
     if inner is None and is_plumbing(command, record.number):
         # maker's own commands run outside the box (maker verify boxes the checks it
         # runs), by maker's own program: one found on PATH may be a step's planting
@@ -106,7 +117,7 @@ def executor_limits(store: PlanStore, record: StepRecord, tool: str,
     if refusal:
         return Limit(refusal)
     refusal, boxed = boxed_command(store.root, record.number, rewritten or command,
-                                   workspace=workspace,
+                                   workspace=workspace, writes=record.spec.writes,
                                    setting=load_settings(store.root).boundary)
     if refusal:
         return Limit(refusal)
