@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 from typing import Any, Protocol
 
+from maker.core.isolation import isolated
 from maker.core.models import AgentResult, PlanStep, TaskConfig
 from maker.core.sdk import SdkAnswer, read_answer
 from maker.engine.tool_limits import reviewer_hooks
@@ -110,7 +111,8 @@ def sdk_reviewer(cwd: Path, *, env: dict[str, str] | None = None,
             tools=tools, allowed_tools=tools, permission_mode="dontAsk",
             hooks=reviewer_hooks(cwd),  # (its Bash only reads, as in the plugin)
             system_prompt=load_prompt(REVIEWER_PROMPT), cwd=str(cwd), model=model,
-            max_budget_usd=max_budget_usd, env=dict(env or {}), cli_path=cli_path)
+            max_budget_usd=max_budget_usd, env=dict(env or {}), cli_path=cli_path,
+            **isolated())
 
         async def stream() -> AsyncIterator[Any]:
             async for message in query(prompt=prompt, options=options):

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from maker.core.events import Event, PlanCreated, TaskSubmitted
+from maker.core.isolation import isolated
 from maker.core.models import TaskConfig
 from maker.core.module import Module
 from maker.core.sdk import SdkAnswer, bounded, read_answer
@@ -172,7 +173,7 @@ class PlannerModule(Module):
             tools=tools, allowed_tools=tools, permission_mode="dontAsk",
             system_prompt=system_prompt, cwd=config.cwd, model=config.model,
             max_turns=config.max_turns, max_budget_usd=budget, resume=resume,
-            env=dict(self._env), cli_path=self._cli_path)
+            env=dict(self._env), cli_path=self._cli_path, **isolated())
         try:
             answer = await read_answer(query(prompt=prompt, options=options), agent=_AGENT)
         except AgentSDKError as exc:

@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from maker.core.isolation import isolated
 from maker.core.models import AgentResult, PlanStep, TaskConfig
 from maker.core.sdk import StreamReader, bounded, is_error_result, sdk_errors, token_usage
 from maker.errors import AgentSDKError, YAMLCleanError
@@ -142,6 +143,7 @@ class AgentRunner:
             "resume": self.resume,
             "env": self.env,
             "cli_path": str(self.cli_path) if self.cli_path else None,
+            **isolated(),
         }
         return {k: v for k, v in options.items() if v is not None}
 
