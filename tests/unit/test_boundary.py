@@ -182,7 +182,9 @@ def test_a_step_beside_others_writes_only_in_its_own_worktree(kernel: PlanStore)
     command = "; ".join(f"echo x >> '{path}'" for path in tries.values())
     refusal, run = boxed_command(kernel.root, 1, command, workspace=own)
     assert refusal is None and run is not None
-    subprocess.run(["bash", "-c", run], cwd=own, capture_output=True, timeout=30, check=False)
+    done = subprocess.run(["bash", "-c", run], cwd=own, capture_output=True, timeout=30,
+                          check=False, text=True)
+    assert done.returncode == 0 or "Read-only" in done.stderr, done.stderr
     wrote = {what for what, path in tries.items()
              if path.is_file() and path.read_text().endswith("x\n")}
     assert wrote == {"own"}

@@ -9,7 +9,11 @@ when the command ends where the command made it, unless the plan's step names it
 
 from __future__ import annotations
 
+import os
+import socket
+import stat
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -21,6 +25,8 @@ from harness.step_plans import step_spec, write
 from maker.executor.protocol.orient import record_orient
 from maker.executor.state.lifecycle import start_step
 from maker.store.plan_store import PlanStore
+from maker.tools.boundary import boxed_command, step_network, step_tmp, unwrap, wrap
+from maker.verify.check_run import step_box
 
 __all__ = ["env_path", "kernel", "running"]  # (the fixtures, from the harness)
 
@@ -104,3 +110,101 @@ def test_a_call_in_the_background_is_refused_with_the_fix(running: PlanStore, fr
     refusal, _ = FRONT_ENDS[front](running, "npm run dev", run_in_background=True)
     assert refusal is not None and "without run_in_background" in refusal
     assert FRONT_ENDS[front](running, "ls", run_in_background=False)[0] is None
+
+
+def _boxed(store: PlanStore, command: str, *, step: int = 1, network: bool = True,
+           cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    refusal, run = boxed_command(store.root, step, command, network=network)
+    assert refusal is None and run is not None, refusal
+    return subprocess.run(["bash", "-c", run], cwd=cwd or store.project, capture_output=True,
+                          text=True, timeout=30, check=False)
+
+
+def test_the_steps_tmp_is_its_own_and_kept_between_its_calls(
+        kernel: PlanStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another program's files in /tmp are not there; what the step writes in /tmp stays
+    for its next call and is not another step's; the project (here under /tmp) and the
+    home folder are seen through it, the home folder read-only; TMPDIR is there, empty."""
+    other = Path(tempfile.mkdtemp(prefix="someone-elses-", dir="/tmp"))
+    (other / "secret").write_text("theirs\n")
+    outside_tmp = Path(tempfile.mkdtemp(prefix="tmpdir-", dir="/tmp"))
+    (outside_tmp / "shared").write_text("x\n")
+    monkeypatch.setenv("TMPDIR", str(outside_tmp))
+    home = Path(os.environ["HOME"])
+    note = f"/tmp/{other.name}-note"  # (a name no one else has)
+    first = _boxed(kernel, f"ls '{other}' 2>&1; echo mine > {note}; ls \"$TMPDIR\"; "
+                           f"echo made > made.txt; echo bad >> '{home}/.bashrc'; echo done")
+    assert first.stdout.endswith("done\n"), first.stderr
+    assert "No such file" in first.stdout and "secret" not in first.stdout
+    assert "shared" not in first.stdout
+    assert not Path(note).exists()
+    assert (kernel.project / "made.txt").read_text() == "made\n"
+    assert "Read-only file system" in first.stderr and not (home / ".bashrc").exists()
+    again = _boxed(kernel, f"cat {note}")
+    assert again.stdout == "mine\n"
+    another = _boxed(kernel, f"cat {note} 2>&1 || echo none", step=2)
+    assert another.stdout.endswith("none\n")
+    tmp, _ = step_tmp(kernel.root, 1)
+    assert tmp is not None and (tmp / Path(note).name).read_text() == "mine\n"
+    assert stat.S_IMODE(tmp.stat().st_mode) == 0o700
+
+
+def _listener() -> tuple[socket.socket, int]:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(5)
+    return server, server.getsockname()[1]
+
+
+REACH = ("python3 -c \"import socket; s = socket.socket(); s.settimeout(3); "
+         "print('reached' if s.connect_ex(('127.0.0.1', {port})) == 0 else 'unreached')\"")
+OWN_LOOPBACK = ("python3 -c \"import socket; a = socket.socket(); a.bind(('127.0.0.1', 0)); "
+                "a.listen(); b = socket.socket(); b.connect(a.getsockname()); print('own')\"")
+
+
+def test_without_the_network_only_the_boxs_own_loopback_answers(kernel: PlanStore) -> None:
+    server, port = _listener()
+    with server:
+        shut = _boxed(kernel, REACH.format(port=port) + "; " + OWN_LOOPBACK, network=False)
+        opened = _boxed(kernel, REACH.format(port=port), network=True)
+    assert shut.stdout == "unreached\nown\n", shut.stderr
+    assert opened.stdout == "reached\n", opened.stderr
+
+
+@pytest.mark.parametrize(("setting", "tools", "network"), [
+    ("auto", ["Read", "Write", "Bash"], True),
+    ("auto", ["Read", "Grep", "Bash(git log:*)", "Bash(ls *)"], False),
+    ("auto", ["Read", "Bash(npm install:*)"], True),
+    ("auto", None, False),  # (maker verify's checks)
+    ("on", ["Read"], True), ("on", None, True),
+    ("off", ["Read", "Write", "Bash"], False),
+])
+def test_what_has_the_network(setting: str, tools: list[str] | None, network: bool) -> None:
+    assert step_network(setting, tools) is network
+
+
+def test_a_reading_steps_bash_and_maker_verifys_checks_reach_no_listener(
+        kernel: PlanStore) -> None:
+    """The box the front end makes for a step whose tools only read, and maker verify's,
+    have no network; `network: on` in the person's settings opens both."""
+    server, port = _listener()
+    reader = kernel.load_step(1)
+    reader.spec.primary_tools[:] = ["Read", "Grep"]
+    reader.spec.fallback_tools[:] = []
+    kernel.save_step(reader)
+    spec = kernel.root / ".maker/box/step-1.spec"
+    with server:
+        for network, said in (("auto", "unreached\n"), ("on", "reached\n")):
+            (kernel.root / "settings.yaml").write_text(f"network: {network}\n")
+            refusal, run = FRONT_ENDS["plugin"](kernel, "ls")
+            assert refusal is None and unwrap(run, kernel.root, 1) == "ls", refusal
+            done = subprocess.run(["bash", "-c", wrap(REACH.format(port=port), spec)],
+                                  cwd=kernel.project, text=True, capture_output=True,
+                                  timeout=30, check=False)
+            assert done.stdout == said, (network, done.stderr)
+            box = step_box(kernel, 1, kernel.project)
+            assert box is not None
+            _, checked = box(REACH.format(port=port))
+            done = subprocess.run(["bash", "-c", checked or ""], cwd=kernel.project,
+                                  text=True, capture_output=True, timeout=30, check=False)
+            assert done.stdout == said, (network, done.stderr)

@@ -138,3 +138,38 @@ def test_an_executor_with_no_plan_in_sight_is_refused_not_let_through(
     said = json.loads(raw)["hookSpecificOutput"]
     assert said["permissionDecision"] == "deny" and "no plan is found" in \
         said["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize(("found", "setting", "said"), [
+    (KERNEL, "", "in a step's box, network: the machine's for a step that can write; none "
+                 "(loopback only) for a step whose tools only read and for maker verify's "
+                 "checks; /tmp: the step's own"),
+    (KERNEL, "network: off\n", "in a step's box, network: none (loopback only), for every "
+                               "step and maker verify (`network: off`)"),
+    (KERNEL, "network: on\n", "network: the machine's, for every step and maker verify"),
+    (NONE, "network: off\n", ""),
+    (KERNEL, "boundary: off\nnetwork: off\n", ""),
+])
+def test_status_names_the_network_and_tmp_of_a_steps_box(
+        store: PlanStore, monkeypatch: pytest.MonkeyPatch, found: boundary.Protection,
+        setting: str, said: str) -> None:
+    _as(monkeypatch, found)
+    if setting:
+        (store.root / "settings.yaml").write_text(setting)
+    shown = _status(store)
+    if said:
+        assert said in shown
+    else:
+        assert "in a step's box" not in shown
+
+
+def test_settings_name_a_bad_network_value(store: PlanStore) -> None:
+    from maker.errors import PlanFileError
+    from maker.store.settings import load_settings
+
+    (store.root / "settings.yaml").write_text("network: [1]\n")
+    with pytest.raises(PlanFileError, match="must be one of auto, on, off"):
+        load_settings(store.root)
+    for written, read in (("on", "on"), ("off", "off"), ("auto", "auto")):
+        (store.root / "settings.yaml").write_text(f"network: {written}\n")  # (YAML's bools)
+        assert load_settings(store.root).network == read

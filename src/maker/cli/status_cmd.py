@@ -14,7 +14,12 @@ from maker.engine.ledger import Ledger, usd
 from maker.errors import MakerError
 from maker.executor.acceptance.approval import read_policy
 from maker.executor.loop.report import run_json, run_line, run_lines
-from maker.executor.loop.status_view import executor_bash, file_notes, summary_rows
+from maker.executor.loop.status_view import (
+    box_network,
+    executor_bash,
+    file_notes,
+    summary_rows,
+)
 from maker.executor.protocol.sweep import open_proposals
 from maker.executor.rules.step_rules import settings
 from maker.executor.state.schedule import nothing_ready_reason, plan_schedule
@@ -86,7 +91,7 @@ def status(as_json: bool, exit_zero: bool, watch: bool, every: float, one_line: 
                 s["cost_usd"] = cost.by_step.get(s["step"], 0.0)
         echo_json({"plans_dir": str(store.root), "task": plan.task, "problems": problems,
                    "approval_policy": policy.name, "steps": steps,
-                   "executor_bash": executor_bash(store),
+                   "executor_bash": executor_bash(store), "box": box_network(store),
                    "next": [{"step": n, "title": plan.get(n).title} for n in sched.ready],
                    "reason": nothing_ready_reason(sched, plan) or None,
                    "proposals": open_proposals(store), "run": run_json(store),
@@ -95,6 +100,8 @@ def status(as_json: bool, exit_zero: bool, watch: bool, every: float, one_line: 
     click.echo(f"Plan: {task_line(plan.task, where=str(store.overview_path))}")
     click.echo(f"approval policy: {policy.describe()}")
     click.echo(f"a step executor's Bash is held by: {executor_bash(store)}")
+    if box := box_network(store):
+        click.echo(f"in a step's box, {box}")
     limit = settings(store.root).session_timeout
     click.echo("each session of maker's engine may take: " + (
         f"{limit:g} s (session_timeout)" if limit else "no limit (session_timeout: 0)"))

@@ -14,6 +14,9 @@
     boundary: auto             # the executor's Bash in an OS boundary: auto (where the
                                # machine can make one), required (refused without one),
                                # off (the command guard alone)
+    network: auto              # the network in the box: auto (loopback only for a step
+                               # whose tools only read and for maker verify's checks,
+                               # the machine's for a step that writes), on, off
 
 The file lives under ``plans/``, which no step executor may write (the PreToolUse
 guard), so it is a person's word, like the approval policy. It is read on use, never
@@ -31,7 +34,7 @@ from typing import Any
 from maker.core.bounded import read_text_file
 from maker.errors import InputError, PlanFileError
 
-__all__ = ["BOUNDARY_CHOICES", "SETTINGS_FILE", "Settings", "load_settings"]
+__all__ = ["BOUNDARY_CHOICES", "NETWORK_CHOICES", "SETTINGS_FILE", "Settings", "load_settings"]
 
 SETTINGS_FILE = "settings.yaml"
 _LIMIT = 256 * 1024  # a settings file is a few lines; this is generous
@@ -50,6 +53,7 @@ class Settings:
     shared: tuple[str, ...] = field(default_factory=tuple)
     parallel: int = 4  # steps /maker:step starts at once when they may
     boundary: str = "auto"  # the executor's Bash in an OS boundary: auto, required, off
+    network: str = "auto"  # the network in the box: auto, on, off
     source: str = ""  # the file they came from ("" = the defaults)
 
 
@@ -61,7 +65,8 @@ _INTS: dict[str, tuple[int, int, str]] = {
     "parallel": (1, 16, "steps /maker:step runs at once when they may"),
 }
 BOUNDARY_CHOICES = ("auto", "required", "off")
-_KEYS = (*_INTS, "session_timeout", "boundaries", "shared", "boundary")
+NETWORK_CHOICES = ("auto", "on", "off")
+_KEYS = (*_INTS, "session_timeout", "boundaries", "shared", "boundary", "network")
 
 
 def load_settings(plans_root: Path) -> Settings:
@@ -112,6 +117,15 @@ def _settings(path: Path, data: dict[Any, Any]) -> Settings:
                 problems.append(PlanFileError(
                     path, f"must be one of {', '.join(BOUNDARY_CHOICES)} (the executor's "
                     f"Bash in an OS boundary), not {_show(value)}", key, "`boundary: auto`"))
+            else:
+                values[key] = value
+        elif key == "network":
+            if isinstance(value, bool):  # (YAML reads a bare on/off as true/false)
+                value = "on" if value else "off"
+            if value not in NETWORK_CHOICES:
+                problems.append(PlanFileError(
+                    path, f"must be one of {', '.join(NETWORK_CHOICES)} (the network in the "
+                    f"step's box), not {_show(value)}", key, "`network: auto`"))
             else:
                 values[key] = value
         elif key == "session_timeout":

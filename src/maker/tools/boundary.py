@@ -35,6 +35,7 @@ import re
 import secrets
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -43,10 +44,11 @@ from pathlib import Path
 
 from maker.core.paths import data_dir
 from maker.tools.box_spec import SANDBOX_EXEC, SPEC_DIR, Spec, spec_for, unshare_path
+from maker.tools.readonly import why_not_read_only
+from maker.tools.registry import READ_ONLY_TOOLS
 
-__all__ = ["BOX", "Protection", "boxed_command", "installed_box", "protection", "unwrap",
-           "weaker_notice",
-           "wrap"]
+__all__ = ["BOX", "Protection", "boxed_command", "installed_box", "protection", "step_network",
+           "step_tmp", "unwrap", "weaker_notice", "wrap"]
 
 BOX = Path(__file__).with_name("maker-box")
 _BOX_FILES = (BOX, BOX.with_name("box_setup.py"))
@@ -215,10 +217,11 @@ def _quote(text: str) -> str:
 
 def boxed_command(plans_root: Path, step: int, command: str, *,
                   workspace: Path | None = None, setting: str = "auto",
-                  found: Protection | None = None,
-                  writes: list[str] | None = None) -> tuple[str | None, str | None]:
+                  found: Protection | None = None, writes: list[str] | None = None,
+                  network: bool = True) -> tuple[str | None, str | None]:
     """``(refusal, command to run instead)`` for the executor of ``step`` of the plan in
-    ``plans_root`` (``writes``: the step's own): the command wrapped in its box; unboxed
+    ``plans_root`` (``writes``: the step's own; ``network``: the machine's, else loopback
+    only): the command wrapped in its box, with the step's own ``/tmp``; unboxed
     (``(None, None)``) where none can be made or the person's ``setting`` is ``off``;
     refused where ``setting`` is ``required`` and none can be made."""
     if setting == "off":
@@ -231,7 +234,14 @@ def boxed_command(plans_root: Path, step: int, command: str, *,
                     f"{found.how}. Hand off with status: blocked and this reason; a person "
                     "can set `boundary: auto` to run with the command guard alone."), None
         return None, None
-    spec = spec_for(plans_root, workspace, writes)
+    tmp = None
+    if sys.platform.startswith("linux"):  # (Seatbelt cannot move a folder: macOS shares it)
+        tmp, why = step_tmp(plans_root, step)
+        if tmp is None:
+            return (f"maker: the step's own /tmp cannot be made ({why}), so no OS boundary "
+                    "can be made for this command; hand off with status: blocked and this "
+                    "reason."), None
+    spec = spec_for(plans_root, workspace, writes, network=network, private_tmp=tmp)
     if any("\n" in p for _, p in spec.entries):
         return ("maker: a path maker must protect holds a line break, so no OS boundary can "
                 "be made for it; hand off with status: blocked and this reason."), None
@@ -244,6 +254,39 @@ def boxed_command(plans_root: Path, step: int, command: str, *,
     if not same:
         _write(path, text)
     return None, wrap(command, path)
+
+
+def step_network(setting: str, tools: list[str] | None) -> bool:
+    """Whether a box has the machine's network under the person's ``network:`` setting:
+    ``on`` always, ``off`` never (loopback only); ``auto``, a step's (``tools``) when it
+    may write, and not a step whose tools only read nor ``maker verify``'s checks
+    (``tools`` None)."""
+    if setting in ("on", "off"):
+        return setting == "on"
+    return tools is not None and not all(
+        t in READ_ONLY_TOOLS or (t.startswith("Bash(") and why_not_read_only(
+            t[5:].rstrip(")").removesuffix(":*").removesuffix(" *")) is None)
+        for t in tools)
+
+
+def step_tmp(plans_root: Path, step: int) -> tuple[Path | None, str]:
+    """``(folder, "")``: step ``step``'s own ``/tmp`` in its box, made when missing, in a
+    folder of the person's that no one else may enter (``/tmp/maker-UID/``); ``(None,
+    why)`` when such a folder cannot be made or is not the person's alone."""
+    uid = os.getuid()
+    base = Path("/tmp") / f"maker-{uid}"
+    name = hashlib.sha256(os.fsencode(os.path.realpath(plans_root))).hexdigest()[:16]
+    folder = base / f"{name}-step-{step}"
+    for place in (base, folder):
+        try:
+            place.mkdir(mode=0o700, exist_ok=True)
+            seen = os.lstat(place)
+        except OSError as exc:
+            return None, f"{place}: {exc.strerror or exc}"
+        if not stat.S_ISDIR(seen.st_mode) or seen.st_uid != uid or seen.st_mode & 0o077:
+            return None, (f"{place} is not a folder of this user's that only it may enter; "
+                          "remove it")
+    return folder, ""
 
 
 def _write(path: Path, text: str) -> None:

@@ -1,42 +1,43 @@
 """The inside of ``maker-box``: make the mounts of a step's boundary, then run its command.
 
 Run by ``maker-box`` as ``python -I -S box_setup.py SPEC`` in a new user, mount and PID
-namespace where it is root (``unshare --map-root-user``). It imports nothing of maker's
-(``-I -S``: no site, no user paths), only the standard library, and calls ``mount(2)``
-itself: one process for any number of mounts.
+(and, for ``net none``, network) namespace where it is root. It imports nothing of
+maker's, only the standard library, and calls ``mount(2)`` itself.
 
-1. Each writable place (``rw``: the project or the step's own worktree, temp folders,
-   build caches, and ``.git`` itself) is bound onto itself: a mount point, which no
+0. ``net none``: the namespace's loopback up, nothing else reachable. ``tmp``: ``/tmp``
+   is the step's own folder, with what the box needs under the shared one seen through.
+1. Each writable place (``rw``, ``temp``: the project or the step's worktree, temp
+   folders, build caches, ``.git`` itself) is bound onto itself: a mount point, which no
    command can rename away and copy back in its place.
-2. Every other mount but ``/proc``, ``/dev`` and ``/sys`` becomes read-only: the rest of
-   the machine (the home folder, maker's own program, the interpreter) is not the step's
-   to change.
+2. Every other mount but ``/proc``, ``/dev`` and ``/sys`` becomes read-only.
 3. Inside the writable places, what the step must never write (``ro``: ``plans/``,
-   ``.git/config``, ``.git/hooks/``, …) is bound read-only; ``hide`` covers a file with
+   ``.git/config``, a ``.envrc``, …) is bound read-only; ``hide`` covers a file with
    ``/dev/null`` (the sealing key) or a folder with an empty one (sockets).
-4. A second user and mount namespace (``unshare(2)``), of the person's own id: the
-   mounts come in locked, so nothing inside can make them writable, unmount them or bind
-   what they cover elsewhere. The command (read from stdin, the here-document
-   ``maker-box`` was given) runs there, its own stdin ``/dev/null``.
+4. A second user and mount namespace, of the person's own id: the mounts come in locked,
+   so nothing inside can make them writable, unmount them or bind what they cover
+   elsewhere. The command (stdin: ``maker-box``'s here-document) runs there.
 
-On macOS, which has neither namespaces nor ``mount(2)`` for this, ``maker-box`` runs it
-outside any box, and it runs the command under Seatbelt (``/usr/bin/sandbox-exec``) with a
-profile of the same places (:func:`seatbelt`).
+On macOS ``maker-box`` runs it outside any box, and it runs the command under Seatbelt
+(``/usr/bin/sandbox-exec``) with a profile of the same places (:func:`seatbelt`; no
+private ``/tmp``).
 
-It stays as the box's first process: when the command ends it ends whatever the
-command left running, and removes a ``commondir`` made in the repository's git folder
-(``gitdir``), through which git, run outside the box later, would read a step's own
-config and hooks. Anything that fails ends the box with exit 126 and the reason:
-nothing runs unboxed.
+It stays as the box's first process: when the command ends it ends whatever the command
+left running, then removes what git or a tool outside the box would run later: a
+``commondir`` in the repository's git folder, a file that runs code later made at the
+top of the step's folder (``later``). Anything that fails ends the box with exit 126
+and the reason: nothing runs unboxed.
 """
 
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import fnmatch
 import os
 import shutil
 import signal
+import socket
+import struct
 import sys
 from typing import NoReturn
 
@@ -112,10 +113,11 @@ def read_only(path: str) -> None:
 
 
 def main() -> None:
-    spec = {"ids": "0 0", "shell": "/bin/sh", "python": "", "unshare": ""}
+    spec = {"ids": "0 0", "shell": "/bin/sh", "python": "", "unshare": "", "tmp": "",
+            "net": ""}
     command = sys.stdin.read()
     lists: dict[str, list[str]] = {"rw": [], "ro": [], "hide": [], "gitdir": [],
-                                   "laterdir": [], "later": []}
+                                   "laterdir": [], "later": [], "temp": [], "keep": []}
     with open(sys.argv[1]) as text:
         for line in text.read().splitlines():
             kind, _, value = line.partition(" ")
@@ -126,10 +128,16 @@ def main() -> None:
             elif line:
                 fail(f"spec line not understood: {line}")
     if sys.platform == "darwin":
-        run([SANDBOX_EXEC, "-p", seatbelt(lists), spec["shell"], "-c", command],
+        run([SANDBOX_EXEC, "-p", seatbelt(lists, spec["net"]), spec["shell"], "-c", command],
             lists, own_pids=False)
-    for path in lists["rw"]:
+    if spec["net"] == "none":
+        loopback_up()
+    seen = private_tmp(spec["tmp"], lists) if spec["tmp"] else []
+    for path in lists["rw"] + lists["temp"]:
         mount(path, path, None, MS_BIND | MS_REC)
+    for path in seen:  # (after: a bind made in a read-only mount would be read-only)
+        read_only(path)
+    lists["rw"] += lists["temp"]
     for path, flags in mounts():
         if not inside(path, lists["rw"]) and not inside(path, _LEFT):
             mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
@@ -137,6 +145,8 @@ def main() -> None:
         mount(path, path, None, MS_BIND | MS_REC)
         read_only(path)
     for path in lists["hide"]:
+        if not os.path.lexists(path):
+            continue  # (nothing there to hide: a socket's folder in the shared /tmp)
         if os.path.isdir(path):
             mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=700")
         else:
@@ -151,7 +161,49 @@ def main() -> None:
     run([spec["shell"], "-c", command], lists, own_pids=True)
 
 
-def seatbelt(lists: dict[str, list[str]]) -> str:
+def loopback_up() -> None:
+    """The network namespace's own loopback, up (it starts down): a step's tests may
+    serve and call on 127.0.0.1; nothing else is reachable."""
+    siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        asked = struct.pack("16sH14x", b"lo", 0)
+        try:
+            flags = struct.unpack("16sH14x", fcntl.ioctl(s, siocgifflags, asked))[1]
+            fcntl.ioctl(s, siocsifflags, struct.pack("16sH14x", b"lo", flags | iff_up))
+        except OSError as exc:
+            fail(f"cannot bring the box's loopback up ({exc})")
+
+
+def private_tmp(own: str, lists: dict[str, list[str]]) -> list[str]:
+    """``/tmp`` as the step's own folder (``own``): nothing of another step's, another
+    program's sockets or another person's files; what the box needs that lies under the
+    shared ``/tmp`` (the project, caches, maker's own, the home folder: ``keep``) is seen
+    through it as it is; a temp folder under it (``TMPDIR``) is made anew there. What
+    of it the box is to make read-only (not ``rw``)."""
+    needed = sorted({p for kind in ("rw", "ro", "gitdir", "laterdir", "keep")
+                     for p in lists[kind] if inside(p, ["/tmp"]) and p != "/tmp"}, key=len)
+    tops: list[str] = []
+    for path in needed:
+        if not inside(path, tops) and os.path.lexists(path):
+            tops.append(path)
+    held = [(path, os.open(path, os.O_PATH | os.O_CLOEXEC)) for path in tops]
+    mount(own, "/tmp", None, MS_BIND | MS_REC)
+    for path, fd in held:
+        source = f"/proc/self/fd/{fd}"
+        if os.path.isdir(source):
+            os.makedirs(path, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            open(path, "a").close()
+        mount(source, path, None, MS_BIND | MS_REC)
+        os.close(fd)
+    for path in lists["temp"]:
+        if inside(path, ["/tmp"]):
+            os.makedirs(path, exist_ok=True)
+    return [path for path, _ in held if not inside(path, lists["rw"])]
+
+
+def seatbelt(lists: dict[str, list[str]], net: str = "") -> str:
     """The box as a Seatbelt profile (macOS's ``sandbox-exec``), the same places as the
     mounts. The last rule that matches wins: nothing is writable but ``/dev``; then the
     writable places are; then what the step must never write is not; then what is hidden
@@ -161,6 +213,7 @@ def seatbelt(lists: dict[str, list[str]]) -> str:
         return " ".join(form.format(_sbpl(p)) for p in real[kind])
 
     real = {kind: [os.path.realpath(p) for p in paths] for kind, paths in lists.items()}
+    real["rw"] += real.get("temp", [])
     # (a rule names a path: a folder above a read-only place, renamed away and back,
     # would carry it out of its rule; so no such folder in a writable place may change)
     real["above"] = sorted({folder for p in real["ro"] + real["hide"]
@@ -176,6 +229,9 @@ def seatbelt(lists: dict[str, list[str]]) -> str:
         rules.append(f"(deny file-read* file-write* {places('hide')})")
         rules.append("(deny network-outbound "
                      f"{places('hide', '(remote unix-socket (subpath {}))')})")
+    if net == "none":  # (loopback only, as the namespace on Linux)
+        rules += ['(deny network-outbound (remote ip "*:*"))',
+                  '(allow network-outbound (remote ip "localhost:*"))']
     return "\n".join(rules) + "\n"
 
 
@@ -211,6 +267,7 @@ def run(argv: list[str], lists: dict[str, list[str]], *, own_pids: bool) -> NoRe
               signal.SIGUSR2, signal.SIGPIPE, signal.SIGALRM)
     for number in caught:
         signal.signal(number, signal.SIG_IGN)
+    later = Later(lists["laterdir"], lists["later"])  # (what was there before it ran)
     child = os.fork()
     if child == 0:
         for number in caught:
@@ -221,38 +278,29 @@ def run(argv: list[str], lists: dict[str, list[str]], *, own_pids: bool) -> NoRe
             os.execv(argv[0], argv)
         except OSError as exc:
             fail(f"cannot run {argv[0]} ({exc})")
-    later = Later(lists["laterdir"], lists["later"])
     sys.exit(supervise(child, guarded, later, own_pids=own_pids))
 
 
 class Later:
-    """The files that run code later, at the top of the step's folder (``laterdir``):
-    their names (``later``, patterns in lower case, any case matching) and those that
-    were there before the command."""
+    """The files that run code later at the top of the step's folder (``laterdir``):
+    their names (``later``: lower-case patterns) and those there before the command."""
 
     def __init__(self, folders: list[str], names: list[str]) -> None:
         self.names = names
         self.before = {folder: set(_listed(folder)) for folder in folders}
 
     def made(self) -> list[str]:
-        """What the command made of them (the paths)."""
         return [os.path.join(folder, name) for folder, before in self.before.items()
                 for name in _listed(folder) if name not in before and
                 any(fnmatch.fnmatchcase(name.lower(), n) for n in self.names)]
 
 
 def _listed(folder: str) -> list[str]:
-    try:
-        return os.listdir(folder)
-    except OSError:
-        return []
-
+    return os.listdir(folder) if os.path.isdir(folder) else []
 
 def _remove(path: str) -> None:
     try:
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path)
-        else:
+        shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else \
             os.unlink(path)
     except OSError as exc:
         sys.stderr.write(f"maker-box: could not remove {path} ({exc}); remove it before "
@@ -263,10 +311,8 @@ def supervise(child: int, guarded: list[str], later: Later, *, own_pids: bool) -
     """As the box's first process: wait for the command, end whatever it left running
     (nothing acts once the box is gone: in the box's own PID namespace, every other
     process; on macOS, which has none, the command's process group), then undo what
-    would run code later outside the box: a ``commondir`` in the repository's git folder
-    (git would read a step's own config and hooks), and a file the command made at the
-    top of the step's folder that runs code later (``later``: ``.mcp.json``, ``.envrc``,
-    …), which only the plan's ``writes`` may name. The command's exit status."""
+    would run code later outside the box (a ``commondir``, ``later``). The command's
+    exit status."""
     status = 0
     try:
         while True:
@@ -296,8 +342,7 @@ def supervise(child: int, guarded: list[str], later: Later, *, own_pids: bool) -
         for path in later.made():
             _remove(path)
             sys.stderr.write(f"maker-box: removed {path}, which the command made: it runs "
-                             "code later, outside the box (the step's writes do not name "
-                             "it)\n")
+                             "code later, outside the box (the step's writes do not name it)\n")
     return os.waitstatus_to_exitcode(status) % 256
 
 

@@ -54,20 +54,29 @@ class Spec:
 
 
 def spec_for(plans_root: Path, workspace: Path | None = None,
-             writes: list[str] | None = None) -> Spec:
+             writes: list[str] | None = None, *, network: bool = True,
+             private_tmp: Path | None = None) -> Spec:
     """The box of a step of the plan in ``plans_root``; ``workspace`` is the worktree of
     a step run beside others (writable, in a read-only main checkout); ``writes`` the
-    step's own (a file that runs code later, named there, is the step's to write)."""
+    step's own (a file that runs code later, named there, is the step's to write);
+    ``network``: the machine's (else loopback only); ``private_tmp``: the step's own
+    folder, the box's ``/tmp`` (the project, caches and the home folder seen through it
+    as they are)."""
     project = _real(project_of(plans_root))
     home = os.path.expanduser("~")
     with contextlib.suppress(OSError):  # (the cache every tool may want: never missing)
         os.makedirs(os.path.join(home, ".cache"), exist_ok=True)
     own = _real(workspace) if workspace is not None else project
-    writable = [own, *(p for p in (os.environ.get("TMPDIR", ""), "/tmp", "/var/tmp")
-                       if p and os.path.isdir(p))]
-    writable += [_real(os.path.join(home, c)) for c in _CACHES
-                 if os.path.isdir(os.path.join(home, c))]
+    temp = [p for p in (os.environ.get("TMPDIR", ""), "/tmp", "/var/tmp")
+            if p and os.path.isdir(p)]
+    writable = [own, *(_real(os.path.join(home, c)) for c in _CACHES
+                       if os.path.isdir(os.path.join(home, c)))]
     entries: list[tuple[str, str]] = [("rw", p) for p in writable]
+    entries += [("temp", p) for p in temp]
+    if private_tmp is not None:
+        entries += [("tmp", _real(private_tmp)), ("keep", _real(home))]
+    if not network:
+        entries.append(("net", "none"))
     git = Path(project) / ".git"
     if workspace is None and git.is_dir() and not git.is_symlink():
         entries.append(("rw", str(git)))  # (a mount point: it cannot be renamed away)

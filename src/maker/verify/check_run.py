@@ -16,7 +16,7 @@ from typing import IO, TYPE_CHECKING, Literal
 from maker.core.models import Evidence
 from maker.errors import MakerError
 from maker.store.settings import load_settings
-from maker.tools.boundary import boxed_command
+from maker.tools.boundary import boxed_command, step_network
 from maker.verify.detect import VerifyCommand
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def step_box(store: PlanStore, step: int | None, project: Path) -> Box | None:
     None for a run of no step."""
     if step is None or not store.exists():
         return None
-    setting = load_settings(store.root).boundary
+    settings = load_settings(store.root)
     here = Path(os.path.realpath(project))
     workspace = None if here == Path(os.path.realpath(store.project)) else here
     try:
@@ -64,8 +64,9 @@ def step_box(store: PlanStore, step: int | None, project: Path) -> Box | None:
         writes = None
 
     def box(command: str) -> tuple[str | None, str | None]:
-        return boxed_command(store.root, step, command, workspace=workspace, setting=setting,
-                             writes=writes)
+        return boxed_command(store.root, step, command, workspace=workspace,
+                             setting=settings.boundary, writes=writes,
+                             network=step_network(settings.network, None))
 
     return box
 

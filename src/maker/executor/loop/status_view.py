@@ -3,6 +3,7 @@ for a session that starts, the status shown for each step."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,8 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.records import StepRecord, StoredPlan
 
-__all__ = ["StepRow", "executor_bash", "file_notes", "status_summary", "summary_rows"]
+__all__ = ["StepRow", "box_network", "executor_bash", "file_notes", "status_summary",
+           "summary_rows"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,23 @@ def executor_bash(store: PlanStore) -> str:
     from maker.tools.boundary import protection
 
     return protection().describe(load_settings(store.root).boundary)
+
+
+def box_network(store: PlanStore) -> str:
+    """What network and ``/tmp`` a step's box has here, under the person's ``network:``
+    setting, for ``maker status``; "" when no kernel boundary holds a step's Bash."""
+    from maker.store.settings import load_settings
+    from maker.tools.boundary import protection
+
+    settings = load_settings(store.root)
+    if settings.boundary == "off" or not protection().kernel:
+        return ""
+    said = {"on": "the machine's, for every step and maker verify (`network: on`)",
+            "off": "none (loopback only), for every step and maker verify (`network: off`)",
+            "auto": "the machine's for a step that can write; none (loopback only) for a "
+                    "step whose tools only read and for maker verify's checks"}
+    tmp = "; /tmp: the step's own" if sys.platform.startswith("linux") else ""
+    return f"network: {said[settings.network]}{tmp}"
 
 
 def file_notes(store: PlanStore, plan: StoredPlan) -> dict[int, str]:

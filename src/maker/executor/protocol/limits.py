@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from maker.executor.protocol.orient import edit_refusal, edits_project
 from maker.store.settings import load_settings
-from maker.tools.boundary import boxed_command, unwrap
+from maker.tools.boundary import boxed_command, step_network, unwrap
 from maker.tools.executor_rules import executor_decision
 from maker.tools.maker_commands import orient_command
 from maker.tools.maker_commands import plumbing as makers_command
@@ -116,9 +116,11 @@ def executor_limits(store: PlanStore, record: StepRecord, tool: str,
     refusal, rewritten = step_git_run(record.spec.tools, command, cwd)
     if refusal:
         return Limit(refusal)
+    settings = load_settings(store.root)
     refusal, boxed = boxed_command(store.root, record.number, rewritten or command,
                                    workspace=workspace, writes=record.spec.writes,
-                                   setting=load_settings(store.root).boundary)
+                                   setting=settings.boundary,
+                                   network=step_network(settings.network, record.spec.tools))
     if refusal:
         return Limit(refusal)
     if rewritten is not None:
