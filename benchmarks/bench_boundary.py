@@ -9,8 +9,10 @@ Measured in one run, interleaved, so a busy machine slows both alike:
 - **bare**: ``bash -c CMD``, as the client runs an allowed call;
 - **boxed**: ``bash -c`` of the same command as maker rewrites it (``maker-box``), for a
   step in the main checkout (plans/, data dirs, git's config read-only; the key and
-  sockets hidden) and for a step in its own worktree (the main checkout read-only
-  around it);
+  sockets hidden; its own ``/tmp``), the same with no network but its own loopback (a
+  step whose tools only read, ``maker verify``'s checks), for a step in its own worktree
+  (the main checkout read-only around it), and the box as it was before its own
+  ``/tmp`` and network (the shared ``/tmp``, the machine's network);
 - **decision**: what the PreToolUse decision adds in the hook's process (the box's
   spec, read or written), against the decision with ``boundary: off``.
 
@@ -32,7 +34,8 @@ from maker.executor.protocol.limits import executor_limits
 from maker.executor.protocol.orient import record_orient
 from maker.executor.state.lifecycle import start_step
 from maker.store.plan_store import PlanStore
-from maker.tools.boundary import boxed_command, protection
+from maker.tools.boundary import boxed_command, protection, wrap
+from maker.tools.box_spec import spec_for
 
 
 def _project(root: Path) -> PlanStore:
@@ -77,10 +80,17 @@ def main() -> None:
         tree = store.root / ".maker" / "worktrees" / "step-1-bench"
         (tree / "plans").mkdir(parents=True)
         _, serial = boxed_command(store.root, 1, args.command)
+        _, reader = boxed_command(store.root, 3, args.command, network=False)
         _, wave = boxed_command(store.root, 2, args.command, workspace=tree)  # (its own spec)
-        assert serial and wave
+        shared = Path(scratch) / "shared.spec"  # (the box before its own /tmp and network)
+        shared.write_text(spec_for(store.root).text())
+        assert serial and reader and wave
         cases = {"bare `bash -c`": (args.command, store.project),
+                 "boxed, shared /tmp and network (the box before)": (wrap(args.command, shared),
+                                                                    store.project),
                  "boxed, a step in the main checkout": (serial, store.project),
+                 "boxed, the same, no network (a reading step, maker verify)": (reader,
+                                                                               store.project),
                  "boxed, a step in its own worktree": (wave, tree)}
         times: dict[str, list[float]] = {name: [] for name in cases}
         for _ in range(args.runs):
@@ -105,9 +115,14 @@ def main() -> None:
     for setting, samples in decide.items():
         print(_row(f"the hook's decision, {setting}", samples,
                    None if setting.endswith("off") else off))
-    added = statistics.median(times["boxed, a step in its own worktree"]) - base
+    added = max(statistics.median(samples) - base for name, samples in times.items()
+                if not name.startswith("bare"))
+    before = statistics.median(times["boxed, shared /tmp and network (the box before)"])
+    now = max(statistics.median(samples) for name, samples in times.items()
+              if name.startswith("boxed, a step") or "no network" in name)
     print(f"\ngoal: at most 30 ms added per call: {'met' if added <= 30 else 'NOT met'} "
-          f"(worst case above: {added:+.1f} ms)")
+          f"(worst case above: {added:+.1f} ms; its own /tmp and network add "
+          f"{now - before:+.1f} ms to the box before)")
 
 
 if __name__ == "__main__":

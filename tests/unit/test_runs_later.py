@@ -136,3 +136,14 @@ def test_an_ordinary_file_with_a_like_name_is_written(project: Path, path: str) 
 def test_a_path_with_a_nul_byte_is_refused_not_a_traceback(project: Path) -> None:
     why = decide(project, "Write", "src/a\0.py")
     assert why is not None and "NUL" in why
+
+
+def test_the_boxs_names_are_names_or_a_names_start() -> None:
+    """The box matches them without fnmatch (its import costs every boxed call): a name,
+    or a start followed by one `*`; lower case, as it lowers what it finds."""
+    from maker.tools.runs_later import at_the_top
+
+    names = at_the_top(Path("/nowhere"))
+    assert ".mcp.json" in names and "lefthook*" in names and ".claude" not in names
+    for name in names:
+        assert name == name.lower() and not set(name.rstrip("*")) & set("*?[]!"), name

@@ -30,16 +30,14 @@ and the reason: nothing runs unboxed.
 
 from __future__ import annotations
 
+import _signal as signal  # type: ignore[import-not-found]  # (not signal, fnmatch: ~7 ms)
 import ctypes
-import fcntl
-import fnmatch
 import os
-import shutil
-import signal
-import socket
-import struct
 import sys
-from typing import NoReturn
+
+TYPE_CHECKING = False  # (not typing's: its import costs every boxed call ~10 ms)
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND = 32, 1024, 2048, 4096
@@ -75,6 +73,8 @@ def mount(source: str | None, target: str, fstype: str | None, flags: int,
 
 def unescape(field: str) -> str:
     """A mountinfo path: spaces, tabs, newlines and backslashes are octal escapes."""
+    if "\\" not in field:
+        return field
     out: list[str] = []
     i = 0
     while i < len(field):
@@ -162,23 +162,22 @@ def main() -> None:
 
 
 def loopback_up() -> None:
-    """The network namespace's own loopback, up (it starts down): a step's tests may
-    serve and call on 127.0.0.1; nothing else is reachable."""
-    siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        asked = struct.pack("16sH14x", b"lo", 0)
-        try:
-            flags = struct.unpack("16sH14x", fcntl.ioctl(s, siocgifflags, asked))[1]
-            fcntl.ioctl(s, siocsifflags, struct.pack("16sH14x", b"lo", flags | iff_up))
-        except OSError as exc:
-            fail(f"cannot bring the box's loopback up ({exc})")
+    """The namespace's own loopback, up (it starts down): tests may serve on 127.0.0.1.
+    By ``ioctl(2)`` through libc (``socket``'s import would cost every such call ~3 ms)."""
+    request = ctypes.create_string_buffer(b"lo", 40)  # (struct ifreq: name, then flags)
+    fd = _libc.socket(2, 2, 0)  # (AF_INET, SOCK_DGRAM)
+    if fd < 0 or _libc.ioctl(fd, 0x8913, request) != 0:  # (SIOCGIFFLAGS)
+        fail(f"cannot bring the box's loopback up ({os.strerror(ctypes.get_errno())})")
+    request[16] = bytes([request.raw[16] | 1])  # (IFF_UP, in the flags' low byte)
+    if _libc.ioctl(fd, 0x8914, request) != 0:  # (SIOCSIFFLAGS)
+        fail(f"cannot bring the box's loopback up ({os.strerror(ctypes.get_errno())})")
+    os.close(fd)
 
 
 def private_tmp(own: str, lists: dict[str, list[str]]) -> list[str]:
-    """``/tmp`` as the step's own folder (``own``): nothing of another step's, another
-    program's sockets or another person's files; what the box needs that lies under the
-    shared ``/tmp`` (the project, caches, maker's own, the home folder: ``keep``) is seen
-    through it as it is; a temp folder under it (``TMPDIR``) is made anew there. What
+    """``/tmp`` as the step's own folder (``own``): no other program's files or sockets;
+    what the box needs under the shared ``/tmp`` (the project, caches, maker's own, the
+    home folder: ``keep``) seen through it; a ``TMPDIR`` under it made anew there. What
     of it the box is to make read-only (not ``rw``)."""
     needed = sorted({p for kind in ("rw", "ro", "gitdir", "laterdir", "keep")
                      for p in lists[kind] if inside(p, ["/tmp"]) and p != "/tmp"}, key=len)
@@ -204,11 +203,10 @@ def private_tmp(own: str, lists: dict[str, list[str]]) -> list[str]:
 
 
 def seatbelt(lists: dict[str, list[str]], net: str = "") -> str:
-    """The box as a Seatbelt profile (macOS's ``sandbox-exec``), the same places as the
-    mounts. The last rule that matches wins: nothing is writable but ``/dev``; then the
-    writable places are; then what the step must never write is not; then what is hidden
-    can be neither read, written nor connected to (a socket). Paths resolved, as Seatbelt
-    matches them (``/tmp`` is ``/private/tmp``)."""
+    """The box as a Seatbelt profile (macOS's ``sandbox-exec``). The last rule that
+    matches wins: nothing writable but ``/dev``, then the writable places, then not what
+    the step must never write; what is hidden can be neither read, written nor connected
+    to. Paths resolved, as Seatbelt matches them (``/tmp`` is ``/private/tmp``)."""
     def places(kind: str, form: str = "(subpath {})") -> str:
         return " ".join(form.format(_sbpl(p)) for p in real[kind])
 
@@ -292,13 +290,15 @@ class Later:
     def made(self) -> list[str]:
         return [os.path.join(folder, name) for folder, before in self.before.items()
                 for name in _listed(folder) if name not in before and
-                any(fnmatch.fnmatchcase(name.lower(), n) for n in self.names)]
+                any(name.lower().startswith(n[:-1]) if n.endswith("*")  # (a name's start)
+                    else name.lower() == n for n in self.names)]
 
 
 def _listed(folder: str) -> list[str]:
     return os.listdir(folder) if os.path.isdir(folder) else []
 
 def _remove(path: str) -> None:
+    import shutil  # (rarely needed: not every boxed call's import)
     try:
         shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else \
             os.unlink(path)
