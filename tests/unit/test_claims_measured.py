@@ -244,3 +244,53 @@ def test_a_writing_step_that_changed_a_file_is_the_policys(project: Path) -> Non
     (project / "made.txt").write_text("x\n")
     accept_handoff(store, handoff(1, files_changed=["made.txt"]))
     assert review_need(store, store.load_step(1), "auto").route == "policy"
+
+
+def _nested_repository(where: Path) -> Path:
+    """A repository of its own, with a commit and a program its config names (what a
+    person's git would run on entering it); where that program leaves its mark."""
+    mark = where.parents[2] / "fsmonitor-ran"  # (outside the project)
+    subprocess.run(["git", "init", "-q", str(where)], check=True)
+    (where / "f.txt").write_text("f\n")
+    subprocess.run(["git", "-C", str(where), "add", "f.txt"], check=True)
+    subprocess.run(["git", "-C", str(where), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "-qm", "x"], check=True)
+    subprocess.run(["git", "-C", str(where), "config", "core.fsmonitor", f"touch '{mark}'"],
+                   check=True)
+    return mark
+
+
+@pytest.mark.parametrize("added", [False, True])
+def test_a_nested_repository_a_step_adds_is_named_and_no_policy_takes_it(
+        project: Path, added: bool) -> None:
+    """Made in the tree (or added to the index as a gitlink, as `git add vendor/lib`
+    does), it is named to the person at the question, on the screen and in maker status,
+    and the step goes to them whatever the policy."""
+    from maker.executor.acceptance.review_route import review_need
+    from maker.handoff.measured import NESTED_ADDED
+
+    store = _started(project)
+    mark = _nested_repository(project / "vendor/lib")
+    if added:
+        subprocess.run(["git", "-C", str(project), "-c", "core.fsmonitor=", "add",
+                        "vendor/lib"], check=True, capture_output=True)
+    accept_handoff(store, handoff(1, files_changed=["vendor/lib"]))
+    record = store.load_step(1)
+    assert store.read_handoff(1)["repositories_added"] == ["vendor/lib"]
+    assert review_need(store, record, "auto").route == "person"
+    out = outcome(store, 1)
+    assert f"{NESTED_ADDED}: vendor/lib" in out["ask"]["questions"][0]["question"]
+    assert f"{NESTED_ADDED}: vendor/lib" in approval_screen(store)
+    assert NESTED_ADDED in status_summary(store)
+    assert not mark.exists()  # (maker's git entered no nested repository)
+
+
+def test_a_nested_repository_there_before_the_step_is_not_its_own(project: Path) -> None:
+    from maker.executor.acceptance.review_route import review_need
+
+    _nested_repository(project / "vendor/lib")
+    store = _started(project)
+    (project / "hello.txt").write_text("hello\n")
+    accept_handoff(store, handoff(1, files_changed=["hello.txt"]))
+    assert "repositories_added" not in store.read_handoff(1)
+    assert review_need(store, store.load_step(1), "auto").route == "policy"

@@ -162,19 +162,22 @@ def launcher_loads() -> frozenset[str]:
     return frozenset(out.split())
 
 
-def deferred_imports(root: Path, at_start: frozenset[str] = frozenset()) -> list[str]:
+def deferred_imports(root: Path, at_start: frozenset[str] = frozenset(),
+                     processes: frozenset[str] = frozenset()) -> list[str]:
     """Each import written inside a function that should sit at the top of its module.
 
     A hook is a process of its own on every event, so a module a hook can reach (through
     any import, far round) may defer into a function an import that its own top-level
-    imports do not load already: that keeps an event to what it needs. Anywhere else, for
-    a module already loaded, and for one the process loaded ``at_start``, the import goes
-    at the top. Optional dependencies aside."""
+    imports do not load already: that keeps an event to what it needs; so may a script
+    run as a process of its own on every call of something (``processes``: the box's
+    setup). Anywhere else, for a module already loaded, and for one the process loaded
+    ``at_start``, the import goes at the top. Optional dependencies aside."""
     edges: dict[str, set[str]] = {}
     for imp in module_imports(root):
         edges.setdefault(imp.source, set()).add(imp.target)
     package = root.name
     hooked = _far_round(edges, {m for m in edges if m.startswith(f"{package}.hooks")})
+    hooked |= processes
     at_import: dict[str, set[str]] = {}
     for imp in module_imports(root, "import"):
         at_import.setdefault(imp.source, set()).add(imp.target)
@@ -207,10 +210,32 @@ def deferred_imports(root: Path, at_start: frozenset[str] = frozenset()) -> list
 def test_an_import_waits_in_a_function_only_where_a_hook_needs_it_to() -> None:
     import maker
 
-    stray = deferred_imports(Path(maker.__file__).resolve().parent, launcher_loads())
+    stray = deferred_imports(Path(maker.__file__).resolve().parent, launcher_loads(),
+                             BOX_SETUP)
     assert not stray, ("an import inside a function that belongs at the top of its module "
                        "(no hook reaches the module, or its top-level imports or the hook's "
                        "launcher load it already):\n" + "\n".join(stray))
+
+
+# A script of its own, run by ``python -I -S`` for every boxed Bash call of a step.
+BOX_SETUP = frozenset({"maker.tools.box_setup"})
+
+
+def test_the_boxs_setup_loads_no_module_it_does_without() -> None:
+    """Each boxed call starts it: ``typing`` (one annotation), ``signal``'s enum and
+    ``fnmatch``'s ``re`` were two thirds of its Python (about 17 ms a call)."""
+    from maker.tools.boundary import BOX
+
+    setup = BOX.with_name("box_setup.py")
+    code = ("import importlib.util, sys\n"
+            "before = set(sys.modules)\n"
+            f"spec = importlib.util.spec_from_file_location('box', {str(setup)!r})\n"
+            "spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
+            "print(*(set(sys.modules) - before))")
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True,
+                         text=True, timeout=60, check=True).stdout.split()
+    assert "ctypes" in out  # (it ran)
+    assert not {"typing", "re", "enum", "signal", "fnmatch", "socket", "shutil"} & set(out)
 
 
 @pytest.mark.parametrize(("files", "stray"), [

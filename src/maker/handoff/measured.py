@@ -41,21 +41,29 @@ from typing import TYPE_CHECKING, Any
 
 from maker.core.paths import data_dir
 from maker.errors import GitRefusedError, Problem
-from maker.tools.git_tree import MAX_PATHS, changed_paths, line_counts, snapshot_tree
+from maker.tools.git_tree import (
+    MAX_PATHS,
+    changed_paths,
+    gitlinks_added,
+    line_counts,
+    snapshot_tree,
+)
 from maker.tools.registry import only_read
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.records import StepRecord
 
-__all__ = ["MEASURE_KEY", "MEASURED_FIELD", "NO_FILE_CHANGED", "check_measured", "files_note",
-           "measured_lines",
-           "measure_start", "measured_changes", "step_files"]
+__all__ = ["MEASURE_KEY", "MEASURED_FIELD", "NESTED_FIELD", "NO_FILE_CHANGED", "check_measured",
+           "files_note", "measure_start", "measured_changes", "measured_lines",
+           "nested_repositories", "step_files"]
 
 MEASURE_KEY = "measured_from"  # the step's front matter: the tree it started from
 MEASURED_FIELD = "files_measured"  # the accepted handoff: what maker measured
 _SHOWN = 30  # missing paths named in one refusal
 NO_FILE_CHANGED = "NO FILE CHANGED"  # what a person reads of a step that changed nothing
+NESTED_FIELD = "repositories_added"  # the accepted handoff: nested repositories it added
+NESTED_ADDED = "NESTED REPOSITORY ADDED"  # what a person reads of one
 
 
 def measure_start(store: PlanStore, n: int) -> str | None:
@@ -107,6 +115,22 @@ def _end_tree(store: PlanStore, record: StepRecord) -> tuple[Path, str | None]:
                                    if home == store.project else None)
     except GitRefusedError:
         return home, None
+
+
+def nested_repositories(store: PlanStore, record: StepRecord) -> list[str]:
+    """The nested repositories (gitlinks) step ``record`` added to the working tree since
+    it started: git enters each (a person's ``git status``, a commit's submodule) and
+    runs the programs its own config names, so no policy takes them (``[]`` when none,
+    or nothing was measured)."""
+    start = record.meta.get(MEASURE_KEY)
+    if not isinstance(start, str) or not start or only_read(record.spec.tools):
+        return []
+    home, end = _end_tree(store, record)
+    try:
+        found = gitlinks_added(home, start, end) if end else None
+    except GitRefusedError:
+        found = None
+    return (found or [])[:MAX_PATHS]
 
 
 def measured_lines(store: PlanStore, record: StepRecord, files: list[str]
@@ -233,11 +257,16 @@ def step_files(handoff: dict[str, Any]) -> list[str]:
 
 
 def files_note(record: StepRecord, handoff: dict[str, Any]) -> str:
-    """What a person must not miss about the files of an accepted handoff: that a step
-    whose tools can write changed no file (measured), or that the files are only the
-    executor's claim (nothing measured: no git); "" otherwise."""
+    """What a person must not miss about the files of an accepted handoff: a nested
+    repository it added, that a step whose tools can write changed no file (measured), or
+    that the files are only the executor's claim (nothing measured: no git); "" else."""
     if not handoff:
         return ""
+    nested = handoff.get(NESTED_FIELD)
+    if isinstance(nested, list) and nested:
+        return (f"{NESTED_ADDED}: {_shown([str(n) for n in nested])} (a repository of its "
+                "own in the project: git enters it and runs the programs its own config "
+                "names; keep it only if you meant to, else remove it)")
     measured = handoff.get(MEASURED_FIELD)
     if isinstance(measured, list):
         if measured or only_read(record.spec.tools) or handoff.get("status") != "complete":

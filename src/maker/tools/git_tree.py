@@ -31,8 +31,8 @@ from pathlib import Path
 from maker.errors import GitError, GitRefusedError
 from maker.tools.git_run import Git
 
-__all__ = ["DIFF_TIMEOUT_S", "MAX_PATHS", "TIMEOUT_S", "changed_paths", "line_counts",
-           "snapshot_tree"]
+__all__ = ["DIFF_TIMEOUT_S", "MAX_PATHS", "TIMEOUT_S", "changed_paths", "gitlinks_added",
+           "line_counts", "snapshot_tree"]
 
 # A snapshot gives up after this long (a huge untracked tree), a diff after DIFF_TIMEOUT_S:
 # the gate measures inside a hook that Claude Code gives 30 s (PreToolUse, for a
@@ -155,6 +155,11 @@ def _hides_files(git: Git, env: Mapping[str, str], timeout: float) -> bool:
                for entry in listed.split("\0") if entry)
 
 
+# Two trees' gitlinks compared by id (maker's git otherwise ignores nested repositories,
+# diff.ignoreSubmodules=all): between trees git enters no repository to compare them.
+_GITLINKS = "--ignore-submodules=none"
+
+
 def changed_paths(project: Path, start: str, end: str,
                   timeout: float = DIFF_TIMEOUT_S) -> list[str] | None:
     """The files that differ between trees ``start`` and ``end``, relative to
@@ -167,11 +172,30 @@ def changed_paths(project: Path, start: str, end: str,
     deadline = time.monotonic() + timeout
     git = _git(Path(project), timeout)
     out = _run(git, ["diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--name-only",
-                     "-z", "--relative", start, end, "--"],
+                     _GITLINKS, "-z", "--relative", start, end, "--"],
                timeout=max(deadline - time.monotonic(), 0.1)) if git is not None else None
     if out is None:
         return None
     return sorted({p for p in out.split("\0") if p})
+
+
+def gitlinks_added(project: Path, start: str, end: str,
+                   timeout: float = DIFF_TIMEOUT_S) -> list[str] | None:
+    """The paths that are a nested repository (a gitlink, mode 160000) in tree ``end``
+    and were not one in ``start``, relative to ``project`` (sorted); None when git
+    cannot tell. Compared as :func:`changed_paths` compares."""
+    if not all(_is_id(t) for t in (start, end)):
+        return None
+    git = _git(Path(project), timeout)
+    out = _run(git, ["diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--raw", "-z",
+                     _GITLINKS, "--relative", start, end, "--"], timeout=timeout) \
+        if git is not None else None
+    if out is None:
+        return None
+    fields = out.split("\0")
+    found = {path for head, path in zip(fields[::2], fields[1::2], strict=False)
+             if head.split(" ")[1:2] == ["160000"] and head.split(" ")[:1] != [":160000"]}
+    return sorted(found)
 
 
 def line_counts(project: Path, start: str, end: str, paths: list[str],

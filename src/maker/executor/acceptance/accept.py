@@ -22,7 +22,7 @@ from maker.executor.state.lifecycle import set_status
 from maker.executor.state.schedule import next_steps
 from maker.handoff.evidence import project_dir
 from maker.handoff.gate import inspect_handoff
-from maker.handoff.measured import MEASURED_FIELD
+from maker.handoff.measured import MEASURED_FIELD, NESTED_FIELD, nested_repositories
 from maker.store.notes import add_notes
 from maker.store.records import StepRecord, StoredPlan
 from maker.yaml_cleaner.dump import canonical_sha256
@@ -99,6 +99,9 @@ def accept_handoff(store: PlanStore, text: str | bytes,
             data["proposals"] = list(handoff.proposals)
         if checked.measured is not None:
             data[MEASURED_FIELD] = checked.measured
+            nested = nested_repositories(store, record) if checked.measured else []
+            if nested:
+                data[NESTED_FIELD] = nested
         if run is not None:
             data["verification"] = {
                 "finished_at": run.finished_at, "status": run.status,

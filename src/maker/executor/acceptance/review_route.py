@@ -26,7 +26,7 @@ from maker.executor.rules.step_rules import (
     review_reasons,
     skip_review,
 )
-from maker.handoff.measured import MEASURE_KEY, MEASURED_FIELD, step_files
+from maker.handoff.measured import MEASURE_KEY, MEASURED_FIELD, NESTED_FIELD, step_files
 from maker.store.settings import load_settings
 from maker.tools.registry import READ_ONLY_TOOLS
 
@@ -107,6 +107,8 @@ def review_need(store: PlanStore, record: StepRecord, policy: str,
         # A step whose tools can write, and which changed nothing: its summary is the
         # only word for what it did, and no policy takes it on that word (the person's
         # question says NO FILE CHANGED: maker.handoff.measured.files_note).
+        route = "person"
+    if handoff.get(NESTED_FIELD):  # (a nested repository: named to the person, who decides)
         route = "person"
     start = record.meta.get(MEASURE_KEY)
     if isinstance(start, str) and start and not measured:

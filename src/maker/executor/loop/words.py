@@ -22,7 +22,13 @@ from maker.executor.loop.report import spent_said, step_head
 from maker.executor.protocol.orient import pending_deviation
 from maker.executor.state.run import live_run, note_reviewer, note_step, stop_run
 from maker.executor.verdicts.outcome import outcome
-from maker.handoff.measured import MEASURED_FIELD, NO_FILE_CHANGED, measured_lines
+from maker.handoff.measured import (
+    MEASURED_FIELD,
+    NESTED_FIELD,
+    NO_FILE_CHANGED,
+    files_note,
+    measured_lines,
+)
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -207,6 +213,8 @@ def approval_screen(store: PlanStore) -> str:
              f"  Files (maker measured): {shown}" if files else
              f"  Files: {NO_FILE_CHANGED}" if isinstance(measured, list) else "  Files: -",
              f"  Checks: {'; '.join(checks) if checks else 'none ran'}"]
+    if handoff.get(NESTED_FIELD):
+        lines.insert(3, f"  {clip(files_note(record, handoff), 400)}")
     if spent:
         lines.append(f"  Spent: {spent}")
     lines.append(f"  The diff: `{diff}` in a terminal." if diff else
