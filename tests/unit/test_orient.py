@@ -270,3 +270,43 @@ def test_while_a_deviation_waits_the_brief_says_stop(project: Path) -> None:
     record_orient(store, 1, "major", "moved", "Do it anew.")
     brief = build_brief(store, None, 1)
     assert "awaits a person's decision" in brief and "Go on with the step" not in brief
+
+
+def test_a_reading_step_on_a_stale_input_is_named_to_the_person(project: Path) -> None:
+    """A step whose tools only read never orients (orient gates edits): its handoff is
+    checked as orient would have been, and a stale input goes to the person, named,
+    whatever the policy."""
+    from maker.executor.loop.words import approval_screen
+    from maker.handoff.measured import STALE_INPUTS
+
+    store = linear(project, 3, policy="auto")
+    reader = store.load_step(3)
+    reader.spec.primary_tools[:] = ["Read", "Grep"]
+    reader.spec.fallback_tools[:] = []
+    store.save_step(reader)
+    for n, out in ((1, "one"), (2, "two")):
+        start_step(store, n)
+        record_orient(store, n, "none")
+        accept_handoff(store, handoff(n, output={"result": out}))
+    reset_step(store, 1)
+    start_step(store, 1)
+    record_orient(store, 1, "none")
+    accept_handoff(store, handoff(1, output={"result": "ONE, redone"}))
+    start_step(store, 3)  # (never oriented: it reads only)
+    assert accept_handoff(store, handoff(3)).status == "awaiting-approval"
+    question = outcome(store, 3)["ask"]["questions"][0]["question"]
+    assert f"{STALE_INPUTS}: step 2" in question
+    assert STALE_INPUTS in approval_screen(store)
+
+
+def test_a_reading_step_on_fresh_inputs_is_the_policys(project: Path) -> None:
+    store = linear(project, 2, policy="auto")
+    reader = store.load_step(2)
+    reader.spec.primary_tools[:] = ["Read", "Grep"]
+    store.save_step(reader)
+    start_step(store, 1)
+    record_orient(store, 1, "none")
+    accept_handoff(store, handoff(1))
+    start_step(store, 2)
+    assert accept_handoff(store, handoff(2)).status == "complete"
+    assert "stale_inputs" not in store.read_handoff(2)

@@ -54,7 +54,8 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.records import StepRecord
 
-__all__ = ["MEASURE_KEY", "MEASURED_FIELD", "NESTED_FIELD", "NO_FILE_CHANGED", "check_measured",
+__all__ = ["MEASURE_KEY", "MEASURED_FIELD", "NESTED_FIELD", "NO_FILE_CHANGED", "STALE_FIELD",
+           "STALE_INPUTS", "check_measured",
            "files_note", "measure_start", "measured_changes", "measured_lines",
            "nested_repositories", "step_files"]
 
@@ -64,6 +65,8 @@ _SHOWN = 30  # missing paths named in one refusal
 NO_FILE_CHANGED = "NO FILE CHANGED"  # what a person reads of a step that changed nothing
 NESTED_FIELD = "repositories_added"  # the accepted handoff: nested repositories it added
 NESTED_ADDED = "NESTED REPOSITORY ADDED"  # what a person reads of one
+STALE_FIELD = "stale_inputs"  # the accepted handoff of a step that never oriented: why
+STALE_INPUTS = "STALE INPUTS"  # what a person reads of it
 
 
 def measure_start(store: PlanStore, n: int) -> str | None:
@@ -257,11 +260,17 @@ def step_files(handoff: dict[str, Any]) -> list[str]:
 
 
 def files_note(record: StepRecord, handoff: dict[str, Any]) -> str:
-    """What a person must not miss about the files of an accepted handoff: a nested
-    repository it added, that a step whose tools can write changed no file (measured), or
-    that the files are only the executor's claim (nothing measured: no git); "" else."""
+    """What a person must not miss about an accepted handoff: inputs that changed under
+    a step that never oriented, a nested repository it added, that a step whose tools can
+    write changed no file (measured), or that the files are only the executor's claim
+    (nothing measured: no git); "" else."""
     if not handoff:
         return ""
+    stale = handoff.get(STALE_FIELD)
+    if isinstance(stale, list) and stale:
+        return (f"{STALE_INPUTS}: " + "; ".join(str(s) for s in stale[:3]) + " (the step "
+                "never oriented, so maker checked when it handed off: decide whether its "
+                "answer still holds)")
     nested = handoff.get(NESTED_FIELD)
     if isinstance(nested, list) and nested:
         return (f"{NESTED_ADDED}: {_shown([str(n) for n in nested])} (a repository of its "

@@ -22,7 +22,7 @@ from maker.executor.state.lifecycle import set_status
 from maker.executor.state.schedule import next_steps
 from maker.handoff.evidence import project_dir
 from maker.handoff.gate import inspect_handoff
-from maker.handoff.measured import MEASURED_FIELD, NESTED_FIELD, nested_repositories
+from maker.handoff.measured import MEASURED_FIELD, NESTED_FIELD, STALE_FIELD, nested_repositories
 from maker.store.notes import add_notes
 from maker.store.records import StepRecord, StoredPlan
 from maker.yaml_cleaner.dump import canonical_sha256
@@ -111,6 +111,9 @@ def accept_handoff(store: PlanStore, text: str | bytes,
             data["repaired"] = True
         if vote is not None:
             data["vote"] = vote.to_dict()
+        stale = _stale(store, plan, record) if handoff.status == "complete" else []
+        if stale:
+            data[STALE_FIELD] = stale
         path = store.write_handoff(handoff.step, data, _body(store, record, handoff, run))
         added = add_step_facts(store, plan, record, handoff)
         if handoff.status == "complete":
@@ -127,6 +130,17 @@ def accept_handoff(store: PlanStore, text: str | bytes,
         upcoming = [(r.number, r.title) for r in next_steps(plan, store)]
         return AcceptResult(handoff.step, handoff.status, path, added, upcoming,
                             checked.was_repaired)
+
+
+def _stale(store: PlanStore, plan: StoredPlan, record: StepRecord) -> list[str]:
+    """For a step that never oriented (its tools only read: orient gates edits), what
+    orient's code would have found major now (an input that changed under it), which
+    no policy takes; [] for a step that oriented (orient enforced it then)."""
+    if record.meta.get("orient"):
+        return []
+    from maker.executor.protocol.orient import findings
+
+    return [f.text for f in findings(store, plan, record.number) if f.major][:10]
 
 
 def _inputs(store: PlanStore, plan: StoredPlan, record: StepRecord) -> list[dict[str, Any]]:

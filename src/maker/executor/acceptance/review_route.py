@@ -26,7 +26,13 @@ from maker.executor.rules.step_rules import (
     review_reasons,
     skip_review,
 )
-from maker.handoff.measured import MEASURE_KEY, MEASURED_FIELD, NESTED_FIELD, step_files
+from maker.handoff.measured import (
+    MEASURE_KEY,
+    MEASURED_FIELD,
+    NESTED_FIELD,
+    STALE_FIELD,
+    step_files,
+)
 from maker.store.settings import load_settings
 from maker.tools.registry import READ_ONLY_TOOLS
 
@@ -108,8 +114,8 @@ def review_need(store: PlanStore, record: StepRecord, policy: str,
         # only word for what it did, and no policy takes it on that word (the person's
         # question says NO FILE CHANGED: maker.handoff.measured.files_note).
         route = "person"
-    if handoff.get(NESTED_FIELD):  # (a nested repository: named to the person, who decides)
-        route = "person"
+    if handoff.get(NESTED_FIELD) or handoff.get(STALE_FIELD):
+        route = "person"  # (a nested repository, stale inputs: named to the person)
     start = record.meta.get(MEASURE_KEY)
     if isinstance(start, str) and start and not measured:
         # The start was measured and the end could not be (a repository broken or hidden

@@ -26,6 +26,7 @@ from maker.handoff.measured import (
     MEASURED_FIELD,
     NESTED_FIELD,
     NO_FILE_CHANGED,
+    STALE_FIELD,
     files_note,
     measured_lines,
 )
@@ -213,8 +214,8 @@ def approval_screen(store: PlanStore) -> str:
              f"  Files (maker measured): {shown}" if files else
              f"  Files: {NO_FILE_CHANGED}" if isinstance(measured, list) else "  Files: -",
              f"  Checks: {'; '.join(checks) if checks else 'none ran'}"]
-    if handoff.get(NESTED_FIELD):
-        lines.insert(3, f"  {clip(files_note(record, handoff), 400)}")
+    if handoff.get(NESTED_FIELD) or handoff.get(STALE_FIELD):
+        lines.insert(3, f"  {clip(files_note(record, handoff), 600)}")
     if spent:
         lines.append(f"  Spent: {spent}")
     lines.append(f"  The diff: `{diff}` in a terminal." if diff else
