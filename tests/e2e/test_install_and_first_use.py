@@ -1,14 +1,18 @@
 """A newcomer's first contact, as the README has it: in a fresh home directory, the
 plugin added as a marketplace from a clean clone and installed (not `--plugin-dir`), then
 an interactive session. Its Python lacks PyYAML and click: the first session sets them up
-once, saying so on the screen with the time it took; `/maker:` lists maker's commands; a
-scripted `/maker:plan` writes its plan; a second session starts without installing."""
+once, saying so on the screen with the time it took, and gives the person a `maker` for
+their terminal (a link in ~/.local/bin, on their PATH); `/maker:` lists maker's commands;
+a scripted `/maker:plan` writes its plan; the approval line maker gives a person runs as
+written in their terminal; a second session starts without installing."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
+import pexpect
 import pytest
 
 from harness.background import finished
@@ -31,9 +35,13 @@ SET_UP = "maker: first use: set up PyYAML and click ("
 def test_install_and_first_use_in_a_fresh_home(claude_binary: Path, claude_home: Path,
                                                fake_api: RecordingAPI, project: Path,
                                                tmp_path: Path) -> None:
-    installed = install_plugin(claude_binary, claude_home,
-                               plugin_checkout(tmp_path / "clone" / "maker"))
+    checkout = plugin_checkout(tmp_path / "clone" / "maker")
+    installed = install_plugin(claude_binary, claude_home, checkout)
     env = first_use_env(bare_python(tmp_path / "python"))
+    bindir = claude_home / ".local" / "bin"  # (on the person's PATH; no maker there yet)
+    env["PATH"] = os.pathsep.join([str(bindir), *(
+        p for p in env["PATH"].split(os.pathsep)
+        if p and not os.access(os.path.join(p, "maker"), os.X_OK))])
     cache = claude_home / ".local" / "share" / "maker" / "python"
     script_first_plan(fake_api)
 
@@ -44,6 +52,8 @@ def test_install_and_first_use_in_a_fresh_home(claude_binary: Path, claude_home:
         assert re.search(r"\(\d+\.\d s, once for every session and command\) in "
                          r"~/\.local/share/maker/venv\.", said), said
         assert cache.read_text().splitlines()[0] == str(cache.parent / "venv/bin/python")
+        assert "`maker` for your terminal is ~/.local/bin/maker (a link to the plugin's)." \
+            in said, said
         terminal.type("/maker:")
         menu = terminal.wait_for_text("/maker:plan")
         assert "/maker:plan" in menu and "(maker) Turn a task into" in menu, menu
@@ -54,6 +64,9 @@ def test_install_and_first_use_in_a_fresh_home(claude_binary: Path, claude_home:
     finally:
         terminal.close()
     assert (project / "plans" / "PLAN.md").is_file() and (project / "plans" / "steps").is_dir()
+    # (to the plugin as the client runs it: from the folder added as its marketplace)
+    assert os.readlink(bindir / "maker") == str(checkout.resolve() / "bin" / "maker")
+    approved_in_a_terminal(project, claude_home, env["PATH"])
     assert str(installed) not in cache.read_text()  # (one cache: not in the plugin's data)
     assert not list((claude_home / ".claude" / "plugins" / "data").glob("*/python"))
     venv = cache.parent / "venv"
@@ -66,3 +79,30 @@ def test_install_and_first_use_in_a_fresh_home(claude_binary: Path, claude_home:
     finally:
         second.close()
     assert venv.stat().st_mtime_ns == made
+
+
+def approved_in_a_terminal(project: Path, home: Path, path: str) -> None:
+    """Step 0 brought to the person's approval, then the line maker gives them (`maker
+    step approve 0` in a terminal) typed as written in a shell of theirs: their PATH, no
+    Claude Code around it."""
+    from harness.step_plans import handoff
+    from maker.executor.acceptance.accept import accept_handoff
+    from maker.executor.protocol.orient import record_orient
+    from maker.executor.state.lifecycle import start_step
+    from maker.store.plan_store import PlanStore
+
+    store = PlanStore(project / "plans")
+    start_step(store, 0)
+    record_orient(store, 0, "none")
+    (project / "hello.txt").write_text("hello\n")
+    assert accept_handoff(store, handoff(0, output={"files": ["hello.txt"]},
+                                         files_changed=["hello.txt"])).status == \
+        "awaiting-approval"
+    shell = pexpect.spawn("bash", ["--norc", "--noprofile", "-c", "maker step approve 0"],
+                          cwd=str(project), env={"PATH": path, "HOME": str(home),
+                                                 "TERM": "dumb"},
+                          encoding="utf-8", timeout=60)
+    shell.expect(pexpect.EOF)
+    shell.close()
+    assert shell.exitstatus == 0, shell.before
+    assert store.load_step(0).status == "complete"
