@@ -358,3 +358,35 @@ def test_plan_md_is_rewritten_at_most_once_a_second_during_a_run(project: Path) 
     lifecycle.flush_overview(store)
     assert "| in-progress |" not in store.overview_path.read_text()
     assert store.overview_path.read_text() == _rendered_now(store)
+
+
+class _PlannerThatFails:
+    max_budget_usd = None
+    calls: list[Any] = []
+
+    async def process(self, event: Event) -> Any:
+        from maker.errors import AgentSDKError
+
+        raise AgentSDKError("the Claude Code CLI was not found")
+        yield event  # (an async generator, as a planner is)
+
+
+def test_an_sdk_failure_says_what_is_kept_as_it_is(project: Path) -> None:
+    """No plan written: nothing is "kept" (the issue: a planner that could not start was
+    said to keep a step in progress); a step in progress: that step."""
+    store = PlanStore(project / "plans")
+    orch = Orchestrator(store, parts(ScriptedModel([])), planner=_PlannerThatFails(),
+                        approve="auto")
+    result = run(orch, "add a greeting")
+    assert result.exit_code == EXIT_FAILED
+    assert "No plan was written; `maker run 'add a greeting'` starts again" in result.message
+    assert "in progress" not in result.message
+
+    from maker.engine.stops import what_is_kept
+    from maker.executor.state.lifecycle import start_step
+
+    written = write(project, [make_step(1, -1)])
+    assert what_is_kept(written, None) == ("What is done is kept; `maker run` continues "
+                                           "the plan")
+    start_step(written, 1)
+    assert what_is_kept(written, None) == "Step 1 stays in progress; `maker run` continues it"

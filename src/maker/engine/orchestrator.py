@@ -62,7 +62,7 @@ from maker.core.sdk import bounded
 from maker.core.statuses import AWAITING
 from maker.engine.sessions import session_limit
 from maker.engine.step_run import EngineParts, StepRun
-from maker.engine.stops import RunStop, stop_asked
+from maker.engine.stops import RunStop, stop_asked, what_is_kept
 from maker.engine.vote_step import law_votes
 from maker.engine.wave_loop import WaveLoop
 from maker.errors import (
@@ -201,8 +201,7 @@ class Orchestrator(Module):
         except PlanRefusedError as exc:
             result.message = f"the plan was refused: {exc}"
         except AgentSDKError as exc:
-            result.message = (f"an SDK call failed: {exc}. The step in progress is kept; "
-                              "`maker run` continues it")
+            result.message = f"an SDK call failed: {exc}. {what_is_kept(self.store, task)}"
         else:
             result.exit_code, result.message = EXIT_COMPLETE, \
                 "every reachable step is complete"

@@ -3,9 +3,15 @@ that records it (None when the task is neither done nor failed: it waits for the
 
 from __future__ import annotations
 
+import shlex
+from typing import TYPE_CHECKING
+
 from maker.core.events import Event
 
-__all__ = ["EXIT_STOPPED", "STOPPED_SAID", "RunStop", "stop_asked"]
+if TYPE_CHECKING:
+    from maker.store.plan_store import PlanStore
+
+__all__ = ["EXIT_STOPPED", "STOPPED_SAID", "RunStop", "stop_asked", "what_is_kept"]
 
 
 EXIT_STOPPED = 5
@@ -27,3 +33,18 @@ class RunStop(Exception):
     def __init__(self, code: int, message: str, event: Event | None) -> None:
         super().__init__(message)
         self.code, self.message, self.event = code, message, event
+
+
+def what_is_kept(store: PlanStore, task: str | None) -> str:
+    """What a run that an SDK call ended leaves, as it is: the step in progress (which the
+    next `maker run` continues), the plan's progress, or no plan at all (the task is run
+    again, planned anew)."""
+    if not store.exists():
+        again = f"maker run {shlex.quote(task)}" if task else "maker run \"<task>\""
+        return f"No plan was written; `{again}` starts again"
+    going = [r.number for r in store.load().steps if r.status == "in-progress"]
+    if going:
+        return (f"Step {', '.join(map(str, going))} stays in progress; `maker run` "
+                "continues it")
+    return "What is done is kept; `maker run` continues the plan"
+
