@@ -335,7 +335,7 @@ class TestReadAnswer:
 class TestTranslateError:
     @pytest.mark.parametrize("exc, error, says", [
         (claude_agent_sdk.CLINotFoundError("Claude Code not found", "/x/claude"),
-         ClaudeNotFoundError, "pip install claude-agent-sdk"),
+         ClaudeNotFoundError, "-m pip install 'claude-agent-sdk>=0.2.180'"),
         (claude_agent_sdk.ProcessError("failed", exit_code=7, stderr="no network"),
          AgentProcessError, "with exit code 7; its error output ends with: no network"),
         (claude_agent_sdk.CLIJSONDecodeError("{oops", ValueError("x")), AgentStreamError,

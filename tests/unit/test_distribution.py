@@ -74,3 +74,17 @@ def test_every_set_up_command_installs_both() -> None:
     assert all(line.startswith(f"{SET_UP} && ") for line in readme), readme
     assert ci == [f"{SET_UP} || exit 1"]
     assert f"{SET_UP} && .venv/bin/maker demo" in NO_DEMO
+
+
+def test_the_sdk_is_installed_beside_the_python_maker_runs_on() -> None:
+    """A plugin-only person's `maker run` (or /maker:run's engine) without the SDK is told
+    the one command that installs it where maker runs: that interpreter's own pip, and
+    the requirement pyproject's `sdk` extra names."""
+    import re
+
+    from maker.core.sdk import SDK_REQUIREMENT, install_sdk
+
+    extra = re.search(r"^sdk = \[(.*)\]$", (ROOT / "pyproject.toml").read_text(), re.M)
+    assert extra is not None and extra[1] == f'"{SDK_REQUIREMENT}"'  # (3.10: no tomllib)
+    assert install_sdk().startswith(f"{sys.executable} -m pip install ")
+    assert install_sdk().endswith(f"'{SDK_REQUIREMENT}'")

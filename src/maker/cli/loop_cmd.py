@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import shlex
-import sys
 from pathlib import Path
 
 import click
@@ -20,6 +18,7 @@ from maker.cli._common import (
     session_option,
 )
 from maker.cli.main import loop
+from maker.core.sdk import install_sdk
 from maker.errors import MakerError
 from maker.executor.loop.next_action import Action, loop_lock, next_action
 from maker.executor.loop.words import ENGINE_GOES_ON, begin_text, unseen
@@ -106,7 +105,7 @@ def loop_begin(session_id: str, data_dir: str, plans_dir: Path | None) -> None:
     note = "" if args["subagents"] or mode == ENGINE else (
         "\n(maker's engine needs claude-agent-sdk beside maker, which is not installed, so "
         "each step runs as a subagent of this session; tell the user that "
-        f"`{shlex.quote(sys.executable)} -m pip install 'claude-agent-sdk>=0.2.180'` "
+        f"`{install_sdk()}` "
         "installs it for the next /maker:run.)")
     if budget is not None and mode != ENGINE:
         click.echo("REFUSED: --max-budget-usd holds maker's engine to a budget; with "

@@ -18,6 +18,8 @@ The SDK is imported lazily: maker works without it until a headless call is made
 from __future__ import annotations
 
 import asyncio
+import shlex
+import sys
 import time
 from collections.abc import AsyncIterable, Awaitable, Iterator
 from contextlib import contextmanager
@@ -33,13 +35,19 @@ from maker.errors import (
     SessionTimeoutError,
 )
 
-__all__ = ["SdkAnswer", "SessionTimedOut", "StreamReader", "bounded", "is_error_result",
-           "model_usage", "read_answer", "sdk_errors", "token_usage", "translate_error",
-           "within"]
+__all__ = ["SDK_REQUIREMENT", "SdkAnswer", "SessionTimedOut", "StreamReader", "bounded",
+           "install_sdk", "is_error_result", "model_usage", "read_answer", "sdk_errors",
+           "token_usage", "translate_error", "within"]
 
 T = TypeVar("T")
 
-_INSTALL = "pip install claude-agent-sdk (or: pip install 'maker[sdk]')"
+SDK_REQUIREMENT = "claude-agent-sdk>=0.2.180"  # (pyproject.toml's `sdk` extra)
+
+
+def install_sdk() -> str:
+    """The one command that installs the SDK where it counts: beside the interpreter
+    maker runs on (a plugin's own environment, a venv: not whichever `pip` is on PATH)."""
+    return f"{shlex.quote(sys.executable)} -m pip install '{SDK_REQUIREMENT}'"
 _STDERR_TAIL = 2000
 _AUTH_HINTS = ("api key", "apikey", "authentication", "401", "unauthorized", "login",
                "credit balance")
@@ -200,7 +208,7 @@ def translate_error(exc: BaseException, *, agent: str = "",
     if isinstance(exc, CLINotFoundError):
         return ClaudeNotFoundError(
             f"the Claude Code CLI was not found ({exc}). It comes with claude-agent-sdk: "
-            f"{_INSTALL} (a platform wheel bundles it; pip install --force-reinstall if "
+            f"{install_sdk()} (a platform wheel bundles it; add --force-reinstall if "
             "it is missing), or install Claude Code and put `claude` on PATH", exc,
             **context)
     if isinstance(exc, ProcessError):

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from maker.core.isolation import isolated
 from maker.core.models import AgentResult, PlanStep, TaskConfig
-from maker.core.sdk import SdkAnswer, read_answer
+from maker.core.sdk import SdkAnswer, install_sdk, read_answer
 from maker.engine.tool_limits import reviewer_hooks
 from maker.errors import ClaudeNotFoundError
 from maker.executor.launch.agent_runner import AgentRunner
@@ -104,8 +104,9 @@ def sdk_reviewer(cwd: Path, *, env: dict[str, str] | None = None,
         try:
             from claude_agent_sdk import ClaudeAgentOptions, query
         except ImportError:
-            raise ClaudeNotFoundError("the headless reviewer needs claude-agent-sdk: pip "
-                                      "install 'maker[sdk]'", agent="reviewer") from None
+            raise ClaudeNotFoundError("the headless reviewer needs claude-agent-sdk, which "
+                                      f"is not installed: {install_sdk()}",
+                                      agent="reviewer") from None
         tools = prompt_tools(REVIEWER_PROMPT)
         options = ClaudeAgentOptions(
             tools=tools, allowed_tools=tools, permission_mode="dontAsk",

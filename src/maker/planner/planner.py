@@ -22,7 +22,7 @@ from maker.core.events import Event, PlanCreated, TaskSubmitted
 from maker.core.isolation import isolated
 from maker.core.models import TaskConfig
 from maker.core.module import Module
-from maker.core.sdk import SdkAnswer, bounded, read_answer
+from maker.core.sdk import SdkAnswer, bounded, install_sdk, read_answer
 from maker.errors import (
     AgentSDKError,
     BudgetExceededError,
@@ -164,9 +164,9 @@ class PlannerModule(Module):
         try:
             from claude_agent_sdk import ClaudeAgentOptions, query
         except ImportError:
-            raise ClaudeNotFoundError("the headless planner needs claude-agent-sdk: pip "
-                                      "install claude-agent-sdk (or: pip install "
-                                      "'maker[sdk]')", agent=_AGENT) from None
+            raise ClaudeNotFoundError("the headless planner needs claude-agent-sdk, which "
+                                      f"is not installed: {install_sdk()}",
+                                      agent=_AGENT) from None
         budget = self._remaining_budget()
         tools = prompt_tools(_PROMPT)
         options = ClaudeAgentOptions(

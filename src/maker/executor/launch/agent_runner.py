@@ -28,7 +28,14 @@ from typing import TYPE_CHECKING, Any
 
 from maker.core.isolation import isolated
 from maker.core.models import AgentResult, PlanStep, TaskConfig
-from maker.core.sdk import StreamReader, bounded, is_error_result, sdk_errors, token_usage
+from maker.core.sdk import (
+    StreamReader,
+    bounded,
+    install_sdk,
+    is_error_result,
+    sdk_errors,
+    token_usage,
+)
 from maker.errors import AgentSDKError, YAMLCleanError
 from maker.executor.launch.brief import step_sections
 from maker.prompts import load_prompt
@@ -154,7 +161,7 @@ class AgentRunner:
             from claude_agent_sdk import ClaudeAgentOptions, query
         except ImportError as exc:
             raise AgentSDKError("the headless engine needs claude-agent-sdk, which is not "
-                                "installed: pip install 'maker[sdk]'", exc) from exc
+                                f"installed: {install_sdk()}", exc) from exc
         async for message in query(prompt=prompt, options=ClaudeAgentOptions(**kwargs)):
             yield message
 
