@@ -42,7 +42,8 @@ def decide(project: Path, tool: str, path: str, writes: list[str] | None = None)
     ".githooks/pre-push", ".vscode/tasks.json", ".devcontainer/devcontainer.json",
     ".devcontainer.json", ".npmrc", ".yarnrc.yml", "bunfig.toml", ".pnpmfile.cjs",
     ".venv/lib/python3.12/site-packages/zz.pth", "../home/.claude/settings.json",
-    "../home/.claude.json", "../home/.claude/agents/x.md",
+    "../home/.claude.json", "../home/.claude/agents/x.md", ".idea/workspace.xml",
+    "vendor/bare/HEAD", "sub/head",  # (a folder made a bare repository, its config run)
 ])
 @pytest.mark.parametrize("tool", ["Write", "Edit", "NotebookEdit"])
 def test_a_file_that_runs_code_later_is_not_written(project: Path, path: str,
@@ -62,6 +63,7 @@ def test_the_plugins_own_program_is_not_written(project: Path) -> None:
 @pytest.mark.parametrize("path", [
     "src/app.py", "docs/claude.md", ".github/workflows/ci.yml", "README.md",
     "claude/settings.json", "notes/.claude.md", "src/mcp.json", "pth.py", ".gitignore",
+    "src/head.py", "docs/HEAD.md", "src/objects/a.py", "src/refs/b.py",
 ])
 def test_ordinary_files_are_written(project: Path, path: str) -> None:
     assert decide(project, "Write", path) is None

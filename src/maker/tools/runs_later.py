@@ -9,8 +9,8 @@ the client, outside it. What they write here would run later, with no box around
   depth, the person's ``~/.claude/`` and ``~/.claude.json``) and MCP servers
   (``.mcp.json``, existing or not): the next session runs them;
 - git's config and hooks in any repository (a nested one's ``.git/``, a ``.git`` file
-  that makes a folder a worktree of another, ``.gitmodules``): the person's git, and
-  maker's, run what they name;
+  that makes a folder a worktree of another, ``.gitmodules``, a ``HEAD`` that makes a
+  folder a bare repository): the person's git, and maker's, run what they name;
 - what tools run on their own when a person works in the folder: ``.envrc`` (direnv),
   ``.pre-commit-config.yaml``, ``lefthook*``, ``.husky/``, ``.githooks/``, ``.vscode/``
   (tasks, settings), ``.idea/``, ``.devcontainer*``, package managers' rc files, a ``.pth`` file
@@ -39,6 +39,7 @@ _FILES = {".mcp.json": "MCP servers the next session starts",
           ".claude.json": "the client's settings",
           ".git": "a link that makes a folder a repository of its own",
           ".gitmodules": "submodules git fetches and enters",
+          "head": "a file that makes its folder a bare repository, whose config git runs",
           ".envrc": "a script direnv runs on entering the folder",
           ".pre-commit-config.yaml": "hooks pre-commit installs and runs",
           ".pre-commit-config.yml": "hooks pre-commit installs and runs",
