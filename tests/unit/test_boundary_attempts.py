@@ -238,14 +238,16 @@ CASES: list[Case] = [
           Call("Edit", {"file_path": "/proc/self/cwd/plans/NOTES.md", "old_string": "",
                         "new_string": "x"})), ("none",), holds_by="hook (resolved)"),
     # -- runs-later files made through Bash -----------------------------------------
-    Case("bash makes", "mcp-json", "a spelled .mcp.json (python), and one made as a "
-         "folder", (bash(PY.format(code="open('.mc'+'p.json','w').write('{{}}')")),
-                    bash("mkdir .mcp.json")), ("session",),
+    Case("bash makes", "mcp-json", "a spelled .mcp.json (python copies a server list "
+         "there), and one made as a folder",
+         (bash("echo '" + MCP + "' > n.json"),
+          bash(PY.format(code="import shutil; shutil.copy('n.json', '.mc' + 'p.json')")),
+          bash("mkdir .mcp.json")), ("session",),
          holds_by="kernel (the box removes what it made)"),
     Case("bash makes", "mcp-json-hardlink", "a hard link of a file of its own named "
          ".mcp.json, then renamed over by a job left behind",
          (bash("echo '" + MCP + "' > n.json && ln n.json .mcp.json; "
-               "(sleep 0.3; mv n.json .mcp.json) & exit 0"),),
+               "nohup sh -c 'sleep 0.3; mv n.json .mcp.json' >/dev/null 2>&1 & exit 0"),),
          ("session",), holds_by="kernel (jobs ended, then removed)"),
     Case("bash makes", "envrc-vscode", ".envrc and .vscode/tasks.json",
          (bash("echo '" + MARK + "' > .envrc; mkdir .vscode; echo '{{}}' > "
@@ -335,8 +337,9 @@ CASES: list[Case] = [
     Case("places", "project-renamed", "the project (and its parent) renamed from inside; "
          "the next Write to plans/",
          (bash(PY.format(code="import os; p = os.getcwd(); os.chdir('/')\n"
-                              "for a, b in ((p, p + '.x'), (os.path.dirname(p), '/tmp/else')):"
-                              "\n    try: os.rename(a, b)\n    except OSError as e: print(e)")),
+                              "for a in (p, os.path.dirname(p)):"
+                              "\n    try: os.rename(a, a + '.x')\n"
+                              "    except OSError as e: print(e)")),
           write("{p}/plans/NOTES.md", "moved")), (),
          holds_by="kernel (mount points); hook"),
     Case("places", "plugin-data-in-project", "maker's data folder inside the project "
