@@ -70,7 +70,8 @@ def test_an_end_that_cannot_be_measured_refuses_complete_and_a_blocked_one_goes_
     repository made unreadable to git) must not let phantom files through."""
     store = _started(project)
     edit(project, *NAMES)
-    _sh(project, "git init -q vendor")  # an empty nested repository: `git add -A` fails
+    # a nested repository git cannot read (its .git leads nowhere): not measured
+    _sh(project, "mkdir vendor && echo 'gitdir: /nowhere' > vendor/.git")
     with pytest.raises(HandoffRejectedError, match="cannot measure its end"):
         accept_handoff(store, handoff(1, files_changed=["README.md"]))
     accept_handoff(store, handoff(1, status="blocked", blockers=["vendor/ broke git"],

@@ -118,7 +118,13 @@ def snapshot_tree(project: Path, timeout: float = TIMEOUT_S,
         for _ in (1, 2):  # a copied index git cannot read: once more from an empty one
             # (only the project's own files: a project inside a larger repository, a
             # home folder under git, is not the step's to measure)
-            added = _run(git, ["add", "-A", "--", "."], env, left())
+            nested = _nested(git, project, env, left())
+            if nested is None:
+                return None
+            added = _run(git, ["add", "-A", "--", ".",
+                               *(f":(exclude,literal){p}" for p in nested)], env, left())
+            if added is not None and nested:
+                added = _gitlinks(git, project, nested, env, left())
             if added is not None and exclude:
                 added = _run(git, ["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--",
                                    exclude], env, left())
@@ -131,6 +137,52 @@ def snapshot_tree(project: Path, timeout: float = TIMEOUT_S,
                 break
             index.unlink()
     return None
+
+
+_NESTED_MAX = 200  # nested repositories a measure records; more: not measured
+
+
+def _nested(git: Git, project: Path, env: Mapping[str, str], timeout: float
+            ) -> list[str] | None:
+    """The nested repositories in ``project`` (relative paths, each a folder with a
+    ``.git``): gitlinks of the index and untracked folders git stops at. ``git add``
+    would enter each (its status, with its own config's filters and fsmonitor), so the
+    measure leaves them to :func:`_gitlinks`. None when git cannot tell, or too many."""
+    staged = _run(git, ["ls-files", "-s", "-z", "--", "."], env, timeout)
+    others = _run(git, ["ls-files", "-o", "--directory", "--exclude-standard", "-z", "--",
+                        "."], env, timeout)
+    if staged is None or others is None:
+        return None
+    paths = [e.split("\t", 1)[1] for e in staged.split("\0")
+             if e.startswith("160000 ") and "\t" in e]
+    paths += [e.rstrip("/") for e in others.split("\0") if e.endswith("/")]
+    found = sorted({p for p in paths if os.path.lexists(project / p / ".git")})
+    return found if len(found) <= _NESTED_MAX else None
+
+
+def _gitlinks(git: Git, project: Path, nested: list[str], env: Mapping[str, str],
+              timeout: float) -> str | None:
+    """Each nested repository recorded in the index as git records one (a gitlink to its
+    HEAD), its HEAD read by a git of its own that runs nothing (``rev-parse``, with
+    maker's overrides); one without a HEAD is left out, as ``git add`` leaves it. ""
+    when done, None when git cannot tell."""
+    lines = []
+    for path in nested:
+        try:
+            inner = Git(project / path, timeout=timeout)
+        except (GitError, GitRefusedError):
+            return None
+        head = _run(inner, ["rev-parse", "--verify", "-q", "HEAD^{commit}"], None, timeout)
+        if head is not None and _is_id(head.strip()):
+            lines.append(f"160000 {head.strip()}\t{path}")
+    if not lines:
+        return ""
+    try:
+        done = git.run(["update-index", "--add", "--index-info"], timeout=timeout, env=env,
+                       data=("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
+    except GitError:
+        return None
+    return "" if done.returncode == 0 else None
 
 
 def _keep(index: Path, keep: Path) -> None:
