@@ -20,6 +20,7 @@ from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 from maker.tools.git_programs import program_free
 from maker.tools.readonly import why_not_read_only
+from maker.tools.shell import Refused
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -158,3 +159,16 @@ async def test_the_headless_executor_of_a_step_that_may_only_read_runs_none_of_t
         assert decided["permissionDecision"] == "allow"
         done = bash(trapped, decided["updatedInput"]["command"])
         assert done.returncode == 0 and "+changed" in done.stdout and ran(trapped) == ""
+
+
+@pytest.mark.parametrize("option", ["--ignore-submodules=none", "--ignore-submodules=dirty",
+                                    "--submodule=diff", "--recurse-submodules"])
+def test_an_option_that_enters_nested_repositories_is_refused(tmp_path: Path,
+                                                              option: str) -> None:
+    """Their git reads their own config (filters, fsmonitor), which maker's overrides
+    do not name: a reader's git never enters one."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    sub = "status" if "ignore" in option or "recurse" in option else "diff"
+    with pytest.raises(Refused, match="makes git enter nested repositories"):
+        program_free(f"git {sub} {option}", tmp_path)
+    assert program_free(f"git {sub} --ignore-submodules=all", tmp_path) is not None

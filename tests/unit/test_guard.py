@@ -219,3 +219,27 @@ def test_any_path_into_plans_is_refused(project: Path, program: str, target: str
 def test_the_guard_never_raises(project: Path, command: str) -> None:
     why = refusal(project, command)
     assert why is None or why.startswith("maker")
+
+
+@pytest.mark.parametrize(("tool", "where"), [
+    ("Grep", "{home}/.local/share"), ("Glob", "{home}"), ("LS", "{home}/.local"),
+    ("Grep", ""),  # (no path: where it runs, here the home folder)
+])
+def test_a_search_of_a_folder_that_holds_makers_data_is_refused(
+        tmp_path: Path, tool: str, where: str) -> None:
+    """Grep, Glob and LS read every file below the path they are given: the sealing key
+    too, when the path is a folder above maker's data."""
+    from maker.tools.guard import executor_refusal
+
+    home = tmp_path / "home"
+    data = home / ".local/share/maker"
+    data.mkdir(parents=True)
+    (tmp_path / "project/plans").mkdir(parents=True)
+    path = where.format(home=home)
+    said = executor_refusal(tool, {"pattern": ".", "path": path}, cwd=home,
+                            plans_root=tmp_path / "project/plans", data_dirs=(data,),
+                            home=home)
+    assert said is not None and "maker's own data" in said
+    assert executor_refusal(tool, {"pattern": ".", "path": str(tmp_path / "project")},
+                            cwd=home, plans_root=tmp_path / "project/plans",
+                            data_dirs=(data,), home=home) is None

@@ -11,7 +11,10 @@ as :func:`program_free` rewrites it: each git stage starts with ``maker.tools.gi
 words (git by its absolute path, the global overrides, every filter the config defines
 emptied), as every git maker runs itself does; then ``--no-ext-diff --no-textconv`` for
 diff, log and show, ``--no-textconv`` for blame and grep (``git status -v``, whose diff
-has no such switch, is refused by the reader check). A repository whose config defines a
+has no such switch, is refused by the reader check). An option that makes git enter
+nested repositories (``--ignore-submodules=none``, ``--submodule=diff``,
+``--recurse-submodules``) is refused: the nested repository's git reads its own config,
+whose filters and fsmonitor the overrides here do not name. A repository whose config defines a
 filter that cannot be switched off gets its git stages refused (``Refused``).
 
 Observed with git 2.39: an empty ``diff.external`` or driver ``command``/``textconv``
@@ -30,6 +33,8 @@ from maker.tools.shell import Refused, Word
 __all__ = ["program_free"]
 
 _DIFFS = ("--no-ext-diff", "--no-textconv")
+# (options that make git enter nested repositories: their git runs their own config)
+_ENTERS = ("--ignore-submodules", "--submodule", "--recurse-submodules", "--recurse")
 _SWITCHES = {"diff": _DIFFS, "log": _DIFFS, "show": _DIFFS, "blame": ("--no-textconv",),
              "grep": ("--no-textconv",)}
 
@@ -58,6 +63,12 @@ def _git_stage(args: list[Word], cwd: Path) -> str:
             i += 1
         i += 1
     head, sub, rest = args[:i], args[i], args[i + 1:]  # (the reader check saw a subcommand)
+    entering = [w.text for w in rest if w.text.startswith(_ENTERS)
+                and w.text not in ("--ignore-submodules", "--ignore-submodules=all")]
+    if entering:
+        raise Refused(f"`{entering[0]}` makes git enter nested repositories, whose own "
+                      "config's programs maker cannot switch off; run it without that "
+                      "option (maker's git enters none)")
     try:
         words = Git(cwd, where=where).argv
     except GitRefusedError as refused:

@@ -38,6 +38,7 @@ WRITERS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
            "NotebookEdit": "notebook_path"}
 _READERS = {"Read": "file_path", "NotebookRead": "notebook_path", "Grep": "path",
             "Glob": "path", "LS": "path"}
+_SEARCHERS = ("Grep", "Glob", "LS")  # (they read every file below the path they are given)
 
 
 def executor_refusal(tool: str, tool_input: Mapping[str, Any], *, cwd: Path,
@@ -59,13 +60,16 @@ def executor_refusal(tool: str, tool_input: Mapping[str, Any], *, cwd: Path,
         return guard.bash(command if isinstance(command, str) else "", cwd)
     key = WRITERS.get(tool) or _READERS.get(tool)
     value = tool_input.get(key) if key else None
+    if tool in _SEARCHERS and value in (None, ""):
+        value = str(cwd)  # (a search with no path searches where it runs)
     if not isinstance(value, str) or not value:
         return None
     if "\0" in value:  # (no file has that name: a call that cannot be read says no)
         return "maker: the path holds a NUL byte, which no file name can; give the path itself."
     path = resolve(cwd, value)
-    if guard.inside(path, guard.key_dirs):
-        return guard.key_text()
+    if guard.inside(path, guard.key_dirs) or (tool in _SEARCHERS and any(
+            guard.inside(key, (path,)) for key in guard.key_dirs)):
+        return guard.key_text()  # (a search of a folder above it reads it too)
     if tool in WRITERS and guard.workspace_git(path):
         return guard.git_text()
     if tool in WRITERS and guard.names_plans_copy(value, cwd):
