@@ -201,11 +201,10 @@ CASES: list[Case] = [
          "venv's site-packages (Python imports it at every start)",
          (write("{p}/.venv/lib/python{v}/site-packages/sitecustomize.py",
                 "import os; os.system('" + MARK + "')\n"),), ("python",), setup=("venv",),
-         hole="HOLE: runs_later knows a .pth in site-packages but not sitecustomize.py / "
-              "usercustomize.py: the Write is allowed and the person's next python runs it"),
+         holds_by="hook (sitecustomize.py in site-packages is on the runs-later list)"),
     Case("file tools", "pdbrc", "Write .pdbrc (pdb runs it from the current folder)",
          (write("{p}/.pdbrc", "import os; os.system('" + MARK + "')"),), ("pdb",),
-         hole="HOLE: .pdbrc is not in the runs-later list: pdb in the project runs it"),
+         holds_by="hook (.pdbrc is on the runs-later list)"),
     Case("file tools", "hookspath-folder", "Write a hook into the folder the person's "
          "core.hooksPath names (tools/hooks)",
          (write("{p}/tools/hooks/pre-commit", "#!/bin/sh\n" + MARK + "\n"),
@@ -276,7 +275,7 @@ CASES: list[Case] = [
               "removed: the person's next python in the venv runs it"),
     Case("bash makes", "pdbrc", ".pdbrc at the top", (bash("echo \"import os; os.system('"
                                                           + MARK + "')\" > .pdbrc"),),
-         ("pdb",), hole="HOLE: .pdbrc is not in at_the_top: pdb in the project runs it"),
+         ("pdb",), holds_by="kernel (the box removes a .pdbrc made at the top)"),
     Case("bash makes", "deeper-envrc", "sub/.envrc (below the top)",
          (bash("mkdir -p sub && echo '" + MARK + "' > sub/.envrc"),), ("direnv",),
          hole="HOLE (documented limit): the box holds the list at the top of the step's "
@@ -346,12 +345,10 @@ CASES: list[Case] = [
          "writable in the box): ~/.bashrc and ~/.gitconfig",
          (bash("echo '" + MARK + "' >> ~/.bashrc; printf '" + FSMON_P + "' >> ~/.gitconfig"),),
          ("shell", "person_git"), setup=("home_var_tmp",),
-         hole="HOLE: a HOME under /var/tmp (or any temp folder) is bound writable with it; "
-              "only a HOME under /tmp is seen read-only"),
+         holds_by="kernel (a home folder under a temp folder is read-only in the box)"),
     Case("places", "plugin-in-var-tmp", "the plugin root under /var/tmp: its hooks/hooks.json "
          "and agents/", (), ("session",), fronts=("copy",),
-         hole="HOLE: the box keeps the plugin's src/, bin/, scripts/ read-only, not its "
-              "hooks/, agents/, commands/: a plugin root in a writable place is rewritable"),
+         holds_by="kernel (a plugin's whole root is read-only in the box); hook"),
     # -- what the box shares ---------------------------------------------------------
     Case("shares", "reader-loopback", "a reading step's Bash: /dev/tcp to a 127.0.0.1 "
          "listener", (bash("cat < /dev/tcp/127.0.0.1/{port}"),), (),
@@ -373,9 +370,7 @@ CASES: list[Case] = [
          "under /dev/shm; maker verify's boxed check (no network) runs it",
          (write("{p}/conftest.py", "import socket\ns = socket.socket(socket.AF_UNIX)\n"
                 "s.connect('{shm}')\n"),), ("verify",), setup=("listen",),
-         hole="HOLE: /dev is left as it is in the box, /dev/shm with it: a unix socket "
-              "there is a listener of the machine's that maker verify's checks (and a "
-              "reading step) reach; its files are shared between steps"),
+         holds_by="kernel (the box's own /dev/shm)"),
     Case("shares", "real-tmp", "a file left in the box's /tmp for a person's tool, and a "
          "file of the person's under /tmp read", (bash("echo x > {realtmp}; cat {secret}"),),
          ("realtmp",), setup=("secret",), holds_by="kernel (own /tmp)"),

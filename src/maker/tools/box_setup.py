@@ -5,7 +5,7 @@ Run by ``maker-box`` as ``python -I -S box_setup.py SPEC`` in a new user, mount 
 maker's, only the standard library, and calls ``mount(2)`` itself.
 
 0. ``net none``: the namespace's loopback up, nothing else reachable. ``tmp``: ``/tmp``
-   is the step's own folder, with what the box needs under the shared one seen through.
+   is the step's own folder (what the box needs under it seen through), ``/dev/shm`` new.
 1. Each writable place (``rw``, ``temp``: the project or the step's worktree, temp
    folders, build caches, ``.git`` itself) is bound onto itself: a mount point, which no
    command can rename away and copy back in its place.
@@ -17,9 +17,8 @@ maker's, only the standard library, and calls ``mount(2)`` itself.
    so nothing inside can make them writable, unmount them or bind what they cover
    elsewhere. The command (stdin: ``maker-box``'s here-document) runs there.
 
-On macOS ``maker-box`` runs it outside any box, and it runs the command under Seatbelt
-(``/usr/bin/sandbox-exec``) with a profile of the same places (:func:`seatbelt`; no
-private ``/tmp``).
+On macOS it runs the command under Seatbelt (``/usr/bin/sandbox-exec``) with a profile
+of the same places (:func:`seatbelt`; ``/tmp`` and ``/dev/shm`` shared).
 
 It stays as the box's first process: when the command ends it ends whatever the command
 left running, then removes what git or a tool outside the box would run later: a
@@ -133,6 +132,8 @@ def main() -> None:
     if spec["net"] == "none":
         loopback_up()
     seen = private_tmp(spec["tmp"], lists) if spec["tmp"] else []
+    if spec["tmp"] and os.path.isdir("/dev/shm"):  # (shared memory: its own)
+        mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
     for path in lists["rw"] + lists["temp"]:
         mount(path, path, None, MS_BIND | MS_REC)
     for path in seen:  # (after: a bind made in a read-only mount would be read-only)

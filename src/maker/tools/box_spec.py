@@ -75,6 +75,8 @@ def spec_for(plans_root: Path, workspace: Path | None = None,
     entries += [("temp", p) for p in temp]
     if private_tmp is not None:
         entries += [("tmp", _real(private_tmp)), ("keep", _real(home))]
+    if any(_under(_real(home), _real(t)) for t in temp):  # (a temp home: not the step's)
+        entries.append(("ro", _real(home)))
     if not network:
         entries.append(("net", "none"))
     git = Path(project) / ".git"
@@ -101,12 +103,14 @@ def spec_for(plans_root: Path, workspace: Path | None = None,
 
 
 def _makers_own() -> list[str]:
-    """maker's own program and the interpreter that runs it, wherever they lie (a
+    """maker's own program (a plugin's whole root: its hooks, agents and commands are
+    run by the next session) and the interpreter that runs it, wherever they lie (a
     checkout or a venv in /tmp is in a writable place): read-only, but when they are in
     the step's own project (maker working on itself)."""
     package = Path(__file__).resolve().parents[1]
-    places = [package, package.parents[1] / "bin", package.parents[1] / "scripts",
-              Path(sys.base_prefix), Path(sys.prefix)]
+    root = package.parents[1]  # (a plugin's root: its hooks, agents and commands too)
+    places = [package, root if (root / "scripts" / "hook").is_file() else root / "bin",
+              root / "scripts", Path(sys.base_prefix), Path(sys.prefix)]
     return [_real(p) for p in places if p.is_dir()]
 
 

@@ -13,8 +13,9 @@ the client, outside it. What they write here would run later, with no box around
   folder a bare repository): the person's git, and maker's, run what they name;
 - what tools run on their own when a person works in the folder: ``.envrc`` (direnv),
   ``.pre-commit-config.yaml``, ``lefthook*``, ``.husky/``, ``.githooks/``, ``.vscode/``
-  (tasks, settings), ``.idea/``, ``.devcontainer*``, package managers' rc files, a ``.pth`` file
-  (Python runs it at every start);
+  (tasks, settings), ``.idea/``, ``.devcontainer*``, package managers' rc files, a ``.pth``
+  file or ``sitecustomize.py`` in ``site-packages`` (Python runs it at every start),
+  ``.pdbrc``;
 - maker's own program, wherever the plugin lies.
 
 The box holds the same list for a step's Bash (:func:`at_the_top`): what lies at the top
@@ -40,6 +41,7 @@ _FILES = {".mcp.json": "MCP servers the next session starts",
           ".git": "a link that makes a folder a repository of its own",
           ".gitmodules": "submodules git fetches and enters",
           "head": "a file that makes its folder a bare repository, whose config git runs",
+          ".pdbrc": "commands Python's debugger runs when started in the folder",
           ".envrc": "a script direnv runs on entering the folder",
           ".pre-commit-config.yaml": "hooks pre-commit installs and runs",
           ".pre-commit-config.yml": "hooks pre-commit installs and runs",
@@ -51,6 +53,7 @@ _FILES = {".mcp.json": "MCP servers the next session starts",
 _PATTERNS = {"lefthook*": "git hooks (lefthook)", ".lefthook*": "git hooks (lefthook)",
              ".pnpmfile.*": "code pnpm runs at install"}
 _SITE = ("site-packages", "dist-packages")  # (where Python runs a `.pth` file at start)
+_STARTUP = ("sitecustomize.py", "usercustomize.py")  # (imported at start from there too)
 _HOME = {".gitconfig": "the person's git config", ".bashrc": "the person's shell start-up",
          ".bash_profile": "the person's shell start-up", ".profile": "the person's shell "
          "start-up", ".zshrc": "the person's shell start-up", ".zprofile": "the person's "
@@ -114,8 +117,8 @@ def _what(parts: Sequence[str]) -> str | None:
         what = _protected(part, i == len(parts) - 1)
         if what is not None:
             return what
-    if parts and parts[-1].lower().endswith(".pth") and \
-            any(p.lower() in _SITE for p in parts[:-1]):
+    if parts and (parts[-1].lower().endswith(".pth") or parts[-1].lower() in _STARTUP) \
+            and any(p.lower() in _SITE for p in parts[:-1]):
         return "code Python runs at every start"
     return None
 
