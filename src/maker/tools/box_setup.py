@@ -304,8 +304,7 @@ def _remove(path: str) -> None:
         shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else \
             os.unlink(path)
     except OSError as exc:
-        sys.stderr.write(f"maker-box: could not remove {path} ({exc}); remove it before "
-                         "anything runs it\n")
+        sys.stderr.write(f"maker-box: could not remove {path} ({exc}): remove it yourself\n")
 
 
 def supervise(child: int, guarded: list[str], later: Later, *, own_pids: bool) -> int:
