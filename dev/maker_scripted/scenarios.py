@@ -168,15 +168,19 @@ def handoff(step: int, output: Mapping[str, Any], *, status: str = "complete",
         "summary": summary or f"Did step {step}.",
         "discoveries": [], "decisions": [], "blockers": [],
         "for_next_agent": "Nothing special.", "files_changed": list(files), "evidence": [],
+        "sweep": {"considered": ["an empty input"], "found": []},
     }
     data.update(fields)
+    if data["sweep"] is None:  # (`sweep=None`: a handoff that never swept)
+        del data["sweep"]
     return to_yaml(data)
 
 
 def broken_handoff(step: int) -> str:
     """A handoff the gate rejects: no ``summary``, and ``output`` lacks ``files``."""
     return to_yaml({"step": step, "status": "complete", "output": {"file": "hello.txt"},
-                    "files_changed": ["hello.txt"]})
+                    "files_changed": ["hello.txt"],
+                    "sweep": {"considered": ["an empty input"], "found": []}})
 
 
 BROKEN_HANDOFF_PROBLEMS = ("summary: missing",

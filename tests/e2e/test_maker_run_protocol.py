@@ -8,6 +8,7 @@ and the final approval is still the policy's a person set."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -115,8 +116,9 @@ def test_step_autoapprove_passes_the_deviation_gate_only(
 
 def test_the_sweep_reaches_the_later_steps_brief_and_proposals_wait(
         fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
-    """Item 2 in `maker run`: the edge case step 0 found is in step 1's own section and
-    brief; its proposal changes nothing and waits for a person."""
+    """The sweep in `maker run`: a handoff that never swept goes back with the fix; the
+    edge case step 0 found is in step 1's own section and brief; its proposal changes
+    nothing and waits for a person."""
     import yaml
 
     from maker.executor.protocol.sweep import open_proposals
@@ -124,7 +126,15 @@ def test_the_sweep_reaches_the_later_steps_brief_and_proposals_wait(
     swept = yaml.safe_dump({**yaml.safe_load(handoff(0, {"files": ["hello.txt"]},
                                                      files=["hello.txt"])),
                             "edge_cases": [{"step": 1, "note": "a missing final newline"}],
-                            "proposals": ["Also write salut.txt"]}, sort_keys=False)
+                            "proposals": ["Also write salut.txt"],
+                            "sweep": {"considered": ["a missing final newline"],
+                                      "found": ["a missing final newline"]}},
+                           sort_keys=False)
+    unswept = handoff(0, {"files": ["hello.txt"]}, files=["hello.txt"], sweep=None)
+
+    def sweeps_when_told(request: RecordedRequest) -> Reply:
+        assert "sweep: is missing" in request.last_user_text, request.last_user_text[-800:]
+        return Reply.text(swept)
 
     def step_1_sees_it(request: RecordedRequest) -> Reply:
         assert "## Edge cases (earlier steps' sweeps found these: handle them)" in \
@@ -133,10 +143,16 @@ def test_the_sweep_reaches_the_later_steps_brief_and_proposals_wait(
         return Reply.text(handoff(1, {"ok": True}))
 
     write_plan(project)
-    fake_api.script(EXECUTOR, writes_hello, oriented_then(write_hello), Reply.text(swept),
-                    step_1_sees_it)
+    fake_api.script(EXECUTOR, writes_hello, oriented_then(write_hello), Reply.text(unswept),
+                    sweeps_when_told, step_1_sees_it)
     run = run_maker(fake_api, project, claude_home, "--approve", "auto")
     assert run.returncode == 0, run.stdout[-1500:] + run.stderr[-1500:]
+    shown = subprocess.run([*MAKER, "status"], cwd=project, capture_output=True, text=True,
+                           check=True).stdout
+    assert "sweep: 1 case(s) considered; found: a missing final newline; annotated step 1" \
+        in " ".join(shown.split()), shown
+    assert PlanStore(project / "plans").read_handoff(0)["sweep"]["found"] == [
+        "a missing final newline"]
     fake_api.assert_done()
     store = PlanStore(project / "plans")
     assert [p["text"] for p in open_proposals(store)] == ["Also write salut.txt"]

@@ -116,6 +116,12 @@ def handoff(step: int, status: str = "complete", output: Any = None, **fields: A
     """A handoff's YAML text, as a step executor would answer."""
     data: dict[str, Any] = {"step": step, "status": status,
                             "output": {"result": "ok"} if output is None else output,
-                            "summary": f"Did step {step}."}
+                            "summary": f"Did step {step}.", "sweep": SWEPT}
     data.update(fields)
+    if data["sweep"] is None:  # (`sweep=None`: a handoff that never swept)
+        del data["sweep"]
     return yaml.safe_dump(data, sort_keys=False)
+
+
+SWEPT = {"considered": ["an empty input"], "found": []}
+"""The sweep a handoff records by default: one case considered, nothing found."""

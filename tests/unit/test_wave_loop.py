@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from harness.engine_fakes import FakeBudget, FakeCall, FakeLedger
-from harness.step_plans import make_step, write
+from harness.step_plans import SWEPT, make_step, write
 from maker.core.models import AgentResult, PlanStep, TaskConfig
 from maker.engine.orchestrator import EXIT_BUDGET, EXIT_COMPLETE, Orchestrator
 from maker.engine.step_run import EngineParts
@@ -40,7 +40,7 @@ class Session:
         (self.where / rel).parent.mkdir(parents=True, exist_ok=True)
         (self.where / rel).write_text(f"{step.step}\n")
         output = {"step": step.step, "status": "complete", "output": {"result": "ok"},
-                  "summary": "done", "files_changed": [rel]}
+                  "summary": "done", "files_changed": [rel], "sweep": SWEPT}
         return AgentResult(output, yaml.safe_dump(output), cost_usd=1.0, duration_ms=1)
 
 

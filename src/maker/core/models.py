@@ -178,6 +178,9 @@ class Handoff:
     # proposed to the user (``maker.handoff.sweep``).
     edge_cases: list[tuple[int, str]] = field(default_factory=list)
     proposals: list[str] = field(default_factory=list)
+    # The sweep's own record: the cases it considered and what it found (None: no
+    # record; a complete handoff of a step that can write needs one).
+    sweep: dict[str, list[str]] | None = None
 
 
 _STEP_REF = re.compile(r"^step_(\d+)_output(?:\.|$)")

@@ -11,7 +11,7 @@ from typing import Any
 
 from maker.core.models import HANDOFF_STATUSES, Evidence, Handoff
 from maker.errors import Problem
-from maker.handoff.sweep import parse_sweep
+from maker.handoff.sweep import parse_sweep, parse_sweep_record
 
 __all__ = ["FORMAT_HINT", "is_int", "kind_of", "parse_handoff"]
 
@@ -152,9 +152,10 @@ def parse_handoff(data: Any) -> tuple[Handoff | None, list[Problem]]:
     lists = {name: _text_list(data, name, problems) for name in _LIST_FIELDS}
     evidence = _evidence(data, problems)
     cases, proposals = parse_sweep(data, problems)
+    swept = parse_sweep_record(data, problems)
     if problems:
         return None, problems
     assert isinstance(output, dict) and isinstance(summary, str) and isinstance(step, int)
     return Handoff(step=step, status=str(status), output=output, summary=summary,
                    for_next_agent=for_next or "", evidence=evidence, edge_cases=cases,
-                   proposals=proposals, **lists), []
+                   proposals=proposals, sweep=swept, **lists), []

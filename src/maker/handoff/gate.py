@@ -35,7 +35,7 @@ from maker.handoff.against_plan import check_oriented, check_output, red_flags, 
 from maker.handoff.evidence import check_evidence, check_landed
 from maker.handoff.fields import FORMAT_HINT, is_int, parse_handoff
 from maker.handoff.measured import check_measured
-from maker.handoff.sweep import check_sweep
+from maker.handoff.sweep import check_sweep, check_sweep_record
 from maker.store.records import StepRecord, StoredPlan, in_progress
 from maker.yaml_cleaner.cleaner import YAMLCleaner
 
@@ -100,6 +100,10 @@ def inspect_handoff(store: PlanStore, text: str | bytes) -> CheckedHandoff:
                                 "`blockers:`, one `- text` per item"))
     if handoff is not None:
         check_sweep(plan, record, handoff.edge_cases, problems)
+        check_sweep_record(record, status, handoff.sweep, handoff.edge_cases,
+                           handoff.proposals, problems)
+    elif status == "complete" and "sweep" not in data:  # (said with the other problems)
+        check_sweep_record(record, status, None, [], [], problems)
     if status == "complete":
         check_landed(store, record, problems)
     run = check_evidence(store, record, problems) if status == "complete" else None

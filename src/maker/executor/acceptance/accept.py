@@ -97,6 +97,8 @@ def accept_handoff(store: PlanStore, text: str | bytes,
         if handoff.edge_cases or handoff.proposals:
             data["edge_cases"] = [{"step": n, "note": t} for n, t in handoff.edge_cases]
             data["proposals"] = list(handoff.proposals)
+        if handoff.sweep is not None:
+            data["sweep"] = handoff.sweep
         if checked.measured is not None:
             data[MEASURED_FIELD] = checked.measured
             nested = nested_repositories(store, record) if checked.measured else []

@@ -39,9 +39,12 @@ def handoff_section(spec: PlanStep) -> str:
         "they are added to NOTES.md for every later step.",
         "- `for_next_agent` is what the next agent must know first.",
         "- The sweep, once verification passes: look for the edge cases a green suite "
-        "does not show. One that a later step must handle goes in `edge_cases` (`- step: "
-        "N` / `note: ...`; maker writes it into that step's Edge cases section); a change "
-        "of scope goes in `proposals` (never applied: the user accepts or drops it).",
+        "does not show, and record it in `sweep` (`considered`: each case you checked; "
+        "`found`: what you found, `[]` when nothing): a complete handoff of a step that "
+        "can write is refused without it. A case a later step must handle also goes in "
+        "`edge_cases` (`- step: N` / `note: ...`; maker writes it into that step's Edge "
+        "cases section); a change of scope in `proposals` (never applied: the user "
+        "accepts or drops it).",
         f"- Keep it under {DEFAULT_MAX_CHARS:,} characters: a longer answer is discarded.",
         "- If the gate rejects it, you receive every problem with its fix: correct them "
         "and send the whole handoff again.",
@@ -98,6 +101,10 @@ def handoff_template(step: PlanStep) -> str:
         "evidence:  # from `maker verify`: each command and its exit code",
         "  - command: <command>",
         "    exit_code: 0",
+        "sweep:  # once verification passes: the edge cases a green suite does not show",
+        "  considered:",
+        "    - <an edge case you checked>",
+        "  found: []  # what the sweep found",
         "edge_cases: []  # for later steps: - step: N / note: <the edge case>",
         "proposals: []  # changes of scope, for the user to accept or drop",
     ]

@@ -8,6 +8,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from maker.core.text import clip
+from maker.handoff.sweep import sweep_said
 from maker.store.run_file import read_run
 
 if TYPE_CHECKING:
@@ -58,7 +59,8 @@ def report(store: PlanStore, plan: StoredPlan, run: dict[str, Any]) -> str:
                      f"{len(changed)} file(s)"
                      + (f", {int(spent) // 1000} s" if spent else "")
                      + (f", {entry['tokens']} tokens" if entry.get("tokens") else "")
-                     + (f", {usd_said(entry)}" if "cost_usd" in entry else ""))
+                     + (f", {usd_said(entry)}" if "cost_usd" in entry else "")
+                     + (f"; sweep: {sweep_said(handoff)}" if sweep_said(handoff) else ""))
     if len(steps) > 40:
         lines.append(f"- … and {len(steps) - 40} more (`maker status`)")
     if files:

@@ -92,15 +92,18 @@ def box_network(store: PlanStore) -> str:
 
 
 def file_notes(store: PlanStore, plan: StoredPlan) -> dict[int, str]:
-    """By step, what a person must not miss about the files of each step awaiting
-    approval or complete (``maker.handoff.measured.files_note``): no file changed, or the
-    files only claimed."""
+    """By step, what a person must not miss about each step awaiting approval or complete
+    (``maker.handoff.measured.files_note``: no file changed, the files only claimed, …),
+    and what its sweep considered and found (``maker.handoff.sweep.sweep_said``)."""
     from maker.handoff.measured import files_note
+    from maker.handoff.sweep import sweep_said
 
     notes = {}
     for record in plan.steps:
         if record.status in (AWAITING, "complete"):
-            note = files_note(record, store.read_handoff(record.number) or {})
+            handoff = store.read_handoff(record.number) or {}
+            said = [files_note(record, handoff), sweep_said(handoff)]
+            note = "; ".join(n if i == 0 else f"sweep: {n}" for i, n in enumerate(said) if n)
             if note:
                 notes[record.number] = note
     return notes

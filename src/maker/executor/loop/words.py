@@ -30,6 +30,7 @@ from maker.handoff.measured import (
     files_note,
     measured_lines,
 )
+from maker.handoff.sweep import sweep_said
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -216,6 +217,8 @@ def approval_screen(store: PlanStore) -> str:
              f"  Checks: {'; '.join(checks) if checks else 'none ran'}"]
     if handoff.get(NESTED_FIELD) or handoff.get(STALE_FIELD):
         lines.insert(3, f"  {clip(files_note(record, handoff), 600)}")
+    if sweep_said(handoff):
+        lines.append(f"  Sweep: {clip(sweep_said(handoff), 300)}")
     if spent:
         lines.append(f"  Spent: {spent}")
     lines.append(f"  The diff: `{diff}` in a terminal." if diff else
