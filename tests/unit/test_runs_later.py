@@ -149,3 +149,26 @@ def test_the_boxs_names_are_names_or_a_names_start() -> None:
     assert ".mcp.json" in names and "lefthook*" in names and ".claude" not in names
     for name in names:
         assert name == name.lower() and not set(name.rstrip("*")) & set("*?[]!"), name
+
+
+def test_the_folder_core_hookspath_names_is_protected(project: Path) -> None:
+    """git runs the hooks there on the person's next commit: the file tools may not write
+    them (read from the repository's config as text: no git runs)."""
+    (project / ".git").mkdir()
+    (project / ".git/config").write_text("[core]\n\tbare = false\n\thooksPath = tools/hooks\n")
+    why = decide(project, "Write", "tools/hooks/pre-commit")
+    assert why is not None and "core.hooksPath" in why
+    assert decide(project, "Write", "tools/build.sh") is None
+    assert decide(project, "Write", "tools/hooks/pre-commit", writes=["tools/hooks/**"]) \
+        is None
+
+
+def test_a_project_that_is_the_home_folder_keeps_the_start_up_files(project: Path) -> None:
+    home = project  # (the project is the person's home folder)
+    why = executor_decision(_Spec(None), "Write", {"file_path": ".bashrc", "content": "x"},
+                            cwd=project, plans_root=project / "plans", data_dirs=(),
+                            home=home)
+    assert why is not None and "shell start-up" in why
+    assert executor_decision(_Spec(None), "Write", {"file_path": "notes.md", "content": "x"},
+                             cwd=project, plans_root=project / "plans", data_dirs=(),
+                             home=home) is None

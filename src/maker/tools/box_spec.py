@@ -13,7 +13,7 @@ from pathlib import Path
 
 from maker.core.paths import project_of, seal_key_path
 from maker.tools.protected import maker_data_dirs
-from maker.tools.runs_later import at_the_top
+from maker.tools.runs_later import at_the_top, hooks_folder
 
 __all__ = ["SANDBOX_EXEC", "SPEC_DIR", "Spec", "spec_for", "unshare_path"]
 
@@ -93,6 +93,7 @@ def spec_for(plans_root: Path, workspace: Path | None = None,
     entries += [("ro", _real(d)) for d in maker_data_dirs() if d.is_dir()]
     entries += [("ro", p) for p in _git_places(Path(project))]
     entries += [("ro", p) for p in _client_places(Path(own), writes)]
+    entries += [("ro", p) for p in _hooks_path(Path(own))]
     entries += [("laterdir", own), *(("later", n) for n in at_the_top(Path(own), writes))]
     entries += [("ro", p) for p in _makers_own() if not _under(p, own)]
     key = seal_key_path()
@@ -160,6 +161,17 @@ def _git_places(project: Path) -> list[str]:
         if (git / name).exists():
             places.append(_real(git / name))
     return places
+
+
+def _hooks_path(project: Path) -> list[str]:
+    """The folder ``core.hooksPath`` names inside the project (git runs its hooks on the
+    person's next commit): read-only, made when missing, so that no step makes it."""
+    folder = hooks_folder(Path(_real(project)))
+    if folder is None:
+        return []
+    with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True)
+    return [str(folder)] if folder.is_dir() and "\n" not in str(folder) else []
 
 
 def _gitdir_of(dotgit: Path) -> Path | None:

@@ -29,7 +29,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-__all__ = ["at_the_top", "runs_later"]
+__all__ = ["at_the_top", "hooks_folder", "runs_later"]
 
 _DIRS = {".claude": "the client's settings, agents, commands and hooks",
          ".git": "git's config and hooks", ".husky": "git hooks (husky)",
@@ -73,18 +73,50 @@ def at_the_top(folder: Path, writes: Sequence[str] | None = None) -> tuple[str, 
     return tuple(dict.fromkeys(out))
 
 
+def hooks_folder(project: Path, home: Path | None = None) -> Path | None:
+    """The folder ``core.hooksPath`` names for the project's repository (its own config,
+    then the person's ``~/.gitconfig``), when it lies inside the project: git runs the
+    hooks there on the person's next commit. Read as text (no git runs); None if none."""
+    home = home if home is not None else Path(os.path.expanduser("~"))
+    for config in (project / ".git" / "config", home / ".gitconfig"):
+        try:
+            text = config.read_text(errors="replace")[:1 << 20]
+        except OSError:
+            continue
+        section = ""
+        for line in text.splitlines():
+            line = line.strip()
+            if line.startswith("["):
+                section = line.strip("[]").strip().lower()
+            elif section == "core" and line.lower().replace(" ", "").startswith("hookspath="):
+                value = line.split("=", 1)[1].strip().strip('"')
+                folder = Path(os.path.expanduser(value))
+                folder = Path(os.path.realpath(folder if folder.is_absolute()
+                                               else project / folder))
+                inside = _relative(folder, project)
+                return folder if inside is not None and inside.parts else None
+    return None
+
+
 def runs_later(path: Path, project: Path, writes: Sequence[str] | None = None,
                home: Path | None = None, program: Path | None = None) -> str | None:
     """What ``path`` (resolved) is, when writing it makes code run later outside the box
     (a few words); None when it is not, or when the step's ``writes`` names it."""
     where = _relative(path, project)
-    if where is not None:
-        what = _what(where.parts)
-        return None if what is None or _named(where.parts, writes or ()) else what
+    hooks = hooks_folder(Path(os.path.realpath(project)), home) if where is not None else None
+    if hooks is not None and _relative(path, hooks) is not None and \
+            not _named(where.parts if where else (), writes or ()):
+        return "git hooks (the folder core.hooksPath names), which the person's git runs"
     home = home if home is not None else Path(os.path.expanduser("~"))
     inside_home = _relative(path, home)
-    if inside_home is not None and inside_home.parts and \
-            inside_home.parts[0].lower() in _HOME:
+    in_home = inside_home is not None and bool(inside_home.parts) and \
+        inside_home.parts[0].lower() in _HOME  # (the person's start-up files, wherever
+    #                                            the project lies: the home folder itself)
+    if where is not None:
+        what = _what(where.parts) or (_HOME[inside_home.parts[0].lower()]
+                                      if in_home and inside_home else None)
+        return None if what is None or _named(where.parts, writes or ()) else what
+    if in_home and inside_home is not None:
         return _HOME[inside_home.parts[0].lower()]
     if program is not None and _relative(path, program) is not None and \
             _relative(program, project) is None:
