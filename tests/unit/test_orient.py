@@ -167,18 +167,29 @@ def test_step_autoapprove_set_by_the_models_own_command_approves_nothing(
     assert pending_deviation(store.load_step(1)) is not None
 
 
-def test_a_step_built_on_an_output_that_changed_is_a_major_deviation(project: Path) -> None:
+def _built_on_a_redone_output(project: Path, reader: bool = False) -> PlanStore:
+    """Steps 1 and 2 done, then step 1 redone with another output: step 2 was built on
+    the old one, and step 3 (whose tools only read, when ``reader``) builds on step 2."""
     store = linear(project, 3, policy="auto")
+    if reader:
+        third = store.load_step(3)
+        third.spec.primary_tools[:] = ["Read", "Grep"]
+        third.spec.fallback_tools[:] = []
+        store.save_step(third)
     for n, out in ((1, "one"), (2, "two")):
         start_step(store, n)
         record_orient(store, n, "none")
         accept_handoff(store, handoff(n, output={"result": out}))
-    # Step 1 is redone and delivers something else: step 2 built on the old output.
     reset_step(store, 1)
     start_step(store, 1)
     record_orient(store, 1, "none")
     accept_handoff(store, handoff(1, output={"result": "ONE, redone"}))
     assert store.load_step(1).status == "complete"
+    return store
+
+
+def test_a_step_built_on_an_output_that_changed_is_a_major_deviation(project: Path) -> None:
+    store = _built_on_a_redone_output(project)
     start_step(store, 3)
     found = findings(store, store.load(), 3)
     assert [f.major for f in found] == [True] and "step 2" in found[0].text
@@ -279,19 +290,7 @@ def test_a_reading_step_on_a_stale_input_is_named_to_the_person(project: Path) -
     from maker.executor.loop.words import approval_screen
     from maker.handoff.measured import STALE_INPUTS
 
-    store = linear(project, 3, policy="auto")
-    reader = store.load_step(3)
-    reader.spec.primary_tools[:] = ["Read", "Grep"]
-    reader.spec.fallback_tools[:] = []
-    store.save_step(reader)
-    for n, out in ((1, "one"), (2, "two")):
-        start_step(store, n)
-        record_orient(store, n, "none")
-        accept_handoff(store, handoff(n, output={"result": out}))
-    reset_step(store, 1)
-    start_step(store, 1)
-    record_orient(store, 1, "none")
-    accept_handoff(store, handoff(1, output={"result": "ONE, redone"}))
+    store = _built_on_a_redone_output(project, reader=True)
     start_step(store, 3)  # (never oriented: it reads only)
     assert accept_handoff(store, handoff(3)).status == "awaiting-approval"
     question = outcome(store, 3)["ask"]["questions"][0]["question"]

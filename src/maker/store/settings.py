@@ -66,7 +66,9 @@ _INTS: dict[str, tuple[int, int, str]] = {
 }
 BOUNDARY_CHOICES = ("auto", "required", "off")
 NETWORK_CHOICES = ("auto", "on", "off")
-_KEYS = (*_INTS, "session_timeout", "boundaries", "shared", "boundary", "network")
+_CHOICES = {"boundary": (BOUNDARY_CHOICES, "the executor's Bash in an OS boundary"),
+            "network": (NETWORK_CHOICES, "the network in the step's box")}
+_KEYS = (*_INTS, "session_timeout", "boundaries", "shared", *_CHOICES)
 
 
 def load_settings(plans_root: Path) -> Settings:
@@ -110,22 +112,14 @@ def _settings(path: Path, data: dict[Any, Any]) -> Settings:
                     f"not {_show(value)}", key, f"`{key}: {min(max(low, 2), high)}`"))
             else:
                 values[key] = value
-        elif key == "boundary":
-            if value is False:  # (YAML reads a bare `off` as false)
-                value = "off"
-            if value not in BOUNDARY_CHOICES:
-                problems.append(PlanFileError(
-                    path, f"must be one of {', '.join(BOUNDARY_CHOICES)} (the executor's "
-                    f"Bash in an OS boundary), not {_show(value)}", key, "`boundary: auto`"))
-            else:
-                values[key] = value
-        elif key == "network":
+        elif key in _CHOICES:
+            choices, what = _CHOICES[key]
             if isinstance(value, bool):  # (YAML reads a bare on/off as true/false)
                 value = "on" if value else "off"
-            if value not in NETWORK_CHOICES:
+            if value not in choices:
                 problems.append(PlanFileError(
-                    path, f"must be one of {', '.join(NETWORK_CHOICES)} (the network in the "
-                    f"step's box), not {_show(value)}", key, "`network: auto`"))
+                    path, f"must be one of {', '.join(choices)} ({what}), not "
+                    f"{_show(value)}", key, f"`{key}: auto`"))
             else:
                 values[key] = value
         elif key == "session_timeout":
