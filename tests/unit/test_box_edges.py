@@ -208,3 +208,11 @@ def test_a_reading_steps_bash_and_maker_verifys_checks_reach_no_listener(
             done = subprocess.run(["bash", "-c", checked or ""], cwd=kernel.project,
                                   text=True, capture_output=True, timeout=30, check=False)
             assert done.stdout == said, (network, done.stderr)
+
+
+def test_a_folder_the_writes_name_a_file_in_is_the_steps_to_make() -> None:
+    from maker.tools.runs_later import at_the_top
+
+    names = at_the_top(Path("/nowhere"), [".vscode/tasks.json", "src/**"])
+    assert ".vscode" not in names and ".envrc" in names and ".mcp.json" in names
+    assert ".envrc" not in at_the_top(Path("/nowhere"), ["./.envrc"])

@@ -92,9 +92,10 @@ def spec_for(plans_root: Path, workspace: Path | None = None,
     entries.append(("ro", _real(plans_root)))
     entries += [("ro", _real(d)) for d in maker_data_dirs() if d.is_dir()]
     entries += [("ro", p) for p in _git_places(Path(project))]
-    entries += [("ro", p) for p in _client_places(Path(own), writes)]
+    later = at_the_top(Path(own), writes)
+    entries += [("ro", p) for p in _client_places(Path(own), later)]
     entries += [("ro", p) for p in _hooks_path(Path(own))]
-    entries += [("laterdir", own), *(("later", n) for n in at_the_top(Path(own), writes))]
+    entries += [("laterdir", own), *(("later", n) for n in later)]
     entries += [("ro", p) for p in _makers_own() if not _under(p, own)]
     key = seal_key_path()
     if key.is_file():
@@ -119,18 +120,17 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def _client_places(project: Path, writes: list[str] | None) -> list[str]:
+def _client_places(project: Path, names: tuple[str, ...]) -> list[str]:
     """The project's Claude Code settings (its hooks run outside any box), and every file
-    at its top that runs code later (``maker.tools.runs_later``: MCP servers, direnv,
-    git hooks' managers, …): read-only where they exist (``.claude/`` made when missing,
-    so that no step makes it); what a command makes of the others, the box removes
-    (``later`` in the spec)."""
+    at its top that runs code later (``names``, from ``maker.tools.runs_later``: MCP
+    servers, direnv, git hooks' managers, …): read-only where they exist (``.claude/``
+    made when missing, so that no step makes it); what a command makes of the others,
+    the box removes (``later`` in the spec)."""
     claude = project / ".claude"
     try:
         claude.mkdir(exist_ok=True)
     except OSError:
         pass
-    names = at_the_top(Path(_real(project)), writes)
     try:
         there = [e.name for e in os.scandir(project)]
     except OSError:

@@ -67,8 +67,8 @@ def at_the_top(folder: Path, writes: Sequence[str] | None = None) -> tuple[str, 
     among them): what the box keeps read-only where they exist, and removes when a
     command made them. ``.git`` and ``.claude`` are the box's own (bound, or made)."""
     names = [n for n in (*_DIRS, *_FILES) if n not in (".git", ".claude")]
-    out = [n for n in names if runs_later(folder / n, folder, writes) is not None]
     firsts = [e.strip().removeprefix("./").split("/")[0].lower() for e in writes or ()]
+    out = [n for n in names if n not in firsts]  # (named, or a file inside it named)
     out += [p for p in _PATTERNS if not any(fnmatch.fnmatchcase(f, p) for f in firsts if f)]
     return tuple(dict.fromkeys(out))
 
