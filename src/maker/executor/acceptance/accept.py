@@ -101,7 +101,9 @@ def accept_handoff(store: PlanStore, text: str | bytes,
             data["sweep"] = handoff.sweep
         if checked.measured is not None:
             data[MEASURED_FIELD] = checked.measured
-            nested = nested_repositories(store, record) if checked.measured else []
+            # (measured a second time only where a changed path is a repository of its own)
+            nested = nested_repositories(store, record) if any(
+                (store.project / p / ".git").exists() for p in checked.measured) else []
             if nested:
                 data[NESTED_FIELD] = nested
         if run is not None:
