@@ -43,6 +43,7 @@ def decide(project: Path, tool: str, path: str, writes: list[str] | None = None)
     ".devcontainer.json", ".npmrc", ".yarnrc.yml", "bunfig.toml", ".pnpmfile.cjs",
     ".venv/lib/python3.12/site-packages/zz.pth", "../home/.claude/settings.json",
     "../home/.claude.json", "../home/.claude/agents/x.md", ".idea/workspace.xml",
+    "../home/.local/bin/maker", "../home/.local/bin/git", "../home/bin/git",
     "vendor/bare/HEAD", "sub/head",  # (a folder made a bare repository, its config run)
 ])
 @pytest.mark.parametrize("tool", ["Write", "Edit", "NotebookEdit"])

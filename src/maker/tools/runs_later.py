@@ -58,7 +58,10 @@ _HOME = {".gitconfig": "the person's git config", ".bashrc": "the person's shell
          ".bash_profile": "the person's shell start-up", ".profile": "the person's shell "
          "start-up", ".zshrc": "the person's shell start-up", ".zprofile": "the person's "
          "shell start-up", ".zshenv": "the person's shell start-up",
-         ".config": "the person's tools' settings", ".ssh": "the person's ssh settings"}
+         ".config": "the person's tools' settings", ".ssh": "the person's ssh settings",
+         ".local": "the person's programs (~/.local/bin is on their PATH; maker's own "
+                   "terminal command is there)", "bin": "the person's programs (on their "
+                                                       "PATH)"}
 
 
 def at_the_top(folder: Path, writes: Sequence[str] | None = None) -> tuple[str, ...]:
