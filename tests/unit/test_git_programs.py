@@ -162,13 +162,15 @@ async def test_the_headless_executor_of_a_step_that_may_only_read_runs_none_of_t
 
 
 @pytest.mark.parametrize("option", ["--ignore-submodules=none", "--ignore-submodules=dirty",
-                                    "--submodule=diff", "--recurse-submodules"])
+                                    "--submodule=diff", "--recurse-submodules",
+                                    "--ignore-sub=none", "--recurse-sub", "--submod=log"])
 def test_an_option_that_enters_nested_repositories_is_refused(tmp_path: Path,
                                                               option: str) -> None:
     """Their git reads their own config (filters, fsmonitor), which maker's overrides
     do not name: a reader's git never enters one."""
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     sub = "status" if "ignore" in option or "recurse" in option else "diff"
+    assert program_free(f"git {sub} --stat", tmp_path) is not None
     with pytest.raises(Refused, match="makes git enter nested repositories"):
         program_free(f"git {sub} {option}", tmp_path)
     assert program_free(f"git {sub} --ignore-submodules=all", tmp_path) is not None

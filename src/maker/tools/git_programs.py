@@ -63,8 +63,7 @@ def _git_stage(args: list[Word], cwd: Path) -> str:
             i += 1
         i += 1
     head, sub, rest = args[:i], args[i], args[i + 1:]  # (the reader check saw a subcommand)
-    entering = [w.text for w in rest if w.text.startswith(_ENTERS)
-                and w.text not in ("--ignore-submodules", "--ignore-submodules=all")]
+    entering = [w.text for w in rest if _enters(w.text)]
     if entering:
         raise Refused(f"`{entering[0]}` makes git enter nested repositories, whose own "
                       "config's programs maker cannot switch off; run it without that "
@@ -79,6 +78,17 @@ def _git_stage(args: list[Word], cwd: Path) -> str:
                       f"off: {failed}") from None
     return " ".join([*map(_quote, words), *(w.source for w in head), sub.source,
                      *_SWITCHES.get(sub.text, ()), *(w.source for w in rest)])
+
+
+def _enters(word: str) -> bool:
+    """Whether ``word`` is one of the options that enter nested repositories, as git
+    reads it: a long option may be any unique start of its name (``--ignore-sub=none``)."""
+    name, _, value = word.partition("=")
+    if not name.startswith("--") or len(name) < 4:
+        return False
+    if "--ignore-submodules".startswith(name):
+        return value not in ("", "all")
+    return any(option.startswith(name) for option in _ENTERS[1:])
 
 
 def _quote(text: str) -> str:
