@@ -95,3 +95,13 @@ def test_no_sweep_is_owed_where_nothing_was_written_or_done(
     result = accept_handoff(store, handoff(1, status=status, sweep=None,
                                            files_changed=[], **extra))
     assert result.status in ("awaiting-approval", "blocked", "complete")
+
+
+def test_the_runs_report_says_each_steps_sweep(project: Path) -> None:
+    from maker.executor.loop.report import report
+
+    store = _started(project)
+    accept_handoff(store, handoff(1, files_changed=["a.txt"],
+                                  sweep={"considered": ["a huge file"], "found": []}))
+    said = report(store, store.load(), {"id": "r1", "steps": {"1": {"status": "complete"}}})
+    assert "; sweep: 1 case(s) considered; nothing found" in said
