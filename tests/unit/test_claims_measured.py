@@ -294,3 +294,49 @@ def test_a_nested_repository_there_before_the_step_is_not_its_own(project: Path)
     accept_handoff(store, handoff(1, files_changed=["hello.txt"]))
     assert "repositories_added" not in store.read_handoff(1)
     assert review_need(store, store.load_step(1), "auto").route == "policy"
+
+
+def test_a_nested_repository_named_to_inject_an_index_line_hides_nothing(
+        project: Path) -> None:
+    """Its path holds a line break and a tab (an index record of its own that would set
+    setup.py back to its old blob): recorded as one path, the edit is still measured."""
+    (project / "setup.py").write_text("print('ok')\n")
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    subprocess.run(["git", "-C", str(project), "add", "setup.py"], check=True)
+    subprocess.run(["git", "-C", str(project), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "-qm", "base"], check=True)
+    blob = subprocess.run(["git", "-C", str(project), "rev-parse", "HEAD:setup.py"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    store = write(project, [WRITER], policy="never")
+    start_step(store, 1, session_id="sess-1")
+    record_orient(store, 1, "none")
+    (project / "setup.py").write_text("import os\n")
+    _nested_repository(project / f"x\n100644 {blob}\tsetup.py")
+    said = _refused(store, handoff(1, files_changed=["x"]))
+    assert "setup.py" in said
+
+
+def test_a_nested_repository_with_no_commit_is_not_measured_so_says_no(
+        project: Path) -> None:
+    """What it holds cannot be measured (git add fails on it too): a complete handoff
+    is refused, never taken as NO FILE CHANGED."""
+    store = _started(project)
+    subprocess.run(["git", "init", "-q", str(project / "hidden")], check=True)
+    (project / "hidden/payload.sh").write_text("evil\n")
+    said = _refused(store, handoff(1, files_changed=[]))
+    assert "cannot measure its end" in said
+
+
+def test_a_measure_cut_short_still_looks_for_nested_repositories(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from maker.executor.acceptance import accept
+    from maker.handoff import measured
+
+    monkeypatch.setattr(accept, "MAX_PATHS", 2)
+    monkeypatch.setattr(measured, "MAX_PATHS", 2)
+    store = _started(project)
+    for name in ("a1", "a2", "a3"):
+        (project / name).write_text("x\n")
+    _nested_repository(project / "zz/lib")
+    accept_handoff(store, handoff(1, files_changed=["a1", "a2", "a3", "zz/lib"]))
+    assert store.read_handoff(1)["repositories_added"] == ["zz/lib"]

@@ -164,8 +164,9 @@ def _gitlinks(git: Git, project: Path, nested: list[str], env: Mapping[str, str]
               timeout: float) -> str | None:
     """Each nested repository recorded in the index as git records one (a gitlink to its
     HEAD), its HEAD read by a git of its own that runs nothing (``rev-parse``, with
-    maker's overrides); one without a HEAD is left out, as ``git add`` leaves it. ""
-    when done, None when git cannot tell."""
+    maker's overrides). "" when done; None when git cannot tell, or a nested repository
+    has no commit (``git add`` fails on one too: what it holds is not measured, so the
+    measure says no)."""
     lines = []
     for path in nested:
         try:
@@ -173,13 +174,13 @@ def _gitlinks(git: Git, project: Path, nested: list[str], env: Mapping[str, str]
         except (GitError, GitRefusedError):
             return None
         head = _run(inner, ["rev-parse", "--verify", "-q", "HEAD^{commit}"], None, timeout)
-        if head is not None and _is_id(head.strip()):
-            lines.append(f"160000 {head.strip()}\t{path}")
-    if not lines:
-        return ""
-    try:
-        done = git.run(["update-index", "--add", "--index-info"], timeout=timeout, env=env,
-                       data=("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
+        if head is None or not _is_id(head.strip()):
+            return None  # (no commit, or unreadable: what it holds cannot be measured)
+        lines.append(f"160000 {head.strip()}\t{path}")
+    try:  # (NUL-ended records: a path with a line break in it is one path)
+        done = git.run(["update-index", "--add", "-z", "--index-info"], timeout=timeout,
+                       env=env, data="".join(f"{line}\0" for line in lines).encode(
+                           "utf-8", "surrogateescape"))
     except GitError:
         return None
     return "" if done.returncode == 0 else None

@@ -25,6 +25,7 @@ from maker.handoff.gate import inspect_handoff
 from maker.handoff.measured import MEASURED_FIELD, NESTED_FIELD, STALE_FIELD, nested_repositories
 from maker.store.notes import add_notes
 from maker.store.records import StepRecord, StoredPlan
+from maker.tools.git_tree import MAX_PATHS
 from maker.yaml_cleaner.dump import canonical_sha256
 
 if TYPE_CHECKING:  # (VoteRecord by type only: a hook's acceptance, with no vote, does not
@@ -101,9 +102,11 @@ def accept_handoff(store: PlanStore, text: str | bytes,
             data["sweep"] = handoff.sweep
         if checked.measured is not None:
             data[MEASURED_FIELD] = checked.measured
-            # (measured a second time only where a changed path is a repository of its own)
-            nested = nested_repositories(store, record) if any(
-                (store.project / p / ".git").exists() for p in checked.measured) else []
+            # (measured a second time only where a changed path is a repository of its own,
+            # or the measure's list was cut short)
+            nested = nested_repositories(store, record) if len(checked.measured) >= \
+                MAX_PATHS or any((store.project / p / ".git").exists()
+                                 for p in checked.measured) else []
             if nested:
                 data[NESTED_FIELD] = nested
         if run is not None:
