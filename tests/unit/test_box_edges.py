@@ -216,3 +216,15 @@ def test_a_folder_the_writes_name_a_file_in_is_the_steps_to_make() -> None:
     names = at_the_top(Path("/nowhere"), [".vscode/tasks.json", "src/**"])
     assert ".vscode" not in names and ".envrc" in names and ".mcp.json" in names
     assert ".envrc" not in at_the_top(Path("/nowhere"), ["./.envrc"])
+
+
+def test_the_steps_tmp_goes_when_the_step_is_no_longer_worked_on(kernel: PlanStore) -> None:
+    from harness.step_plans import handoff
+    from maker.executor.acceptance.accept import accept_handoff
+
+    _boxed(kernel, "echo kept > /tmp/left-by-the-step; echo x > made.txt")
+    tmp, _ = step_tmp(kernel.root, 1)
+    assert tmp is not None and (tmp / "left-by-the-step").is_file()
+    accept_handoff(kernel, handoff(1, files_changed=["made.txt"]))
+    assert kernel.load_step(1).status != "in-progress"
+    assert not tmp.exists()

@@ -14,9 +14,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["PROJECT_RECORD", "data_dir", "find_plans_dir", "find_project_root", "has_plan",
-           "project_to_be",
-           "project_of", "project_record", "seal_key_path", "worktree_plans"]
+__all__ = ["PROJECT_RECORD", "data_dir", "find_plans_dir", "find_project_root",
+           "forget_step_tmp", "has_plan", "project_to_be", "project_of", "project_record",
+           "seal_key_path", "step_tmp_dir", "worktree_plans"]
 
 SEAL_KEY_FILE = "seal.key"
 
@@ -143,3 +143,21 @@ def seal_key_path(env: Mapping[str, str] | None = None) -> Path:
 def _seal_key_path(xdg: str | None, home: str | None) -> Path:
     found = {k: v for k, v in (("XDG_DATA_HOME", xdg), ("HOME", home)) if v is not None}
     return data_dir(found) / SEAL_KEY_FILE
+
+
+def step_tmp_dir(plans_root: Path, step: int) -> Path:
+    """Where step ``step`` of the plan in ``plans_root`` keeps its box's own ``/tmp``: in
+    a folder of the person's alone (``maker.tools.boundary.step_tmp`` makes both)."""
+    import hashlib
+
+    name = hashlib.sha256(os.fsencode(os.path.realpath(plans_root))).hexdigest()[:16]
+    return Path("/tmp") / f"maker-{os.getuid()}" / f"{name}-step-{step}"
+
+
+def forget_step_tmp(plans_root: Path, step: int) -> None:
+    """The step's own ``/tmp`` removed, once the step is no longer worked on (its next
+    attempt gets a fresh one); nothing when there is none (a link is not followed)."""
+    import shutil
+
+    shutil.rmtree(step_tmp_dir(plans_root, step), ignore_errors=True)
+

@@ -42,7 +42,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from maker.core.paths import data_dir
+from maker.core.paths import data_dir, step_tmp_dir
 from maker.tools.box_spec import SANDBOX_EXEC, SPEC_DIR, Spec, spec_for, unshare_path
 from maker.tools.readonly import why_not_read_only
 from maker.tools.registry import READ_ONLY_TOOLS
@@ -274,10 +274,8 @@ def step_tmp(plans_root: Path, step: int) -> tuple[Path | None, str]:
     folder of the person's that no one else may enter (``/tmp/maker-UID/``); ``(None,
     why)`` when such a folder cannot be made or is not the person's alone."""
     uid = os.getuid()
-    base = Path("/tmp") / f"maker-{uid}"
-    name = hashlib.sha256(os.fsencode(os.path.realpath(plans_root))).hexdigest()[:16]
-    folder = base / f"{name}-step-{step}"
-    for place in (base, folder):
+    folder = step_tmp_dir(plans_root, step)
+    for place in (folder.parent, folder):
         try:
             place.mkdir(mode=0o700, exist_ok=True)
             seen = os.lstat(place)

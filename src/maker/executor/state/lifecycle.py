@@ -322,15 +322,16 @@ def _archive_handoff(store: PlanStore, n: int) -> Path | None:
 
 
 def _clear_active(store: PlanStore, n: int) -> None:
+    from maker.core.paths import forget_step_tmp
     from maker.store.active import without_step
     active = store.read_active()
     if active is not None and (active.get("step") == n or n in (active.get("wave") or ())):
         store.write_active(without_step(active, n))
+    forget_step_tmp(store.root, n)  # (its box's own /tmp: nothing of the step outlives it)
 
 
 def refresh_overview(store: PlanStore, plan: StoredPlan, force: bool = False) -> None:
     """Rewrite PLAN.md with the statuses a person should read (skipped, awaiting approval).
-
     A store with ``overview_every`` set (the headless engine's) rewrites it at most that
     often, unless ``force``; :func:`flush_overview` writes what was held back."""
     if force or store.overview_due():
