@@ -6,7 +6,6 @@ gone when the command ends, and the step goes on."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,9 @@ from harness.scenarios import (
     handoff,
     main_launches_executor,
     main_waits,
+    resent_as_changed,
     tool,
+    with_bash,
 )
 from maker_scripted import RecordedRequest, Reply
 
@@ -34,13 +35,10 @@ pytestmark = pytest.mark.e2e
 GOOD_0 = handoff(0, {"files": ["hello.txt"]}, summary="Wrote hello.txt; it says hello.",
                  files=["hello.txt"])
 PLANT = "python3 -c \"open('.mcp' + '.json', 'w').write('{}')\"; echo planted"
-RESENT = "The hook produced this input: "
 
 
 def bash_plan(project: Path) -> None:
-    plan = greeting_plan()
-    plan["plan"][0]["primary_tools"] = ["Write", "Read", "Bash"]
-    write_plan(project, plan, policy="auto")
+    write_plan(project, with_bash(greeting_plan()), policy="auto")
 
 
 def test_a_hook_out_of_time_refuses_the_executors_call(
@@ -85,10 +83,7 @@ def test_background_bash_is_refused_and_a_planted_mcp_json_is_gone(
         return tool("Bash", command=PLANT, description="Plant a server")
 
     def sends_again(request: RecordedRequest) -> Reply:
-        said = request.tool_results[-1].text
-        assert request.tool_results[-1].is_error and RESENT in said, said
-        changed, _ = json.JSONDecoder().raw_decode(said[said.index(RESENT) + len(RESENT):])
-        return Reply.tool("Bash", changed)
+        return Reply.tool("Bash", resent_as_changed(request))
 
     def removed(request: RecordedRequest) -> Reply:
         said = request.tool_results[-1].text

@@ -38,8 +38,10 @@ from harness.scenarios import (
     main_launches_executor,
     main_waits,
     plugin_env,
+    resent_as_changed,
     step_flow,
     tool,
+    with_bash,
 )
 from maker.store.plan_store import PlanStore
 from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
@@ -51,14 +53,11 @@ GOOD_0 = handoff(0, {"files": ["hello.txt"]}, summary="Wrote hello.txt; it says 
                  files=["hello.txt"])
 SNEAK = "python3 -c \"open('pla' + 'ns/PWNED', 'w').write('x')\""
 PHANTOM = "names 1 file(s) maker measured no change to since the step began: hello.txt"
-RESENT = "The hook produced this input: "
 
 
 def bash_plan(project: Path) -> None:
     """The greeting plan, its first step allowed Bash."""
-    plan = greeting_plan()
-    plan["plan"][0]["primary_tools"] = ["Write", "Read", "Bash"]
-    write_plan(project, plan, policy="auto")
+    write_plan(project, with_bash(greeting_plan()), policy="auto")
 
 
 @pytest.fixture(autouse=True)
@@ -68,9 +67,7 @@ def kernel() -> None:
 
 def sends_again(request: RecordedRequest) -> Reply:
     """auto mode refused the call a hook changed: send it again, exactly as changed."""
-    said = request.tool_results[-1].text
-    assert request.tool_results[-1].is_error and RESENT in said, said
-    changed, _ = json.JSONDecoder().raw_decode(said[said.index(RESENT) + len(RESENT):])
+    changed = resent_as_changed(request)
     assert changed["command"].startswith("/bin/sh ") and SNEAK in changed["command"]
     return Reply.tool("Bash", changed)
 

@@ -6,6 +6,7 @@ questions, verdicts, refusals, a broken plan.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -30,7 +31,8 @@ from maker_scripted.turns import __all__ as _turns
 __all__ = sorted({*_scenarios, *_turns, "APPROVE", "BROKEN_PLAN_PROBLEM", "ScriptMismatch",
                   "broken_plan", "executor_reads", "main_asks_approval",
                   "main_ends_after_approval", "main_ends_turn_early", "main_follows_verdict",
-                  "main_refuses_step", "maker_verdict", "subagent_report"})
+                  "main_refuses_step", "maker_verdict", "resent_as_changed", "subagent_report",
+                  "with_bash"})
 
 APPROVE = "Approve step 0"
 _VERDICT = re.compile(r"maker's verdict: (.*)", re.S)
@@ -156,3 +158,22 @@ def subagent_report(tool_result_text: str) -> str | None:
     if end >= 0:
         body = body[:end]
     return "\n".join(line[2:] if line.startswith("  ") else line for line in body.split("\n"))
+
+
+_RESENT = "The hook produced this input: "
+
+
+def resent_as_changed(request: RecordedRequest) -> dict[str, Any]:
+    """The input a hook changed, which auto mode refused to run until the model sends it
+    again exactly as changed (read from the refusal)."""
+    said = request.tool_results[-1].text
+    assert request.tool_results[-1].is_error and _RESENT in said, said
+    changed, _ = json.JSONDecoder().raw_decode(said[said.index(_RESENT) + len(_RESENT):])
+    return dict(changed)
+
+
+def with_bash(plan: dict[str, Any]) -> dict[str, Any]:
+    """``plan`` (the greeting plan's shape) with its first step allowed Bash."""
+    plan["plan"][0]["primary_tools"] = ["Write", "Read", "Bash"]
+    return plan
+
