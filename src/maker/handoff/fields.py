@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from maker.core.agent_context import kind_of, text_list
 from maker.core.models import HANDOFF_STATUSES, Evidence, Handoff
 from maker.errors import Problem
 from maker.handoff.sweep import parse_sweep, parse_sweep_record
@@ -23,53 +24,6 @@ FORMAT_HINT = ("answer with the handoff YAML only: `step:`, `status:`, `output:`
 
 def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _text_item(value: Any) -> str | None:
-    """A list item as text, or None when it is not text-like.
-
-    ``- Found: the cache is per user`` is read by YAML as a one-key mapping: that is
-    what the model meant as text, so it is turned back into ``key: value``.
-    """
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)
-    if isinstance(value, dict) and len(value) == 1:
-        (k, v), = value.items()
-        if isinstance(k, str) and (v is None or isinstance(v, (str, int, float))):
-            return f"{k}: {v}" if v is not None else f"{k}:"
-    return None
-
-
-def _text_list(data: dict[str, Any], name: str, problems: list[Problem]) -> list[str]:
-    value = data.get(name)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        problems.append(Problem(name, f"must be a list of texts, got {kind_of(value)}",
-                                fix=f"write `{name}:` then one `- text` line per item "
-                                    f"(or `{name}: []` when there are none)"))
-        return []
-    out: list[str] = []
-    for i, item in enumerate(value):
-        text = _text_item(item)
-        if text is None:
-            problems.append(Problem(f"{name}[{i}]", f"must be a text, got {kind_of(item)}",
-                                    fix="write the item as one line of text; put it in "
-                                        "quotes if it contains `: ` or starts with `{`, `[`"))
-        elif text.strip():
-            out.append(text)
-    return out
-
-
-def kind_of(value: Any) -> str:
-    if value is None:
-        return "nothing"
-    if isinstance(value, bool):
-        return "a true/false value"
-    return {dict: "a mapping", list: "a list", str: "a text", int: "a number",
-            float: "a number"}.get(type(value), type(value).__name__)
 
 
 def _evidence(data: dict[str, Any], problems: list[Problem]) -> list[Evidence]:
@@ -149,7 +103,7 @@ def parse_handoff(data: Any) -> tuple[Handoff | None, list[Problem]]:
         problems.append(Problem("for_next_agent", f"must be a text, got {kind_of(for_next)}",
                                 fix="write it as one text (use `for_next_agent: |` and "
                                     "indented lines for several lines)"))
-    lists = {name: _text_list(data, name, problems) for name in _LIST_FIELDS}
+    lists = {name: text_list(data, name, problems) for name in _LIST_FIELDS}
     evidence = _evidence(data, problems)
     cases, proposals = parse_sweep(data, problems)
     swept = parse_sweep_record(data, problems)
