@@ -32,8 +32,9 @@ import yaml
 
 from maker.core.models import AgentResult, Plan, PlanStep, TaskConfig
 from maker.engine.ledger import Call, Ledger
-from maker.engine.orchestrator import EXIT_COMPLETE, Orchestrator
-from maker.engine.step_run import EngineParts
+from maker.engine.orchestrator import Orchestrator
+from maker.engine.parts import EngineParts
+from maker.engine.stops import EXIT_COMPLETE
 from maker.executor.acceptance.approval import set_policy
 from maker.store.plan_store import PlanStore
 from maker.verify.detect import ENV_VARS

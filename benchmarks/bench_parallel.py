@@ -49,8 +49,9 @@ import maker.engine.step_run as step_run_module
 import maker.engine.wave_loop as wave_loop_module
 from maker.core.models import AgentResult, Plan, PlanStep, TaskConfig
 from maker.engine.ledger import Call, Ledger
-from maker.engine.orchestrator import EXIT_COMPLETE, Orchestrator
-from maker.engine.step_run import EngineParts
+from maker.engine.orchestrator import Orchestrator
+from maker.engine.parts import EngineParts
+from maker.engine.stops import EXIT_COMPLETE
 from maker.executor.acceptance.approval import set_policy
 from maker.executor.protocol.orient import record_orient
 from maker.store.plan_store import PlanStore

@@ -15,7 +15,7 @@ from maker.core.models import AgentResult, Plan, PlanStep, TaskConfig
 from maker.core.sdk import SdkAnswer
 from maker.engine.ledger import Call
 from maker.engine.orchestrator import Orchestrator, RunResult
-from maker.engine.step_run import EngineParts
+from maker.engine.parts import EngineParts
 from maker.errors import BudgetExceededError, YAMLCleanError
 from maker.yaml_cleaner.cleaner import YAMLCleaner
 

@@ -460,7 +460,8 @@ class TestABudgetStopAfterThePlan:
 
     def test_maker_run_keeps_the_plan_and_a_continued_run_finishes_it(self, tmp_path,
                                                                       monkeypatch):
-        from maker.engine.orchestrator import EXIT_BUDGET, EXIT_COMPLETE, Orchestrator
+        from maker.engine.orchestrator import Orchestrator
+        from maker.engine.stops import EXIT_BUDGET, EXIT_COMPLETE
         from maker.store.plan_store import PlanStore
 
         monkeypatch.setenv("MAKER_VERIFY", "off")

@@ -32,9 +32,9 @@ def _fire(event: str, **data: Any) -> Any:
 
 def _bind(agent_id: str, n: int = 1) -> None:
     from maker.hooks import records
-    from maker.store.active import member
+    from maker.store.active import member, run_of
     active = PlanStore(Path.cwd() / "plans").read_active()
-    records.bind_run(agent_id, EXEC, records.run_of(member(active, n) or active))
+    records.bind_run(agent_id, EXEC, run_of(member(active, n) or active))
 
 
 def _stop(agent_id: str, text: str) -> Any:

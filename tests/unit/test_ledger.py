@@ -16,7 +16,7 @@ from maker.core.clock import utc_now
 from maker.core.sdk import token_usage
 from maker.engine.budget import Budget
 from maker.engine.ledger import LINE_LIMIT, Call, Ledger
-from maker.engine.step_run import EngineParts
+from maker.engine.parts import EngineParts
 from maker.errors import BudgetExceededError, InputError
 from maker.store.plan_store import PlanStore
 

@@ -15,7 +15,8 @@ from harness.engine_fakes import FakeReviewer, ScriptedModel, parts, run
 from harness.hooks import executor_returns, fire, subagent_input
 from harness.repos import edit, git_init
 from harness.step_plans import WRITER, handoff, make_step, tool_step, write
-from maker.engine.orchestrator import EXIT_APPROVAL, EXIT_COMPLETE, Orchestrator
+from maker.engine.orchestrator import Orchestrator
+from maker.engine.stops import EXIT_APPROVAL, EXIT_COMPLETE
 from maker.errors import HandoffRejectedError, ReviewMissingError
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.acceptance.approval import approve_step

@@ -17,7 +17,7 @@ from maker.cli import run_cmd
 from maker.cli.main import cli
 from maker.engine.budget import Budget
 from maker.engine.ledger import Call, Ledger
-from maker.engine.step_run import EngineParts
+from maker.engine.parts import EngineParts
 from maker.store.plan_store import PlanStore
 from maker.voting import k_min
 

@@ -20,14 +20,16 @@ def test_no_file_gives_the_seed_defaults(tmp_path: Path) -> None:
     s = load_settings(tmp_path)
     assert (s.max_fix_attempts, s.max_review_attempts, s.gate_attempts) == (2, 1, 3)
     assert s.session_timeout == 1800.0 and s.boundaries == () and s.source == ""
+    assert s.subagent_timeout == 3000.0
 
 
 def test_every_key_is_read(tmp_path: Path) -> None:
     s = load_settings(_write(tmp_path, "max_fix_attempts: 4\nmax_review_attempts: 0\n"
                              "gate_attempts: 5\nsession_timeout: 90\n"
+                             "subagent_timeout: 600\n"
                              "boundaries: ['src/api/**', src/db/]\n"
                              "shared: [schema.sql]\nparallel: 2\n"))
-    assert s == Settings(4, 0, 5, 90.0, ("src/api/**", "src/db/"), ("schema.sql",), 2,
+    assert s == Settings(4, 0, 5, 90.0, 600.0, ("src/api/**", "src/db/"), ("schema.sql",), 2,
                          source=str(tmp_path / "settings.yaml"))
 
 
@@ -42,6 +44,8 @@ def test_an_empty_file_is_the_defaults(tmp_path: Path) -> None:
     ("max_fix_attempts: true\n", ["max_fix_attempts", "whole number"]),
     ("max_fix_attempts: '2'\n", ["max_fix_attempts", "whole number"]),
     ("session_timeout: -1\n", ["session_timeout", "seconds"]),
+    ("subagent_timeout: soon\n", ["subagent_timeout", "seconds", "`subagent_timeout: 3000`"]),
+    ("subagent_timeout: true\n", ["subagent_timeout", "seconds"]),
     ("boundaries: src/api\n", ["boundaries", "list of path globs"]),
     ("boundaries: ['/etc/**']\n", ["boundaries", "relative to the project root"]),
     ("boundaries: ['../x/**']\n", ["boundaries"]),

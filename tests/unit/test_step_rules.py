@@ -17,7 +17,8 @@ import pytest
 from harness.engine_fakes import FakeReviewer, ScriptedModel, parts, run
 from harness.hooks import executor_returns, fire, subagent_input
 from harness.step_plans import handoff, make_step, write
-from maker.engine.orchestrator import EXIT_APPROVAL, EXIT_COMPLETE, EXIT_FAILED, Orchestrator
+from maker.engine.orchestrator import Orchestrator
+from maker.engine.stops import EXIT_APPROVAL, EXIT_COMPLETE, EXIT_FAILED
 from maker.errors import ReviewMissingError
 from maker.executor.acceptance.approval import approve_step
 from maker.executor.acceptance.review import latest_review

@@ -25,11 +25,12 @@ from harness.engine_fakes import FakeCall, FakeLedger, ScriptedModel, parts, run
 from harness.hooks import fire, subagent_input
 from harness.step_plans import handoff, linear
 from maker.cli.main import cli
-from maker.core.events import StepFailed
+from maker.core.events import StepFailed, StepFlagged
 from maker.core.models import AgentResult, PlanStep, TaskConfig
 from maker.core.sdk import SessionTimedOut, within
-from maker.engine.orchestrator import EXIT_COMPLETE, EXIT_FAILED, Orchestrator
-from maker.engine.step_run import EngineParts
+from maker.engine.orchestrator import Orchestrator
+from maker.engine.parts import EngineParts
+from maker.engine.stops import EXIT_COMPLETE, EXIT_FAILED
 from maker.errors import HandoffRejectedError, PlanFileError
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.launch.brief import build_brief
@@ -275,7 +276,7 @@ def hang_parts(session: Hangs, ledger: FakeLedger) -> EngineParts:
 
 
 @pytest.mark.parametrize("where", ["file", "option"])
-def test_a_session_past_session_timeout_is_stopped_recorded_and_resumable(
+def test_a_session_past_session_timeout_is_cut_recorded_and_drawn_again_then_fails(
         project: Path, where: str) -> None:
     store = linear(project, 1)
     settings_file(store, "session_timeout: 0.2\n" if where == "file"
@@ -286,22 +287,40 @@ def test_a_session_past_session_timeout_is_stopped_recorded_and_resumable(
         p.session_timeout = 0.2
     result = run(Orchestrator(store, p))
     assert result.exit_code == EXIT_FAILED
-    assert "ran past session_timeout (0.2 s: plans/settings.yaml, or --session-timeout)" \
-        in result.message
-    assert "`maker run` continues it" in result.message
-    assert session.cancelled == 1  # the session was cancelled, not left running
-    (call,) = ledger.calls
-    assert call.kind == "executor" and call.step == 1
-    assert "session_timeout" in (call.error or "") and 200 <= call.duration_ms < 5000
-    assert store.load_step(1).status == "in-progress"
+    past = "ran past session_timeout (0.2 s: plans/settings.yaml, or --session-timeout)"
+    assert "step 1 is failed: 3 sessions in a row were red-flagged or cut at their bound" \
+        in result.message and past in result.message, result.message
+    flagged = [e for e in result.events if isinstance(e, StepFlagged)]
+    assert len(flagged) == 3 and all(past in e.reason for e in flagged)
+    assert session.cancelled == 3  # each session was cancelled, none left running
+    assert [c.kind for c in ledger.calls] == ["executor"] * 3
+    assert all("session_timeout" in (c.error or "") and 200 <= c.duration_ms < 5000
+               for c in ledger.calls)
+    record = store.load_step(1)
+    assert record.status == "failed" and past in record.meta["reasons"][0]
 
-    # The next run continues the step (a session under the limit finishes).
-    p = hang_parts(Hangs(0.01, handoff(1)), FakeLedger())
-    p.session_timeout = 5 if where == "option" else None
-    settings_file(store, "session_timeout: 5\n")
-    result = run(Orchestrator(store, p))
+
+class HangsOnce(Hangs):
+    """A session that hangs the first time it is drawn, and answers after."""
+
+    async def run(self, step: PlanStep, context: str, config: TaskConfig) -> AgentResult:
+        if self.cancelled:
+            return AgentResult({"step": step.step}, self.answer, cost_usd=0.01,
+                               duration_ms=5, session_id="s")
+        return await super().run(step, context, config)
+
+
+def test_a_cut_session_is_drawn_again_and_the_run_goes_on(project: Path) -> None:
+    store = linear(project, 1)
+    settings_file(store, "session_timeout: 0.2\n")
+    session, ledger = HangsOnce(30, handoff(1)), FakeLedger()
+    result = run(Orchestrator(store, hang_parts(session, ledger)))
     assert result.exit_code == EXIT_COMPLETE, result.message
     assert store.load_step(1).status == "complete"
+    (flag,) = [e for e in result.events if isinstance(e, StepFlagged)]
+    assert "ran past session_timeout" in flag.reason
+    assert [c.kind for c in ledger.calls][:2] == ["executor", "executor"]
+    assert "session_timeout" in (ledger.calls[0].error or "") and not ledger.calls[1].error
 
 
 def test_session_timeout_0_is_no_limit(project: Path) -> None:

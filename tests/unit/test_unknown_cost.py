@@ -20,7 +20,7 @@ from maker.core.models import AgentResult, PlanStep, TaskConfig
 from maker.engine.budget import Budget
 from maker.engine.ledger import Call, Ledger
 from maker.engine.orchestrator import Orchestrator
-from maker.engine.step_run import EngineParts
+from maker.engine.parts import EngineParts
 from maker.errors import AgentProcessError
 
 

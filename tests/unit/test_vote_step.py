@@ -12,7 +12,8 @@ from harness.engine_fakes import ScriptedModel, oriented, parts, run
 from harness.step_plans import branch_plan, handoff, make_step, write
 from maker.core.events import StepFlagged
 from maker.engine.ledger import Call, Ledger
-from maker.engine.orchestrator import EXIT_COMPLETE, EXIT_FAILED, Orchestrator
+from maker.engine.orchestrator import Orchestrator
+from maker.engine.stops import EXIT_COMPLETE, EXIT_FAILED
 from maker.executor.rules.vote_rules import (
     SAMPLES_PER_K,
     VoteRecord,

@@ -16,8 +16,9 @@ import yaml
 from harness.engine_fakes import FakeBudget, FakeCall, FakeLedger
 from harness.step_plans import SWEPT, make_step, write
 from maker.core.models import AgentResult, PlanStep, TaskConfig
-from maker.engine.orchestrator import EXIT_BUDGET, EXIT_COMPLETE, Orchestrator
-from maker.engine.step_run import EngineParts
+from maker.engine.orchestrator import Orchestrator
+from maker.engine.parts import EngineParts
+from maker.engine.stops import EXIT_BUDGET, EXIT_COMPLETE
 from maker.executor.protocol.orient import record_orient
 from maker.store.plan_store import PlanStore
 from maker.store.workspace import worktree_of

@@ -37,8 +37,8 @@ from maker.core.paths import project_to_be
 from maker.engine.budget import Budget
 from maker.engine.ledger import Call, Ledger
 from maker.engine.orchestrator import Orchestrator, RunResult
+from maker.engine.parts import EngineParts
 from maker.engine.sessions import sdk_reviewer, sdk_runner_factory
-from maker.engine.step_run import EngineParts
 from maker.engine.tool_limits import session_limits
 from maker.errors import MakerError
 from maker.executor.loop.status_view import summary_rows

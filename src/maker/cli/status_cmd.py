@@ -92,6 +92,8 @@ def status(as_json: bool, exit_zero: bool, watch: bool, every: float, one_line: 
         echo_json({"plans_dir": str(store.root), "task": plan.task, "problems": problems,
                    "approval_policy": policy.name, "steps": steps,
                    "executor_bash": executor_bash(store), "box": box_network(store),
+                   "bounds": {key: getattr(settings(store.root), key)
+                              for key in ("session_timeout", "subagent_timeout")},
                    "next": [{"step": n, "title": plan.get(n).title} for n in sched.ready],
                    "reason": nothing_ready_reason(sched, plan) or None,
                    "proposals": open_proposals(store), "run": run_json(store),
@@ -102,9 +104,13 @@ def status(as_json: bool, exit_zero: bool, watch: bool, every: float, one_line: 
     click.echo(f"a step executor's Bash is held by: {executor_bash(store)}")
     if box := box_network(store):
         click.echo(f"in a step's box, {box}")
-    limit = settings(store.root).session_timeout
-    click.echo("each session of maker's engine may take: " + (
-        f"{limit:g} s (session_timeout)" if limit else "no limit (session_timeout: 0)"))
+    bounds = settings(store.root)
+    for what, key, limit in (("each session of maker's engine", "session_timeout",
+                              bounds.session_timeout),
+                             ("each of the plugin's subagents", "subagent_timeout",
+                              bounds.subagent_timeout)):
+        click.echo(f"{what} may take: " + (f"{limit:g} s ({key})" if limit
+                                           else f"no limit ({key}: 0)"))
     table = [("step", "title", "status", *(["cost"] if cost is not None else []), "depends on")]
     for r in rows:
         title = r.title if len(r.title) <= _TITLE_WIDTH else r.title[:_TITLE_WIDTH - 1] + "…"

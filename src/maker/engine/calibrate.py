@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from maker.core.models import AgentResult, PlanStep
-from maker.engine.step_run import EngineParts
+from maker.engine.parts import EngineParts
 from maker.engine.vote_step import answer_key
 from maker.errors import InputError, Problem
 from maker.executor.launch.brief import build_brief

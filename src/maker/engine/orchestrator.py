@@ -58,11 +58,21 @@ from maker.core.events import (
 from maker.core.models import TaskConfig
 from maker.core.module import Module
 from maker.core.paths import project_to_be  # (no plan yet: no recorded root)
-from maker.core.sdk import bounded
 from maker.core.statuses import AWAITING
+from maker.engine.parts import EngineParts
+from maker.engine.review_session import review_session
 from maker.engine.sessions import session_limit
-from maker.engine.step_run import EngineParts, StepRun
-from maker.engine.stops import RunStop, stop_asked, what_is_kept
+from maker.engine.step_run import StepRun
+from maker.engine.stops import (
+    EXIT_APPROVAL,
+    EXIT_BUDGET,
+    EXIT_COMPLETE,
+    EXIT_FAILED,
+    EXIT_USAGE,
+    RunStop,
+    stop_asked,
+    what_is_kept,
+)
 from maker.engine.vote_step import law_votes
 from maker.engine.wave_loop import WaveLoop
 from maker.errors import (
@@ -73,24 +83,17 @@ from maker.errors import (
     StepError,
 )
 from maker.executor.acceptance.approval import approve_step, read_policy, set_policy
-from maker.executor.acceptance.review import Review, latest_review, record_review
+from maker.executor.acceptance.review import Review, latest_review
 from maker.executor.acceptance.review_loop import apply_review
-from maker.executor.acceptance.review_route import (
-    ReviewNeed,
-    review_need,
-    review_prompt,
-    review_rounds,
-)
+from maker.executor.acceptance.review_route import ReviewNeed, review_need
 from maker.executor.state.lifecycle import default_step, flush_overview
 from maker.executor.state.schedule import SKIPPED, plan_schedule
 from maker.store import changes
 from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord, StoredPlan
 
-__all__ = ["EXIT_APPROVAL", "EXIT_BUDGET", "EXIT_COMPLETE", "EXIT_FAILED", "EXIT_USAGE",
-           "Orchestrator", "RunResult"]
+__all__ = ["Orchestrator", "RunResult"]
 
-EXIT_COMPLETE, EXIT_FAILED, EXIT_USAGE, EXIT_BUDGET, EXIT_APPROVAL = 0, 1, 2, 3, 4
 OVERVIEW_EVERY = 1.0  # seconds between two rewrites of PLAN.md during a run
 
 
@@ -325,22 +328,9 @@ class Orchestrator(Module):
                     "`maker run` continues the plan", None)
 
     async def _review(self, record: StepRecord, need: ReviewNeed) -> Review:
-        parts, n = self.parts, record.number
-        assert parts.reviewer is not None
-        attempt = review_rounds(record) + 1
-        model = parts.model_for(record)
-        budget = parts.call_budget()
-        try:
-            answer = await bounded(session_limit(self.store.root, parts.session_timeout),
-                                   parts.reviewer(review_prompt(self.store, record, need),
-                                                  max_budget_usd=budget, model=model),
-                                   f"step {n}'s review")
-        except AgentSDKError as exc:
-            parts.record_answer("reviewer", n, attempt, exc, model)
-            raise
-        parts.record_answer("reviewer", n, attempt, answer, model)
-        self.step_costs[n] = self.step_costs.get(n, 0.0) + answer.cost_usd
-        return record_review(self.store, record, answer.text)
+        review, cost = await review_session(self.store, self.parts, record, need)
+        self.step_costs[record.number] = self.step_costs.get(record.number, 0.0) + cost
+        return review
 
 
 def _mapping(value: Any) -> dict[str, Any]:

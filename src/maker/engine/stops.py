@@ -11,9 +11,12 @@ from maker.core.events import Event
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
 
-__all__ = ["EXIT_STOPPED", "STOPPED_SAID", "RunStop", "stop_asked", "what_is_kept"]
+__all__ = ["EXIT_APPROVAL", "EXIT_BUDGET", "EXIT_COMPLETE", "EXIT_FAILED", "EXIT_STOPPED",
+           "EXIT_USAGE", "STOPPED_SAID", "RunStop", "review_cut", "stop_asked",
+           "what_is_kept"]
 
-
+# The exit codes of a run (``maker.engine.orchestrator`` says what each means).
+EXIT_COMPLETE, EXIT_FAILED, EXIT_USAGE, EXIT_BUDGET, EXIT_APPROVAL = 0, 1, 2, 3, 4
 EXIT_STOPPED = 5
 """A person asked the run to stop (``/maker:run --stop``): what ran finished, nothing more
 started."""
@@ -33,6 +36,15 @@ class RunStop(Exception):
     def __init__(self, code: int, message: str, event: Event | None) -> None:
         super().__init__(message)
         self.code, self.message, self.event = code, message, event
+
+
+def review_cut(n: int, title: str, times: int, why: object) -> RunStop:
+    """The stop for a person when a step's review session was cut at its bound ``times``
+    in a row: the step awaits their decision."""
+    return RunStop(EXIT_APPROVAL, f"step {n} ({title}) is done and awaits approval: its "
+                   f"review was cut {times} times in a row ({why}). A person decides: "
+                   f"`maker step approve {n}` or `maker step reject {n}` in a terminal; then "
+                   "`maker run` continues the plan", None)
 
 
 def what_is_kept(store: PlanStore, task: str | None) -> str:

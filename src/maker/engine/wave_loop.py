@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from maker.core.events import Event, StepCompleted, TaskFailed
 from maker.core.statuses import AWAITING
 from maker.engine.step_run import StepRun
-from maker.engine.stops import RunStop, stop_asked
+from maker.engine.stops import EXIT_APPROVAL, EXIT_FAILED, RunStop, stop_asked
 from maker.executor.parallel.land import recover
 from maker.executor.parallel.waves import wave
 from maker.executor.parallel.worktree_step import prune_worktrees, start_in_worktree
@@ -34,13 +34,12 @@ from maker.store.records import StoredPlan, in_progress
 from maker.store.workspace import worktree_of
 
 if TYPE_CHECKING:
-    from maker.engine.step_run import EngineParts
+    from maker.engine.parts import EngineParts
     from maker.store.plan_store import PlanStore
     from maker.store.records import StepRecord
 
 __all__ = ["WaveLoop"]
 
-EXIT_FAILED, EXIT_APPROVAL = 1, 4
 
 
 class WaveLoop:

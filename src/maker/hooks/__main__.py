@@ -19,6 +19,7 @@ EVENTS = {
     "agent-launch": ("maker.hooks.verdicts", "on_agent_launch"),
     "agent-return": ("maker.hooks.verdicts", "on_agent_return"),
     "stretch-wake": ("maker.hooks.wake", "on_stretch_wake"),
+    "agent-bound": ("maker.hooks.bound", "on_agent_bound"),
 }
 
 
@@ -90,7 +91,7 @@ def main(argv: list[str]) -> int:
                    on_input=dog.saw if dog is not None else None)
     if dog is not None:
         dog.answer(out)
-    elif event == "stretch-wake":  # (asyncRewake: what it prints, scripts/hook says)
+    elif event in ("stretch-wake", "agent-bound"):  # (asyncRewake: scripts/hook says it)
         said = _wake_said(out)
         if said:
             sys.stdout.write(said + "\n")

@@ -106,7 +106,7 @@ def executor_marker(hook: HookInput, store: PlanStore, active: dict[str, Any]
     tell which one this executor works for. An executor of a wave is bound to its step
     at its background launch (its prompt names it), else by its first ``maker context
     N`` (``handoff``: the step its answer names, for one that never asked)."""
-    from maker.store.active import member, wave_of
+    from maker.store.active import member, run_of, wave_of
 
     wave = wave_of(active)
     if not wave:
@@ -124,7 +124,7 @@ def executor_marker(hook: HookInput, store: PlanStore, active: dict[str, Any]
     if n in wave and isinstance(n, int):
         mine = member(active, n)
         if mine is not None:
-            records.bind_run(hook.agent_id, hook.agent_type, records.run_of(mine))
+            records.bind_run(hook.agent_id, hook.agent_type, run_of(mine))
         return mine, ""
     return None, (f"maker: steps {', '.join(map(str, wave))} run at once, each in its own "
                   "worktree. First read your brief with `maker context N`, N being the "

@@ -218,8 +218,10 @@ def _executor_stop(hook: HookInput, text: str) -> Output:
         return message(why)
     active = mine  # (a wave's executor: its own step)
     step = int(active["step"])
-    bound = records.bind_run(hook.agent_id, hook.agent_type, records.run_of(active))
-    if bound is not None and bound != records.run_of(active):
+    from maker.store.active import run_of
+
+    bound = records.bind_run(hook.agent_id, hook.agent_type, run_of(active))
+    if bound is not None and bound != run_of(active):
         records.record(hook, "stale", step=bound[0])
         return message(f"maker: this step executor was launched for an earlier run of step "
                        f"{bound[0]}, which is over; its answer was not recorded.")

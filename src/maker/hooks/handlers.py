@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from maker.errors import MakerError
 from maker.hooks import verdicts
+from maker.hooks.bound import on_agent_bound
 from maker.hooks.common import store_for
 from maker.hooks.deliver import on_subagent_stop
 from maker.hooks.protocol import HookInput, Output, allow, context
@@ -166,4 +167,5 @@ HANDLERS = {
     "agent-launch": verdicts.on_agent_launch,
     "agent-return": verdicts.on_agent_return,
     "stretch-wake": on_stretch_wake,
+    "agent-bound": on_agent_bound,
 }

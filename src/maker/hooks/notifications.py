@@ -70,7 +70,7 @@ def on_notification(hook: HookInput, agent_id: str, status: str) -> Output:
     if data.get("told"):  # (its Agent call returned in the foreground; or a repeat)
         _usage(hook, data)  # (a hand-back's later notification: what the client counted)
         return context("UserPromptSubmit", f"maker: its verdict on the {agent} subagent "
-                       f"(agent {agent_id}) was given when it returned; nothing more to do "
+                       f"(agent {agent_id}) was given already; nothing more to do "
                        "for this notification.")
     if status == HANDED_BACK and not data.get("final"):
         # maker gates a hand-back before it is delivered: one it has not gated is not

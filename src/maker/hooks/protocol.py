@@ -111,6 +111,13 @@ def deny_tool(reason: str) -> Output:
                                    "permissionDecisionReason": reason}}
 
 
+def end_agent(reason: str) -> Output:
+    """The call refused and the (sub)agent that made it ended at once: its turn stops
+    here and it is never asked again (``continue: false``; the client then hands back
+    what the agent said so far)."""
+    return {"continue": False, "stopReason": reason, **(deny_tool(reason) or {})}
+
+
 def run_hook(event: str, handler: Callable[[HookInput], Output], stdin: str | None = None,
              on_input: Callable[[HookInput], None] | None = None) -> str:
     """Run one handler over the raw stdin text; return what to print (maybe empty).
@@ -152,7 +159,8 @@ def run_hook(event: str, handler: Callable[[HookInput], Output], stdin: str | No
         what = {"pre-tool-use": "this tool call", "user-prompt-submit": "this prompt",
                 "session-start": "this session", "agent-launch": "this subagent launch",
                 "agent-return": "this subagent's result", "post-tool-use": "this answer",
-                "stretch-wake": "its wait for the engine"}.get(event, "this stop")
+                "stretch-wake": "its wait for the engine",
+                "agent-bound": "its wait on a subagent's time bound"}.get(event, "this stop")
         if isinstance(exc, MakerError):  # a known condition: its message names the fix
             return _dump(message(f"maker: {str(exc).strip()[:2000]}\n(The {event} hook let "
                                  f"{what} through.)"))

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from maker.hooks.protocol import HookInput
 
-__all__ = ["bind_run", "delivered", "delivering", "read_record", "record", "run_of",
+__all__ = ["bind_run", "delivered", "delivering", "first_seen", "read_record", "record",
            "take_record", "write"]
 
 _MAX_AGE_S = 24 * 3600
@@ -77,16 +77,10 @@ def record(hook: HookInput, outcome: str, *, final: bool = True, **facts: Any) -
     correct; anything else is its one gated deliverable."""
     if not hook.agent_id:
         return
-    kept = {k: v for k, v in read_record(hook.agent_id).items() if k in ("launch_id", "run")}
+    kept = {k: v for k, v in read_record(hook.agent_id).items()
+            if k in ("launch_id", "run", "began")}
     write(hook.agent_id, {**kept, "agent_type": hook.agent_type, "outcome": outcome,
                            "final": final, "at": time.time(), **facts})
-
-
-def run_of(active: dict[str, Any]) -> list[Any]:
-    """The run of the step in progress an executor works for: its step, when it began,
-    and the session that owns it (a takeover is another run for the executors)."""
-    return [active.get("step"), str(active.get("started_at") or ""),
-            str(active.get("session_id") or "")]
 
 
 def bind_run(agent_id: str, agent_type: str, run: list[Any]) -> list[Any] | None:
@@ -103,6 +97,21 @@ def bind_run(agent_id: str, agent_type: str, run: list[Any]) -> list[Any] | None
              "at": time.time()}
     write(agent_id, {**(data or fresh), "run": run})
     return run
+
+
+def first_seen(agent_id: str, agent_type: str) -> float | None:
+    """When maker first saw this subagent (its background launch, else its first tool
+    call): the start of its bound (``maker.executor.state.overrun``). None without an id."""
+    if not agent_id:
+        return None
+    data = read_record(agent_id)
+    began = data.get("began")
+    if isinstance(began, (int, float)) and not isinstance(began, bool):
+        return float(began)
+    now = time.time()
+    fresh = {"agent_type": agent_type, "outcome": "running", "final": False, "at": now}
+    write(agent_id, {**(data or fresh), "began": now})
+    return now
 
 
 @contextlib.contextmanager

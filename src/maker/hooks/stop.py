@@ -21,7 +21,7 @@ from pathlib import Path
 from maker.executor.rules.step_rules import STOP_REMINDERS
 from maker.executor.state.attempts import bump, clear, remind
 from maker.hooks.protocol import HookInput, Output, allow, block, message
-from maker.store.active import member
+from maker.store.active import member, run_of
 from maker.store.state import PlanState
 
 TYPE_CHECKING = False  # typing's, without importing typing on every hook
@@ -133,7 +133,7 @@ def _executor_runs(hook: HookInput, state: PlanState, active: dict[str, Any]) ->
               and t.get("agent_type") == "maker:step-executor"] \
         if isinstance(tasks, list) else []
     if listed:
-        from maker.hooks.records import read_record, run_of
+        from maker.hooks.records import read_record
 
         for task in listed:  # one maker bound to an earlier run does not count
             bound = read_record(str(task.get("id") or "")).get("run")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maker.hooks import records
+from maker.hooks.bound import end_overrun
 from maker.hooks.common import (
     EXECUTOR_SUFFIX,
     REVIEWER_SUFFIX,
@@ -64,6 +65,12 @@ def on_pre_tool_use(hook: HookInput) -> Output:
     (``run_hook``): a hook never wedges the user's own work."""
     if not is_maker_agent(hook.agent_type):
         return _any_agent_tool(hook)
+    try:
+        ended = _past_bound(hook)
+    except Exception as exc:  # fail closed for maker's own subagents
+        return _unchecked(exc)
+    if ended is not None:
+        return ended
     if hook.text("tool_name") == HANDBACK:  # its deliverable: gated, never tool-limited
         return on_handback(hook)
     if hook.text("tool_name") == "AskUserQuestion" and _makers_question(hook):
@@ -74,10 +81,25 @@ def on_pre_tool_use(hook: HookInput) -> Output:
             return _executor_tool(hook)
         return _read_only_tool(hook)
     except Exception as exc:  # fail closed for maker's own subagents
-        first = (str(exc).strip().splitlines() or [""])[0][:300]
-        return deny_tool(f"maker could not check this tool call ({type(exc).__name__}: "
-                         f"{first}), so it is refused. If it keeps happening, hand off with "
-                         "status: blocked and this reason.")
+        return _unchecked(exc)
+
+
+def _unchecked(exc: Exception) -> Output:
+    first = (str(exc).strip().splitlines() or [""])[0][:300]
+    return deny_tool(f"maker could not check this tool call ({type(exc).__name__}: "
+                     f"{first}), so it is refused. If it keeps happening, hand off with "
+                     "status: blocked and this reason.")
+
+
+def _past_bound(hook: HookInput) -> Output | None:
+    """A maker subagent past ``subagent_timeout``: the call refused and the agent ended
+    (a step executor's step recorded failed, if its run is still in progress); None
+    within its bound."""
+    from maker.executor.state.overrun import overran
+
+    store = store_for(hook)
+    bound = overran(store, records.first_seen(hook.agent_id, hook.agent_type))
+    return end_overrun(hook.agent_id, hook.agent_type, store, bound) if bound else None
 
 
 def _makers_question(hook: HookInput) -> bool:
@@ -117,8 +139,10 @@ def _executor_check(hook: HookInput, store: PlanStore) -> Output:
     if mine is None:
         return deny_tool(why)
     active = mine  # (a wave's executor: its own step)
-    bound = records.bind_run(hook.agent_id, hook.agent_type, records.run_of(active))
-    if bound is not None and bound != records.run_of(active):
+    from maker.store.active import run_of
+
+    bound = records.bind_run(hook.agent_id, hook.agent_type, run_of(active))
+    if bound is not None and bound != run_of(active):
         return deny_tool(f"maker: you were launched for step {bound[0]}, whose run is over "
                          "(it ended, was begun again or taken over): nothing more is done "
                          "for it. Stop now.")

@@ -31,7 +31,7 @@ from typing import Any
 
 from maker.hooks.common import store_for
 from maker.hooks.protocol import HookInput, Output, allow, allow_tool, context, deny_tool
-from maker.hooks.records import bind_run, delivered, read_record, run_of, take_record, write
+from maker.hooks.records import bind_run, delivered, read_record, take_record, write
 
 __all__ = ["on_agent_launch", "on_agent_return", "verdict_text"]
 
@@ -217,7 +217,9 @@ def _launched(hook: HookInput, agent: str, agent_id: str) -> str:
             data = {"agent_type": agent, "outcome": "running", "final": False,
                     "at": time.time()}
         reviews = _prompt_step(hook, "Review") if agent == "maker:reviewer" else None
+        began = data.get("began")  # (the start of its bound: its launch)
         write(agent_id, {**data, "launch_id": launch_id,
+                         "began": began if isinstance(began, (int, float)) else time.time(),
                          **({"review_step": reviews} if reviews is not None else {})})
     what = {"maker:planner": "The planner", "maker:reviewer": "The reviewer"}.get(
         agent, "The step executor")
@@ -228,7 +230,7 @@ def _launched(hook: HookInput, agent: str, agent_id: str) -> str:
 
             step = launched_in_background(store, launch_id, agent_id)
             if step is not None:
-                from maker.store.active import member
+                from maker.store.active import member, run_of
 
                 what = f"The step executor for step {step}"
                 active = store.read_active()

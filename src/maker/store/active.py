@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     # The plan model is for rebuilding the marker only: not on every stop.
     from maker.store.records import StoredPlan
 
-__all__ = ["member", "read_active", "rebuild_active", "wave_of", "without_step",
+__all__ = ["member", "read_active", "rebuild_active", "run_of", "wave_of", "without_step",
            "write_active"]
 
 
@@ -86,6 +86,14 @@ def rebuild_active(store: PlanFiles) -> dict[str, Any] | None:
                   else None, "attempts": {}}
         write_active(store, active)
         return active
+
+
+def run_of(active: dict[str, Any]) -> list[Any]:
+    """The run of a step in progress (the marker, or one step of a wave) that an executor
+    works for: its step, when it began, and the session that owns it (a takeover is
+    another run for the executors)."""
+    return [active.get("step"), str(active.get("started_at") or ""),
+            str(active.get("session_id") or "")]
 
 
 def wave_of(active: dict[str, Any] | None) -> list[int]:

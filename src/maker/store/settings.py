@@ -5,6 +5,7 @@
     max_review_attempts: 1     # RED review findings go back to the step this often
     gate_attempts: 3           # handoffs the gate may refuse in one run of a step (1-7)
     session_timeout: 1800      # seconds one SDK session of ``maker run`` may take (0: none)
+    subagent_timeout: 3000     # seconds one of the plugin's subagents may run (0: none)
     boundaries: []             # globs of architectural areas: a step that changes files
                                # in two or more is reviewed, as a 5+ file step is
     parallel: 4                # steps /maker:step runs at once when they may (1: one)
@@ -49,6 +50,7 @@ class Settings:
     max_review_attempts: int = 1
     gate_attempts: int = 3
     session_timeout: float = 1800.0  # 0: no limit
+    subagent_timeout: float = 3000.0  # the plugin's subagents, each (0: no limit)
     boundaries: tuple[str, ...] = field(default_factory=tuple)
     shared: tuple[str, ...] = field(default_factory=tuple)
     parallel: int = 4  # steps /maker:step starts at once when they may
@@ -68,7 +70,8 @@ BOUNDARY_CHOICES = ("auto", "required", "off")
 NETWORK_CHOICES = ("auto", "on", "off")
 _CHOICES = {"boundary": (BOUNDARY_CHOICES, "the executor's Bash in an OS boundary"),
             "network": (NETWORK_CHOICES, "the network in the step's box")}
-_KEYS = (*_INTS, "session_timeout", "boundaries", "shared", *_CHOICES)
+_TIMES = {"session_timeout": 1800, "subagent_timeout": 3000}  # key -> the default, shown
+_KEYS = (*_INTS, *_TIMES, "boundaries", "shared", *_CHOICES)
 
 
 def load_settings(plans_root: Path) -> Settings:
@@ -122,13 +125,13 @@ def _settings(path: Path, data: dict[Any, Any]) -> Settings:
                     f"{_show(value)}", key, f"`{key}: auto`"))
             else:
                 values[key] = value
-        elif key == "session_timeout":
+        elif key in _TIMES:
             ok = (not isinstance(value, bool) and isinstance(value, (int, float))
                   and 0 <= value <= 7 * 24 * 3600)
             if not ok:
                 problems.append(PlanFileError(
                     path, f"must be a number of seconds from 0 (no limit) to 604800, "
-                    f"not {_show(value)}", key, "`session_timeout: 1800`"))
+                    f"not {_show(value)}", key, f"`{key}: {_TIMES[key]}`"))
             else:
                 values[key] = float(value)
         else:

@@ -45,6 +45,10 @@ def planner_verdict(facts: dict[str, Any]) -> str:
         return (f"the planner's plan is valid but was NOT written: {facts.get('reason')} "
                 "The plan under plans/ is still the old one: do not show it as the new plan. "
                 "Tell the user that no new plan was saved, why, and what to do first.")
+    if outcome_ == "overran":
+        return (f"NO plan was written: the planner was ended ({facts.get('reason')}). Tell "
+                "the user; /maker:plan again (with a smaller task, or a larger "
+                "subagent_timeout in plans/settings.yaml) makes one.")
     if outcome_ == "rejected":
         return (f"NO plan was written: maker rejected the planner's answer "
                 f"{facts.get('attempts')} times. maker's problems with its last answer:\n"
@@ -122,6 +126,8 @@ def executor_verdict(store: PlanStore, facts: dict[str, Any]) -> str:
                 "progress. Do not launch it again: tell the user what to fix, and that "
                 f"/maker:step {step} continues then. End your reply with the line "
                 "STEP_BLOCKED.")
+    if facts.get("outcome") == "overran":
+        return _overran(store, step, facts)
     if facts.get("outcome") == "no-step" or not isinstance(step, int):
         return ("the step executor returned, but no step was in progress, so its answer was "
                 "not recorded. Tell the user; `maker status` shows the plan. End your reply "
@@ -178,6 +184,20 @@ def executor_verdict(store: PlanStore, facts: dict[str, Any]) -> str:
     return f"{head}: {said}\n{tell} End your reply with the line {sentinel or 'STEP_BLOCKED'}."
 
 
+def _overran(store: PlanStore, step: Any, facts: dict[str, Any]) -> str:
+    """The verdict on a step executor maker ended at its time bound."""
+    reason = facts.get("reason") or "it ran past subagent_timeout and was ended"
+    if not facts.get("failed") or not isinstance(step, int):
+        return (f"the step executor was ended: {reason}. Its run of step {step} was over "
+                "already, so nothing was recorded. Tell the user; `maker status` shows the "
+                "plan. End your reply with the line STEP_BLOCKED.")
+    return (f"step {step} ({store.load_step(step).title}) FAILED: {reason}; maker recorded "
+            f"the step failed. Tell the user that the step ran out of time and failed; "
+            f"`maker step reset {step}` puts it back to try again, and subagent_timeout in "
+            "plans/settings.yaml gives a step longer. End your reply with the line "
+            "STEP_FAILED.")
+
+
 def _proposals_said(store: PlanStore, step: int) -> str:
     """The changes of scope step ``step`` proposed that await the user (its sweep)."""
     from maker.executor.protocol.sweep import open_proposals
@@ -200,6 +220,10 @@ def _ask(now: dict[str, Any]) -> str:
 
 def reviewer_verdict(store: PlanStore, facts: dict[str, Any]) -> str:
     """The verdict on the reviewer that returned, from its record's ``facts``."""
+    if facts.get("outcome") == "overran" and isinstance(facts.get("step"), int):
+        step = int(facts["step"])
+        return (f"the reviewer of step {step} was ended: {facts.get('reason')}. No review "
+                f"was recorded. Tell the user. Next: {outcome(store, step)['next']}.")
     if facts.get("outcome") != "recorded" or not isinstance(facts.get("step"), int):
         return ("the reviewer returned, but its review was not recorded (no single step "
                 "awaits approval). Tell the user; `maker status` shows the plan.")
