@@ -13,25 +13,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from harness.maker_run import EXECUTOR, oriented_then, orients, request_cwd, run_maker
+from harness.maker_run import EXECUTOR, oriented_then, orients, run_maker, writes
 from harness.plugin import step, write_plan
 from maker.cli.main import cli
 from maker.engine.ledger import Ledger
 from maker.store.plan_store import PlanStore
-from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply, ToolUseBlock
+from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
 from maker_scripted.scenarios import handoff
 
 pytestmark = pytest.mark.e2e
 
 FILES = ["hello.txt", "a.txt", "b.txt", "c.txt", "d.txt"]
-
-
-def writes(*names: str):  # type: ignore[no-untyped-def]
-    def turn(request: RecordedRequest) -> Reply:
-        root = Path(request_cwd(request))
-        return Reply.of(*(ToolUseBlock("Write", {"file_path": str(root / name),
-                                                 "content": "hello\n"}) for name in names))
-    return turn
 
 
 def approve(project: Path, n: int, monkeypatch: pytest.MonkeyPatch) -> Result:

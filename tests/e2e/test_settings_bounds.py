@@ -6,8 +6,8 @@
   ``gate_attempts``), and the step ends ``failed``.
 - ``maker run`` (the real SDK): the fix loop is bounded by ``max_fix_attempts`` from the
   file, and the next step's brief carries the previous step's ``summary`` (item 5); a
-  hung session is stopped at ``session_timeout`` (the file's, or ``--session-timeout``):
-  the CLI ends, the ledger records it, and the next ``maker run`` finishes the step.
+  hung session is cut at ``session_timeout`` (the file's, or ``--session-timeout``): the
+  CLI ends, the ledger records it, a fresh session is drawn, and the run goes on.
 """
 
 from __future__ import annotations
@@ -211,7 +211,7 @@ def cli_processes(home: Path) -> list[int]:
 
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads /proc")
 @pytest.mark.parametrize("where", ["file", "option"])
-def test_a_hung_session_is_stopped_at_session_timeout_and_the_next_run_finishes(
+def test_a_hung_session_is_cut_at_session_timeout_drawn_again_and_the_run_goes_on(
         fake_api: FakeMessagesAPI, project: Path, claude_home: Path, where: str) -> None:
     write_plan(project, policy="never")
     release = threading.Event()
@@ -225,6 +225,7 @@ def test_a_hung_session_is_stopped_at_session_timeout_and_the_next_run_finishes(
         return Reply.text("too late")
 
     fake_api.script("step-executor", hangs)
+    greeting_run(fake_api)  # (the fresh session drawn after the cut does the work)
     if where == "file":
         settings(project, "session_timeout: 4\n")
         args: tuple[str, ...] = ()
@@ -236,24 +237,22 @@ def test_a_hung_session_is_stopped_at_session_timeout_and_the_next_run_finishes(
         run = run_maker(fake_api, project, claude_home, "--approve", "auto", *args)
         took = time.monotonic() - began
         assert asked.is_set()
-        assert run.returncode == 1, run.stdout[-1500:] + run.stderr[-1500:]
-        assert 4 <= took < 40, took
+        assert run.returncode == 0, run.stdout[-1500:] + run.stderr[-1500:]
+        assert 4 <= took < 60, took
         said = run.stdout + run.stderr
-        assert "step 0's executor session ran past session_timeout (4 s: plans/settings.yaml, " \
-               "or --session-timeout) and was stopped" in said, said[-2000:]
+        assert "flagged (step 0's executor session ran past session_timeout (4 s" in said, \
+            said[-2000:]
         assert "Traceback" not in run.stderr
-        # Nothing is left running: the session's CLI ended with it.
-        assert running and cli_processes(claude_home) == []
+        # Nothing of the cut session is left running: its CLI ended with it.
+        assert running and not set(running) & set(cli_processes(claude_home))
     finally:
         release.set()
-    (call,) = Ledger(PlanStore(project / "plans")).calls()
-    assert call.kind == "executor" and call.step == 0
-    assert "session_timeout" in (call.error or "") and call.duration_ms >= 4000
-    assert step(project, 0).status == "in-progress"
-
-    greeting_run(fake_api)
-    again = run_maker(fake_api, project, claude_home, "--approve", "auto", *args)
-    assert again.returncode == 0, again.stdout[-1500:] + again.stderr[-1500:]
+    first, *rest = Ledger(PlanStore(project / "plans")).calls()
+    assert first.kind == "executor" and first.step == 0
+    assert "step 0's executor session ran past session_timeout (4 s: plans/settings.yaml, or " \
+           "--session-timeout) and was stopped" in (first.error or "")
+    assert first.duration_ms >= 4000
+    assert rest and not any(c.error for c in rest)
     assert [step(project, n).status for n in (0, 1)] == ["complete", "complete"]
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply
+from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply, ToolUseBlock
 from maker_scripted.headless import maker_env
 from maker_scripted.scenarios import handoff
 
@@ -70,6 +70,16 @@ def write_hello(request: RecordedRequest) -> Reply:
     """A Write of hello.txt in the session's working directory."""
     return Reply.tool("Write", {"file_path": str(Path(request_cwd(request)) / "hello.txt"),
                                 "content": "hello\n"})
+
+
+def writes(*names: str) -> Callable[[RecordedRequest], Reply]:
+    """One turn that writes each of ``names`` (``hello``) in the session's working
+    directory, all in one message."""
+    def turn(request: RecordedRequest) -> Reply:
+        root = Path(request_cwd(request))
+        return Reply.of(*(ToolUseBlock("Write", {"file_path": str(root / name),
+                                                 "content": "hello\n"}) for name in names))
+    return turn
 
 
 def request_cwd(request: RecordedRequest) -> str:
