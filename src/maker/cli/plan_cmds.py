@@ -125,6 +125,8 @@ def plan_show(as_json: bool, plans_dir: Path | None) -> None:
         spec = r.spec
         kind = " [conditional]" if spec.is_conditional else ""
         click.echo(f"  {r.number}. {r.title}{kind}  ({r.status})")
+        if spec.component:
+            click.echo(f"     component: {spec.component}")
         if r.depends_on:
             click.echo(f"     depends on: {', '.join(map(str, r.depends_on))}")
         tools = [*spec.primary_tools, *(f"{t} (fallback)" for t in spec.fallback_tools)]

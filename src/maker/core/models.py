@@ -70,6 +70,10 @@ class PlanStep:
     # Optional: the paths or globs (relative to the project root) the step will change
     # (``maker.planner.writes``). None: it says nothing, and runs alone.
     writes: list[str] | None = None
+    # Optional: the part of the plan the step belongs to (``api``, ``billing-ui``). Its
+    # brief then carries the NOTES.md facts of its component, of the steps it depends on
+    # and the plan-wide ones (``maker.store.fact_scope``). Checked by the parser.
+    component: str | None = None
 
     # A spec a store keeps (``maker.store.records.kept``) is shared by every record of
     # its step, handed out or kept: nothing may change it in place.

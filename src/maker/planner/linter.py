@@ -13,12 +13,20 @@ fraction of the time its YAML takes to parse.
 
 from __future__ import annotations
 
+import difflib
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from maker.core.models import END, RUNTIME_DECIDED, Plan
 from maker.errors import Problem, YAMLCleanError
-from maker.planner.parser import UNKNOWN_FIELD, _plan_problems, _step_problems, parse_plan
+from maker.planner.parser import (
+    MAX_COMPONENTS,
+    UNKNOWN_FIELD,
+    _plan_problems,
+    _step_problems,
+    parse_plan,
+)
 from maker.planner.report_names import report_name_problems
 from maker.planner.step_lint import (
     LintStep,
@@ -108,10 +116,12 @@ def lint_plan(raw: Any, registry: ToolRegistry | None = None) -> list[Problem]:
     if isinstance(raw, dict):
         problems += _reasoning_problems(raw)
     problems += _flow_problems(numbered, valid_by_number, position)
+    problems += _component_problems(valid)
     return problems
 
 
 _DEFAULT: ToolRegistry | None = None
+_COMPARED = 10_000  # the most pairs of component names the typo check compares
 
 
 def _default_registry() -> ToolRegistry:
@@ -153,6 +163,39 @@ def _reasoning_problems(raw: dict[str, Any]) -> list[Problem]:
         return []
     return [Problem("reasoning", found,
                     fix="explain why the steps are these")]
+
+
+def _component_problems(valid: list[LintStep]) -> list[Problem]:
+    """A component only one step names, spelt almost as one that several steps share:
+    a typo that would keep the step from its component's notes."""
+    named = Counter(s.item.get("component") for s in valid if s.item.get("component"))
+    shared = [c for c, n in named.items() if n > 1]
+    alone = [s for s in valid if named.get(s.item.get("component")) == 1]
+    out: list[Problem] = []
+    if len(named) > MAX_COMPONENTS:
+        out.append(Problem("component", f"the plan names {len(named)} components, more "
+                                        f"than the {MAX_COMPONENTS} maker keeps notes for",
+                           fix="give the steps of one part of the project one name (`api`, "
+                               "`billing-ui`): a component is a part several steps share, "
+                               "not one step; leave it out on steps that span the parts"))
+    if len(alone) * len(shared) > _COMPARED:
+        return out  # (a plan of hundreds of components: the check would cost more than it finds)
+    for s in alone:
+        name = s.item["component"]
+        close = difflib.get_close_matches(name, shared, n=1, cutoff=0.85)
+        if close:
+            out.append(Problem("component", f"{name!r} is named by this step only, and "
+                                            f"steps {_steps_named(valid, close[0])} share "
+                                            f"{close[0]!r}", s.number,
+                               fix=f"did you mean `component: {close[0]}`? (a step sees the "
+                                   "notes of its own component's steps); if it is a part of "
+                                   f"its own, name it less like {close[0]!r}"))
+    return out
+
+
+def _steps_named(valid: list[LintStep], component: str) -> str:
+    numbers = [s.number for s in valid if s.item.get("component") == component]
+    return ", ".join(map(str, numbers[:5])) + (", …" if len(numbers) > 5 else "")
 
 
 def _flow_problems(numbered: list[tuple[int, int, dict[str, Any]]],

@@ -38,13 +38,17 @@ _TEXT_FIELDS = ("primary_tool_instructions", "fallback_tool_instructions")
 # Every field a planner's step may have, and every top-level key of a plan (the
 # seed's parser reads `reasoning` and `plan` or `steps`; maker adds the `task`).
 STEP_FIELDS = (*REQUIRED_FIELDS, *_LIST_FIELDS, *_TEXT_FIELDS, "output_variable", "depends_on",
-               "model", "votes", "writes")
+               "model", "votes", "writes", "component")
 MAX_VOTES = 20  # a lead of 20 already asks for ~40 sessions per step
 # A model name or id as Claude Code takes it: an alias (`sonnet`, `opus`, `haiku`), an
 # id (`claude-sonnet-4-5`), a provider's id (`us.anthropic.claude-…-v1:0`, `…@2025…`),
 # a context suffix (`[1m]`). One token, so it cannot smuggle an option or a prompt.
 MODEL_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@\-]*(\[[A-Za-z0-9]+\])?")
 MODEL_CHARS = 100
+# A step's component: a short name, one token, so the brief and NOTES.md can quote it.
+COMPONENT_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]*")
+COMPONENT_CHARS = 40
+MAX_COMPONENTS = 100  # NOTES.md keeps each one's facts (``maker.store.fact_scope``)
 PLAN_FIELDS = ("task", "reasoning", "plan", "steps")
 # An output schema describes a handoff's `output`; deeper than this is a mistake (or
 # an attack on the parsers and the brief, which walk it).
@@ -148,6 +152,7 @@ def _step_problems(index: int, item: Any) -> list[Problem]:
                                f"{MODEL_CHARS} characters), or remove the line to use the "
                                "run's model"))
     out += _votes_problems(item, prefix, where)
+    out += _component_problems(item.get("component"), prefix, where)
     out += writes_problems(item.get("writes"), prefix, where)
     deps = item.get("depends_on")
     if deps is not None and (not isinstance(deps, list) or not all(
@@ -176,6 +181,20 @@ def _votes_problems(item: dict[str, Any], prefix: str, where: int | None) -> lis
                                    "Grep, Glob, WebFetch…): split the deciding part into "
                                    "its own step, or remove `votes`")]
     return []
+
+
+def _component_problems(value: Any, prefix: str, where: int | None) -> list[Problem]:
+    if value is None or (isinstance(value, str) and len(value) <= COMPONENT_CHARS
+                         and COMPONENT_PATTERN.fullmatch(value)):
+        return []
+    name = re.sub(r"[^a-z0-9_]+", "-", value.lower()).strip("-_")[:COMPONENT_CHARS].strip(
+        "-_") if isinstance(value, str) else ""
+    return [Problem(prefix + "component", f"must be a short name, got {_show(value)}", where,
+                    fix=(f"write `component: {name}`" if name else "write a name such as "
+                         "`component: api`") + ": a short name of lower-case letters, digits, "
+                        f"- and _ (at most {COMPONENT_CHARS} characters) "
+                        "that the steps of one part of the plan share; or remove the line, "
+                        "and the step is plan-wide")]
 
 
 UNKNOWN_FIELD = "is not a"
@@ -249,6 +268,7 @@ def parse_step(item: dict[str, Any]) -> PlanStep:
         model=item.get("model") or None,
         votes=item.get("votes"),
         writes=[w.strip() for w in item["writes"]] if item.get("writes") is not None else None,
+        component=item.get("component"),
     )
 
 

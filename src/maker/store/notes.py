@@ -14,8 +14,9 @@ A readable Markdown file with one section per kind of fact::
 Humans may edit it: other sections, free text and reordered bullets are kept as
 they are. A fact already present (ignoring case, spacing, punctuation at the end
 and the ``(step N, attempt A)`` tag) is not added again. Each section keeps its newest
-``keep`` bullets; older ones are appended to ``plans/archive/NOTES-<section>.md``,
-so nothing is lost.
+``keep`` bullets of each scope (a component, or the plan as a whole:
+``maker.store.fact_scope``), so a busy component never pushes a quiet one's facts out;
+older ones are appended to ``plans/archive/NOTES-<section>.md``, so nothing is lost.
 
 Facts belong to the plan and the attempt that found them. The file names its plan
 (``Plan: <PLAN.md's created_at>``) and each fact its step and attempt. When a step is
@@ -34,6 +35,7 @@ from pathlib import Path
 
 from maker.core.bounded import read_text_file
 from maker.store.atomic import atomic_write
+from maker.store.fact_scope import PLAN_WIDE_MARK, RETIRED_LABEL, fact_scope, scoped_keep
 from maker.store.slug import slugify
 
 __all__ = ["DEFAULT_KEEP", "EARLIER_ATTEMPTS", "MAX_ENTRY_CHARS", "PREVIOUS_PLAN", "SECTIONS",
@@ -47,10 +49,12 @@ MAX_ENTRY_CHARS = 600  # the full text stays in the step's handoff file
 
 _HEADER = ("# Notes\n\n"
            "Durable facts the steps of this plan left for the steps after them. maker adds "
-           "the discoveries, decisions and blockers of every accepted handoff; edit freely.\n")
+           "the discoveries, decisions and blockers of every accepted handoff; edit freely.\n"
+           "\nA step with a `component` is shown the facts of its component's steps, of the "
+           "steps it depends on, and the plan-wide ones: those with no `(step N)` tag, those "
+           f"of steps with no component, and those that begin `{PLAN_WIDE_MARK}`.\n")
 EARLIER_ATTEMPTS = "Earlier attempts (reset)"
 PREVIOUS_PLAN = "From the previous plan"
-_RETIRED_LABEL = "earlier attempt (reset): "
 _BULLET = re.compile(r"^[-*+] +")
 _STEP_TAG = re.compile(r"\s*_?\((?:steps?|from step) [\d, ]+(?:,? *attempt \d+)?\)_?\s*$",
                        re.IGNORECASE)
@@ -197,7 +201,7 @@ def retire_attempt(text: str, step: int, attempt: int | None = None) -> str:
             if m and int(m.group(1)) == step and (
                     attempt is None or m.group(2) is None or int(m.group(2)) == attempt):
                 first = _BULLET.sub("", lines[0])
-                retired.append([f"- {_RETIRED_LABEL}{title.lower()[:-1]}: {first}",
+                retired.append([f"- {RETIRED_LABEL}{title.lower()[:-1]}: {first}",
                                 *lines[1:]])
             else:
                 kept.append((is_entry, lines))
@@ -214,13 +218,16 @@ def retire_attempt(text: str, step: int, attempt: int | None = None) -> str:
 
 def add_notes(path: Path, facts: Mapping[str, Iterable[str]], step: int | None = None,
               archive_dir: Path | None = None, keep: int = DEFAULT_KEEP, *,
-              attempt: int | None = None, plan: str | None = None) -> int:
+              attempt: int | None = None, plan: str | None = None,
+              components: Mapping[int, str | None] | None = None) -> int:
     """Add new facts to NOTES.md and return how many were added.
 
     ``facts`` maps a kind (``discoveries``, ``decisions``, ``blockers``, or any
     section title) to texts. Duplicates of facts already in their section are
-    skipped. Sections over ``keep`` bullets move their oldest bullets to
+    skipped. Sections over ``keep`` bullets of a scope move its oldest bullets to
     ``archive_dir/NOTES-<section>.md`` (default: ``plans/archive`` beside NOTES.md).
+    ``components`` maps each step of the plan to its ``component`` (None: none); without
+    it every fact is plan-wide, right for a plan without components only.
     Each fact is tagged ``(step N)``, or ``(step N, attempt A)`` from a step's second
     attempt on (``attempt``: the step's resets + 1; an untagged one is its first).
     With ``plan`` (PLAN.md's ``created_at``), a file that names another plan is first
@@ -259,7 +266,8 @@ def add_notes(path: Path, facts: Mapping[str, Iterable[str]], step: int | None =
         return 0
     archive_dir = archive_dir or path.parent / "archive"
     for section in sections:
-        old = _trim(section, keep)
+        old = _trim(section, keep, {} if section.title.startswith(PREVIOUS_PLAN)
+                    else components or {})
         if old:
             name = f"NOTES-{slugify(section.title, 'section')}.md"
             _archive(archive_dir / name, section.title, old)
@@ -294,9 +302,14 @@ def _append(section: _Section, new: list[list[str]]) -> None:
     section.blocks[at:at] = [(True, lines) for lines in new]
 
 
-def _trim(section: _Section, keep: int) -> list[list[str]]:
+def _trim(section: _Section, keep: int,
+          components: Mapping[int, str | None]) -> list[list[str]]:
+    """Drop (and return) the section's oldest bullets past ``keep`` a scope: the facts of
+    an earlier plan's steps (``components`` empty) are all plan-wide."""
     entries = [i for i, (is_entry, _) in enumerate(section.blocks) if is_entry]
-    drop = set(entries[:max(0, len(entries) - keep)])
+    scopes = [fact_scope("\n".join(section.blocks[i][1]), components) for i in entries]
+    drop = {i for i, stays in zip(entries, scoped_keep(scopes, keep), strict=True)
+            if not stays}
     old = [section.blocks[i][1] for i in sorted(drop)]
     section.blocks = [b for i, b in enumerate(section.blocks) if i not in drop]
     return old

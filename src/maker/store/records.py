@@ -120,6 +120,10 @@ class StoredPlan:
         raise StepNotFoundError(f"the plan has no step {number} (steps: {known}"
                                 f"{', …' if len(self.steps) > 20 else ''})", number)
 
+    def components(self) -> dict[int, str | None]:
+        """Each step's ``component`` (None: it has none), as NOTES.md's scopes need it."""
+        return {r.number: r.spec.component for r in self.steps}
+
     def as_plan(self) -> Plan:
         return Plan(reasoning=self.reasoning, steps=[r.spec for r in self.steps], task=self.task)
 

@@ -19,7 +19,7 @@ __all__ = ["ATTEMPT_META", "EDGE_CASES", "HISTORY_META", "REVISION_META", "RUN_M
 
 STEP_KEYS = ("step", "title", "task_type", "status", "depends_on", "input_variables",
              "output_variable", "output_schema", "primary_tools", "fallback_tools", "next",
-             "model", "votes", "writes")
+             "model", "votes", "writes", "component")
 # What maker records in a step's front matter as the step runs. One attempt's record is
 # cleared when the step starts again or is reset (``awaiting_approval`` is an older
 # spelling of the awaiting-approval status, cleared with the attempt it belonged to);
@@ -104,6 +104,8 @@ def render_step(record: StepRecord) -> str:
         meta["votes"] = s.votes
     if s.writes is not None:
         meta["writes"] = list(s.writes)
+    if s.component is not None:
+        meta["component"] = s.component
     meta.update(record.meta)
     parts = [f"# Step {s.step}: {s.title}", "", "## Task", "", s.task_description.strip()]
     for heading, name in list(_SECTIONS.items())[1:]:

@@ -214,10 +214,11 @@ def _verification_lines(store: PlanStore, handoff: Handoff,
 def add_step_facts(store: PlanStore, plan: StoredPlan, record: StepRecord,
                    handoff: Handoff) -> int:
     """Add the handoff's discoveries, decisions and blockers to NOTES.md, tagged with the
-    step and its attempt and scoped to the plan; returns how many facts were new."""
+    step and its attempt and scoped to the plan (and trimmed per component); returns how
+    many facts were new."""
     return add_notes(store.notes_path, {"discoveries": handoff.discoveries,
                                         "decisions": handoff.decisions,
                                         "blockers": handoff.blockers},
                      step=record.number, archive_dir=store.archive_dir,
                      attempt=int(record.meta.get("resets") or 0) + 1,
-                     plan=plan.created_at or None)
+                     plan=plan.created_at or None, components=plan.components())

@@ -129,6 +129,8 @@ def _step_section(spec: PlanStep, depends_on: list[int]) -> str:
     lines = ["## Your step", "",
              f"- step: {spec.step}",
              f"- type: {spec.task_type}"]
+    if spec.component:
+        lines.append(f"- component: {spec.component}")
     if depends_on:
         lines.append("- depends on: " + ", ".join(f"step {n}" for n in depends_on))
     lines.append(f"- next: {_next_text(spec)}")

@@ -6,6 +6,11 @@ previous agent's ``for_next_agent`` and the plan's NOTES.md facts, exactly as th
 plugin's brief shows them); after it answers, :meth:`NotesContext.update_from_result`
 adds its discoveries, decisions and blockers to NOTES.md with the gate's own call.
 
+The seed scopes both by ``component_id``; maker names the step, and the step's
+``component`` in the plan is the scope: a step of component ``api`` is given the facts
+of ``api``'s steps, of the steps it depends on and the plan-wide ones, and the facts
+it adds are ``api``'s (trimmed per component, so another's cannot push them out).
+
 ``summary`` and ``for_next_agent`` are not NOTES.md facts: they belong to the step's
 handoff file, which only the gate writes (``maker.executor.acceptance.accept.accept_handoff``), and
 the next agent reads them from there (``maker.executor.launch.previous_work.previous_handoff``).
@@ -39,7 +44,8 @@ class NotesContext:
         self.budget = budget or BriefBudget()
 
     def get_context_for_prompt(self, step: int) -> str:
-        """The "Context from previous work" section for ``step``'s agent (Markdown).
+        """The "Context from previous work" section for ``step``'s agent (Markdown),
+        scoped to the step's component when it has one.
 
         Raises PlanFileError for plan files that cannot be read.
         """

@@ -6,11 +6,18 @@ first), and the newest facts of ``NOTES.md``, each cut to a ``BriefBudget``, wit
 saying how much was left out and where to read it whole. ``maker.executor.launch.brief`` puts
 it in every brief (the plugin's executor's, and ``maker run``'s sessions'); seed 000's
 AgentRunner puts it in its prompt (``persistent_context``).
+
+A step with a ``component`` sees its part of the plan only (seed 002's
+``get_context_for_prompt(component_id)``): the facts of its component's steps, of the
+steps it depends on, and the plan-wide ones (``maker.store.fact_scope``); and the
+previous agent is the one that handed off last among those steps and the steps with no
+component. A step with no component sees everything.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,11 +25,12 @@ from typing import TYPE_CHECKING, Any
 from maker.core.bounded import INPUT_LIMIT, open_regular
 from maker.core.text import strip_controls
 from maker.errors import InputError
-from maker.store.notes import read_notes
+from maker.store.fact_scope import visible_to
+from maker.store.notes import PREVIOUS_PLAN, read_notes
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
-    from maker.store.records import StoredPlan
+    from maker.store.records import StepRecord, StoredPlan
 
 __all__ = ["BriefBudget", "context_section", "cut", "persistent_context", "previous_handoff",
            "shown_path"]
@@ -54,15 +62,18 @@ class BriefBudget:
     task_chars: int = 1000
 
 
-def previous_handoff(store: PlanStore, step: int) -> dict[str, Any] | None:
-    """The handoff accepted most recently, other than ``step``'s own; None if none.
+def previous_handoff(store: PlanStore, step: int,
+                     among: Collection[int] | None = None) -> dict[str, Any] | None:
+    """The handoff accepted most recently, other than ``step``'s own (and of a step in
+    ``among``, when given); None if none.
 
     "Most recently" is by ``accepted_at``, which the gate writes; a file without one
     (a hand-written handoff) counts as oldest. Ties go to the higher step number.
     """
     # (each file's key read once while it is unchanged: a long run asks at every step)
     best = max((key for key in store.handoff_heads(_key).values()
-                if key is not None and key[1] != step), default=None)
+                if key is not None and key[1] != step and (among is None or key[1] in among)),
+               default=None)
     return store.read_handoff(best[1]) if best is not None else None
 
 
@@ -104,13 +115,17 @@ def persistent_context(store: PlanStore, plan: StoredPlan, step: int,
 def context_section(store: PlanStore, plan: StoredPlan, step: int, project: Path,
                     budget: BriefBudget) -> str:
     lines = ["## Context from previous work"]
-    prev = previous_handoff(store, step)
+    record = plan.find(step)
+    scope = _Scope.of(plan, record)
+    prev = previous_handoff(store, step, scope.steps if scope.component else None)
     room = [budget.summaries_chars]  # what the summaries may still take
     if prev is not None:
         n = prev.get("step", "?")
         status = prev.get("status", "?")
         note = str(prev.get("for_next_agent") or "").strip()
-        lines += ["", f"### From the previous agent (step {n}, {status})", ""]
+        among = (f"; the latest of component `{scope.component}`, of the steps this one "
+                 "depends on and of the plan-wide ones") if scope.component else ""
+        lines += ["", f"### From the previous agent (step {n}, {status}{among})", ""]
         summary = _summary(prev)
         if summary:
             where = shown_path(_handoff_file(store, plan, n), project)
@@ -125,13 +140,36 @@ def context_section(store: PlanStore, plan: StoredPlan, step: int, project: Path
                           f"left out: read `for_next_agent` in {where})"]
         else:
             lines.append("(it left no note for you)")
-    record = plan.find(step)
     shown = prev.get("step") if prev is not None else None
     deps = [d for d in (record.depends_on if record is not None else []) if d != shown]
     if deps:
         lines.append(_depends_section(store, plan, deps, project, budget, room))
-    lines.append(_notes_section(store, plan, project, budget))
+    lines.append(_notes_section(store, plan, project, budget, scope))
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """What a step is shown: ``component`` (None: everything), the steps it depends on
+    (``depends``), and the steps whose previous agent it may hear from (``steps``)."""
+
+    component: str | None
+    depends: frozenset[int]
+    steps: frozenset[int]
+    components: dict[int, str | None]
+
+    @classmethod
+    def of(cls, plan: StoredPlan, record: StepRecord | None) -> _Scope:
+        component = record.spec.component if record is not None else None
+        if component is None or record is None:
+            return cls(None, frozenset(), frozenset(), {})
+        components = plan.components()
+        depends = frozenset(record.depends_on)
+        return cls(component, depends, depends | {n for n, c in components.items()
+                                                  if c in (component, None)}, components)
+
+    def shows(self, fact: str) -> bool:
+        return visible_to(fact, self.component, self.depends, self.components)
 
 
 def _summary(handoff: dict[str, Any]) -> str:
@@ -194,18 +232,27 @@ def _attempt(meta: dict[str, Any]) -> int:
 
 
 def _notes_section(store: PlanStore, plan: StoredPlan, project: Path,
-                   budget: BriefBudget) -> str:
+                   budget: BriefBudget, scope: _Scope) -> str:
     notes_rel = shown_path(store.notes_path, project)
     attempts = {r.number: _attempt(r.meta) for r in plan.steps if r.meta.get("resets")}
-    notes = {title: entries for title, entries in read_notes(
-        store.notes_path, plan=plan.created_at or None, attempts=attempts).items() if entries}
+    everything = read_notes(store.notes_path, plan=plan.created_at or None, attempts=attempts)
+    notes = {title: shown for title, entries in everything.items()
+             if (shown := [e for e in entries if title.startswith(PREVIOUS_PLAN)
+                           or scope.shows(e)])}
+    others = sum(map(len, everything.values())) - sum(map(len, notes.values()))
     head = f"### Project notes ({notes_rel}: durable facts from earlier steps, newest last)"
+    if scope.component is not None:
+        head = (f"### Project notes (facts of component `{scope.component}`, of the steps "
+                f"this one depends on and plan-wide ones, from {notes_rel}; newest last)")
+    lines = ["", head]
+    if others:
+        lines += ["", f"({others} fact{'s' if others > 1 else ''} of other components left "
+                      f"out: {'they are' if others > 1 else 'it is'} in {notes_rel})"]
     if not notes:
-        return f"\n{head}\n\n(none yet)"
+        return "\n".join([*lines, "", "(none yet)"])
     kept = _newest_within(notes, budget)
     archived = any(store.archive_dir.glob("NOTES-*.md"))
     archive = f"{shown_path(store.archive_dir, project)}/NOTES-*.md"
-    lines = ["", head]
     if archived:
         lines += ["", f"(The oldest facts are archived in {archive}.)"]
     for title, entries in notes.items():

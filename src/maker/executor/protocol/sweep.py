@@ -117,6 +117,7 @@ def decide_proposal(store: PlanStore, pid: int, accept: bool, by: str) -> dict[s
     """A person's decision on proposal ``pid``. Raises StepError for an unknown or an
     already decided one."""
     from maker.store.atomic import atomic_write
+    from maker.store.fact_scope import PLAN_WIDE_MARK
     from maker.store.notes import add_notes
 
     with store.lock():
@@ -130,9 +131,11 @@ def decide_proposal(store: PlanStore, pid: int, accept: bool, by: str) -> dict[s
         found.update(status="accepted" if accept else "dropped", decided_by=by,
                      decided_at=utc_now())
         atomic_write(_path(store), json.dumps(kept, indent=2))
-        if accept:
+        if accept:  # (a change of the plan's scope: every component's steps see it)
+            plan = store.load()
             add_notes(store.notes_path, {"decisions": [
-                f"Scope change accepted by {by} (proposed by step {found.get('from_step')}): "
-                f"{found.get('text')}"]}, step=int(found.get("from_step") or 0),
-                archive_dir=store.archive_dir, plan=store.load().created_at or None)
+                f"{PLAN_WIDE_MARK} Scope change accepted by {by} (proposed by step "
+                f"{found.get('from_step')}): {found.get('text')}"]},
+                step=int(found.get("from_step") or 0), archive_dir=store.archive_dir,
+                plan=plan.created_at or None, components=plan.components())
         return found
