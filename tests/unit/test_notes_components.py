@@ -13,6 +13,7 @@ from maker.core.models import Plan
 from maker.executor.acceptance.accept import add_step_facts
 from maker.executor.launch.brief import build_brief
 from maker.executor.launch.notes_context import NotesContext
+from maker.executor.protocol.sweep import apply_sweep, decide_proposal
 from maker.handoff.fields import parse_handoff
 from maker.store.fact_scope import fact_scope, marked_plan_wide, scoped_keep
 from maker.store.notes import add_notes, read_notes, retire_attempt
@@ -195,7 +196,21 @@ def test_the_previous_plans_discoveries_reach_every_component(tmp_path: Path) ->
     """Their tags name the old plan's steps: this plan's components say nothing of them."""
     store = write(tmp_path)
     store.notes_path.write_text("# Notes\n\nPlan: 2020-01-01T00:00:00.000000Z\n\n"
-                                "## Discoveries\n\n- the old plan's fact (step 1)\n")
+                                "## Discoveries\n\n- the old plan's fact (step 3)\n")
     accept(store, 0, "fact of step 0")  # starts this plan's notes from the old ones
     assert "From the previous plan" in store.notes_path.read_text()
-    assert "the old plan's fact (step 1)" in notes_part(build_brief(store, store.load(), 4))
+    assert "the old plan's fact (step 3)" in notes_part(build_brief(store, store.load(), 4))
+
+
+def test_a_scope_change_a_person_accepted_reaches_every_component(tmp_path: Path) -> None:
+    store = write(tmp_path)
+    data = {"step": 3, "status": "complete", "output": {"result": "r3"}, "summary": "did 3",
+            "for_next_agent": "", "files_changed": [], "evidence": [],
+            "proposals": ["Paginate /users"]}
+    handoff, problems = parse_handoff(data)
+    assert handoff is not None and not problems
+    with store.lock():
+        apply_sweep(store, store.load(), 3, handoff)  # step 3: api, which step 4 does not need
+    decide_proposal(store, 1, True, "user")
+    assert "Scope change accepted by user (proposed by step 3): Paginate /users" in notes_part(
+        build_brief(store, store.load(), 4))
