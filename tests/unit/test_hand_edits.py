@@ -60,7 +60,7 @@ def test_a_sound_plan_has_no_problems() -> None:
      "reasonning: is not a plan field (fix: did you mean `reasoning`?)"),
     (("task: Build it", "budget: 5"),
      "budget: is not a plan field (fix: remove it; a plan's fields are task, reasoning, plan, "
-     "steps)"),
+     "steps, summary, discoveries, blockers, decisions, for_next_agent)"),
 ])
 def test_unknown_keys_in_a_planners_plan_are_errors_with_the_likely_name(
         edit: tuple[str, str], expected: str) -> None:

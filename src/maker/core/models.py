@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from maker.core.agent_context import AgentContext
 from maker.errors import YAMLCleanError
 from maker.yaml_cleaner.load import load_yaml
 
@@ -115,6 +116,9 @@ class Plan:
     reasoning: str
     steps: list[PlanStep]
     task: str = ""
+    # What the planner left for the steps (seed 002's context fields): its facts go to
+    # NOTES.md when the plan is written (``maker.store.plan_store.PlanStore.write_plan``).
+    context: AgentContext = field(default_factory=AgentContext)
 
     def step(self, number: int) -> PlanStep:
         for s in self.steps:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from maker.core.agent_context import CONTEXT_OUTPUT_FIELDS, read_context
 from maker.core.models import TASK_TYPES, Plan, PlanStep
 from maker.errors import PlanValidationError, Problem
 from maker.planner.writes import writes_problems
@@ -49,7 +50,7 @@ MODEL_CHARS = 100
 COMPONENT_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]*")
 COMPONENT_CHARS = 40
 MAX_COMPONENTS = 100  # NOTES.md keeps each one's facts (``maker.store.fact_scope``)
-PLAN_FIELDS = ("task", "reasoning", "plan", "steps")
+PLAN_FIELDS = ("task", "reasoning", "plan", "steps", *CONTEXT_OUTPUT_FIELDS)  # (seed 002's)
 # An output schema describes a handoff's `output`; deeper than this is a mistake (or
 # an attack on the parsers and the brief, which walk it).
 MAX_SCHEMA_DEPTH = 20
@@ -77,7 +78,7 @@ def _plan_problems(raw: Any) -> tuple[list[Problem], list[Any]]:
         return [Problem("plan", f"the plan must be a mapping with `reasoning` and `plan`, "
                                 f"got {kind}",
                         fix="answer with `reasoning: ...` and `plan: [...]`")], []
-    problems = unknown_key_problems(raw, PLAN_FIELDS, what="plan")
+    problems = unknown_key_problems(raw, PLAN_FIELDS, what="plan") + read_context(raw)[1]
     reasoning = raw.get("reasoning")
     if "reasoning" not in raw:
         problems.append(Problem("reasoning", "missing", fix="add `reasoning:` explaining the plan"))
@@ -286,4 +287,5 @@ def parse_plan(raw: Any) -> Plan:
         reasoning=raw["reasoning"],
         steps=[parse_step(s) for s in _steps_of(raw)],
         task=task if isinstance(task, str) else "",
+        context=read_context(raw)[0],
     )

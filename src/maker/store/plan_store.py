@@ -18,7 +18,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from maker.core.bounded import read_text_file
 from maker.core.clock import file_stamp, utc_now
 from maker.core.models import Plan
 from maker.core.paths import project_of, project_record
@@ -126,11 +125,9 @@ class PlanStore:
             stored = StoredPlan(task, plan.reasoning, created, records)
             (staging / "PLAN.md").write_text(self._render_plan_file(stored), encoding="utf-8")
             self._archive_current(created)
-            if self.notes_path.is_file():  # the old plan's facts are not this plan's
-                from maker.store.notes import notes_for_new_plan
+            from maker.store.planner_notes import start_notes  # (the old plan's, the planner's)
 
-                atomic_write(self.notes_path, notes_for_new_plan(
-                    read_text_file(self.notes_path), created))
+            start_notes(self.notes_path, self.archive_dir, created, plan.context)
             journaled_move(staging / "steps", self.steps_dir)
             journaled_move(staging / "PLAN.md", self.overview_path)
             rel, kept = project_record(self.root), self.state_dir / "project"
