@@ -136,15 +136,22 @@ class FakePlanner:
 
 
 class FakeReviewer:
+    """Answers each review with the next verdict (``GREEN: fine`` then ``VERDICT: v``), or
+    with an answer given whole (one with a ``VERDICT:`` line of its own)."""
+
     def __init__(self, *verdicts: str) -> None:
         self.verdicts = list(verdicts)
         self.prompts: list[str] = []
+        self.resumed: list[str | None] = []  # the session each call resumed (None: new)
 
     async def __call__(self, prompt: str, *, max_budget_usd: float | None,
-                       model: str | None) -> SdkAnswer:
+                       model: str | None, resume: str | None = None) -> SdkAnswer:
         self.prompts.append(prompt)
-        return SdkAnswer(text=f"GREEN: fine\nVERDICT: {self.verdicts.pop(0)}",
-                         cost_usd=0.005, duration_ms=3)
+        self.resumed.append(resume)
+        said = self.verdicts.pop(0)
+        return SdkAnswer(text=said if "VERDICT:" in said else f"GREEN: fine\nVERDICT: {said}",
+                         cost_usd=0.005, duration_ms=3,
+                         session_id=f"review-{len(self.prompts)}")
 
 
 def parts(model: ScriptedModel, ledger: FakeLedger | None = None, budget: float | None = None,

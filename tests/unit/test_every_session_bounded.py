@@ -62,7 +62,7 @@ def test_a_review_past_session_timeout_is_cut_drawn_again_and_then_asks(
 
 class HangsOnceReviewer(HangingReviewer):
     async def __call__(self, prompt: str, *, max_budget_usd: float | None,
-                       model: str | None) -> SdkAnswer:
+                       model: str | None, resume: str | None = None) -> SdkAnswer:
         if self.cancelled:
             return SdkAnswer(text=APPROVES)
         return await super().__call__(prompt, max_budget_usd=max_budget_usd, model=model)

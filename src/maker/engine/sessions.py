@@ -5,7 +5,7 @@ The orchestrator never builds an SDK session itself: it asks a *runner factory* 
 executor session (``factory(max_budget_usd=…, model=…, can_use_tool=…, hooks=…,
 disallowed_tools=…, resume=…)``, an
 object with ``async run(step, prompt, config) -> AgentResult``) and a *reviewer*
-(``async reviewer(prompt, max_budget_usd=…, model=…) -> SdkAnswer``). Tests inject
+(``async reviewer(prompt, max_budget_usd=…, model=…, resume=…) -> SdkAnswer``). Tests inject
 scripted fakes for both; these are the real ones. ``maker.core.sdk.within`` holds a
 session to its wall-clock limit (``session_timeout``).
 """
@@ -50,8 +50,10 @@ class RunnerFactory(Protocol):
 
 
 class Reviewer(Protocol):
+    """``resume``: the session of an answer maker refused, told why (else a new one)."""
+
     def __call__(self, prompt: str, *, max_budget_usd: float | None,
-                 model: str | None) -> Awaitable[SdkAnswer]:
+                 model: str | None, resume: str | None = None) -> Awaitable[SdkAnswer]:
         ...
 
 
@@ -100,7 +102,7 @@ def sdk_reviewer(cwd: Path, *, env: dict[str, str] | None = None,
     """The real reviewer: one SDK session with the plugin's reviewer prompt and tools."""
 
     async def review(prompt: str, *, max_budget_usd: float | None,
-                     model: str | None) -> SdkAnswer:
+                     model: str | None, resume: str | None = None) -> SdkAnswer:
         try:
             from claude_agent_sdk import ClaudeAgentOptions, query
         except ImportError:
@@ -112,8 +114,8 @@ def sdk_reviewer(cwd: Path, *, env: dict[str, str] | None = None,
             tools=tools, allowed_tools=tools, permission_mode="dontAsk",
             hooks=reviewer_hooks(cwd),  # (its Bash only reads, as in the plugin)
             system_prompt=load_prompt(REVIEWER_PROMPT), cwd=str(cwd), model=model,
-            max_budget_usd=max_budget_usd, env=dict(env or {}), cli_path=cli_path,
-            **isolated())
+            max_budget_usd=max_budget_usd, resume=resume, env=dict(env or {}),
+            cli_path=cli_path, **isolated())
 
         async def stream() -> AsyncIterator[Any]:
             async for message in query(prompt=prompt, options=options):

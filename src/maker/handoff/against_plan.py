@@ -6,10 +6,11 @@ from typing import Any
 
 import yaml
 
+from maker.core.agent_context import kind_of
 from maker.core.flow import decides_next
 from maker.core.models import END, AgentResult, schema_keys
 from maker.errors import Problem
-from maker.handoff.fields import is_int, kind_of
+from maker.handoff.fields import is_int
 from maker.store.records import StepRecord, StoredPlan
 from maker.tools.registry import only_read
 from maker.yaml_cleaner.frozen import thaw

@@ -14,7 +14,7 @@ from maker.core.models import HANDOFF_STATUSES, Evidence, Handoff
 from maker.errors import Problem
 from maker.handoff.sweep import parse_sweep, parse_sweep_record
 
-__all__ = ["FORMAT_HINT", "is_int", "kind_of", "parse_handoff"]
+__all__ = ["FORMAT_HINT", "is_int", "parse_handoff"]
 
 _LIST_FIELDS = ("discoveries", "decisions", "blockers", "files_changed")
 FORMAT_HINT = ("answer with the handoff YAML only: `step:`, `status:`, `output:`, `summary:`, "

@@ -124,7 +124,7 @@ def _gate(hook: HookInput, text: str) -> Output:
 def _reviewer_stop(hook: HookInput, text: str) -> Output:
     """Record the independent review for the step that awaits approval."""
     from maker.executor.acceptance.approval import is_awaiting
-    from maker.executor.acceptance.review import record_review
+    from maker.executor.acceptance.review_loop import apply_review, refuse_review, take_review
 
     store = store_for(hook)
     if not store.exists():
@@ -143,9 +143,14 @@ def _reviewer_stop(hook: HookInput, text: str) -> Output:
         records.record(hook, "not-recorded")
         return message("maker: the reviewer finished, but no single step awaits approval, "
                        "so its review was not recorded.")
-    review = record_review(store, waiting[0], text)
+    refused = refuse_review(store, hook.agent_id or hook.session_id, text)
+    if refused is not None:  # (its context fields: it answers again, nothing recorded)
+        records.record(hook, "rejected", final=False, step=waiting[0].number,
+                       review_step=waiting[0].number)  # (kept: the step it reviews)
+        return block(f"{refused}\nDeliver it as your final message, or as "
+                     "SubagentHandback's `message` if you have that tool.")
+    review = take_review(store, waiting[0], text)
     from maker.errors import MakerError
-    from maker.executor.acceptance.review_loop import apply_review
 
     try:
         decided = apply_review(store, waiting[0], review, session_id=hook.session_id)
@@ -154,8 +159,10 @@ def _reviewer_stop(hook: HookInput, text: str) -> Output:
         kind, said = "person", f"not decided: {exc}"
     records.record(hook, "recorded", step=review.step, verdict=review.verdict,
                     decision=kind, decided=said)
+    left_out = f" Its context fields were left out: {'; '.join(review.ignored)}" \
+        if review.ignored else ""
     return message(f"maker: review of step {review.step} recorded (verdict: {review.verdict})"
-                   f"; step {review.step}: {said}.")
+                   f"; step {review.step}: {said}.{left_out}")
 
 
 def _planner_stop(hook: HookInput, text: str) -> Output:

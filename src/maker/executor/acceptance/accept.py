@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from maker.core.agent_context import AgentContext
 from maker.core.clock import utc_now
 from maker.core.models import Handoff, step_refs
 from maker.errors import HandoffRejectedError, Problem, StepNotFoundError
@@ -212,7 +213,7 @@ def _verification_lines(store: PlanStore, handoff: Handoff,
 
 
 def add_step_facts(store: PlanStore, plan: StoredPlan, record: StepRecord,
-                   handoff: Handoff) -> int:
+                   handoff: Handoff | AgentContext) -> int:  # (or a reviewer's context)
     """Add the handoff's discoveries, decisions and blockers to NOTES.md, tagged with the
     step and its attempt and scoped to the plan (and trimmed per component); returns how
     many facts were new."""

@@ -19,6 +19,9 @@ hook (``maker.hooks.deliver``) and ``maker run`` (``maker.engine.orchestrator``)
 - Past that bound the step stays awaiting approval and a person decides, with the
   findings: a reviewer that keeps rejecting never approves (nor fails) the step by
   itself. A reviewer that gives no verdict leaves the decision to a person too.
+
+Before that, the answer is taken (``take_review``: recorded, its facts in NOTES.md) or
+refused for malformed context fields (``refuse_review``, within ``REVIEW_ANSWERS``).
 """
 
 from __future__ import annotations
@@ -26,16 +29,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from maker.executor.acceptance.accept import add_step_facts
 from maker.executor.acceptance.approval import approve_step, read_policy, reject_step
+from maker.executor.acceptance.review import Review, read_review, record_review, refused_review
 from maker.executor.acceptance.review_route import ROUNDS_META, review_need, review_rounds
+from maker.executor.rules.step_rules import REVIEW_ANSWERS
+from maker.executor.state.attempts import bump, clear
 from maker.executor.state.lifecycle import start_step
 
 if TYPE_CHECKING:
-    from maker.executor.acceptance.review import Review
     from maker.store.plan_store import PlanStore
     from maker.store.records import StepRecord
 
-__all__ = ["ReviewDecision", "apply_review"]
+__all__ = ["ReviewDecision", "apply_review", "refuse_review", "take_review"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,18 @@ class ReviewDecision:
     text: str
     round: int = 0  # the review round that sent it back (sent-back)
     bound: int = 0  # max_review_attempts
+
+
+def take_review(store: PlanStore, record: StepRecord, text: str) -> Review:
+    """Record the reviewer's answer ``text`` as the review of step ``record`` (awaiting
+    approval), and add its discoveries, decisions and blockers to NOTES.md, tagged with
+    the step and the attempt it reviewed, as an accepted handoff's are: one transaction.
+    Both front ends call it once they take the answer (not for one they refuse)."""
+    with store.lock():
+        review = record_review(store, record, text)
+        if any(review.context.facts().values()):
+            add_step_facts(store, store.load(), record, review.context)
+    return review
 
 
 def apply_review(store: PlanStore, record: StepRecord, review: Review,
@@ -84,3 +102,15 @@ def apply_review(store: PlanStore, record: StepRecord, review: Review,
     why = "the reviewer gave no verdict" if not review.approves else \
         f"under the `{policy.name}` policy a person approves it"
     return ReviewDecision("person", f"awaiting a person's decision ({why})")
+
+
+def refuse_review(store: PlanStore, key: str, text: str) -> str | None:
+    """What the reviewer is told when maker refuses its answer ``text``: its context
+    fields are malformed and it has answers left (``REVIEW_ANSWERS`` in all, counted
+    under ``key``: one reviewer's answers). None when maker takes the answer."""
+    problems = read_review(text).problems
+    count = bump(store, "review", key) if problems else REVIEW_ANSWERS
+    if count >= REVIEW_ANSWERS:
+        clear(store, "review", key)
+        return None
+    return refused_review(problems, count, REVIEW_ANSWERS)

@@ -30,6 +30,11 @@ same step through both to show it.
   decided goes to a person. RED findings send the step back to implementation at most
   ``max_review_attempts`` times (:data:`MAX_REVIEW_ATTEMPTS` by default;
   ``maker.executor.acceptance.review_route``); past that bound a person decides, with the findings.
+- **The reviewer's context fields** (:data:`REVIEW_ANSWERS`): a review whose context
+  fields (the YAML after its VERDICT line) are malformed is refused, nothing of it
+  recorded, and the reviewer answers again with the problems, up to this many answers
+  in all; the last one is taken for its verdict, its malformed fields left out
+  (``maker.executor.acceptance.review``).
 
 A person sets the bounds (``max_fix_attempts``, ``max_review_attempts``,
 ``gate_attempts``) and ``maker run``'s ``session_timeout`` in ``plans/settings.yaml``
@@ -50,14 +55,15 @@ if TYPE_CHECKING:
 
     from maker.store.settings import Settings
 
-__all__ = ["GATE_ATTEMPTS", "MAX_FIX_ATTEMPTS", "MAX_REVIEW_ATTEMPTS", "REVIEW_THRESHOLD",
-           "SKIP_REVIEW_VARIABLE", "STOP_REMINDERS", "approval_route", "crossed_boundaries",
-           "review_reasons", "review_required", "settings", "skip_review"]
+__all__ = ["GATE_ATTEMPTS", "MAX_FIX_ATTEMPTS", "MAX_REVIEW_ATTEMPTS", "REVIEW_ANSWERS",
+           "REVIEW_THRESHOLD", "SKIP_REVIEW_VARIABLE", "STOP_REMINDERS", "approval_route",
+           "crossed_boundaries", "review_reasons", "review_required", "settings", "skip_review"]
 
 GATE_ATTEMPTS = 3
 STOP_REMINDERS = 3
 MAX_FIX_ATTEMPTS = 2
 MAX_REVIEW_ATTEMPTS = 1
+REVIEW_ANSWERS = 2
 REVIEW_THRESHOLD = 5  # seed 004: an independent review when a step touched this many files
 
 
