@@ -52,7 +52,8 @@ def test_a_review_past_session_timeout_is_cut_drawn_again_and_then_asks(
     assert result.exit_code == EXIT_APPROVAL
     assert "its review was cut 3 times in a row" in result.message, result.message
     assert f"step 1's review {PAST}" in result.message
-    assert "`maker step approve 1`" in result.message
+    assert "`maker run` again asks for the review anew" in result.message
+    assert "`STEP_SKIP_REVIEW=1 maker step approve 1`" in result.message
     assert reviewer.cancelled == 3  # (each cut, none left running)
     review = [c for c in ledger.calls if c.kind == "reviewer"]
     assert len(review) == 3 and all(not c.cost_known and "session_timeout" in (c.error or "")

@@ -181,3 +181,106 @@ def test_a_bound_beyond_the_wakes_wait_is_left_to_the_next_call(
     executor_began(quick, "a1", ago=0)
     assert not bound.on_agent_bound(launch(quick, "a1"))
     assert quick.load_step(1).status == "in-progress"
+
+
+# -- what a hostile review found ---------------------------------------------------------
+
+
+def notification(store: PlanStore, agent_id: str, status: str) -> dict[str, Any]:
+    note = (f"<task-notification>\n<task-id>{agent_id}</task-id>\n<status>{status}</status>\n"
+            "<summary>Agent stopped</summary>\n</task-notification>")
+    return {"session_id": "sess-1", "cwd": str(store.project), "prompt": note,
+            "hook_event_name": "UserPromptSubmit",
+            "transcript_path": str(store.project / "t.jsonl")}
+
+
+@pytest.mark.parametrize("status", ["killed", "failed"])
+def test_an_executor_that_ended_early_never_fails_the_one_launched_after_it(
+        quick: PlanStore, status: str) -> None:
+    executor_began(quick, "A", ago=0)
+    fire("user-prompt-submit", notification(quick, "A", status))  # (it ended: a crash, say)
+    executor_began(quick, "B", ago=0)  # (launched again for the same run of the step)
+    began = time.monotonic()
+    assert not bound.on_agent_bound(launch(quick, "A"))
+    assert time.monotonic() - began < 0.3
+    assert quick.load_step(1).status == "in-progress"
+    assert "continue" not in call(quick, "B")
+
+
+def test_a_handoff_past_the_bound_is_not_recorded_and_the_step_fails(
+        store: PlanStore) -> None:
+    from harness.hooks import executor_returns
+    from harness.step_plans import handoff
+
+    executor_began(store, "late", ago=60)
+    said = executor_returns(store.project, handoff(1), agent_id="late")
+    assert "its answer came after that and was not recorded" in str(said)
+    record = store.load_step(1)
+    assert record.status == "failed" and store.read_handoff(1) is None
+    assert records.read_record("late")["outcome"] == "overran"
+
+
+def test_a_review_past_the_bound_records_nothing(store: PlanStore) -> None:
+    from harness.hooks import subagent_input
+
+    records.write("rev", {"agent_type": REVIEWER, "outcome": "running", "final": False,
+                          "review_step": 1, "began": time.time() - 60})
+    said = fire("subagent-stop", subagent_input(store.project, REVIEWER,
+                                                "GREEN: ok\nVERDICT: approve", agent_id="rev"))
+    assert "was not recorded" in str(said)
+    assert not (store.state_dir / "reviews").exists() or \
+        not any((store.state_dir / "reviews").iterdir())
+    assert records.read_record("rev")["outcome"] == "overran"
+
+
+def test_a_record_stays_readable_whatever_an_agent_wrote_into_it() -> None:
+    records.write("big", {"agent_type": EXECUTOR, "began": time.time(),
+                          "problems": ["x" * 100_000] * 500, "run": [1, "t", "s"]})
+    data = records.read_record("big", strict=True)
+    assert data["run"] == [1, "t", "s"] and isinstance(data["began"], float)
+    assert len(data["problems"]) <= 60 and len(data["problems"][0]) < 5000
+
+
+def test_a_record_that_cannot_be_read_refuses_the_agent_never_restarts_it(
+        store: PlanStore) -> None:
+    executor_began(store, "a1", ago=1)
+    path = records._verdict_path("a1")
+    path.write_text("{not json")
+    said = call(store)
+    assert said["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "cannot be read" in said["hookSpecificOutput"]["permissionDecisionReason"]
+    assert path.read_text() == "{not json"  # (never taken for a new agent's)
+
+
+@pytest.mark.parametrize("began", [float("nan"), 1e300, -5.0, "soon", True])
+def test_a_start_that_is_not_a_past_time_is_past_its_bound(store: PlanStore,
+                                                          began: Any) -> None:
+    executor_began(store, "a1", ago=0)
+    records.write("a1", {**records.read_record("a1"), "began": began})
+    assert call(store)["continue"] is False
+
+
+def test_a_running_agents_record_outlives_a_day(store: PlanStore) -> None:
+    import os
+
+    executor_began(store, "old", ago=2 * 24 * 3600)
+    path = records._verdict_path("old")
+    two_days = time.time() - 2 * 24 * 3600
+    os.utime(path, (two_days, two_days))
+    records.write("other", {"agent_type": EXECUTOR})  # (a write prunes old records)
+    assert path.exists()
+    (store.root / "settings.yaml").write_text("subagent_timeout: 604800\n")
+    assert "continue" not in call(store, "old")  # (its start kept: 2 days of 7)
+    (store.root / "settings.yaml").write_text("subagent_timeout: 86400\n")
+    assert call(store, "old")["continue"] is False
+
+
+def test_the_wake_reads_the_bound_again_while_it_waits(quick: PlanStore) -> None:
+    import threading
+
+    executor_began(quick, "a1", ago=0)
+    lifted = threading.Timer(0.1, lambda: (quick.root / "settings.yaml").write_text(
+        "subagent_timeout: 0\n"))
+    lifted.start()
+    assert not bound.on_agent_bound(launch(quick, "a1"))
+    assert quick.load_step(1).status == "in-progress"

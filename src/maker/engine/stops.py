@@ -42,9 +42,11 @@ def review_cut(n: int, title: str, times: int, why: object) -> RunStop:
     """The stop for a person when a step's review session was cut at its bound ``times``
     in a row: the step awaits their decision."""
     return RunStop(EXIT_APPROVAL, f"step {n} ({title}) is done and awaits approval: its "
-                   f"review was cut {times} times in a row ({why}). A person decides: "
-                   f"`maker step approve {n}` or `maker step reject {n}` in a terminal; then "
-                   "`maker run` continues the plan", None)
+                   f"review was cut {times} times in a row ({why}). `maker run` again asks "
+                   "for the review anew (a larger session_timeout in plans/settings.yaml "
+                   f"gives it longer); or a person decides in a terminal: `maker step "
+                   f"reject {n}`, or `STEP_SKIP_REVIEW=1 maker step approve {n}` to approve "
+                   "it without a review", None)
 
 
 def what_is_kept(store: PlanStore, task: str | None) -> str:

@@ -20,6 +20,7 @@ EVENTS = {
     "agent-return": ("maker.hooks.verdicts", "on_agent_return"),
     "stretch-wake": ("maker.hooks.wake", "on_stretch_wake"),
     "agent-bound": ("maker.hooks.bound", "on_agent_bound"),
+    "subagent-start": ("maker.hooks.bound", "on_subagent_start"),
 }
 
 

@@ -3,6 +3,7 @@
 The bound itself, and what failing a step for it means, are the core's
 (``maker.executor.state.overrun``). Here it is enforced where the client lets a plugin act:
 
+- SubagentStart (``on_subagent_start``): the bound starts (``records.first_seen``).
 - PreToolUse (``maker.hooks.tool_use``): a maker subagent's call past its bound is refused
   and the subagent ended at once (``continue: false``), which the client honours for a
   subagent's hook: its turn stops and it is never asked again (``end_overrun``).
@@ -12,23 +13,28 @@ The bound itself, and what failing a step for it means, are the core's
   until its bound; if it still runs then, maker records it ended (its step failed) and
   the hook exits 2, which wakes the main agent to stop it with TaskStop.
 
+- SubagentStop and SubagentHandback (``late_delivery``): an answer that comes past the
+  bound is not gated, and nothing of it is recorded.
+
 Either way the subagent's record says ``overran``, and the verdict the main agent gets
 (now, or with the subagent's notification) says so.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import TYPE_CHECKING
 
 from maker.hooks import records
 from maker.hooks.common import store_for
-from maker.hooks.protocol import HookInput, Output, allow, end_agent
+from maker.hooks.protocol import HookInput, Output, allow, end_agent, message
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
 
-__all__ = ["BOUND_SUMMARY", "end_overrun", "on_agent_bound"]
+__all__ = ["BOUND_SUMMARY", "end_overrun", "late_delivery", "on_agent_bound",
+           "on_subagent_start"]
 
 BOUND_SUMMARY = "maker: a subagent ran past its time bound"
 """The line the person sees when the bound's wake arrives (``rewakeSummary``)."""
@@ -36,22 +42,34 @@ _LAUNCH_WAIT_S = 10.0  # for the launch's own hook to note when the subagent beg
 _POLL_S = 1.0
 
 
+def on_subagent_start(hook: HookInput) -> Output:
+    """A maker subagent starts (SubagentStart): its bound starts now (``first_seen``;
+    a background launch's own hook may have noted it a moment before)."""
+    if hook.agent_type.startswith("maker:"):
+        records.first_seen(hook.agent_id, hook.agent_type)
+    return allow()
+
+
 def end_overrun(agent_id: str, agent_type: str, store: PlanStore, bound: float) -> Output:
     """Record that this subagent ran past ``bound`` (a step executor's step failed, if
     its run is still in progress) and end it: the PreToolUse answer that does."""
-    reason = _record_overrun(agent_id, agent_type, store, bound)
+    reason, _ = _record_overrun(agent_id, agent_type, store, bound)
     return end_agent(f"maker: you ran past your time bound, so you are ended: {reason}. "
                      "Nothing more you do counts.")
 
 
-def _record_overrun(agent_id: str, agent_type: str, store: PlanStore, bound: float) -> str:
+def _record_overrun(agent_id: str, agent_type: str, store: PlanStore, bound: float,
+                    held: bool = False) -> tuple[str, bool]:
+    """Why the subagent is ended, and whether this recorded it (not when its deliverable
+    was gated first: that one stays). ``held``: the caller holds ``records.delivering``."""
     from maker.executor.state.overrun import fail_overrun, overrun_reason
 
     reason = overrun_reason(agent_type, bound)
-    with records.delivering():  # (one deliverable: an answer gated meanwhile stays)
+    with contextlib.nullcontext() if held else records.delivering():
+        # (one deliverable: an answer gated meanwhile stays)
         data = records.read_record(agent_id)
         if data.get("final"):
-            return reason
+            return reason, False
         run = data.get("run")
         step = data.get("review_step")
         failed = False
@@ -61,7 +79,22 @@ def _record_overrun(agent_id: str, agent_type: str, store: PlanStore, bound: flo
         records.write(agent_id, {**data, "agent_type": agent_type, "outcome": "overran",
                                  "final": True, "at": time.time(), "reason": reason,
                                  "bound": bound, "step": step, "failed": failed})
-    return reason
+    return reason, True
+
+
+def late_delivery(hook: HookInput) -> Output:
+    """A maker subagent's deliverable (its final message, its hand-back) that arrives
+    past its bound: not gated, nothing of it recorded, and the subagent recorded as ended
+    for it (a step executor's step failed); None within the bound. The caller holds
+    ``records.delivering``."""
+    from maker.executor.state.overrun import overran
+
+    store = store_for(hook)
+    bound = overran(store, records.first_seen(hook.agent_id, hook.agent_type))
+    if not bound:
+        return None
+    reason, _ = _record_overrun(hook.agent_id, hook.agent_type, store, bound, held=True)
+    return message(f"maker: {reason}; its answer came after that and was not recorded.")
 
 
 def on_agent_bound(hook: HookInput) -> Output:
@@ -81,18 +114,23 @@ def on_agent_bound(hook: HookInput) -> Output:
             or not isinstance(response, dict) or response.get("status") != "async_launched":
         return allow()
     agent_id = str(response.get("agentId") or "")
-    store = store_for(hook)
-    bound = subagent_bound(store)
-    began = _began(agent_id)
-    if not agent_id or not bound or began + bound - time.time() > wait_s():
-        return allow()  # (beyond the wait: its next call past the bound ends it)
-    while time.time() < began + bound:
-        if _over(agent_id):
-            return allow()
-        time.sleep(min(_POLL_S, max(0.0, began + bound - time.time())))
-    if _over(agent_id):
+    if not agent_id:
         return allow()
-    _record_overrun(agent_id, agent, store, bound)
+    store = store_for(hook)
+    began = _began(agent_id)
+    # Waited on the monotonic clock (a clock set back must not stretch the wait past the
+    # hook's own timeout); the bound is read again at each look (a person may change it).
+    waited = time.monotonic()
+    while True:
+        bound = subagent_bound(store)
+        left = began + bound - time.time()
+        if not bound or _over(agent_id) or time.monotonic() - waited + left > wait_s():
+            return allow()  # (beyond the wait: its next call past the bound ends it)
+        if left <= 0:
+            break
+        time.sleep(min(_POLL_S, left))
+    if not _record_overrun(agent_id, agent, store, bound)[1]:
+        return allow()  # (it delivered at the last moment: its own verdict comes)
     facts = records.take_record(agent_id)
     from maker.hooks.verdicts import verdict_text
 
@@ -116,7 +154,7 @@ def _began(agent_id: str) -> float:
 
 
 def _over(agent_id: str) -> bool:
-    """Whether maker saw the subagent end: its deliverable gated, or the main agent told
-    of its end (its notification)."""
+    """Whether maker saw the subagent end: its deliverable gated, or the client's
+    notification of its end (whatever it delivered)."""
     data = records.read_record(agent_id)
-    return bool(data.get("final") or data.get("told"))
+    return bool(data.get("final") or data.get("told") or data.get("ended"))

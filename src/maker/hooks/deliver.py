@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from maker.executor.state.attempts import bump, clear, keep_answer, refuse_handoff
 from maker.hooks import records
+from maker.hooks.bound import late_delivery
 from maker.hooks.common import (
     EXECUTOR_SUFFIX,
     PLANNER_SUFFIX,
@@ -102,7 +103,7 @@ def _deliver(hook: HookInput, text: str) -> Output:
             # Its deliverable was gated already: through SubagentHandback, or at an
             # earlier stop (auto mode nudges one that answered in text to hand back too).
             return allow()
-        return _gate(hook, text)
+        return late_delivery(hook) or _gate(hook, text)
 
 
 def _gate(hook: HookInput, text: str) -> Output:

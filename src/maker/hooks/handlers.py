@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from maker.errors import MakerError
 from maker.hooks import verdicts
-from maker.hooks.bound import on_agent_bound
+from maker.hooks.bound import on_agent_bound, on_subagent_start
 from maker.hooks.common import store_for
 from maker.hooks.deliver import on_subagent_stop
 from maker.hooks.protocol import HookInput, Output, allow, context
@@ -168,4 +168,5 @@ HANDLERS = {
     "agent-return": verdicts.on_agent_return,
     "stretch-wake": on_stretch_wake,
     "agent-bound": on_agent_bound,
+    "subagent-start": on_subagent_start,
 }

@@ -21,7 +21,7 @@ import time
 
 from maker.hooks.common import store_for
 from maker.hooks.protocol import HookInput, Output, allow, context
-from maker.hooks.records import read_record, take_record
+from maker.hooks.records import ended, read_record, take_record
 from maker.hooks.verdicts import usage_of, verdict_text
 
 __all__ = ["on_notification", "parse_notification", "stretch_ended"]
@@ -81,6 +81,8 @@ def on_notification(hook: HookInput, agent_id: str, status: str) -> Output:
         time.sleep(0.1)
         data = read_record(agent_id)
 
+    if status != HANDED_BACK:
+        ended(agent_id)  # (the client says it ended: no wait on its bound goes on)
     store = store_for(hook)
     step = None
     if agent.endswith(":step-executor") and store.exists():

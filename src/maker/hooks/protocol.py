@@ -160,7 +160,8 @@ def run_hook(event: str, handler: Callable[[HookInput], Output], stdin: str | No
                 "session-start": "this session", "agent-launch": "this subagent launch",
                 "agent-return": "this subagent's result", "post-tool-use": "this answer",
                 "stretch-wake": "its wait for the engine",
-                "agent-bound": "its wait on a subagent's time bound"}.get(event, "this stop")
+                "agent-bound": "its wait on a subagent's time bound",
+                "subagent-start": "this subagent's start"}.get(event, "this stop")
         if isinstance(exc, MakerError):  # a known condition: its message names the fix
             return _dump(message(f"maker: {str(exc).strip()[:2000]}\n(The {event} hook let "
                                  f"{what} through.)"))

@@ -31,7 +31,14 @@ from typing import Any
 
 from maker.hooks.common import store_for
 from maker.hooks.protocol import HookInput, Output, allow, allow_tool, context, deny_tool
-from maker.hooks.records import bind_run, delivered, read_record, take_record, write
+from maker.hooks.records import (
+    bind_run,
+    delivered,
+    delivering,
+    read_record,
+    take_record,
+    write,
+)
 
 __all__ = ["on_agent_launch", "on_agent_return", "verdict_text"]
 
@@ -212,15 +219,16 @@ def _launched(hook: HookInput, agent: str, agent_id: str) -> str:
     """A launch the client runs in the background: what is true now."""
     launch_id = hook.text("tool_use_id")
     if agent_id:
-        data = read_record(agent_id)
-        if not data:  # (its deliverable may be recorded already: a fast subagent)
-            data = {"agent_type": agent, "outcome": "running", "final": False,
-                    "at": time.time()}
-        reviews = _prompt_step(hook, "Review") if agent == "maker:reviewer" else None
-        began = data.get("began")  # (the start of its bound: its launch)
-        write(agent_id, {**data, "launch_id": launch_id,
-                         "began": began if isinstance(began, (int, float)) else time.time(),
-                         **({"review_step": reviews} if reviews is not None else {})})
+        with delivering():  # (its start's hook may write the record at this moment)
+            data = read_record(agent_id)
+            if not data:  # (its deliverable may be recorded already: a fast subagent)
+                data = {"agent_type": agent, "outcome": "running", "final": False,
+                        "at": time.time()}
+            reviews = _prompt_step(hook, "Review") if agent == "maker:reviewer" else None
+            began = data.get("began")  # (the start of its bound: its launch)
+            write(agent_id, {**data, "launch_id": launch_id,
+                             "began": began if began is not None else time.time(),
+                             **({"review_step": reviews} if reviews is not None else {})})
     what = {"maker:planner": "The planner", "maker:reviewer": "The reviewer"}.get(
         agent, "The step executor")
     if agent.endswith(":step-executor"):

@@ -188,9 +188,10 @@ def _overran(store: PlanStore, step: Any, facts: dict[str, Any]) -> str:
     """The verdict on a step executor maker ended at its time bound."""
     reason = facts.get("reason") or "it ran past subagent_timeout and was ended"
     if not facts.get("failed") or not isinstance(step, int):
-        return (f"the step executor was ended: {reason}. Its run of step {step} was over "
-                "already, so nothing was recorded. Tell the user; `maker status` shows the "
-                "plan. End your reply with the line STEP_BLOCKED.")
+        run = f"Its run of step {step}" if isinstance(step, int) else "The run it worked for"
+        return (f"the step executor was ended: {reason}. {run} was over already, so nothing "
+                "was recorded. Tell the user; `maker status` shows the plan. End your reply "
+                "with the line STEP_BLOCKED.")
     return (f"step {step} ({store.load_step(step).title}) FAILED: {reason}; maker recorded "
             f"the step failed. Tell the user that the step ran out of time and failed; "
             f"`maker step reset {step}` puts it back to try again, and subagent_timeout in "
@@ -220,8 +221,11 @@ def _ask(now: dict[str, Any]) -> str:
 
 def reviewer_verdict(store: PlanStore, facts: dict[str, Any]) -> str:
     """The verdict on the reviewer that returned, from its record's ``facts``."""
-    if facts.get("outcome") == "overran" and isinstance(facts.get("step"), int):
-        step = int(facts["step"])
+    if facts.get("outcome") == "overran":
+        step = facts.get("step")
+        if not isinstance(step, int):
+            return (f"the reviewer was ended: {facts.get('reason')}. No review was recorded. "
+                    "Tell the user; `maker status` shows what awaits approval.")
         return (f"the reviewer of step {step} was ended: {facts.get('reason')}. No review "
                 f"was recorded. Tell the user. Next: {outcome(store, step)['next']}.")
     if facts.get("outcome") != "recorded" or not isinstance(facts.get("step"), int):
