@@ -10,8 +10,10 @@ sequences (``strip_controls``), or repeat 20 KB of task text where a line will d
 from __future__ import annotations
 
 import re
+import reprlib
 
-__all__ = ["TASK_SHOWN", "clip", "md_cell", "mermaid_label", "strip_controls", "task_line"]
+__all__ = ["TASK_SHOWN", "clip", "md_cell", "mermaid_label", "shown_value", "strip_controls",
+           "task_line"]
 
 # How much of the task a summary shows (status, SessionStart); PLAN.md has all of it.
 TASK_SHOWN = 300
@@ -58,3 +60,14 @@ def mermaid_label(text: str, limit: int = 60) -> str:
                        ("`", "#96;")):
         flat = flat.replace(char, code)
     return flat
+
+
+def shown_value(value: object, limit: int = 80) -> str:
+    """A value an answer gave, as an error message quotes it: its repr, cut to ``limit``
+    characters (an answer's value may be of any size; the message about it is not)."""
+    shown = reprlib.Repr()  # (its keyword arguments are Python 3.12's)
+    shown.maxstring = shown.maxother = limit
+    shown.maxlist = shown.maxdict = shown.maxtuple = shown.maxset = 6
+    shown.maxlevel = 3
+    text = shown.repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -9,6 +9,7 @@ import yaml
 from maker.core.agent_context import kind_of
 from maker.core.flow import decides_next
 from maker.core.models import END, AgentResult, schema_keys
+from maker.core.text import shown_value
 from maker.errors import Problem
 from maker.handoff.fields import is_int
 from maker.store.records import StepRecord, StoredPlan
@@ -76,7 +77,7 @@ def check_output(plan: StoredPlan, record: StepRecord, status: Any,
     chosen = output["next_step"]
     if not is_int(chosen):
         problems.append(Problem("output.next_step", f"must be a step number, got "
-                                f"{kind_of(chosen)} {chosen!r}", record.number, fix=fix))
+                                f"{kind_of(chosen)} {shown_value(chosen)}", record.number, fix=fix))
     elif chosen != END and chosen not in choices:
         numbers = {r.number: r.status for r in plan.steps}
         why = ("this step itself" if chosen == record.number

@@ -11,6 +11,7 @@ from typing import Any
 
 from maker.core.agent_context import kind_of, text_list
 from maker.core.models import HANDOFF_STATUSES, Evidence, Handoff
+from maker.core.text import shown_value
 from maker.errors import Problem
 from maker.handoff.sweep import parse_sweep, parse_sweep_record
 
@@ -79,10 +80,10 @@ def parse_handoff(data: Any) -> tuple[Handoff | None, list[Problem]]:
                                 fix="add `step: N`, the number of the step you ran"))
     elif not is_int(step):
         problems.append(Problem("step", f"must be a whole number, got {kind_of(step)} "
-                                f"{step!r}", fix="write `step: N`, e.g. `step: 3`"))
+                                f"{shown_value(step)}", fix="write `step: N`, e.g. `step: 3`"))
     status = data.get("status")
     if status not in HANDOFF_STATUSES:
-        got = "missing" if status is None else f"{status!r} is not a handoff status"
+        got = "missing" if status is None else f"{shown_value(status)} is not a handoff status"
         problems.append(Problem("status", got, fix="use `status: complete` when the step is "
                                 "done, `blocked` when something outside it stops you, "
                                 "`failed` when it cannot be done"))
