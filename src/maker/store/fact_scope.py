@@ -38,12 +38,13 @@ _TAG = re.compile(r"\((?:steps?|from step) ([\d, ]+?)(?:,? *attempt \d+)?\)_?\s*
 _MARK = re.compile(r"^\s*(?:[-*+] +)?(?:" + re.escape(RETIRED_LABEL) + r"\w+: )?"
                    + re.escape(PLAN_WIDE_MARK), re.IGNORECASE)
 
+_TAG_CHARS = 200
 K = TypeVar("K", bound=Hashable)
 
 
 def fact_steps(text: str) -> tuple[int, ...]:
     """The steps a fact's tag names; () for an untagged fact."""
-    m = _TAG.search(text)
+    m = _TAG.search(text, max(0, len(text) - _TAG_CHARS))  # (the tag ends the text)
     return tuple(int(n) for n in re.findall(r"\d+", m.group(1))) if m else ()
 
 
