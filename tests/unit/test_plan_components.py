@@ -16,6 +16,7 @@ from maker.cli.main import cli
 from maker.errors import PlanFileError
 from maker.planner.linter import lint_plan
 from maker.planner.parser import parse_plan
+from maker.prompts import load_prompt
 from maker.store.frontmatter import read_front_matter
 from maker.store.plan_store import PlanStore
 
@@ -121,3 +122,11 @@ def test_plan_write_and_show_keep_the_component(tmp_path: Path,
     assert "1. Step number 1  (pending)\n     depends on: 0\n" in shown.output
     data = json.loads(CliRunner().invoke(cli, ["plan", "show", "--json"]).output)
     assert [s["component"] for s in data["steps"]] == ["api", None, "web"]
+
+
+def test_the_planner_is_told_what_a_component_is_and_the_linters_rules() -> None:
+    rules = load_prompt("planner").split("Rules that the validator enforces:", 1)[1]
+    said = rules.split("- `component` (optional):", 1)[1].split("\n- ", 1)[0]
+    for words in ("separable parts", "lower-case letters, digits, - and _", "at most 100",
+                  "the plan-wide ones", "Leave it out on steps that span the parts"):
+        assert words in " ".join(said.split()), words
