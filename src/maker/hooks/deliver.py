@@ -17,19 +17,17 @@ Each outcome is recorded for the main agent's verdict (``maker.hooks.verdicts``)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from maker.executor.state.attempts import bump, clear, keep_answer, refuse_handoff
+from maker.executor.state.attempts import AGAIN, bump, clear
 from maker.hooks import records
 from maker.hooks.bound import late_delivery
 from maker.hooks.common import (
     EXECUTOR_SUFFIX,
     PLANNER_SUFFIX,
     REVIEWER_SUFFIX,
-    executor_marker,
     final_text,
     reviewed_step,
-    running_step,
     store_for,
 )
 from maker.hooks.protocol import (
@@ -42,15 +40,10 @@ from maker.hooks.protocol import (
     rewrite_tool,
 )
 
-if TYPE_CHECKING:
-    pass
-
 __all__ = ["is_maker_agent", "on_handback", "on_subagent_stop"]
 
 # A planner's exploration can take a while; an older /maker:plan is another request.
 _PLANNING_S = 4 * 3600
-_AGAIN = ("deliver it again, whole and corrected, nothing else: as your final message, or "
-          "as SubagentHandback's `message` if you have that tool")
 
 
 def is_maker_agent(agent_type: str) -> bool:
@@ -112,14 +105,7 @@ def _gate(hook: HookInput, text: str) -> Output:
         return _planner_stop(hook, text)
     if agent.endswith(REVIEWER_SUFFIX):
         return _reviewer_stop(hook, text)
-    out = _executor_stop(hook, text)
-    if records.delivered(hook.agent_id):  # its final answer: a background launch ends
-        from maker.executor.votes.runs import end_agent
-
-        store = store_for(hook)
-        if store.exists():
-            end_agent(store, hook.agent_id)
-    return out
+    return _executor_stop(hook, text)
 
 
 def _reviewer_stop(hook: HookInput, text: str) -> Output:
@@ -204,130 +190,33 @@ def _planner_stop(hook: HookInput, text: str) -> Output:
                        f"was written. Last problems:\n{_problem_list(problems)}")
     return block(
         f"maker rejected the plan (attempt {count} of {bound}); nothing was "
-        f"written. Fix every problem below in the plan YAML, then {_AGAIN}:\n"
+        f"written. Fix every problem below in the plan YAML, then {AGAIN}:\n"
         f"{_problem_list(problems)}")
 
 
 def _executor_stop(hook: HookInput, text: str) -> Output:
-    from maker.errors import HandoffRejectedError, PlanFileError
-    from maker.executor.acceptance.accept import accept_handoff
-    from maker.executor.rules.step_rules import settings
+    """The step executor's answer: one call into the core (``arrive``), which does
+    everything in order under one hold of the plan's lock; here only the record of its
+    outcome (for maker's verdict) and the answer to the client."""
+    from maker.executor.verdicts.arrival import arrive
 
-    store = store_for(hook)
-    active = running_step(store)
-    if not active:
-        records.record(hook, "no-step")
-        return message("maker: the step executor stopped, but no step is in progress, so "
-                       "its answer was not recorded. Start a step with `maker step start`.")
-
-    mine, why = executor_marker(hook, store, _named(text, active))
-    if mine is None:
-        records.record(hook, "no-step")
-        return message(why)
-    active = mine  # (a wave's executor: its own step)
-    step = int(active["step"])
-    from maker.store.active import run_of
-
-    bound = records.bind_run(hook.agent_id, hook.agent_type, run_of(active))
-    if bound is not None and bound != run_of(active):
-        records.record(hook, "stale", step=bound[0])
-        return message(f"maker: this step executor was launched for an earlier run of step "
-                       f"{bound[0]}, which is over; its answer was not recorded.")
-    deviated = _deviation_stop(hook, store, step)
-    if deviated is not None:
-        return deviated
-    key = f"step{step}-{active.get('started_at', '')}"
-    from maker.hooks.voting import ballot_stop
-
-    voted = ballot_stop(hook, store, step, text)  # a voting step: a ballot, not accepted
-    if voted is not None:
-        return voted
-    landing = _land_first(hook, store, step, text)  # (a worktree step's change, first)
-    if landing is not None:
-        return landing
-    try:  # a person's bounds (gate_attempts, max_fix_attempts): plans/settings.yaml
-        gate_bound = settings(store.root).gate_attempts
-        result = accept_handoff(store, text)
-    except PlanFileError as exc:  # (a broken settings file, say): said, never a wedge
-        kept = keep_answer(store, step, text)
-        records.record(hook, "unchecked", step=step, error=str(exc)[:500])
-        return message(f"maker: the handoff for step {step} was not checked: {exc}\nIts "
-                       f"answer is kept in {kept}. Fix that file, then run /maker:step "
-                       f"{step} again.")
-    except HandoffRejectedError as exc:
-        count, reasons = refuse_handoff(store, step, key, text,
-                                        [str(p) for p in exc.problems], gate_bound)
-        if reasons is not None:  # the bound is spent: the step failed
-            records.record(hook, "failed", step=step, attempts=count, reasons=reasons)
-            return message(f"maker: step {step} FAILED: its handoff was rejected {count} "
-                           f"times. Reasons:\n{_problem_list(reasons)}")
-        records.record(hook, "rejected", final=False, step=step, attempts=count,
-                        problems=[str(p) for p in exc.problems])
-        return block(
-            f"maker rejected your handoff for step {step} (attempt {count} of "
-            f"{gate_bound}). Fix every problem below in the handoff YAML, then {_AGAIN}:\n"
-            f"{_problem_list(exc.problems)}")
-    clear(store, "handoff", key)
-    records.record(hook, "accepted", step=step, status=result.status)
-    return message(f"maker: handoff for step {step} accepted ({result.status}).")
+    arrival = arrive(store_for(hook), text, _Arriving(hook))
+    records.record(hook, arrival.outcome, final=arrival.final, **arrival.facts)
+    return block(arrival.said) if arrival.again else message(arrival.said)
 
 
+class _Arriving:
+    """The step executor whose answer arrives, as the hook knows it (its record)."""
 
+    def __init__(self, hook: HookInput) -> None:
+        self.hook = hook
+        self.agent_id = hook.agent_id
+        # (a hand-back is gated within PreToolUse's time; a stop has longer)
+        self.land_wait_s = 18.0 if hook.text("hook_event_name") == "PreToolUse" else 90.0
 
-def _land_first(hook: HookInput, store: Any, step: int, text: str) -> Output | None:
-    """A worktree step's complete handoff: its change lands before the gate, within the
-    time this hook may run (``maker.executor.parallel.land_gate``); what the executor is told
-    when it did not, or None."""
-    from maker.errors import MakerError
-    from maker.executor.parallel.land_gate import land_before_accept
+    def bound_run(self) -> list[Any] | None:
+        bound = records.read_record(self.agent_id).get("run")
+        return bound if isinstance(bound, list) and bound else None
 
-    wait_s = 18.0 if hook.text("hook_event_name") == "PreToolUse" else 90.0
-    try:
-        said = land_before_accept(store, step, text, wait_s)
-    except MakerError as exc:
-        said = (f"maker: step {step}'s change could not land: {exc}. Run `maker land "
-                f"{step}` to see why, then deliver your handoff again.")
-    if said is None:
-        return None
-    records.record(hook, "not-landed", final=False, step=step)
-    return block(said)
-
-
-def _named(text: str, active: dict[str, Any]) -> dict[str, Any]:
-    """The marker, for an executor of a wave that never said which step it works for:
-    as the step its handoff names reads (any other: unchanged)."""
-    from maker.store.active import member, wave_of
-
-    if not wave_of(active):
-        return active
-
-    for line in text.splitlines()[:40]:
-        if line.startswith("step:") and line[5:].strip().isdigit():
-            return member(active, int(line[5:].strip())) or active
-    return active
-
-
-def _deviation_stop(hook: HookInput, store: Any, step: int) -> Output | None:
-    """The executor stopped on a major deviation (``maker orient N major``): nothing was
-    edited, and a person decides, unless ``STEP_AUTOAPPROVE=1`` is set in maker's own
-    environment (the person's, as the client passes it to its hooks; never a command
-    the model runs): then the revised step is approved and the executor goes on with
-    it. None when no deviation is pending (the usual handoff gate follows)."""
-    from maker.errors import MakerError
-    from maker.executor.protocol.orient import autoapproved, decide_deviation, pending_deviation
-
-    try:
-        dev = pending_deviation(store.load_step(step))
-    except MakerError:
-        return None
-    if dev is None:
-        return None
-    if autoapproved():
-        decide_deviation(store, step, True, "STEP_AUTOAPPROVE=1 (a person's setting)")
-        return block(f"maker: STEP_AUTOAPPROVE=1 (set by a person for this session) approved "
-                     f"the revised step {step}. Go on with it now: do the step as revised "
-                     f"({str(dev.get('revised_task'))[:500]}), verify, and answer with the "
-                     "handoff.")
-    records.record(hook, "deviation", step=step)
-    return message(f"maker: step {step} deviates from the plan (a major deviation); it "
-                   "awaits a person's decision before any edit.")
+    def bind(self, run: list[Any]) -> list[Any] | None:
+        return records.bind_run(self.agent_id, self.hook.agent_type, run)

@@ -15,7 +15,11 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # typing's, without importing typing on every hook
 
-__all__ = ["bump", "clear", "keep_answer", "refuse_handoff", "remind"]
+__all__ = ["AGAIN", "bump", "clear", "keep_answer", "refuse_handoff", "remind"]
+
+AGAIN = ("deliver it again, whole and corrected, nothing else: as your final message, or "
+         "as SubagentHandback's `message` if you have that tool")
+"""What an agent whose deliverable was refused is asked to do, whichever it is."""
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore

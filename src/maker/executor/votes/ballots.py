@@ -3,8 +3,8 @@
 Which steps vote is ``maker.executor.rules.vote_rules.step_votes`` (the engine's rule too):
 a step whose ``votes: K`` says so, or a conditional one. The main agent launches several
 isolated ``maker:step-executor`` subagents at once; when each returns, the SubagentStop
-hook (``maker.hooks.voting``) hands its final message here (:func:`cast`): never
-accepted on its own, it is recorded as a ballot in the run's record
+hook's one call (``maker.executor.verdicts.arrival``) hands its final message here
+(:func:`cast`): never accepted on its own, it is recorded as a ballot in the run's record
 (``plans/.maker/runs/step-NN.json``, ``maker.executor.votes.runs``), beside its launch.
 
 - A ballot comes only from that hook, keyed by the subagent's ``agent_id``: a model
