@@ -15,9 +15,9 @@ end with) when the subagent's work reaches it:
   itself returned at launch; its PostToolUse says only that the subagent runs
   (``status: async_launched``), never a verdict on unfinished work.
 
-The records themselves (and "gated once") are ``maker.hooks.records``; the verdict's
-words, and the reads of the step and its vote behind them, are the core's
-(``maker.executor.verdicts.verdict``).
+The records themselves (and "gated once") are ``maker.hooks.records``; which verdict
+(a run's word, or the subagent's own) is the core's (``maker.executor.loop.verdict_route``),
+and so are its words and the reads behind them (``maker.executor.verdicts.verdict``).
 
 PreToolUse on the Agent tool (``on_agent_launch``) refuses a second executor for a
 step whose executor has not returned (``maker.executor.votes.runs``), and the reviewer when a
@@ -143,51 +143,12 @@ def on_agent_return(hook: HookInput) -> Output:
 
 def verdict_text(hook: HookInput, agent: str, facts: dict[str, Any], launch_id: str) -> str:
     """maker's verdict on maker subagent ``agent`` from its record's ``facts`` (launch
-    ``launch_id``: its Agent call, ended by this verdict in the foreground)."""
-    from maker.executor.verdicts.verdict import executor_verdict, planner_verdict, reviewer_verdict
+    ``launch_id``: its Agent call, ended by this verdict in the foreground): the core's
+    choice (``maker.executor.loop.verdict_route``), with what this event says."""
+    from maker.executor.loop.verdict_route import Returned, verdict_for
 
-    if agent.endswith(":planner"):
-        return planner_verdict(facts)
-    store = store_for(hook)
-    if not agent.endswith((":step-executor", ":reviewer")):
-        return ""
-    from maker.executor.state.run import in_run
-
-    if store.exists() and in_run(store, facts.get("step")):
-        from maker.executor.loop.next_action import loop_lock
-        from maker.executor.state.run import live_run
-
-        with loop_lock(store):  # (a wave's verdicts, at once: one starts what follows)
-            if live_run(store):  # (again, in turn: the other may have ended the run)
-                return _run_verdict(hook, store, agent, facts, launch_id)
-            from maker.executor.loop.words import after_the_run
-
-            _end_launch(store, facts, launch_id)
-            return after_the_run(store, facts)
-    if agent.endswith(":step-executor"):
-        _end_launch(store, facts, launch_id)
-        return executor_verdict(store, facts)
-    return reviewer_verdict(store, facts)
-
-
-def _end_launch(store: Any, facts: dict[str, Any], launch_id: str) -> None:
-    step = facts.get("step")
-    if launch_id and store.exists():  # the foreground: its Agent call ended here
-        from maker.executor.votes.runs import end_launches
-
-        end_launches(store, step if isinstance(step, int) else None, launch_id)
-
-
-def _run_verdict(hook: HookInput, store: Any, agent: str, facts: dict[str, Any],
-                 launch_id: str) -> str:
-    """The verdict in a ``/maker:run``: short, with the run's one next action."""
-    from maker.executor.loop.words import executor_said, reviewer_said
-
-    turn = (hook.session_id, hook.text("prompt_id"))
-    if agent.endswith(":reviewer"):
-        return reviewer_said(store, facts, *turn)
-    _end_launch(store, facts, launch_id)
-    return executor_said(store, facts, *turn, usage_of(hook))
+    return verdict_for(store_for(hook), Returned(
+        agent, facts, launch_id, hook.session_id, hook.text("prompt_id"), usage_of(hook)))
 
 
 def usage_of(hook: HookInput) -> dict[str, int]:
