@@ -34,8 +34,8 @@ from maker.executor.protocol.limits import executor_limits
 from maker.executor.protocol.orient import record_orient
 from maker.executor.state.lifecycle import start_step
 from maker.store.plan_store import PlanStore
-from maker.tools.boundary import boxed_command, protection, wrap
-from maker.tools.box_spec import spec_for
+from maker.tools.box.boundary import boxed_command, protection, wrap
+from maker.tools.box.box_spec import spec_for
 
 
 def _project(root: Path) -> PlanStore:

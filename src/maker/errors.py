@@ -246,12 +246,12 @@ class StateError(MakerError):
 
 
 class GitError(MakerError):
-    """A git that maker runs (``maker.tools.git_run``) could not run: no git, a config
+    """A git that maker runs (``maker.tools.git.git_run``) could not run: no git, a config
     git cannot read, or no answer in time."""
 
 
 class WorktreeError(MakerError):
-    """A worktree maker needs (``maker.tools.worktrees``) could not be made, read or
+    """A worktree maker needs (``maker.tools.git.worktrees``) could not be made, read or
     removed."""
 
 

@@ -1,6 +1,6 @@
 """The headless reviewer (``maker run``) in a real SDK session, the real bundled Claude
 Code CLI and the scripted Messages API: its Bash only reads, as the plugin's reviewer's
-does (``maker.tools.reader_bash``), and its git runs none of the programs git's config
+does (``maker.tools.guards.reader_bash``), and its git runs none of the programs git's config
 names. Before, the session auto-approved every Bash command the reviewer wrote."""
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from maker.executor.parallel.worktree_step import (
 )
 from maker.store.plan_store import PlanStore
 from maker.store.workspace import worktree_of
-from maker.tools.worktrees import WORKTREES
+from maker.tools.git.worktrees import WORKTREES
 
 _COMMIT = re.compile(r"\b[0-9a-f]{40}\b")  # a base commit: its time is in its id
 _NAMED = re.compile(r"(step-\d+-)[0-9a-f]{12}")  # a worktree folder, named by its base

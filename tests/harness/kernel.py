@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from maker.tools.boundary import protection
+from maker.tools.box.boundary import protection
 
 __all__ = ["require_kernel"]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from maker.tools import boundary
+from maker.tools.box import boundary
 
 
 @pytest.fixture(autouse=True)

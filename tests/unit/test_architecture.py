@@ -22,6 +22,7 @@ import pytest
 
 import maker
 import maker.executor
+import maker.tools
 from harness.import_graph import (
     Import,
     cycle,
@@ -153,6 +154,48 @@ def test_executor_is_its_subpackages_in_layers() -> None:
     listed = sorted(order, key=lambda name: index.find(f"- ``{name}``"))
     assert all(f"- ``{name}``" in index for name in order) and listed == order, (
         f"maker/executor/__init__.py lists the sub-packages, bottom first, as {order}")
+
+
+# -- inside tools: the command model, git, the box, the guards on top ----------------
+
+# Top to bottom, as ``maker/tools/__init__.py`` lists them; ``registry`` (the seeds' path,
+# a module of tools itself) lies below them all.
+TOOLS_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("guards",),
+    ("box", "git"),
+    ("command",),
+    ("registry",),
+)
+
+
+def tools_imports() -> list[Import]:
+    """Each import between two of tools' sub-packages (and ``registry``)."""
+    def sub(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[2] if len(parts) > 2 and parts[:2] == ["maker", "tools"] else None
+
+    found = []
+    for imp in module_imports(SRC):
+        source, target = sub(imp.source), sub(imp.target)
+        if source and target and source != target:
+            found.append(Import(imp.where, source, target, imp.name))
+    return found
+
+
+def test_tools_is_its_subpackages_in_layers() -> None:
+    top = sorted(p.name for p in (SRC / "tools").glob("*.py")
+                 if p.stem not in ("__init__", "registry"))
+    assert not top, f"every module of tools/ belongs to a sub-package: {top}"
+    declared = {name for layer in TOOLS_LAYERS for name in layer}
+    missing = sorted(nodes(SRC / "tools") - declared)
+    assert not missing, f"give {missing} a row in TOOLS_LAYERS ({__file__})"
+    problems = layer_problems(tools_imports(), TOOLS_LAYERS)
+    assert not problems, ("tools' sub-packages import against their order (move the code "
+                          "down, or pass it in):\n" + "\n".join(problems))
+    index = maker.tools.__doc__ or ""
+    order = [name for layer in TOOLS_LAYERS[:-1] for name in layer]
+    assert all(f"- ``{name}``" in index for name in order), (
+        f"maker/tools/__init__.py lists the sub-packages: {order}")
 
 
 # -- the module map ------------------------------------------------------------------

@@ -20,7 +20,7 @@ import pytest
 from harness.boxed import FRONT_ENDS, attempt, env_path, kernel, plugin_call, running, state
 from maker.core.paths import seal_key_path
 from maker.store.plan_store import PlanStore
-from maker.tools.boundary import unwrap, wrap
+from maker.tools.box.boundary import unwrap, wrap
 
 __all__ = ["env_path", "kernel", "running"]  # (the fixtures, from the harness)
 
@@ -169,7 +169,7 @@ def test_a_command_is_wrapped_as_written_and_unwrapped_only_when_exact(tmp_path:
 def test_a_step_beside_others_writes_only_in_its_own_worktree(kernel: PlanStore) -> None:
     """Its worktree under plans/ stays writable (but for its copy of plans/ and its .git
     file); the main checkout, plans/ and another step's worktree are read-only."""
-    from maker.tools.boundary import boxed_command
+    from maker.tools.box.boundary import boxed_command
 
     project, trees = kernel.project, kernel.root / ".maker" / "worktrees"
     own, other = trees / "step-1-abc", trees / "step-2-abc"
@@ -195,7 +195,7 @@ def test_makers_own_program_and_the_rest_of_the_machine_are_read_only(
     """A box that could rewrite itself, or the interpreter that runs it, would be a box
     for one call only (run only with the boundary: without it, this would rewrite them)."""
     spelled = ("python3 -c \"import importlib; b = importlib.import_module('mak'+'er.tools."
-               "boundary'); open(b.BOX, 'a').write('exit 0')\"")
+               "box.boundary'); open(b.BOX, 'a').write('exit 0')\"")
     before = state(kernel)
     refusal, run = plugin_call(kernel, spelled)
     assert refusal is None  # (the guard cannot read it: the kernel holds)

@@ -46,7 +46,7 @@ from maker.engine.tool_limits import make_hooks
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 from maker.store.plan_store import PlanStore
-from maker.tools.git_tree import gitlinks_added, snapshot_tree
+from maker.tools.git.git_tree import gitlinks_added, snapshot_tree
 from maker.verify.check_run import step_box
 
 __all__ = ["env_path", "kernel", "running"]  # (the fixtures, from the harness)
@@ -758,8 +758,8 @@ def _plugin_copy_attempt(ctx: Ctx) -> None:
              f"'command': 'touch {ctx.marks}/ran-{ctx.name}'}}); "
              "json.dump(d, open(p, 'w'))\"; echo x >> " + str(root / "agents/step-executor.md"))
     code = ("import json, sys; from pathlib import Path; "
-            "from maker.tools.boundary import boxed_command; "
-            "from maker.tools.guard import executor_refusal; "
+            "from maker.tools.box.boundary import boxed_command; "
+            "from maker.tools.guards.guard import executor_refusal; "
             f"plans = Path({str(ctx.store.root)!r}); "
             f"r, run = boxed_command(plans, 1, sys.argv[1]); "
             f"w = executor_refusal('Write', {{'file_path': {str(hooks)!r}}}, "

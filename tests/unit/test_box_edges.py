@@ -25,7 +25,7 @@ from harness.step_plans import step_spec, write
 from maker.executor.protocol.orient import record_orient
 from maker.executor.state.lifecycle import start_step
 from maker.store.plan_store import PlanStore
-from maker.tools.boundary import boxed_command, step_network, step_tmp, unwrap, wrap
+from maker.tools.box.boundary import boxed_command, step_network, step_tmp, unwrap, wrap
 from maker.verify.check_run import step_box
 
 __all__ = ["env_path", "kernel", "running"]  # (the fixtures, from the harness)
@@ -211,7 +211,7 @@ def test_a_reading_steps_bash_and_maker_verifys_checks_reach_no_listener(
 
 
 def test_a_folder_the_writes_name_a_file_in_is_the_steps_to_make() -> None:
-    from maker.tools.runs_later import at_the_top
+    from maker.tools.box.runs_later import at_the_top
 
     names = at_the_top(Path("/nowhere"), [".vscode/tasks.json", "src/**"])
     assert ".vscode" not in names and ".envrc" in names and ".mcp.json" in names

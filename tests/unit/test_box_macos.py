@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from maker.tools import boundary
-from maker.tools.boundary import BOX
+from maker.tools.box import boundary
+from maker.tools.box.boundary import BOX
 
 SETUP = BOX.with_name("box_setup.py")
 

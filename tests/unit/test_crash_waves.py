@@ -36,7 +36,7 @@ from maker.executor.parallel.land import LANDING, land, land_step
 from maker.executor.parallel.worktree_step import start_in_worktree
 from maker.store.plan_store import PlanStore
 from maker.store.workspace import worktree_of
-from maker.tools import git_run, worktrees
+from maker.tools.git import git_run, worktrees
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 

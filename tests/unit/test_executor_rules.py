@@ -1,4 +1,4 @@
-"""The step executor's one rule (maker.tools.executor_rules), shared by the plugin's
+"""The step executor's one rule (maker.tools.guards.executor_rules), shared by the plugin's
 PreToolUse hook and the headless engine's SDK session, driven with plain values."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from harness.step_plans import tool_step
-from maker.tools.executor_rules import executor_decision
+from maker.tools.guards.executor_rules import executor_decision
 
 OUTSIDE = "may use only"
 PLANS = "maker's own record of the plan"

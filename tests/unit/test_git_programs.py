@@ -1,7 +1,7 @@
 """Read-only git that maker lets an agent run (the planner, the reviewer, an executor of
 a step that may only read) runs none of the programs git's config names: a repository
 whose config names a program that writes a file, for every way git has of running one,
-keeps that file unwritten (maker.tools.git_programs)."""
+keeps that file unwritten (maker.tools.git.git_programs)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from harness.step_plans import make_step, write
 from maker.executor.state.lifecycle import start_step
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
-from maker.tools.git_programs import program_free
-from maker.tools.readonly import why_not_read_only
-from maker.tools.shell import Refused
+from maker.tools.git.git_programs import program_free
+from maker.tools.command.readonly import why_not_read_only
+from maker.tools.command.shell import Refused
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

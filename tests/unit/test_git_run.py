@@ -1,4 +1,4 @@
-"""Every git maker runs goes through one runner (maker.tools.git_run): a repository whose
+"""Every git maker runs goes through one runner (maker.tools.git.git_run): a repository whose
 config defines a filter that ``-c`` cannot switch off (its name holds ``=``), named by
 ``.gitattributes`` for every file, gets its programs run by no caller, and each caller
 says its own outcome: the measure "not measured", a worktree an error naming the filter
@@ -23,11 +23,11 @@ from maker.executor.state.kept_work import kept
 from maker.executor.state.lifecycle import start_step
 from maker.handoff.measured import MEASURE_KEY, measure_start, measured_changes
 from maker.store.workspace import worktree_of
-from maker.tools import worktrees
-from maker.tools.git_programs import program_free
-from maker.tools.git_run import Git, filter_names
-from maker.tools.git_tree import changed_paths, snapshot_tree
-from maker.tools.shell import Refused
+from maker.tools.git import worktrees
+from maker.tools.git.git_programs import program_free
+from maker.tools.git.git_run import Git, filter_names
+from maker.tools.git.git_tree import changed_paths, snapshot_tree
+from maker.tools.command.shell import Refused
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -222,10 +222,10 @@ def test_maker_enters_no_nested_repository(project: Path, how: str) -> None:
 def test_no_module_but_the_runner_runs_git() -> None:
     """The modules that start a process: git's runner, and three that run no git (the
     OS boundary's probe, a verification command, a run's stretch started by maker's
-    hook). A new one that runs git belongs in ``maker.tools.git_run``."""
+    hook). A new one that runs git belongs in ``maker.tools.git.git_run``."""
     starting = sorted(str(p.relative_to(SRC)) for p in SRC.rglob("*.py")
                       if _starts_processes(p))
-    assert starting == ["hooks/wake.py", "tools/boundary.py", "tools/git_run.py",
+    assert starting == ["hooks/wake.py", "tools/box/boundary.py", "tools/git/git_run.py",
                         "verify/check_run.py"]
-    for name in ("hooks/wake.py", "tools/boundary.py", "verify/check_run.py"):
+    for name in ("hooks/wake.py", "tools/box/boundary.py", "verify/check_run.py"):
         assert '"git"' not in (SRC / name).read_text(encoding="utf-8")

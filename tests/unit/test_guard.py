@@ -1,4 +1,4 @@
-"""The step executor's guard (maker.tools.guard), driven with plain values.
+"""The step executor's guard (maker.tools.guards.guard), driven with plain values.
 
 Every way of moving the plan's state or touching maker's files that was once let
 through is refused with a reason; what an executor legitimately runs still passes.
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maker.tools.guard import bash_refusal, executor_refusal
+from maker.tools.guards.guard import bash_refusal, executor_refusal
 
 STATE = "does not move the plan's state"
 PLANS = "maker's own record of the plan"
@@ -229,7 +229,7 @@ def test_a_search_of_a_folder_that_holds_makers_data_is_refused(
         tmp_path: Path, tool: str, where: str) -> None:
     """Grep, Glob and LS read every file below the path they are given: the sealing key
     too, when the path is a folder above maker's data."""
-    from maker.tools.guard import executor_refusal
+    from maker.tools.guards.guard import executor_refusal
 
     home = tmp_path / "home"
     data = home / ".local/share/maker"

@@ -21,8 +21,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maker.tools.git_rules import git_refusal
-from maker.tools.guard import bash_refusal, executor_refusal
+from maker.tools.guards.git_rules import git_refusal
+from maker.tools.guards.guard import bash_refusal, executor_refusal
 
 PLANS = "maker's own record of the plan"
 WORKTREE = "in its own worktree"

@@ -122,7 +122,7 @@ def test_a_check_that_fails_refuses_maker_subagents_tools(
     def boom(*args: object, **kwargs: object) -> None:
         raise ValueError("a check that broke")
 
-    monkeypatch.setattr("maker.tools.guard.executor_refusal", boom)
+    monkeypatch.setattr("maker.tools.guards.guard.executor_refusal", boom)
     out = run_hook("pre-tool-use", HANDLERS["pre-tool-use"], stdin=json.dumps(
         {"hook_event_name": "PreToolUse", "session_id": "s-1", "cwd": str(project_env),
          "agent_type": "maker:step-executor", "tool_name": "Read",

@@ -218,13 +218,13 @@ def test_an_import_waits_in_a_function_only_where_a_hook_needs_it_to() -> None:
 
 
 # A script of its own, run by ``python -I -S`` for every boxed Bash call of a step.
-BOX_SETUP = frozenset({"maker.tools.box_setup"})
+BOX_SETUP = frozenset({"maker.tools.box.box_setup"})
 
 
 def test_the_boxs_setup_loads_no_module_it_does_without() -> None:
     """Each boxed call starts it: ``typing`` (one annotation), ``signal``'s enum and
     ``fnmatch``'s ``re`` were two thirds of its Python (about 17 ms a call)."""
-    from maker.tools.boundary import BOX
+    from maker.tools.box.boundary import BOX
 
     setup = BOX.with_name("box_setup.py")
     code = ("import importlib.util, sys\n"

@@ -51,7 +51,7 @@ from maker.cli.main import cli
 from maker.executor.protocol.orient import record_orient
 from maker.executor.state.lifecycle import fail_step, reset_step, start_step
 from maker.store.plan_store import PlanStore
-from maker.tools.guard import bash_refusal
+from maker.tools.guards.guard import bash_refusal
 from maker.verify.detect import ENV_VARS, detect_commands
 
 REPO = Path(__file__).resolve().parents[2]
@@ -261,7 +261,7 @@ def test_the_executor_still_reads_the_repository(project: Path, command: str) ->
 
 def test_the_executors_write_tools_cannot_change_the_repositorys_config(
         project: Path) -> None:
-    from maker.tools.guard import executor_refusal
+    from maker.tools.guards.guard import executor_refusal
 
     subprocess_git_init(project)
     store = write(project, [make_step(1, -1)])

@@ -28,7 +28,7 @@ from maker.executor.protocol.orient import (
 from maker.executor.state.lifecycle import reset_step, start_step
 from maker.executor.verdicts.outcome import outcome
 from maker.store.plan_store import PlanStore
-from maker.tools.maker_commands import orient_command
+from maker.tools.command.maker_commands import orient_command
 
 
 @pytest.fixture()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from maker.tools.permissions import permits
+from maker.tools.guards.permissions import permits
 
 
 @pytest.mark.parametrize(("allowed", "tool", "tool_input", "ok"), [

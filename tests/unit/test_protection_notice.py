@@ -18,7 +18,7 @@ from maker.executor.state.lifecycle import start_step
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 from maker.store.plan_store import PlanStore
-from maker.tools import boundary
+from maker.tools.box import boundary
 
 KERNEL = boundary.Protection("kernel", "user, mount and PID namespaces, as uid 1000")
 NONE = boundary.Protection("guard", "no `unshare` (util-linux) in the system's folders")

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maker.tools.readonly import is_read_only, why_not_read_only
+from maker.tools.command.readonly import is_read_only, why_not_read_only
 
 
 @pytest.mark.parametrize("command", [

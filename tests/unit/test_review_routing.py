@@ -103,7 +103,7 @@ def test_a_handoff_that_under_reports_the_changed_files_is_refused(
 
 def test_the_measure_never_writes_the_users_index_nor_runs_planted_programs(
         tmp_path: Path) -> None:
-    from maker.tools.git_tree import changed_paths, snapshot_tree
+    from maker.tools.git.git_tree import changed_paths, snapshot_tree
 
     git_init(tmp_path)
     edit(tmp_path, "a.txt")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from maker.tools.executor_rules import executor_decision
+from maker.tools.guards.executor_rules import executor_decision
 
 LATER = "runs later, outside its box"
 
@@ -144,7 +144,7 @@ def test_a_path_with_a_nul_byte_is_refused_not_a_traceback(project: Path) -> Non
 def test_the_boxs_names_are_names_or_a_names_start() -> None:
     """The box matches them without fnmatch (its import costs every boxed call): a name,
     or a start followed by one `*`; lower case, as it lowers what it finds."""
-    from maker.tools.runs_later import at_the_top
+    from maker.tools.box.runs_later import at_the_top
 
     names = at_the_top(Path("/nowhere"))
     assert ".mcp.json" in names and "lefthook*" in names and ".claude" not in names

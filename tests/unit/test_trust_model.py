@@ -23,8 +23,8 @@ from maker.executor.acceptance.approval import read_policy
 from maker.executor.state.lifecycle import start_step
 from maker.store.journal import TXN_DIR
 from maker.store.plan_store import PlanStore
-from maker.tools.decision_guard import decision_refusal
-from maker.tools.guard import bash_refusal
+from maker.tools.guards.decision_guard import decision_refusal
+from maker.tools.guards.guard import bash_refusal
 from maker.verify.runner import evidence_path, run_verification
 
 

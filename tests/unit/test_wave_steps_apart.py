@@ -17,7 +17,7 @@ from maker.errors import MakerError
 from maker.executor.parallel.land import LANDING, land, recover
 from maker.executor.parallel.worktree_step import start_in_worktree
 from maker.store.workspace import worktree_of
-from maker.tools.guard import bash_refusal, executor_refusal
+from maker.tools.guards.guard import bash_refusal, executor_refusal
 
 
 def _wave(project: Path) -> tuple[Path, Path, Path]:
@@ -81,7 +81,7 @@ def test_an_executor_cannot_land_the_other_step(project: Path) -> None:
     worktree, and its guard no longer keeps it out of the main checkout)."""
     from types import SimpleNamespace
 
-    from maker.tools.executor_rules import executor_decision
+    from maker.tools.guards.executor_rules import executor_decision
 
     plans, t1, _ = _wave(project)
     tools = SimpleNamespace(step=1, tools=["Bash"], writes=None)

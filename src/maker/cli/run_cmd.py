@@ -48,7 +48,7 @@ from maker.planner.planner import PlannerModule
 from maker.store.plan_store import PlanStore
 from maker.store.settings import load_settings
 from maker.store.workspace import worktree_of
-from maker.tools.boundary import weaker_notice
+from maker.tools.box.boundary import weaker_notice
 from maker.tools.registry import ToolRegistry
 
 __all__ = ["BUDGET", "MODEL", "build_parts", "event_json", "run", "run_until_stopped"]

@@ -147,7 +147,7 @@ def _seal_key_path(xdg: str | None, home: str | None) -> Path:
 
 def step_tmp_dir(plans_root: Path, step: int) -> Path:
     """Where step ``step`` of the plan in ``plans_root`` keeps its box's own ``/tmp``: in
-    a folder of the person's alone (``maker.tools.boundary.step_tmp`` makes both)."""
+    a folder of the person's alone (``maker.tools.box.boundary.step_tmp`` makes both)."""
     import hashlib
 
     name = hashlib.sha256(os.fsencode(os.path.realpath(plans_root))).hexdigest()[:16]

@@ -41,9 +41,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from maker.executor.protocol.limits import Limit, Plumbing, executor_limits, is_plumbing
 from maker.store.workspace import worktree_of
-from maker.tools.executor_rules import StepTools, executor_decision
-from maker.tools.permissions import ALWAYS_ALLOWED, permits
-from maker.tools.reader_bash import reader_bash, step_git_run
+from maker.tools.guards.executor_rules import StepTools, executor_decision
+from maker.tools.guards.permissions import ALWAYS_ALLOWED, permits
+from maker.tools.guards.reader_bash import reader_bash, step_git_run
 from maker.tools.registry import BUILTIN_TOOLS
 
 if TYPE_CHECKING:
@@ -149,7 +149,7 @@ def make_hooks(store: PlanStore, step: StepRecord | StepTools, *,
     """The SDK ``hooks`` of ``step``'s session: one PreToolUse matcher (every tool)
     that denies with the reason and otherwise gives no opinion (``{}``), so the
     permission rules still apply; but the git of a step that may only read is allowed as
-    maker rewrites it (``maker.tools.reader_bash.step_git_run``, as in the plugin). The
+    maker rewrites it (``maker.tools.guards.reader_bash.step_git_run``, as in the plugin). The
     call's own ``cwd`` wins over ``cwd``."""
     from claude_agent_sdk import HookMatcher
 
@@ -173,7 +173,7 @@ def make_hooks(store: PlanStore, step: StepRecord | StepTools, *,
 
 def reviewer_hooks(cwd: Path) -> dict[HookEvent, list[HookMatcher]]:
     """The SDK ``hooks`` of the headless reviewer's session, whose Bash the plugin's rule
-    holds too (``maker.tools.reader_bash``): read-only commands, git as maker rewrites
+    holds too (``maker.tools.guards.reader_bash``): read-only commands, git as maker rewrites
     it (``updatedInput``), ``maker verify``; anything else is denied with the reason.
     The call's own ``cwd`` wins over ``cwd``."""
     from claude_agent_sdk import HookMatcher

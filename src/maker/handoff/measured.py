@@ -2,7 +2,7 @@
 
 When a step starts (``maker.executor.state.lifecycle.start_step``, which ``/maker:step`` and
 ``maker run`` both use), maker records a git tree of the project's working tree in the
-step's front matter (:data:`MEASURE_KEY`; ``maker.tools.git_tree``). At the handoff it
+step's front matter (:data:`MEASURE_KEY`; ``maker.tools.git.git_tree``). At the handoff it
 writes the tree again and lists what differs (maker's own ``plans/`` and plugin data
 left out): those are the step's changes. A resumed step keeps its start, and so does a
 step sent back for revision (its earlier attempts' edits are still its own);
@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from maker.core.paths import data_dir
 from maker.errors import GitRefusedError, Problem
-from maker.tools.git_tree import (
+from maker.tools.git.git_tree import (
     MAX_PATHS,
     changed_paths,
     gitlinks_added,

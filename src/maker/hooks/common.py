@@ -116,7 +116,7 @@ def executor_marker(hook: HookInput, store: PlanStore, active: dict[str, Any]
     bound = records.read_record(hook.agent_id).get("run")
     if isinstance(bound, list) and bound and bound[0] in wave:
         return member(active, bound[0]), ""
-    from maker.tools.maker_commands import orient_command, plumbing
+    from maker.tools.command.maker_commands import orient_command, plumbing
 
     command = bash_command(hook) if hook.text("tool_name") == "Bash" else ""
     said = plumbing(command) if command else None

@@ -5,7 +5,7 @@
 - Stop: while a step is in progress without an accepted handoff, block (bounded; then
   the step is recorded ``failed``), unless its executor runs in the background:
   ``maker.hooks.stop``.
-- PreToolUse: inside the step executor, deny what ``maker.tools.guard`` refuses (writes
+- PreToolUse: inside the step executor, deny what ``maker.tools.guards.guard`` refuses (writes
   into plans/, Bash that would move the plan's state or touch maker's files) and tools
   outside the step's list; the planner's and the reviewer's Bash run read-only
   commands only; maker's own plumbing costs no prompt: ``maker.hooks.tool_use``.
@@ -148,7 +148,7 @@ def _weaker_protection(store: PlanStore) -> str:
     """The person's notice, once a session, when the executor's Bash is held by less
     than the kernel boundary; "" when it is."""
     from maker.store.settings import load_settings
-    from maker.tools.boundary import weaker_notice
+    from maker.tools.box.boundary import weaker_notice
 
     try:
         said = weaker_notice(load_settings(store.root).boundary)

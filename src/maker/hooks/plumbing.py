@@ -3,7 +3,7 @@
 A step costs the person no prompt for the commands maker's prompts tell its agents to
 run: ``maker context N`` (the executor's brief), ``maker status``, ``maker step outcome
 N`` (they only read), and ``maker verify --step N``, which runs the project's checks.
-Only the exact whole command (``maker.tools.maker_commands.plumbing``) is allowed, and:
+Only the exact whole command (``maker.tools.command.maker_commands.plumbing``) is allowed, and:
 
 - the call runs the plugin's own ``bin/maker``, by absolute path under ``/bin/bash``
   (``updatedInput``): the Bash tool resolves a bare ``maker`` (and ``env bash``)
@@ -103,7 +103,7 @@ def vouched(what: str, permission_mode: str) -> bool:
 def pinned_plumbing(command: str, step: int | None) -> tuple[str, str] | None:
     """``(command pinned to the plugin's own bin/maker, which plumbing it is)`` when
     ``command`` is exactly maker's plumbing (for the executor's ``step``); else None."""
-    from maker.tools.maker_commands import orient_command, plumbing
+    from maker.tools.command.maker_commands import orient_command, plumbing
 
     found = plumbing(command)
     oriented = orient_command(command)

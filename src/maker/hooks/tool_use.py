@@ -1,8 +1,8 @@
 """The hooks around a tool call: what an agent may do (PreToolUse), and the user's
 answer to maker's approval question (PostToolUse on AskUserQuestion).
 
-- The step executor: the step's own tool list (``maker.tools.permissions``) and
-  ``maker.tools.guard`` (no writes into plans/, no Bash that moves the plan's state or
+- The step executor: the step's own tool list (``maker.tools.guards.permissions``) and
+  ``maker.tools.guards.guard`` (no writes into plans/, no Bash that moves the plan's state or
   touches maker's files).
 - The planner and the reviewer: their Bash runs read-only commands only.
 - Any other agent, the main one included: no answering maker's approval question
@@ -194,7 +194,7 @@ def _any_agent_tool(hook: HookInput) -> Output:
             reason = stale_question(store, hook.raw.get("tool_input"))
         return deny_tool(reason) if reason else allow()
     if tool == "Bash":
-        from maker.tools.decision_guard import decision_refusal
+        from maker.tools.guards.decision_guard import decision_refusal
 
         stretch = stretch_allow(hook, bash_command(hook))
         if stretch:
@@ -204,7 +204,7 @@ def _any_agent_tool(hook: HookInput) -> Output:
         if refusal:
             return deny_tool(refusal)
         return plumbing_allow(hook, bash_command(hook))
-    from maker.tools.guard import WRITERS
+    from maker.tools.guards.guard import WRITERS
 
     tool_input = hook.raw.get("tool_input")
     value = tool_input.get(WRITERS.get(tool, "")) if isinstance(tool_input, dict) else None
@@ -223,10 +223,10 @@ def _any_agent_tool(hook: HookInput) -> Output:
 def _read_only_tool(hook: HookInput) -> Output:
     """The planner and the reviewer look but never change anything: their Bash runs
     read-only commands (git as maker rewrites it) and, for the reviewer, maker's own
-    verification (``maker.tools.reader_bash``)."""
+    verification (``maker.tools.guards.reader_bash``)."""
     if hook.text("tool_name") != "Bash":
         return allow()
-    from maker.tools.reader_bash import reader_bash
+    from maker.tools.guards.reader_bash import reader_bash
 
     command = bash_command(hook)
     pinned = plumbing_allow(hook, command)

@@ -1,5 +1,5 @@
 """One of the project's checks, run: in a shell, with a timeout, its output's tail kept;
-for a step, inside the step's OS boundary (``maker.tools.boundary``)."""
+for a step, inside the step's OS boundary (``maker.tools.box.boundary``)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import IO, TYPE_CHECKING, Literal
 from maker.core.models import Evidence
 from maker.errors import MakerError
 from maker.store.settings import load_settings
-from maker.tools.boundary import boxed_command, step_network
+from maker.tools.box.boundary import boxed_command, step_network
 from maker.verify.detect import VerifyCommand
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ Box = Callable[[str], "tuple[str | None, str | None]"]
 
 def step_box(store: PlanStore, step: int | None, project: Path) -> Box | None:
     """For a step's run: each check's command in the step's OS boundary, as the
-    executor's Bash runs (``maker.tools.boundary``): the checks run code the step may
+    executor's Bash runs (``maker.tools.box.boundary``): the checks run code the step may
     have written, and only maker's sealed record of them is written outside the box.
     None for a run of no step."""
     if step is None or not store.exists():

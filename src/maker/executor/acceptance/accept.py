@@ -26,7 +26,7 @@ from maker.handoff.gate import inspect_handoff
 from maker.handoff.measured import MEASURED_FIELD, NESTED_FIELD, STALE_FIELD, nested_repositories
 from maker.store.notes import add_notes
 from maker.store.records import StepRecord, StoredPlan
-from maker.tools.git_tree import MAX_PATHS
+from maker.tools.git.git_tree import MAX_PATHS
 from maker.yaml_cleaner.dump import canonical_sha256
 
 if TYPE_CHECKING:  # (VoteRecord by type only: a hook's acceptance, with no vote, does not

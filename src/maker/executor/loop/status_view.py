@@ -66,10 +66,10 @@ def summary_rows(plan: StoredPlan, store: PlanStore,
 
 
 def executor_bash(store: PlanStore) -> str:
-    """What holds a step executor's Bash here (``maker.tools.boundary``), for ``maker
+    """What holds a step executor's Bash here (``maker.tools.box.boundary``), for ``maker
     status``."""
     from maker.store.settings import load_settings
-    from maker.tools.boundary import protection
+    from maker.tools.box.boundary import protection
 
     return protection().describe(load_settings(store.root).boundary)
 
@@ -78,7 +78,7 @@ def box_network(store: PlanStore) -> str:
     """What network and ``/tmp`` a step's box has here, under the person's ``network:``
     setting, for ``maker status``; "" when no kernel boundary holds a step's Bash."""
     from maker.store.settings import load_settings
-    from maker.tools.boundary import protection
+    from maker.tools.box.boundary import protection
 
     settings = load_settings(store.root)
     if settings.boundary == "off" or not protection().kernel:

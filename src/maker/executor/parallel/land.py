@@ -52,7 +52,7 @@ from maker.executor.parallel.land_files import (
 )
 from maker.store.atomic import atomic_write, exclusive_lock
 from maker.store.workspace import LANDED_KEY, worktree_of
-from maker.tools import worktrees
+from maker.tools.git import worktrees
 from maker.verify.check_run import TIMEOUT_EXIT_CODE
 from maker.verify.detect import detect_commands
 

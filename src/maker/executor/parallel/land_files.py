@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maker.store.atomic import atomic_write
-from maker.tools import worktrees
+from maker.tools.git import worktrees
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore

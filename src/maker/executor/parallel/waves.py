@@ -11,7 +11,7 @@ complete) that cannot touch the same files, taken in the schedule's order:
 - no conditional step before it is still undecided (its choice could make the step
   one the plan never takes);
 - the project is a git repository (each runs in a worktree maker owns:
-  ``maker.tools.worktrees``).
+  ``maker.tools.git.worktrees``).
 
 A wave of one is an ordinary step, run in the main checkout. In a wave of two or more,
 each step works in its own worktree (``worktree`` in its front matter, the folder under

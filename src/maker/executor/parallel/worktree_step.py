@@ -26,7 +26,7 @@ from maker.executor.state.kept_work import clear_attempt, kept, plans_inside
 from maker.store.records import occupying
 from maker.store.step_file import ATTEMPT_META
 from maker.store.workspace import BASE_KEY, LANDED_KEY, READY_KEY, WORKTREE_KEY, worktree_of
-from maker.tools import worktrees
+from maker.tools.git import worktrees
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore

@@ -4,17 +4,17 @@ The plugin's PreToolUse hook (``maker.hooks.tool_use``) and ``maker run``'s SDK 
 (``maker.engine.tool_limits``) both call :func:`executor_limits`, which applies, in this
 order:
 
-1. the step's own tools and the guard (``maker.tools.executor_rules.executor_decision``:
+1. the step's own tools and the guard (``maker.tools.guards.executor_rules.executor_decision``:
    nothing writes ``plans/`` or maker's data, no Bash that moves the plan's state);
 2. orient's edit gate (``maker.executor.protocol.orient``): no edit before the step's orientation
    is recorded, none while a deviation awaits a person;
 3. maker's own plumbing, as the front end runs it (``plumbing``: the plugin pins it to
    its own ``bin/maker``, ``maker run`` to its own interpreter), outside the boundary;
 4. the git of a step that may only read, rewritten to run none of the programs git's
-   config names (``maker.tools.reader_bash.step_git_run``);
+   config names (``maker.tools.guards.reader_bash.step_git_run``);
 5. a Bash call in the foreground only (``run_in_background`` is refused: nothing of a
    step's keeps acting between maker's checks and the file tools' writes);
-6. the OS boundary (``maker.tools.boundary``): every other Bash command runs in the
+6. the OS boundary (``maker.tools.box.boundary``): every other Bash command runs in the
    step's box, or is refused when the person requires a box this machine cannot make.
 
 What the front end does with the answer is its own: a refusal is a deny with the reason;
@@ -36,12 +36,12 @@ from typing import TYPE_CHECKING, Any
 
 from maker.executor.protocol.orient import edit_refusal, edits_project
 from maker.store.settings import load_settings
-from maker.tools.boundary import boxed_command, step_network, unwrap
-from maker.tools.executor_rules import executor_decision
-from maker.tools.maker_commands import orient_command
-from maker.tools.maker_commands import plumbing as makers_command
-from maker.tools.reader_bash import step_git_run
-from maker.tools.readonly import is_read_only
+from maker.tools.box.boundary import boxed_command, step_network, unwrap
+from maker.tools.guards.executor_rules import executor_decision
+from maker.tools.command.maker_commands import orient_command
+from maker.tools.command.maker_commands import plumbing as makers_command
+from maker.tools.guards.reader_bash import step_git_run
+from maker.tools.command.readonly import is_read_only
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -81,7 +81,7 @@ def executor_limits(store: PlanStore, record: StepRecord, tool: str,
     runs beside others). Raises what reading the plan raises (the front ends refuse the
     call then, naming it).
 
-    A Bash command already in the step's box, as :func:`maker.tools.boundary.wrap` wrote
+    A Bash command already in the step's box, as :func:`maker.tools.box.boundary.wrap` wrote
     it (the client asks the model to send a command a hook changed again, as changed,
     so that auto mode can review what will run), is checked as the command inside it and
     runs as sent."""

@@ -140,8 +140,8 @@ def edits_project(tool: str, command: str | None) -> bool:
         return True  # a writer, an MCP tool, one maker does not know: it may change things
     if not command:
         return False
-    from maker.tools.maker_commands import orient_command, plumbing
-    from maker.tools.readonly import is_read_only
+    from maker.tools.command.maker_commands import orient_command, plumbing
+    from maker.tools.command.readonly import is_read_only
 
     found = plumbing(command)
     if found is not None and found[0] != "verify --step":

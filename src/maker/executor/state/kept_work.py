@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from maker.errors import StepError, WorktreeError
 from maker.store.workspace import READY_KEY, worktree_of
-from maker.tools import worktrees
+from maker.tools.git import worktrees
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore

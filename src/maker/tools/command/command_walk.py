@@ -1,17 +1,17 @@
 """What a Bash command line runs: the one reading of a command that maker's guards share.
 
-``walk(command, cwd)`` reads a command through the lexer (``maker.tools.shell``) and
+``walk(command, cwd)`` reads a command through the lexer (``maker.tools.command.shell``) and
 returns, in the order bash meets them, the programs it runs (``Run``) and what it cannot
 follow (``Unknown``). Three guards are policies over it: the step executor's
-(``maker.tools.guard_bash``: every ``Unknown`` refused, every ``Run`` checked), the main
-agent's (``maker.tools.decision_guard``: no person's decision, however hidden) and a
-reading agent's (``maker.tools.readonly``: one pipeline of known readers).
+(``maker.tools.guards.guard_bash``: every ``Unknown`` refused, every ``Run`` checked), the main
+agent's (``maker.tools.guards.decision_guard``: no person's decision, however hidden) and a
+reading agent's (``maker.tools.command.readonly``: one pipeline of known readers).
 
 It follows simple commands and the folders a ``cd`` may leave the shell in (a ``cd`` may
 fail); assignments and reserved words before a program (a variable that names a program,
 ``GIT_EDITOR``, is a command line); nested command lines (``bash -c``, ``eval``, ``trap``,
 an alias, a here-document fed to a shell, a wrapper's argument that holds whitespace:
-``env -S``, ``script -c``, ``watch``, ``ssh``); wrappers (``maker.tools.runners``), as a
+``env -S``, ``script -c``, ``watch``, ``ssh``); wrappers (``maker.tools.command.runners``), as a
 ``guessed`` run at each place their program may start; ``python -m maker``; program text
 handed to an interpreter, as the run's ``code``. What it does not follow, it says:
 expansions (``$``, backticks, braces, ``~+``), a program named by a pattern, subshells,
@@ -26,8 +26,8 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from maker.tools import runners
-from maker.tools.shell import HereDoc, Op, Token, Word, lexed, tilde
+from maker.tools.command import runners
+from maker.tools.command.shell import HereDoc, Op, Token, Word, lexed, tilde
 
 __all__ = ["Run", "Unknown", "Walk", "walk"]
 

@@ -1,18 +1,18 @@
 """The step executor's Bash commands: a policy over what they run.
 
-A command is read by ``maker.tools.command_walk`` (through the shell lexer, never as raw
+A command is read by ``maker.tools.command.command_walk`` (through the shell lexer, never as raw
 text), which turns it into the programs it runs, wrappers, nested command lines and
 interpreters included, and says what it cannot follow. This policy refuses all it cannot
 follow (``$`` expansions and backticks, brace expansion, subshells, functions, traps,
 aliases, ``source``, a shell reading stdin, a ``cd`` it cannot resolve), and checks each
-program: of maker's own commands only ``maker.tools.maker_commands.EXECUTOR_COMMANDS``
+program: of maker's own commands only ``maker.tools.command.maker_commands.EXECUTOR_COMMANDS``
 may run, each directly; of git's, none that changes the person's refs or history
-(``maker.tools.git_rules``); no word, redirection or inline code may name ``plans/`` or
-maker's data (``maker.tools.protected``); nothing copies, extracts or deletes over them
-(``maker.tools.spill``).
+(``maker.tools.guards.git_rules``); no word, redirection or inline code may name ``plans/`` or
+maker's data (``maker.tools.box.protected``); nothing copies, extracts or deletes over them
+(``maker.tools.guards.spill``).
 
 It is the fast first answer and the fallback: where the OS allows, the kernel is the
-boundary (``maker.tools.boundary``).
+boundary (``maker.tools.box.boundary``).
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from __future__ import annotations
 import re
 from pathlib import Path, PurePosixPath
 
-from maker.tools.command_walk import Run, Unknown, walk
-from maker.tools.git_rules import git_refusal, git_subcommand, sets_git_config
-from maker.tools.maker_commands import EXECUTOR_COMMANDS, is_allowed, listed
-from maker.tools.protected import Protected, expansion, resolve, unclear
-from maker.tools.shell import Refused, tilde
-from maker.tools.spill import spill_reason
+from maker.tools.box.protected import Protected, expansion, resolve, unclear
+from maker.tools.command.command_walk import Run, Unknown, walk
+from maker.tools.command.maker_commands import EXECUTOR_COMMANDS, is_allowed, listed
+from maker.tools.command.shell import Refused, tilde
+from maker.tools.guards.git_rules import git_refusal, git_subcommand, sets_git_config
+from maker.tools.guards.spill import spill_reason
 
 __all__ = ["BashGuard"]
 

@@ -1,7 +1,7 @@
 """What a git command line changes beyond the step's files, read from its words.
 
 A step's git work is its files: ``git status``, ``diff``, ``log``, ``add``, ``commit``.
-What else git can change is the person's (``maker.tools.guard_bash`` asks
+What else git can change is the person's (``maker.tools.guards.guard_bash`` asks
 :func:`git_refusal` of every git command the step executor runs):
 
 * refs that name the person's work, and the history git keeps: ``update-ref``, a branch
@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 from typing import NamedTuple
 
-from maker.tools.protected import unclear
+from maker.tools.box.protected import unclear
 
 __all__ = ["GIT_VALUED", "git_refusal", "git_subcommand", "sets_git_config"]
 

@@ -1,8 +1,8 @@
-"""Programs that run other programs, as maker's command walk (``maker.tools.command_walk``)
+"""Programs that run other programs, as maker's command walk (``maker.tools.command.command_walk``)
 knows them: the one table every guard reads through it.
 
 A program missing here is not read for what it runs; where the OS allows, the kernel is
-the boundary all the same (``maker.tools.boundary``).
+the boundary all the same (``maker.tools.box.boundary``).
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ repository's ``.git/config``, the user's, the system's) and ``.gitattributes`` n
 ``command`` and ``textconv`` (diff, log -p, show, blame), a filter's ``clean``,
 ``smudge`` and ``process`` (to compare a changed file), the hooks (``post-index-change``
 when status writes the index back), ``gpg.program`` (``log.showSignature``) and a pager.
-So a read-only git command that maker lets an agent run (``maker.tools.readonly``) runs
-as :func:`program_free` rewrites it: each git stage starts with ``maker.tools.git_run``'s
+So a read-only git command that maker lets an agent run (``maker.tools.command.readonly``) runs
+as :func:`program_free` rewrites it: each git stage starts with ``maker.tools.git.git_run``'s
 words (git by its absolute path, the global overrides, every filter the config defines
 emptied), as every git maker runs itself does; then ``--no-ext-diff --no-textconv`` for
 diff, log and show, ``--no-textconv`` for blame and grep (``git status -v``, whose diff
@@ -26,9 +26,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from maker.errors import GitError, GitRefusedError
-from maker.tools.git_run import Git
-from maker.tools.readonly import read_only_stages
-from maker.tools.shell import Refused, Word
+from maker.tools.command.readonly import read_only_stages
+from maker.tools.command.shell import Refused, Word
+from maker.tools.git.git_run import Git
 
 __all__ = ["program_free"]
 

@@ -7,7 +7,7 @@ run would have shown it. It is a detached checkout (no branch to leave behind) u
 ``plans/.maker/worktrees/``, a folder git is told to ignore, so the main checkout's
 ``git status`` and maker's own measures never see it.
 
-Every git call goes through ``maker.tools.git_run`` (git by its absolute path, the
+Every git call goes through ``maker.tools.git.git_run`` (git by its absolute path, the
 repository's programs switched off: no hook, no fsmonitor, no signature, every filter
 emptied), as the measures do, and is bounded in time; a repository whose config
 defines a filter maker cannot switch off gets no worktree, and a WorktreeError that
@@ -23,8 +23,8 @@ import shutil
 from pathlib import Path
 
 from maker.errors import GitError, GitRefusedError, WorktreeError
-from maker.tools.git_run import Git, find_git, said
-from maker.tools.git_tree import changed_paths, snapshot_tree
+from maker.tools.git.git_run import Git, find_git, said
+from maker.tools.git.git_tree import changed_paths, snapshot_tree
 
 __all__ = ["WORKTREES", "add_worktree", "base_commit", "blob", "changes",
            "is_worktree", "prune", "read_entries", "refusal", "remove_worktree", "snapshot"]
@@ -66,7 +66,7 @@ def _run(args: list[str], cwd: Path, *, data: bytes | None = None) -> bytes:
 
 
 def snapshot(path: Path, exclude: str | None = None) -> str | None:
-    """A tree of the working tree at ``path`` (``maker.tools.git_tree``, within this
+    """A tree of the working tree at ``path`` (``maker.tools.git.git_tree``, within this
     module's time), ``exclude`` left out; None when git cannot read it. Raises
     WorktreeError (:func:`refusal`) where maker runs no git."""
     try:
@@ -76,7 +76,7 @@ def snapshot(path: Path, exclude: str | None = None) -> str | None:
 
 
 def changes(path: Path, start: str, end: str) -> list[str] | None:
-    """The files that differ between trees ``start`` and ``end`` (``maker.tools.git_tree``,
+    """The files that differ between trees ``start`` and ``end`` (``maker.tools.git.git_tree``,
     within this module's time); None when git cannot tell. Raises WorktreeError
     (:func:`refusal`) where maker runs no git."""
     try:

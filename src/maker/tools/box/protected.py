@@ -2,8 +2,8 @@
 
 ``Protected`` knows them, as named and as resolved (``plans/`` may be a symlink), and
 raises ``Refused`` with the message that names the place and what to do instead. The
-file tools (``maker.tools.guard``) and the Bash reader (``maker.tools.guard_bash``) both
-check paths here.
+file tools (``maker.tools.guards.guard``) and the Bash reader
+(``maker.tools.guards.guard_bash``) both check paths here.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
 from maker.core.paths import data_dir, project_of, seal_key_path
-from maker.tools.shell import Refused
+from maker.tools.command.shell import Refused
 
 __all__ = ["Protected", "expansion", "git_config_places", "maker_data_dirs", "resolve",
            "unclear"]

@@ -1,8 +1,8 @@
 """A bash lexer for maker's command checks: words after quote removal, and operators.
 
 Both checks of agents' Bash commands read a command through this one lexer: the
-read-only checker (``maker.tools.readonly``) and the step executor's guard
-(``maker.tools.guard``). It lexes the way bash does for the part of the language the
+read-only checker (``maker.tools.command.readonly``) and the step executor's guard
+(``maker.tools.guards.guard``). It lexes the way bash does for the part of the language the
 checks accept, and reports the rest instead of guessing:
 
 * quotes (``'…'``, ``"…"``) and backslashes are removed, and each character of a word

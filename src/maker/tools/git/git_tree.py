@@ -11,7 +11,7 @@ git adds is loose objects, which its garbage collection prunes.
 
 A step executor could have planted programs for git to run (a filter's ``clean`` runs on
 ``git add``, ``core.fsmonitor`` on every index refresh, a hook on an index write, an
-external diff): every call goes through ``maker.tools.git_run`` (git by its absolute
+external diff): every call goes through ``maker.tools.git.git_run`` (git by its absolute
 path, those programs off), with the measure's own settings (:data:`_SAFE`: the index and
 stat data read as git's defaults have them, no user-wide ignore file). Each call is
 bounded (:data:`TIMEOUT_S`); a repository git cannot measure in time, or no git at all,
@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from maker.errors import GitError, GitRefusedError
-from maker.tools.git_run import Git
+from maker.tools.git.git_run import Git
 
 __all__ = ["DIFF_TIMEOUT_S", "MAX_PATHS", "TIMEOUT_S", "changed_paths", "gitlinks_added",
            "line_counts", "snapshot_tree"]

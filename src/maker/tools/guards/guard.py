@@ -8,11 +8,11 @@ Whatever tools its step lists, the executor may not
   command: to read, write, link, copy, move, ``cd`` into or delete it;
 * run maker's commands that move the plan's state (``maker step …``, ``maker handoff
   accept``, ``maker plan write``, …): of maker's commands only
-  ``maker.tools.maker_commands.EXECUTOR_COMMANDS`` (``maker verify --step N``, ``maker
+  ``maker.tools.command.maker_commands.EXECUTOR_COMMANDS`` (``maker verify --step N``, ``maker
   context N``, ``maker status``, …) may run.
 
-The places are ``maker.tools.protected``'s; a Bash command is read by
-``maker.tools.guard_bash`` (through the shell lexer, never as raw text).
+The places are ``maker.tools.box.protected``'s; a Bash command is read by
+``maker.tools.guards.guard_bash`` (through the shell lexer, never as raw text).
 
 Code the executor writes to a file and then runs (a test, a script) is not read: the
 guard stops a model taking a shortcut, not a person with a shell (DESIGN.md).
@@ -25,14 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from maker.core.paths import project_of
-from maker.tools.guard_bash import BashGuard
-from maker.tools.protected import resolve
-from maker.tools.runs_later import runs_later
+from maker.tools.box.protected import resolve
+from maker.tools.box.runs_later import runs_later
+from maker.tools.guards.guard_bash import BashGuard
 
 __all__ = ["WRITERS", "bash_refusal", "executor_refusal"]
 
-# maker's own program: the plugin's root (src/maker/tools -> the root)
-_PROGRAM = Path(__file__).resolve().parents[3]
+# maker's own program: the plugin's root (src/maker/tools/guards -> the root)
+_PROGRAM = Path(__file__).resolve().parents[4]
 # Tools that write files, and the key of the path they write.
 WRITERS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
            "NotebookEdit": "notebook_path"}
@@ -47,7 +47,7 @@ def executor_refusal(tool: str, tool_input: Mapping[str, Any], *, cwd: Path,
                      step: int | None = None,
                      writes: Sequence[str] | None = None) -> str | None:
     """Why the step executor may not make this call, or None when the guard allows it
-    (the step's own tool list is checked apart, by ``maker.tools.permissions``).
+    (the step's own tool list is checked apart, by ``maker.tools.guards.permissions``).
 
     ``data_dirs`` defaults to ``maker_data_dirs()``, ``home`` to the user's home;
     ``workspace`` is the worktree of a step run beside others (it writes only there);

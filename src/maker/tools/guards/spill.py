@@ -1,10 +1,10 @@
 """Commands that write into ``plans/`` without naming it: a copy, a move or a link into
 a folder that holds it, an archive extracted or a patch applied over it, ``find -exec``
 from above it, ``git stash``. Both guards ask ``spill_reason`` of every simple command
-they read (the step executor's, ``maker.tools.guard``, which guards maker's data
-directories the same way; everyone else's, ``maker.tools.decision_guard``).
+they read (the step executor's, ``maker.tools.guards.guard``, which guards maker's data
+directories the same way; everyone else's, ``maker.tools.guards.decision_guard``).
 
-The words are the lexer's (``maker.tools.shell``), quotes removed; a path is resolved
+The words are the lexer's (``maker.tools.command.shell``), quotes removed; a path is resolved
 against the directory the command runs in.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from maker.tools.git_rules import git_subcommand
+from maker.tools.guards.git_rules import git_subcommand
 
 __all__ = ["spill_reason"]
 

@@ -1,8 +1,8 @@
 """The step executor's tool list and guard, for both of maker's hosts (the first two
 checks of ``maker.executor.protocol.limits.executor_limits``, which both front ends call).
 
-``executor_decision``: the step's own tool list (``maker.tools.permissions``), then the
-guard (``maker.tools.guard``: nothing writes into ``plans/`` or maker's data, no Bash
+``executor_decision``: the step's own tool list (``maker.tools.guards.permissions``), then the
+guard (``maker.tools.guards.guard``: nothing writes into ``plans/`` or maker's data, no Bash
 that moves the plan's state); so a call refused in Claude Code is refused by ``maker
 run`` with the same words.
 """
@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from maker.tools import guard
-from maker.tools.permissions import permits
+from maker.tools.guards import guard
+from maker.tools.guards.permissions import permits
 
 __all__ = ["StepTools", "executor_decision", "outside_tools"]
 
@@ -41,7 +41,7 @@ def executor_decision(step: StepTools, tool: str, tool_input: Mapping[str, Any],
 
     ``cwd`` is the directory the call runs in, ``plans_root`` the plan's ``plans/``;
     ``data_dirs``, ``home`` and ``workspace`` as in
-    ``maker.tools.guard.executor_refusal``.
+    ``maker.tools.guards.guard.executor_refusal``.
     """
     allowed = step.tools
     if not permits(allowed, tool, tool_input):

@@ -1,4 +1,4 @@
-"""What a step's box makes writable, read-only and hidden (``maker.tools.boundary``
+"""What a step's box makes writable, read-only and hidden (``maker.tools.box.boundary``
 runs it): the spec ``maker-box`` reads, one entry a line."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from maker.core.paths import project_of, seal_key_path
-from maker.tools.protected import maker_data_dirs
-from maker.tools.runs_later import at_the_top, hooks_folder
+from maker.tools.box.protected import maker_data_dirs
+from maker.tools.box.runs_later import at_the_top, hooks_folder
 
 __all__ = ["SANDBOX_EXEC", "SPEC_DIR", "Spec", "spec_for", "unshare_path"]
 
@@ -109,7 +109,7 @@ def _makers_own() -> list[str]:
     run by the next session) and the interpreter that runs it, wherever they lie (a
     checkout or a venv in /tmp is in a writable place): read-only, but when they are in
     the step's own project (maker working on itself)."""
-    package = Path(__file__).resolve().parents[1]
+    package = Path(__file__).resolve().parents[2]  # (src/maker/tools/box -> src/maker)
     root = package.parents[1]  # (a plugin's root: its hooks, agents and commands too)
     places = [package, root if (root / "scripts" / "hook").is_file() else root / "bin",
               root / "scripts", Path(sys.base_prefix), Path(sys.prefix)]
@@ -122,7 +122,7 @@ def _under(path: str, root: str) -> bool:
 
 def _client_places(project: Path, names: tuple[str, ...]) -> list[str]:
     """The project's Claude Code settings (its hooks run outside any box), and every file
-    at its top that runs code later (``names``, from ``maker.tools.runs_later``: MCP
+    at its top that runs code later (``names``, from ``maker.tools.box.runs_later``: MCP
     servers, direnv, git hooks' managers, …): read-only where they exist (``.claude/``
     made when missing, so that no step makes it); what a command makes of the others,
     the box removes (``later`` in the spec)."""

@@ -15,7 +15,7 @@ write is read-only.
 - everything else as it was: the step's files, temp directories, build caches.
 
 :func:`protection` says what this machine allows, probed once per boot and cached: the
-kernel boundary, or the command guard alone (``maker.tools.guard``) with the reason. The
+kernel boundary, or the command guard alone (``maker.tools.guards.guard``) with the reason. The
 guard is always the first answer; the boundary is what holds when the guard misreads a
 command. A person's ``boundary:`` setting (``plans/settings.yaml``) may require it
 (:func:`boxed_command` then refuses a command that would run without it) or turn it off.
@@ -43,8 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from maker.core.paths import data_dir, step_tmp_dir
-from maker.tools.box_spec import SANDBOX_EXEC, SPEC_DIR, Spec, spec_for, unshare_path
-from maker.tools.readonly import why_not_read_only
+from maker.tools.box.box_spec import SANDBOX_EXEC, SPEC_DIR, Spec, spec_for, unshare_path
+from maker.tools.command.readonly import why_not_read_only
 from maker.tools.registry import READ_ONLY_TOOLS
 
 __all__ = ["BOX", "Protection", "boxed_command", "installed_box", "protection", "step_network",

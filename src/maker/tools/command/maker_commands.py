@@ -1,11 +1,11 @@
 """maker's own commands that its agents may run: the one list every guard reads.
 
-- The planner and the reviewer (``maker.tools.readonly``) may run ``READ_COMMANDS``:
+- The planner and the reviewer (``maker.tools.command.readonly``) may run ``READ_COMMANDS``:
   they print the plan's state, a step's brief or a check, and change nothing.
-- The step executor (``maker.tools.guard``, and ``maker.tools.permissions``, which lets
-  them through whatever the step's tool list says) and the reviewer may run
-  ``EXECUTOR_COMMANDS``: the reads and ``maker verify``, which runs the project's checks
-  and seals the result.
+- The step executor (``maker.tools.guards.guard``, and
+  ``maker.tools.guards.permissions``, which lets them through whatever the step's tool
+  list says) and the reviewer may run ``EXECUTOR_COMMANDS``: the reads and ``maker
+  verify``, which runs the project's checks and seals the result.
 
 Every other maker command moves the plan's state (``maker step …``, ``maker handoff
 accept``, ``maker plan write``, …) and belongs to the user and the main agent.

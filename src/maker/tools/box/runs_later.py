@@ -1,7 +1,7 @@
 """The files that make code run later, outside any box: what a step's file tools may not
 write unless the plan's step names it in its ``writes``.
 
-The box (``maker.tools.box_spec``) keeps a step's Bash off maker's own files, the plan and
+The box (``maker.tools.box.box_spec``) keeps a step's Bash off maker's own files, the plan and
 the project's git config in the kernel; the file tools (Write, Edit, NotebookEdit) run in
 the client, outside it. What they write here would run later, with no box around it:
 

@@ -2,8 +2,8 @@
 ``plans/``.
 
 The main agent does ordinary work with Bash, so its commands are not held to the step
-executor's strict guard (``maker.tools.guard``). Read as the programs they run
-(``maker.tools.command_walk``, the walk every guard shares), these are refused:
+executor's strict guard (``maker.tools.guards.guard``). Read as the programs they run
+(``maker.tools.command.command_walk``, the walk every guard shares), these are refused:
 
 * a command that names maker (by name, path, module or text) beside text the shell
   builds at run time (``$…``, backticks, ``eval``, commands piped into a shell, a
@@ -16,7 +16,7 @@ executor's strict guard (``maker.tools.guard``). Read as the programs they run
 * a command that is not read-only and names a path inside ``plans/``, directly or
   through a glob;
 * a copy, link, extraction, ``find -exec`` or git command that would write into
-  ``plans/`` through a folder that holds it (``maker.tools.spill``).
+  ``plans/`` through a folder that holds it (``maker.tools.guards.spill``).
 
 False positives are cheap here (the user decides with ``/maker:approve N``), a missed
 self-approval is not; and what slips past the guards still cannot approve: approvals
@@ -31,9 +31,9 @@ from fnmatch import fnmatchcase
 from itertools import islice
 from pathlib import Path, PurePosixPath
 
-from maker.tools.command_walk import walk
-from maker.tools.shell import Word
-from maker.tools.spill import spill_reason
+from maker.tools.command.command_walk import walk
+from maker.tools.command.shell import Word
+from maker.tools.guards.spill import spill_reason
 
 __all__ = ["decision_refusal"]
 
@@ -53,7 +53,7 @@ _UNSEEN = ("maker: this command runs maker with text the shell builds at run tim
 
 def decision_refusal(command: str, *, cwd: Path, plans_root: Path) -> str | None:
     """Why an agent may not run this Bash command, or None: a policy over what the
-    command runs (``maker.tools.command_walk``). Any argument that is itself a command
+    command runs (``maker.tools.command.command_walk``). Any argument that is itself a command
     line (``script -qc "…"``, ``bash -c "…"``, ``ssh host "…"``) is read as one too, its
     own quoting undone: ``"maker step appr''ove 1"`` decides as plainly."""
     walked = walk(command, cwd, every_word=True)
@@ -84,7 +84,7 @@ def decision_refusal(command: str, *, cwd: Path, plans_root: Path) -> str | None
     else:
         many = ""
     if reaches:
-        from maker.tools.readonly import why_not_read_only
+        from maker.tools.command.readonly import why_not_read_only
 
         why = why_not_read_only(command)
         if why is not None:

@@ -1,6 +1,6 @@
 """The options of the readers that could write or run programs, checked word by word.
 
-``maker.tools.readonly`` decides whether a command line only reads; for the readers
+``maker.tools.command.readonly`` decides whether a command line only reads; for the readers
 whose options can write a file or run a program (sort, uniq, file, tree, find, rg, git,
 diff) it hands the words to ``CHECKERS[program]``, which raises ``Refused`` with the
 reason when one of them could. ``sort``, ``uniq``, ``file``, ``tree`` and ``find`` are
@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from maker.tools.shell import Refused, Word
+from maker.tools.command.shell import Refused, Word
 
 __all__ = ["CHECKERS"]
 

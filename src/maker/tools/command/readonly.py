@@ -10,7 +10,7 @@ The rule is an allow-list. A command passes only if it is one plain command or a
 make that reader write a file or run another program:
 
 * the text is read as the walk every guard shares reads it
-  (``maker.tools.command_walk``); any unquoted
+  (``maker.tools.command.command_walk``); any unquoted
   operator (``; & > < ( )``), ``||``, backticks, ``$(``/``${``/``$`` outside single
   quotes, newlines, control characters, ``!`` and ``#`` comments are refused;
 * brace expansion (``{a,b}``, ``{a..b}``) is refused wherever it appears, quoted or
@@ -34,17 +34,17 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from maker.tools.command_walk import walk
-from maker.tools.maker_commands import READ_COMMANDS, is_allowed, listed
-from maker.tools.reader_options import CHECKERS
-from maker.tools.shell import Refused
-from maker.tools.shell import Word as _Word
+from maker.tools.command.command_walk import walk
+from maker.tools.command.maker_commands import READ_COMMANDS, is_allowed, listed
+from maker.tools.command.reader_options import CHECKERS
+from maker.tools.command.shell import Refused
+from maker.tools.command.shell import Word as _Word
 
 __all__ = ["is_read_only", "read_only_stages", "why_not_read_only"]
 
 # Readers whose every option only reads. The readers with options that can write or
 # run programs (sort, uniq, file, tree, find, rg, git, diff) are checked by
-# ``maker.tools.reader_options``.
+# ``maker.tools.command.reader_options``.
 _PLAIN_READERS = frozenset({
     "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "pwd", "stat", "du",
     "cut", "tr", "basename", "dirname", "realpath", "readlink", "cmp", "nl", "true",
@@ -98,7 +98,7 @@ def _has_braces(command: str) -> bool:
 
 def _stages(command: str) -> list[list[_Word]]:
     """``command``'s pipeline stages, each the words of one reader: the line itself as
-    the walk every guard shares reads it (``maker.tools.command_walk``)."""
+    the walk every guard shares reads it (``maker.tools.command.command_walk``)."""
     walked = walk(command, Path("."))
     own = [u for u in walked.unknowns if u.depth == 0 and not u.guessed]
     syntax = next((u for u in own if u.kind == "syntax"), None)

@@ -19,8 +19,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from maker.tools.maker_commands import EXECUTOR_COMMANDS, orient_command, plain_command
-from maker.tools.readonly import is_read_only
+from maker.tools.command.maker_commands import EXECUTOR_COMMANDS, orient_command, plain_command
+from maker.tools.command.readonly import is_read_only
 
 __all__ = ["ALWAYS_ALLOWED", "MAKER_COMMAND", "canonical", "permits"]
 

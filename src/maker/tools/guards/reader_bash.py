@@ -2,8 +2,8 @@
 for both of maker's hosts: the plugin's PreToolUse hook (``maker.hooks.tool_use``) and
 the headless reviewer's SDK session (``maker.engine.sessions``).
 
-It runs read-only commands (``maker.tools.readonly``), a read-only git command as
-``maker.tools.git_programs`` rewrites it (none of the programs git's config names), and,
+It runs read-only commands (``maker.tools.command.readonly``), a read-only git command as
+``maker.tools.git.git_programs`` rewrites it (none of the programs git's config names), and,
 for the reviewer, ``maker verify --step N``; anything else is refused, with the reason
 written for the model. An executor whose step may only read has its git rewritten too
 (:func:`step_git_run`), by both hosts.
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from maker.tools.git_programs import program_free
-from maker.tools.permissions import MAKER_COMMAND
-from maker.tools.readonly import why_not_read_only
-from maker.tools.shell import Refused
+from maker.tools.command.readonly import why_not_read_only
+from maker.tools.command.shell import Refused
+from maker.tools.git.git_programs import program_free
+from maker.tools.guards.permissions import MAKER_COMMAND
 
 __all__ = ["git_run", "reader_bash", "step_git_run"]
 

@@ -2,7 +2,7 @@
 
 maker runs git itself (the measure of a step's files, the worktrees of steps run side by
 side, the landing of their changes) and rewrites the read-only git it lets an agent run
-(``maker.tools.git_programs``). Even a git command that only reads may run a program
+(``maker.tools.git.git_programs``). Even a git command that only reads may run a program
 that git's config (the repository's, the user's, the system's) or ``.gitattributes``
 names, and a step executor may have planted one there: ``core.fsmonitor`` (every index
 refresh), a filter's ``clean``, ``smudge`` and ``process`` (``git add``, a checkout,
