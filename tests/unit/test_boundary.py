@@ -245,3 +245,38 @@ def test_programs_planted_on_path_are_not_what_the_box_runs(
     done = subprocess.run(["bash", "-c", run], cwd=kernel.project, capture_output=True,
                           text=True, timeout=20, check=False, env=dict(os.environ))
     assert done.stdout == "hello\n" and not (kernel.root / "PWNED").exists()
+
+
+# A string that only names a maker command is text in the box: the kernel holds maker's
+# state and key, so the guard need not refuse a grep pattern or a commit message for it.
+TEXTS = [
+    "grep -rn 'maker step reset' . || true",
+    "git log --oneline --grep 'maker step approve' || true",
+    "echo 'maker step reset 1' > notes.txt",
+]
+
+
+@pytest.mark.parametrize("front", sorted(FRONT_ENDS))
+@pytest.mark.parametrize("command", TEXTS)
+def test_in_the_box_a_string_naming_a_maker_command_is_text(
+        kernel: PlanStore, front: str, command: str) -> None:
+    refusal, run = FRONT_ENDS[front](kernel, command)
+    assert refusal is None, refusal
+    assert unwrap(run, kernel.root, 1) == command  # (it runs, and in the box)
+
+
+@pytest.mark.parametrize("front", sorted(FRONT_ENDS))
+@pytest.mark.parametrize("command", TEXTS)
+def test_without_the_box_the_guard_still_refuses_it(
+        running: PlanStore, front: str, command: str) -> None:
+    (running.root / "settings.yaml").write_text("boundary: off\n")
+    refusal, _ = FRONT_ENDS[front](running, command)
+    assert refusal is not None and "does not move the plan's state" in refusal, refusal
+
+
+@pytest.mark.parametrize("front", sorted(FRONT_ENDS))
+def test_in_the_box_running_a_maker_command_is_still_refused(
+        kernel: PlanStore, front: str) -> None:
+    for command in ("maker step approve 1", "sh -c 'maker step reset 1'"):
+        refusal, _ = FRONT_ENDS[front](kernel, command)
+        assert refusal is not None, command

@@ -36,12 +36,12 @@ from typing import TYPE_CHECKING, Any
 
 from maker.executor.protocol.orient import edit_refusal, edits_project
 from maker.store.settings import load_settings
-from maker.tools.box.boundary import boxed_command, step_network, unwrap
-from maker.tools.guards.executor_rules import executor_decision
+from maker.tools.box.boundary import boxed_command, step_network, unwrap, will_box
 from maker.tools.command.maker_commands import orient_command
 from maker.tools.command.maker_commands import plumbing as makers_command
-from maker.tools.guards.reader_bash import step_git_run
 from maker.tools.command.readonly import is_read_only
+from maker.tools.guards.executor_rules import executor_decision
+from maker.tools.guards.reader_bash import step_git_run
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -95,8 +95,13 @@ def executor_limits(store: PlanStore, record: StepRecord, tool: str,
         command = f"cd {shlex.quote(str(workspace))} && {command}"
     if inner is not None or moved:
         given["command"] = command
+    settings = load_settings(store.root)
+    # A command that runs in the box (not maker's own, which runs outside it) is checked
+    # knowing so: the kernel holds what the guard would otherwise look for in its text.
+    boxed = tool == "Bash" and not is_plumbing(command, record.number) and \
+        will_box(settings.boundary)
     reason = executor_decision(record.spec, tool, given, cwd=cwd, plans_root=store.root,
-                               workspace=workspace)
+                               workspace=workspace, boxed=boxed)
     if reason:
         return Limit(reason)
     if edits_project(tool, command):
@@ -116,21 +121,24 @@ def executor_limits(store: PlanStore, record: StepRecord, tool: str,
     refusal, rewritten = step_git_run(record.spec.tools, command, cwd)
     if refusal:
         return Limit(refusal)
-    settings = load_settings(store.root)
-    refusal, boxed = boxed_command(store.root, record.number, rewritten or command,
-                                   workspace=workspace, writes=record.spec.writes,
-                                   setting=settings.boundary,
-                                   network=step_network(settings.network, record.spec.tools))
+    refusal, in_box = boxed_command(store.root, record.number, rewritten or command,
+                                    workspace=workspace, writes=record.spec.writes,
+                                    setting=settings.boundary,
+                                    network=step_network(settings.network, record.spec.tools))
     if refusal:
         return Limit(refusal)
+    if boxed and in_box is None:  # (checked as boxed: it must not run unboxed)
+        return Limit("maker: this command was checked to run in the step's box, which "
+                     "could not be made for it; hand off with status: blocked and this "
+                     "reason.")
     if rewritten is not None:
-        return Limit(run=boxed or rewritten, vouched=True,
+        return Limit(run=in_box or rewritten, vouched=True,
                      why="read-only git, run without the programs git's config names")
-    if boxed is None:
+    if in_box is None:
         return Limit(run=command if moved else None)
     if is_read_only(command):  # (no prompt would have asked, no classifier reviewed it)
-        return Limit(run=boxed, vouched=True, why="a read-only command, in the step's box")
-    return Limit(run=None if boxed == sent else boxed)
+        return Limit(run=in_box, vouched=True, why="a read-only command, in the step's box")
+    return Limit(run=None if in_box == sent else in_box)
 
 
 def _moved(command: str, cwd: Path, workspace: Path | None, step: int) -> bool:

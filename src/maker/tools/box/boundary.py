@@ -48,7 +48,7 @@ from maker.tools.command.readonly import why_not_read_only
 from maker.tools.registry import READ_ONLY_TOOLS
 
 __all__ = ["BOX", "Protection", "boxed_command", "installed_box", "protection", "step_network",
-           "step_tmp", "unwrap", "weaker_notice", "wrap"]
+           "step_tmp", "unwrap", "weaker_notice", "will_box", "wrap"]
 
 BOX = Path(__file__).with_name("maker-box")
 _BOX_FILES = (BOX, BOX.with_name("box_setup.py"))
@@ -213,6 +213,12 @@ def wrap(command: str, spec_path: Path) -> str:
 
 def _quote(text: str) -> str:
     return shlex.quote(text)
+
+
+def will_box(setting: str) -> bool:
+    """Whether an executor's Bash runs in a box under the person's ``boundary`` setting on
+    this machine (as :func:`boxed_command` decides it)."""
+    return setting != "off" and protection().kernel
 
 
 def boxed_command(plans_root: Path, step: int, command: str, *,

@@ -35,12 +35,13 @@ class StepTools(Protocol):
 def executor_decision(step: StepTools, tool: str, tool_input: Mapping[str, Any], *,
                       cwd: Path, plans_root: Path,
                       data_dirs: tuple[Path, ...] | None = None,
-                      home: Path | None = None, workspace: Path | None = None) -> str | None:
+                      home: Path | None = None, workspace: Path | None = None,
+                      boxed: bool = False) -> str | None:
     """Why ``step``'s executor may not call ``tool`` with ``tool_input``, or None when it
     may. The reason is written for the model: what was refused and what to do instead.
 
     ``cwd`` is the directory the call runs in, ``plans_root`` the plan's ``plans/``;
-    ``data_dirs``, ``home`` and ``workspace`` as in
+    ``data_dirs``, ``home``, ``workspace`` and ``boxed`` as in
     ``maker.tools.guards.guard.executor_refusal``.
     """
     allowed = step.tools
@@ -49,7 +50,7 @@ def executor_decision(step: StepTools, tool: str, tool_input: Mapping[str, Any],
     # Through the module, so a test that replaces the guard replaces it here too.
     return guard.executor_refusal(tool, tool_input, cwd=cwd, plans_root=plans_root,
                                   data_dirs=data_dirs, home=home, workspace=workspace,
-                                  step=step.step, writes=step.writes)
+                                  step=step.step, writes=step.writes, boxed=boxed)
 
 
 def outside_tools(number: int, allowed: list[str], tool: str) -> str:

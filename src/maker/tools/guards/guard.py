@@ -44,17 +44,18 @@ _SEARCHERS = ("Grep", "Glob", "LS")  # (they read every file below the path they
 def executor_refusal(tool: str, tool_input: Mapping[str, Any], *, cwd: Path,
                      plans_root: Path, data_dirs: tuple[Path, ...] | None = None,
                      home: Path | None = None, workspace: Path | None = None,
-                     step: int | None = None,
-                     writes: Sequence[str] | None = None) -> str | None:
+                     step: int | None = None, writes: Sequence[str] | None = None,
+                     boxed: bool = False) -> str | None:
     """Why the step executor may not make this call, or None when the guard allows it
     (the step's own tool list is checked apart, by ``maker.tools.guards.permissions``).
 
     ``data_dirs`` defaults to ``maker_data_dirs()``, ``home`` to the user's home;
     ``workspace`` is the worktree of a step run beside others (it writes only there);
     ``step``, the executor's own step (``maker land`` lands no other); ``writes``, what
-    the step says it changes (it may name a file that runs code later).
+    the step says it changes (it may name a file that runs code later); ``boxed``: a Bash
+    command runs in the step's OS boundary (``maker.tools.box.boundary``).
     """
-    guard = BashGuard(plans_root, data_dirs, home, workspace, step=step)
+    guard = BashGuard(plans_root, data_dirs, home, workspace, step=step, boxed=boxed)
     if tool == "Bash":
         command = tool_input.get("command")
         return guard.bash(command if isinstance(command, str) else "", cwd)
