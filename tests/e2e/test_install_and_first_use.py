@@ -82,12 +82,14 @@ def test_install_and_first_use_in_a_fresh_home(claude_binary: Path, claude_home:
 
 
 def approved_in_a_terminal(project: Path, home: Path, path: str) -> None:
-    """Step 0 brought to the person's approval, then the line maker gives them (`maker
-    step approve 0` in a terminal) typed as written in a shell of theirs: their PATH, no
-    Claude Code around it."""
+    """Each line maker gives a person for a terminal, typed as written in a shell of
+    theirs (their PATH, no Claude Code around it): `maker step approve 0` for step 0
+    brought to their approval; `maker proposal accept 1` for the scope change its sweep
+    proposed; and `maker step approve 1` for step 1's major deviation (the revised step)."""
     from harness.step_plans import handoff
     from maker.executor.acceptance.accept import accept_handoff
-    from maker.executor.protocol.orient import record_orient
+    from maker.executor.protocol.orient import pending_deviation, record_orient
+    from maker.executor.protocol.sweep import open_proposals, read_proposals
     from maker.executor.state.lifecycle import start_step
     from maker.store.plan_store import PlanStore
 
@@ -96,13 +98,45 @@ def approved_in_a_terminal(project: Path, home: Path, path: str) -> None:
     record_orient(store, 0, "none")
     (project / "hello.txt").write_text("hello\n")
     assert accept_handoff(store, handoff(0, output={"files": ["hello.txt"]},
-                                         files_changed=["hello.txt"])).status == \
+                                         files_changed=["hello.txt"],
+                                         sweep={"considered": ["an empty file"],
+                                                "found": ["no farewell yet"]},
+                                         proposals=["Add a farewell.txt step"])).status == \
         "awaiting-approval"
-    shell = pexpect.spawn("bash", ["--norc", "--noprofile", "-c", "maker step approve 0"],
-                          cwd=str(project), env={"PATH": path, "HOME": str(home),
-                                                 "TERM": "dumb"},
-                          encoding="utf-8", timeout=60)
-    shell.expect(pexpect.EOF)
-    shell.close()
-    assert shell.exitstatus == 0, shell.before
+    (proposal,) = open_proposals(store)
+
+    def typed(line: str) -> None:
+        shell = pexpect.spawn("bash", ["--norc", "--noprofile", "-c", line],
+                              cwd=str(project), env={"PATH": path, "HOME": str(home),
+                                                     "TERM": "dumb"},
+                              encoding="utf-8", timeout=60)
+        shell.expect(pexpect.EOF)
+        shell.close()
+        assert shell.exitstatus == 0, f"{line}: {shell.before}"
+
+    typed("maker step approve 0")
     assert store.load_step(0).status == "complete"
+    typed(f"maker proposal accept {proposal['id']}")
+    (decided,) = read_proposals(store)
+    assert decided["status"] == "accepted" and open_proposals(store) == []
+
+    # (maker here as in the person's shell: their home holds the key that sealed step 0)
+    kept = {k: os.environ.get(k) for k in ("HOME", "XDG_DATA_HOME")}
+    os.environ["HOME"] = str(home)
+    os.environ.pop("XDG_DATA_HOME", None)
+    try:
+        start_step(store, 1)
+        record_orient(store, 1, "major", what="hello.txt says hi, not hello",
+                      revised="Check that hello.txt greets")
+    finally:
+        for key, value in kept.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    assert pending_deviation(store.load_step(1)) is not None
+    typed("maker step approve 1")
+    record = store.load_step(1)
+    assert pending_deviation(record) is None and record.status == "in-progress"
+    assert record.meta["deviation"]["status"] == "approved"
+    assert record.meta["revised_task"] == "Check that hello.txt greets"
