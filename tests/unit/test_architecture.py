@@ -122,20 +122,27 @@ def test_a_seed_alias_only_re_exports() -> None:
             f"{path} is the seeds' public path: it re-exports {home} and holds no code")
 
 
-def executor_imports() -> list[Import]:
-    """Each import between two of executor's sub-packages (every import counted)."""
+def subpackage_imports(package: str, skip: tuple[str, ...] = ()) -> list[Import]:
+    """Each import between two of ``maker.<package>``'s sub-packages (every import
+    counted; from a module in ``skip``, none)."""
     def sub(module: str) -> str | None:
         parts = module.split(".")
-        return parts[2] if len(parts) > 2 and parts[:2] == ["maker", "executor"] else None
+        return parts[2] if len(parts) > 2 and parts[:2] == ["maker", package] else None
 
     found = []
     for imp in module_imports(SRC):
-        if imp.source in SEED_ALIASES:
-            continue  # an alias re-exports its home (test_a_seed_alias_only_re_exports)
+        if imp.source in skip:
+            continue
         source, target = sub(imp.source), sub(imp.target)
         if source and target and source != target:
             found.append(Import(imp.where, source, target, imp.name))
     return found
+
+
+def executor_imports() -> list[Import]:
+    """Each import between two of executor's sub-packages (a seed alias re-exports its
+    home: ``test_a_seed_alias_only_re_exports``)."""
+    return subpackage_imports("executor", tuple(SEED_ALIASES))
 
 
 def test_executor_is_its_subpackages_in_layers() -> None:
@@ -168,20 +175,6 @@ TOOLS_LAYERS: tuple[tuple[str, ...], ...] = (
 )
 
 
-def tools_imports() -> list[Import]:
-    """Each import between two of tools' sub-packages (and ``registry``)."""
-    def sub(module: str) -> str | None:
-        parts = module.split(".")
-        return parts[2] if len(parts) > 2 and parts[:2] == ["maker", "tools"] else None
-
-    found = []
-    for imp in module_imports(SRC):
-        source, target = sub(imp.source), sub(imp.target)
-        if source and target and source != target:
-            found.append(Import(imp.where, source, target, imp.name))
-    return found
-
-
 def test_tools_is_its_subpackages_in_layers() -> None:
     top = sorted(p.name for p in (SRC / "tools").glob("*.py")
                  if p.stem not in ("__init__", "registry"))
@@ -189,7 +182,7 @@ def test_tools_is_its_subpackages_in_layers() -> None:
     declared = {name for layer in TOOLS_LAYERS for name in layer}
     missing = sorted(nodes(SRC / "tools") - declared)
     assert not missing, f"give {missing} a row in TOOLS_LAYERS ({__file__})"
-    problems = layer_problems(tools_imports(), TOOLS_LAYERS)
+    problems = layer_problems(subpackage_imports("tools"), TOOLS_LAYERS)
     assert not problems, ("tools' sub-packages import against their order (move the code "
                           "down, or pass it in):\n" + "\n".join(problems))
     index = maker.tools.__doc__ or ""

@@ -23,8 +23,9 @@ READ_COMMANDS: tuple[tuple[str, ...], ...] = (
     ("status",), ("context",), ("next",), ("plan", "show"), ("plan", "lint"),
     ("handoff", "check"),
 )
-# The executor also records its orientation (``maker orient N ...``, seed 004's orient):
-# it moves nothing but that step's own record, and never past a person's gate.
+# The executor also records its orientation (``maker orient N ...``, seed 004's orient,
+# docs/architecture.md#the-seeds): it moves nothing but that step's own record, and never
+# past a person's gate.
 # A step run beside others brings its change back with ``maker land N``: code checks
 # each file, verifies the merged tree and records it; the executor decides nothing.
 EXECUTOR_COMMANDS: tuple[tuple[str, ...], ...] = (("verify",), ("orient",), ("land",),

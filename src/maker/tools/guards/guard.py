@@ -15,7 +15,8 @@ The places are ``maker.tools.box.protected``'s; a Bash command is read by
 ``maker.tools.guards.guard_bash`` (through the shell lexer, never as raw text).
 
 Code the executor writes to a file and then runs (a test, a script) is not read: the
-guard stops a model taking a shortcut, not a person with a shell (DESIGN.md).
+guard stops a model taking a shortcut, not a person with a shell
+(docs/internals.md#what-maker-guarantees).
 """
 
 from __future__ import annotations
