@@ -91,8 +91,9 @@ COMMANDS: dict[str, tuple[Callable[[Path], PlanStore], list[str], str | None]] =
     "step start": (stopped, ["step", "start", "2"], None),
     "handoff accept": (in_progress, ["handoff", "accept", "-"],
                        handoff(2, discoveries=["Found x"])),
-    # Seed 004's protocol: the sweep's edge case written into step 3's file and
-    # a proposal kept, in the gate's transaction; orient's major deviation recorded.
+    # Seed 004's protocol (docs/architecture.md#the-seeds): the sweep's edge case written into
+    # step 3's file and a proposal kept, in the gate's transaction; orient's major
+    # deviation recorded.
     "handoff accept swept": (in_progress, ["handoff", "accept", "-"],
                              handoff(2, edge_cases=[{"step": 3, "note": "an empty list"}],
                                      proposals=["Paginate the export"])),

@@ -127,7 +127,7 @@ class Reply:
 
         ``safeguards``: the request asked auto mode's server-side check of its tool
         calls (a top-level ``safeguards`` field): ``message_delta`` carries a verdict
-        for each tool call, ``not_flagged`` (DESIGN.md, "Permission modes"). Without
+        for each tool call, ``not_flagged`` (docs/testing.md). Without
         one the client shows a Yes/No dialog for every checked call."""
         yield "message_start", {
             "type": "message_start",

@@ -32,6 +32,8 @@
                                   ``maker_scripted.errors`` (``dev/``), beside the scripted
                                   model that raises it, with its three subclasses
 
+The seeds: docs/architecture.md#the-seeds.
+
 Bad model output is recoverable: the classes that carry a list of problems render
 them one per line, each naming where it is and how to fix it, because a model reads
 them too.

@@ -1,4 +1,5 @@
-"""Seed 002's context fields from the planner and the reviewer, end to end, with the real
+"""Seed 002's context fields (docs/architecture.md#the-seeds) from the planner and the
+reviewer, end to end, with the real
 client against the scripted Messages API.
 
 - ``maker run`` (the real command, claude-agent-sdk and the bundled CLI): the planner's

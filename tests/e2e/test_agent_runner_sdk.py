@@ -86,7 +86,8 @@ async def test_missing_cli_is_translated_with_what_to_do(
 async def test_notes_keep_only_the_facts_of_an_answer_that_passes(
         fake_api: FakeMessagesAPI, claude_binary: Path, project: Path,
         claude_home: Path) -> None:
-    """With the real SDK, seed 002's NotesContext on AgentRunner writes
+    """With the real SDK, seed 002's NotesContext (docs/architecture.md#the-seeds) on
+    AgentRunner writes
     NOTES.md from an answer the red flagger and the gate's checks accept, never from one
     they refuse."""
     from maker.executor.launch.notes_context import NotesContext

@@ -1,5 +1,6 @@
 """A step whose dependencies are unmet, as people run it (seed 004's
-gate_blocked): the real Claude Code CLI, interactive, in a pseudo-terminal, with its
+gate_blocked, docs/architecture.md#the-seeds): the real Claude Code CLI, interactive,
+in a pseudo-terminal, with its
 defaults. ``/maker:step 1`` while step 0 is pending asks the person; they start it anyway on
 the screen, maker records the override and the step runs in the background."""
 

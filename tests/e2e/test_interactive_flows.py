@@ -308,7 +308,8 @@ def main_relaunches_after_rejection(request: RecordedRequest) -> Reply:
 
 def test_the_person_sends_a_step_back_with_notes_and_it_runs_again(
         interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
-    """Seed 004's revision loop: the person's rejection with notes goes back through
+    """Seed 004's revision loop (docs/architecture.md#the-seeds): the person's rejection
+    with notes goes back through
     implement, verify and handoff in the same flow; nobody starts the step by hand."""
     terminal = step_0_awaiting_approval(interactive, fake_api, project)
 

@@ -1,4 +1,5 @@
-"""Seed 004's protocol in `maker run` (orient and the deviation gate; the
+"""Seed 004's protocol (docs/architecture.md#the-seeds) in `maker run` (orient and the
+deviation gate; the
 edge-case sweep), end to end: the real
 claude-agent-sdk and bundled Claude Code CLI against the scripted Messages API. The
 session records a major deviation before any edit; `maker run` stops for a person (exit 4)

@@ -48,7 +48,8 @@ def main_relaunches_after_the_notes(request: RecordedRequest) -> Reply:
 
 def test_the_user_sends_a_step_back_with_notes_and_approves_the_next_attempt(
         fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
-    """Seed 004's revision loop, in one /maker:step: the notes go back through implement,
+    """Seed 004's revision loop (docs/architecture.md#the-seeds), in one /maker:step: the
+    notes go back through implement,
     verify and handoff, and the user approves the second attempt."""
     write_plan(project, policy="never")
 

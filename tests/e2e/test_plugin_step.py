@@ -166,7 +166,8 @@ def test_repeated_bad_handoffs_end_with_the_step_failed_within_the_bound(
 
 def test_a_step_whose_dependencies_are_not_complete_asks_and_starts_nothing_in_print_mode(
         fake_api: FakeMessagesAPI, run_claude: Run, project: Path) -> None:
-    """Seed 004's gate_blocked in `claude -p`: maker asks (its `ask:` line); print mode has
+    """Seed 004's gate_blocked (docs/architecture.md#the-seeds) in `claude -p`:
+    maker asks (its `ask:` line); print mode has
     no AskUserQuestion, so the main agent says how to force it, and nothing starts. (The
     question answered in an interactive session: test_interactive_blocked.py.)"""
     write_plan(project)

@@ -1,4 +1,5 @@
-"""The hook events as Claude Code sends them (DESIGN.md's fields), fired in-process
+"""The hook events as Claude Code sends them (the fields ``tests/e2e/
+test_claude_code_facts.py`` pins), fired in-process
 through the shared entry (``run_hook``): a Stop, a subagent's SubagentStop, an agent's
 PreToolUse, and a step executor's return."""
 

@@ -1,5 +1,6 @@
-"""The hooks as an interactive session fires them (DESIGN.md, "Subagents in an
-interactive session"): in-process, with the session's ids and the cwd filled in; a step
+"""The hooks as an interactive session fires them (docs/internals.md, "How it works";
+the real client: ``tests/e2e/test_interactive.py``): in-process, with the session's ids
+and the cwd filled in; a step
 executor launched, launched in the background, running, notified; the main agent's Stop."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Seed 000's TestAgentRunner (Task 3), ported verbatim; maker's own tests are in
+"""Seed 000's TestAgentRunner (Task 3; docs/architecture.md#the-seeds), ported verbatim;
+maker's own tests are in
 tests/unit/test_agent_runner_maker.py."""
 from unittest.mock import MagicMock, patch
 

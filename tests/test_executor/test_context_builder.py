@@ -1,4 +1,5 @@
-"""Seed 000's TestContextBuilder, ported verbatim, then tests beyond the seed."""
+"""Seed 000's TestContextBuilder (docs/architecture.md#the-seeds), ported verbatim, then tests
+beyond the seed."""
 import pytest
 import yaml
 

@@ -1,4 +1,5 @@
-"""Plan parser: seed 001's TestParsePlan verbatim, then what the seed left open."""
+"""Plan parser: seed 001's TestParsePlan (docs/architecture.md#the-seeds) verbatim, then what the
+seed left open."""
 
 import pytest
 from hypothesis import given, settings

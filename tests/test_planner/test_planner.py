@@ -1,4 +1,5 @@
-"""PlannerModule: seed 001 Task 2's tests verbatim (``_mock_sdk_stream`` filled in),
+"""PlannerModule: seed 001 Task 2's tests (docs/architecture.md#the-seeds) verbatim
+(``_mock_sdk_stream`` filled in),
 then what the seed leaves open: refused plans sent back, the SDK call, its errors."""
 
 from unittest.mock import patch

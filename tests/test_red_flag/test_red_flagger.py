@@ -1,4 +1,5 @@
-"""Seed 000's TestRedFlagger, ported verbatim, then the MAKER paper's extra flags."""
+"""Seed 000's TestRedFlagger (docs/architecture.md#the-seeds), ported verbatim, then the MAKER
+paper's extra flags."""
 import pytest
 
 from maker.core.models import AgentResult, TaskConfig

@@ -1,4 +1,5 @@
-"""Seed 002's context fields from every agent, not the step executor's alone: the
+"""Seed 002's context fields (docs/architecture.md#the-seeds) from every agent, not the
+step executor's alone: the
 reviewer's (after its VERDICT line) and the planner's (at the plan's top level), in both
 front ends, with the real store.
 

@@ -1,4 +1,5 @@
-"""AgentRunner beyond seed 000: the options of a real run, the SDK's errors translated,
+"""AgentRunner beyond seed 000 (docs/architecture.md#the-seeds): the options of a real run,
+the SDK's errors translated,
 the answer's edge cases, and seed 002's persistent context through NOTES.md."""
 
 from __future__ import annotations

@@ -286,3 +286,40 @@ def test_the_readme_stays_a_first_read() -> None:
     readme = SRC.parents[1] / "README.md"
     lines = readme.read_text(encoding="utf-8").count("\n")
     assert lines <= 250, f"README.md has {lines} lines: move the detail into docs/ and link it"
+
+
+SEED = re.compile(r"\bseeds? 00\d\b", re.I)
+SEEDS_PAGE = "docs/architecture.md#the-seeds"
+
+
+def _code_and_docs() -> list[Path]:
+    top = SRC.parents[1]
+    return [*SRC.rglob("*.py"), *(top / "dev").rglob("*.py"), *(top / "tests").rglob("*.py"),
+            *(top / "benchmarks").rglob("*.py"), *(top / "docs").glob("*.md"),
+            top / "README.md", *(top / "commands").glob("*.md"), *(top / "agents").glob("*.md")]
+
+
+def test_code_and_docs_cite_no_design_brief_outside_the_repository() -> None:
+    """DESIGN.md is not in the repository: a fact it held is cited where it lives here (a
+    page of docs/, or the test that pins the client's behaviour)."""
+    top = SRC.parents[1]
+    named = [f"{path.relative_to(top)}:{n}" for path in _code_and_docs()
+             if path != Path(__file__).resolve()  # (this test names it)
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if "DESIGN.md" in line]
+    assert not named, "cite the doc or test that says it here instead:\n" + "\n".join(named)
+
+
+def test_a_file_that_cites_a_seed_says_where_the_seeds_are_described() -> None:
+    """The seeds are not in the repository: a file that cites one ("seed 004") points, once,
+    to the table that says what each specified and where it lives in maker."""
+    section = DOC.read_text(encoding="utf-8").partition("\n## The seeds\n")[2]
+    described = re.findall(r"^\| (\d{3}) ", section.partition("\n## ")[0], re.M)
+    assert described == ["000", "001", "002", "003", "004"], (
+        f"{DOC.name} has a section '## The seeds' with a row per seed")
+    top = SRC.parents[1]
+    unpointed = [str(path.relative_to(top)) for path in _code_and_docs()
+                 if path.suffix == ".py" and SEED.search(text := path.read_text(encoding="utf-8"))
+                 and SEEDS_PAGE not in text]
+    assert not unpointed, (f"these cite a seed: name {SEEDS_PAGE} once in each, where it "
+                           "first cites one:\n" + "\n".join(unpointed))

@@ -1,8 +1,8 @@
 """The hooks as an interactive session drives them: subagents in the background, their
 notifications, auto mode's SubagentHandback, and maker's plumbing without prompts.
 
-The inputs are shaped as the real client sends them (DESIGN.md, "Subagents in an
-interactive session", "Permission modes"); the e2e tests in ``tests/e2e/
+The inputs are shaped as the real client sends them (docs/internals.md, "How it works",
+``tests/e2e/test_claude_code_facts.py``); the e2e tests in ``tests/e2e/
 test_interactive.py`` drive the real client itself."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""A step whose depends_on is unmet (seed 004's gate_blocked): the user's answer to maker's
+"""A step whose depends_on is unmet (seed 004's gate_blocked, docs/architecture.md#the-seeds):
+the user's answer to maker's
 question starts it anyway (recorded as forced) or starts nothing, as the client reports the
 answer to the PostToolUse hook; the model cannot answer it itself."""
 

@@ -146,7 +146,7 @@ def test_an_output_over_the_cap_becomes_a_pointer(tmp_path: Path) -> None:
     assert "plans/handoffs/00-step-number-0.md" in brief
 
 
-# -- persistent context (seed 002) -------------------------------------------------------
+# -- persistent context (seed 002, docs/architecture.md#the-seeds) -------------------------
 
 
 def test_previous_agents_note_and_notes(tmp_path: Path) -> None:

@@ -60,7 +60,8 @@ def test_the_user_approves_by_typing_the_command(store: PlanStore) -> None:
 def test_the_user_rejects_by_typing_with_notes_kept_verbatim(store: PlanStore) -> None:
     notes = "Use the cache; don't `rm -rf /` $(whoami) 'quoted'\nsecond line"
     said = typed(f"/maker:reject 1 {notes}")
-    # (With notes, the step runs again at once: seed 004's revision loop.)
+    # (With notes, the step runs again at once: seed 004's revision loop,
+    # docs/architecture.md#the-seeds.)
     assert "sent step 1 back with the notes" in said and "Execute maker step 1." in said
     record = store.load().get(1)
     assert record.status == "in-progress"

@@ -1,4 +1,5 @@
-"""The hook entry points, driven with the JSON Claude Code sends (DESIGN.md's fields).
+"""The hook entry points, driven with the JSON Claude Code sends (the fields
+``tests/e2e/test_claude_code_facts.py`` pins).
 
 Most tests call the shared entry in-process (``run_hook``); the fast paths and the
 fail-open guarantees are also checked through ``scripts/hook`` itself, as the client

@@ -35,7 +35,7 @@ def _started(project: Path) -> PlanStore:
     _sh(project, "git add -A && git -c user.email=a@b -c user.name=a commit -qm base")
     store = write(project, [WRITER], policy="auto")
     start_step(store, 1, session_id="sess-1")
-    record_orient(store, 1, "none")  # (seed 004: before any edit)
+    record_orient(store, 1, "none")  # (seed 004, docs/architecture.md#the-seeds: before any edit)
     assert store.load_step(1).meta.get(MEASURE_KEY)
     return store
 

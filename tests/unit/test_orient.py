@@ -1,4 +1,5 @@
-"""Orient and the deviation gate (seed 004: orient, route_staleness, gate_deviation), through
+"""Orient and the deviation gate (seed 004: orient, route_staleness, gate_deviation;
+docs/architecture.md#the-seeds), through
 the hooks as the client fires them: no edit before orient; a major deviation stops for a
 person; STEP_AUTOAPPROVE passes this gate only, and only from the hook's own environment."""
 

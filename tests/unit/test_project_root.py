@@ -1,5 +1,5 @@
 """The project a plan is for is found on its own, not taken to be the plans folder's
-parent: with ``MAKER_PLANS_DIR=docs/plans`` (seed 004's own example)
+parent: with ``MAKER_PLANS_DIR=docs/plans`` (seed 004's own example, docs/architecture.md#the-seeds)
 maker took ``docs/`` for the project, found no test command there, and accepted a
 ``complete`` handoff while the project's tests failed; the engine's sessions and the
 reviewer ran in ``docs/``."""

@@ -1,4 +1,5 @@
-"""``load_prompt`` as seed 001 calls it: ``load_prompt("planner_system")`` is the
+"""``load_prompt`` as seed 001 (docs/architecture.md#the-seeds) calls it:
+``load_prompt("planner_system")`` is the
 planner's system prompt (the plugin's agents/planner.md, one file for both), and
 ``load_prompt("planner_user", instruction=…, tools_list=…)`` the planner's first message."""
 

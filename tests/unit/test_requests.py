@@ -100,7 +100,8 @@ def test_begin_starts_the_named_step_with_the_users_notes(tmp_path: Path) -> Non
 
 def test_begin_asks_the_user_about_unmet_dependencies_and_starts_nothing(
         tmp_path: Path) -> None:
-    """Seed 004's gate_blocked: unmet depends_on asks the user whether to proceed (the
+    """Seed 004's gate_blocked (docs/architecture.md#the-seeds): unmet depends_on asks the user
+    whether to proceed (the
     question is the user's to answer: ``tests/unit/test_blocked.py``)."""
     store = linear(tmp_path, 3)
     save_request("s", "/maker:step 3")

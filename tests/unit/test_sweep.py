@@ -1,4 +1,5 @@
-"""The edge-case sweep (seed 004: edge_case_sweep): what a complete handoff found for later
+"""The edge-case sweep (seed 004: edge_case_sweep; docs/architecture.md#the-seeds): what a
+complete handoff found for later
 steps is written by maker's code into their "Edge cases" section and nowhere else; a change
 of scope is only proposed, and a person accepts or drops it."""
 

@@ -1,4 +1,5 @@
-"""The edge-case sweep as a recorded pass (seed 004: ``edge_case_sweep``): a complete
+"""The edge-case sweep as a recorded pass (seed 004: ``edge_case_sweep``;
+docs/architecture.md#the-seeds): a complete
 handoff of a step whose tools can write records what its sweep considered and found;
 the gate refuses one without it, naming the fix; the record is kept with the handoff
 and a person reads it on the approval screen, in `maker status` and in the run's report."""

@@ -2,7 +2,7 @@
 
 The paper (Meyerson et al., arXiv 2511.09030) tabulates k_min for s = 1,048,575 steps (20-disk
 Towers of Hanoi) and t = 0.95 at each model's measured per-step error rate. Three of its rows are
-quoted in the project's DESIGN.md and checked here as the paper's figures. The other rows
+quoted in docs/voting.md and checked here as the paper's figures. The other rows
 could not be found in the material available to us, so the table is completed with seven more
 error rates whose k_min is computed independently, in 60-digit decimal arithmetic, as the
 smallest k whose p_task reaches t; those seven are the law's figures, not the paper's.
@@ -20,7 +20,7 @@ from maker.voting import k_min, p_step, p_task
 S = 1_048_575  # 2^20 - 1 moves: Towers of Hanoi with 20 disks
 T = 0.95
 
-# (1 - p, k_min) from the paper's table, as quoted in the project's DESIGN.md.
+# (1 - p, k_min) from the paper's table, as quoted in docs/voting.md.
 PAPER_ROWS = [(0.0022, 3), (0.0358, 6), (0.1839, 12)]
 # Further per-step error rates; their k_min comes from the reference below, not from the paper.
 LAW_RATES = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.1, 0.3]
@@ -129,7 +129,7 @@ def test_arguments_out_of_range_are_refused_clearly(call: object, words: str) ->
 
 
 def test_k_min_closed_form_matches_the_design() -> None:
-    # The closed form in DESIGN.md, written naively, agrees where float has the digits.
+    # The closed form in docs/voting.md, written naively, agrees where float has the digits.
     p, s = 0.9, 1000
     naive = math.ceil(math.log(T ** (-1 / s) - 1) / math.log((1 - p) / p))
     assert k_min(s, p) == naive

@@ -36,7 +36,8 @@ from maker.store.plan_store import PlanStore
 __all__ = ["ask_blocked", "step_begin", "step_reset_request"]
 
 
-# A step as seed 004 names one: `3`, `step 3`, `#3`, `execute step 3`; `the next step`.
+# A step as seed 004 (docs/architecture.md#the-seeds) names one: `3`, `step 3`, `#3`, `execute
+# step 3`; `the next step`.
 _VERB = r"(?:(?:execute|run|do|start)\s+)?"
 _STEP_ARG = re.compile(_VERB + r"(?:step\s*)?#?([0-9]+)(?=\s|[.:,;]|\Z)[.:,;]?", re.I | re.A)
 _NEXT_ARG = re.compile(_VERB + r"(?:the\s+)?next(?:\s+(?:ready\s+)?step)?(?=\s|[.:,;]|\Z)[.:,;]?",

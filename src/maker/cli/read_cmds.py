@@ -52,7 +52,8 @@ def next_cmd(as_json: bool, plans_dir: Path | None) -> None:
 def orient(number: int, deviation: str | None, what: str, revised: str,
            plans_dir: Path | None) -> None:
     """Before a step's work: what maker's code finds (no DEVIATION), or record the
-    executor's judgment, none, minor or major (seed 004's orient)."""
+    executor's judgment, none, minor or major (seed 004's orient,
+    docs/architecture.md#the-seeds)."""
 
     store = PlanStore(resolve_plans_dir(plans_dir))
     if deviation is None:

@@ -1,4 +1,5 @@
-"""The context fields every agent may return (seed 002's ``CONTEXT_OUTPUT_FIELDS``).
+"""The context fields every agent may return (seed 002's ``CONTEXT_OUTPUT_FIELDS``;
+docs/architecture.md#the-seeds).
 
 The step executor's handoff, the reviewer's review and the planner's plan may each
 carry ``summary`` and ``for_next_agent`` (texts) and ``discoveries``, ``decisions`` and

@@ -1,4 +1,4 @@
-"""Events that flow between maker's modules (seeds 000/001)."""
+"""Events that flow between maker's modules (seeds 000/001, docs/architecture.md#the-seeds)."""
 
 from __future__ import annotations
 

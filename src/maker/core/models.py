@@ -1,6 +1,7 @@
 """The data model: a plan, its steps, a step's result and its handoff.
 
-Field names follow seeds 000/001 (the planner's YAML) and DESIGN.md (the files).
+Field names follow seeds 000/001 (the planner's YAML; docs/architecture.md#the-seeds),
+docs/plan-format.md (a step's file) and docs/protocol.md#the-handoff (a handoff).
 These are plain dataclasses: validation lives in the parser, the linter and the gate,
 which report every problem at once.
 """
@@ -170,7 +171,8 @@ class Evidence:
 
 @dataclass
 class Handoff:
-    """The executor's deliverable for one step (DESIGN.md), accepted through the gate."""
+    """The executor's deliverable for one step (docs/protocol.md#the-handoff), accepted
+    through the gate."""
 
     step: int
     status: str

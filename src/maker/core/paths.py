@@ -42,8 +42,8 @@ def project_of(plans: Path) -> Path:
     work: the root recorded with the plan (:func:`project_record`), else the plans
     folder's parent. So ``plans/`` at a project's root (the default) gives that root, and
     a plan made at a project's root with ``MAKER_PLANS_DIR=docs/plans`` (seed 004's
-    example) that root, not ``docs/``. A record that is not a climb (``..`` only) is
-    not maker's, and is ignored."""
+    example, docs/architecture.md#the-seeds) that root, not ``docs/``. A record that is not
+    a climb (``..`` only) is not maker's, and is ignored."""
     from maker.core.bounded import read_regular_file
     from maker.errors import InputError
 

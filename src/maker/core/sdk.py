@@ -5,7 +5,7 @@ The answer is the last TextBlock of the final top-level AssistantMessage (the se
 extraction rule); cost, duration, tokens and the session come from the ResultMessage.
 One reader (:class:`StreamReader`) reads every stream, the planner's, the reviewer's and
 the step runner's, and knows a message by its class's name, as seed 000's mocks are
-known: a stream the step runner takes, the planner takes too.
+known (docs/architecture.md#the-seeds): a stream the step runner takes, the planner takes too.
 Every failure of the SDK (the CLI missing, crashing, printing what the SDK cannot
 read, ending with an error result) becomes an :class:`~maker.errors.AgentSDKError`
 whose message says what to do; nothing else is caught, so a bug stays a bug. The

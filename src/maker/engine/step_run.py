@@ -19,6 +19,8 @@ failure instead. A flagged answer and a refused handoff always get a fresh sessi
 MAKER's rule is to resample, not to repair in context. The working tree keeps every
 attempt's edits, and the feedback says so. Every call goes to the ledger: kind
 ``executor``, ``fix`` or, for a discarded answer, ``flagged``.
+
+The seeds: docs/architecture.md#the-seeds.
 """
 
 from __future__ import annotations

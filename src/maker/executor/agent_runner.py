@@ -1,4 +1,4 @@
-"""The seeds' public path for the agent runner (seed 000, M6):
+"""The seeds' public path for the agent runner (seed 000, M6, docs/architecture.md#the-seeds):
 ``from maker.executor.agent_runner import AgentRunner``.
 
 The code lives in ``maker.executor.launch.agent_runner``; this path stays whatever moves

@@ -1,4 +1,4 @@
-"""The seeds' public path for the context builder (seed 000, M6):
+"""The seeds' public path for the context builder (seed 000, M6, docs/architecture.md#the-seeds):
 ``from maker.executor.context_builder import ContextBuilder``.
 
 The code lives in ``maker.executor.launch.context_builder``; this path stays whatever

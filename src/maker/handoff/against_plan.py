@@ -107,7 +107,8 @@ def red_flags(output: Any, text: str | bytes, problems: list[Problem]) -> None:
 
 def check_oriented(record: StepRecord, problems: list[Problem]) -> None:
     """A complete handoff of a step whose tools can write needs the step's orientation
-    recorded first (seed 004: orient comes before implement, always): an executor that
+    recorded first (seed 004, docs/architecture.md#the-seeds: orient comes before implement,
+    always): an executor that
     skipped it did not look whether the plan still fits."""
     if only_read(record.spec.tools) or isinstance(record.meta.get(ORIENT_META), dict):
         return

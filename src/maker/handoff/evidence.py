@@ -82,7 +82,8 @@ def check_evidence(store: PlanStore, record: StepRecord,
                                 f"{run.finished_at}, before this step started "
                                 f"({record.meta.get('started_at')})", n, fix=rerun))
         return None
-    if run.failed_runs:  # seed 004's max_fix_attempts: past it, the step's run is over
+    # Seed 004's max_fix_attempts (docs/architecture.md#the-seeds): past it, the step's run is over.
+    if run.failed_runs:
         from maker.store.settings import load_settings
         from maker.verify.fixes import spent, spent_problem
 

@@ -6,9 +6,9 @@ Accepting a checked handoff is a lifecycle transition: ``maker.executor.acceptan
 
 The stages, each with its own module and typed result:
 
-- the fields of DESIGN.md with their types (``step``, ``status``, ``output``,
-  ``summary`` required; the lists, ``for_next_agent`` and ``evidence`` optional):
-  ``maker.handoff.fields``;
+- the handoff's fields with their types (docs/protocol.md#the-handoff: ``step``,
+  ``status``, ``output``, ``summary`` required; the lists, ``for_next_agent`` and
+  ``evidence`` optional): ``maker.handoff.fields``;
 - against the plan (``maker.handoff.against_plan``): ``step`` is the step in progress;
   a complete step's ``output`` has every top-level key of its ``output_schema``; a
   complete conditional step's ``output.next_step`` is -1 or another step of the plan;
@@ -17,8 +17,8 @@ The stages, each with its own module and typed result:
   commands, a complete step needs a recorded ``maker verify --step N`` run that passed
   after the step started, sealed by maker: a handoff cannot just claim ``exit_code: 0``,
   and a run file written by hand is refused;
-- orientation (seed 004: orient comes before implement): a complete step whose tools
-  can write has recorded ``maker orient N ...``;
+- orientation (seed 004, docs/architecture.md#the-seeds: orient comes before implement): a
+  complete step whose tools can write has recorded ``maker orient N ...``;
 - the files the step changed, measured by maker (``maker.handoff.measured``):
   ``files_changed`` names every one and nothing else.
 """

@@ -1,4 +1,5 @@
-"""The edge-case sweep's part of a handoff (seed 004: ``edge_case_sweep``): what the
+"""The edge-case sweep's part of a handoff (seed 004: ``edge_case_sweep``,
+docs/architecture.md#the-seeds): what the
 executor found, once verification passed, that a green suite does not show.
 
     edge_cases:              # for later steps: written into their "Edge cases" section

@@ -1,8 +1,9 @@
 """A background subagent's notification: maker's verdict in the turn it starts.
 
 In an interactive session the client runs every subagent in the background. When one
-ends, the main agent gets a new turn whose text is a notification (DESIGN.md, "Subagents
-in an interactive session"), and the UserPromptSubmit hooks see that text as the prompt:
+ends, the main agent gets a new turn whose text is a notification (docs/internals.md, "How
+it works"; ``tests/e2e/test_claude_code_facts.py`` pins it), and the UserPromptSubmit
+hooks see that text as the prompt:
 
 - ``<task-notification><task-id>AGENT_ID</task-id>…<status>completed</status>…
   <result>its last answer</result>…``, or

@@ -26,7 +26,8 @@ else:
 
 
 class HookInput:
-    """The fields maker reads from a hook's stdin (DESIGN.md lists what the client sends).
+    """The fields maker reads from a hook's stdin (``tests/e2e/test_claude_code_facts.py``
+    pins what the client sends).
 
     A plain class, not a dataclass: ``dataclasses`` (and the ``inspect`` it imports)
     would be most of what the Stop hook imports."""

@@ -54,7 +54,8 @@ if TYPE_CHECKING:
 __all__ = ["HANDBACK", "on_post_tool_use", "on_pre_tool_use"]
 
 HANDBACK = "SubagentHandback"
-"""Auto mode's tool through which a subagent delivers its report (DESIGN.md)."""
+"""Auto mode's tool through which a subagent delivers its report (docs/internals.md, "How
+it works")."""
 
 
 # -- PreToolUse -------------------------------------------------------------------

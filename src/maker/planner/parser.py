@@ -1,4 +1,5 @@
-"""Turn the planner's YAML data into a ``Plan`` (seed 001), checking its structure.
+"""Turn the planner's YAML data into a ``Plan`` (seed 001, docs/architecture.md#the-seeds),
+checking its structure.
 
 The YAML names the step list ``plan``; the dataclass names it ``steps``. Both keys
 are accepted. ``structure_problems`` reports every structural problem at once;

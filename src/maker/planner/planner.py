@@ -1,4 +1,5 @@
-"""The headless planner (seed 001, Task 2): ``TaskSubmitted`` in, ``PlanCreated`` out.
+"""The headless planner (seed 001, Task 2; docs/architecture.md#the-seeds): ``TaskSubmitted`` in,
+``PlanCreated`` out.
 
 One claude-agent-sdk session plans the task with the plugin planner's own prompt and
 read-only tools (``agents/planner.md``, via :mod:`maker.prompts`). Its answer goes

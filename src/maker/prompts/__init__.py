@@ -5,7 +5,8 @@
 so they cannot drift apart. Its front matter is one source too: :func:`prompt_tools`
 reads the tools the plugin gives the agent, and the headless engine gives it the same
 ones. ``planner_user.md`` is the planner's first message, a template
-(``load_prompt("planner_user", instruction=…, tools_list=…)``, as seed 001 writes it).
+(``load_prompt("planner_user", instruction=…, tools_list=…)``, as seed 001 writes it:
+docs/architecture.md#the-seeds).
 """
 
 from __future__ import annotations

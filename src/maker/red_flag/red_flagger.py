@@ -1,4 +1,5 @@
-"""Loose validation of one agent's answer (seed 000, and the MAKER paper's red flags).
+"""Loose validation of one agent's answer (seed 000, docs/architecture.md#the-seeds; and the MAKER
+paper's red flags).
 
 The seed's rules: an answer is flagged when the agent reported an error or when its
 output is not a mapping. A mapping with extra keys, or with an ``error`` key, passes:

@@ -1,4 +1,5 @@
-"""``plans/NOTES.md``: the durable facts steps leave for later steps (seed 002).
+"""``plans/NOTES.md``: the durable facts steps leave for later steps (seed 002,
+docs/architecture.md#the-seeds).
 
 A readable Markdown file with one section per kind of fact::
 

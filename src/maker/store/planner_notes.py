@@ -1,5 +1,6 @@
 """The NOTES.md a new plan starts with: the old plan's discoveries, and what its planner
-left for the steps (seed 002's context fields, ``maker.core.agent_context``).
+left for the steps (seed 002's context fields, ``maker.core.agent_context``;
+docs/architecture.md#the-seeds).
 
 ``PlanStore.write_plan`` calls :func:`start_notes` under the plan's lock, so the notes
 are written with the plan or not at all; a refused plan never reaches it. The

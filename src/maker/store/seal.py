@@ -11,7 +11,8 @@ The directory is ``maker.core.paths.data_dir`` without ``CLAUDE_PLUGIN_DATA``:
 ``CLAUDE_PLUGIN_DATA`` to hooks but not to the Bash tool, where ``maker verify`` runs,
 so a key kept there would differ between the writer of a record and its checker.
 
-A person with shell access can read the key and is trusted (DESIGN.md's trust model).
+A person with shell access can read the key and is trusted (the trust model:
+docs/internals.md#what-maker-guarantees).
 
 ``seal(record)`` returns a copy with a ``"seal"`` field; ``check(record)`` says whether
 that field is the seal of the rest. The seal covers a canonical JSON text of the record

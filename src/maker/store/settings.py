@@ -44,7 +44,8 @@ _GATE_MAX = 7  # Claude Code ends a turn after 8 consecutive blocks
 
 @dataclass(frozen=True)
 class Settings:
-    """The tunables of seed 004's step protocol, with the seed's defaults."""
+    """The tunables of seed 004's step protocol, with the seed's defaults
+    (docs/architecture.md#the-seeds)."""
 
     max_fix_attempts: int = 2
     max_review_attempts: int = 1

@@ -1,4 +1,5 @@
-"""Which commands verify a project: format, lint, build, test (seed 004), in that order.
+"""Which commands verify a project: format, lint, build, test (seed 004,
+docs/architecture.md#the-seeds), in that order.
 
 ``FORMAT_CMD``, ``LINT_CMD``, ``BUILD_CMD`` and ``TEST_CMD`` win when set. Set but
 empty (``TEST_CMD=``) means "this check is deliberately off": it is neither run nor

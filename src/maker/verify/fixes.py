@@ -1,6 +1,7 @@
 """How often one run of a step failed verification, and seed 004's ``max_fix_attempts``
-rule on that count (:func:`fix_budget_spent`: its one home, below the gate that reads it;
-``maker.executor.rules.step_rules`` lists it with the other rules of a step).
+rule (docs/architecture.md#the-seeds) on that count (:func:`fix_budget_spent`: its one
+home, below the gate that reads it; ``maker.executor.rules.step_rules`` lists it with the
+other rules of a step).
 
 ``maker verify --step N`` records, in the step's sealed evidence, which run of the step
 it verified (the step's ``started_at``) and how many runs failed in that run of the step

@@ -1,4 +1,5 @@
-"""Run a project's verification commands and record what happened as evidence (seed 004).
+"""Run a project's verification commands and record what happened as evidence (seed 004,
+docs/architecture.md#the-seeds).
 
 Format, lint, build, then the full tests, each in a shell in the project directory with a
 timeout (``MAKER_VERIFY_TIMEOUT`` seconds, default 1800). The run stops after the first

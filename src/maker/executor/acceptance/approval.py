@@ -1,6 +1,6 @@
 """The approval gate: a step whose complete handoff was accepted counts as complete only
 once a person approves it, or an approval policy that a person set does (seed 004's
-hard stop: never an environment variable, never the model).
+hard stop, docs/architecture.md#the-seeds: never an environment variable, never the model).
 
     in-progress ──complete handoff──▶ awaiting-approval ──approve──▶ complete
                                              │

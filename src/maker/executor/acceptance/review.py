@@ -7,8 +7,9 @@ than its handoff (and, in a headless run, an ``approve`` verdict), and
 ``maker step reject N --from-review`` sends the reviewer's findings back without any
 model-written text on a command line.
 
-After the VERDICT line the reviewer may add seed 002's context fields, as YAML
-(:func:`read_review`). When maker takes the review (``review_loop.take_review``), its
+After the VERDICT line the reviewer may add seed 002's context fields
+(docs/architecture.md#the-seeds), as YAML (:func:`read_review`). When maker takes the review
+(``review_loop.take_review``), its
 ``discoveries``, ``decisions`` and ``blockers`` go to NOTES.md, tagged with the reviewed
 step and its attempt, as an accepted handoff's are; its ``summary`` and
 ``for_next_agent`` stay with the review, and ``for_next_agent`` joins the findings when

@@ -11,7 +11,8 @@ hook (``maker.hooks.deliver``) and ``maker run`` (``maker.engine.orchestrator``)
                                                   person decides (``never``)
 
 - RED findings (``VERDICT: changes-needed``) send the step back to implementation
-  under every policy, as seed 004's ``independent_review`` does: the step is rejected
+  under every policy, as seed 004's ``independent_review`` does (docs/architecture.md#the-seeds):
+  the step is rejected
   with the findings as revision notes (``maker.executor.acceptance.approval.reject_step``) and
   started again at once, keeping its start (its changes are measured from where the
   step first began), so the next executor's brief carries the findings. At most

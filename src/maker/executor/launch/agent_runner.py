@@ -1,4 +1,5 @@
-"""One isolated claude-agent-sdk session per step (seed 000 Task 3, seed 002).
+"""One isolated claude-agent-sdk session per step (seed 000 Task 3, seed 002:
+docs/architecture.md#the-seeds).
 
 :class:`AgentRunner` sends a step's prompt to a fresh SDK session and turns the
 message stream into an :class:`~maker.core.models.AgentResult`:

@@ -1,7 +1,8 @@
 """The brief an isolated step executor receives: everything it needs, and nothing that grows.
 
 A brief holds the step itself (task, tools, output schema, what comes next), the
-whole outputs of the steps it references (seed 000's ContextBuilder), the persistent
+whole outputs of the steps it references (seed 000's ContextBuilder,
+docs/architecture.md#the-seeds), the persistent
 context of seed 002 (the previous agent's ``for_next_agent`` and the newest facts of
 ``NOTES.md``) and the exact handoff YAML to send back as the final message.
 

@@ -1,4 +1,5 @@
-"""The inputs of a step: the whole outputs of the steps it references, as YAML (seed 000).
+"""The inputs of a step: the whole outputs of the steps it references, as YAML (seed 000,
+docs/architecture.md#the-seeds).
 
 A step names what it reads as ``input_variables`` such as ``step_0_output.user_id``.
 The builder takes the step name before the first ``.`` and injects that step's

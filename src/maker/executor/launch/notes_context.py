@@ -1,4 +1,5 @@
-"""Persistent context across agents (seed 002), kept where the plugin keeps it.
+"""Persistent context across agents (seed 002, docs/architecture.md#the-seeds), kept where the
+plugin keeps it.
 
 Seed 002's ``ContextManager`` for maker: before a step's agent runs,
 :meth:`NotesContext.get_context_for_prompt` gives what earlier agents left (the

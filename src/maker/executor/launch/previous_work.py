@@ -1,4 +1,5 @@
-"""The brief's "Context from previous work" (seed 002), bounded so it never grows.
+"""The brief's "Context from previous work" (seed 002, docs/architecture.md#the-seeds), bounded
+so it never grows.
 
 The previous agent's ``summary`` and ``for_next_agent`` (from the handoff accepted most
 recently), the ``summary`` of each step this one depends on (``depends_on``, nearest

@@ -1,5 +1,5 @@
 """Orient: before a step's work starts, is its plan still right? (seed 004: ``orient``,
-``route_staleness``, ``gate_deviation``.)
+``route_staleness``, ``gate_deviation``; docs/architecture.md#the-seeds.)
 
     in-progress ──maker orient N none|minor──▶ work (edits allowed)
          │

@@ -1,5 +1,6 @@
 """What an accepted handoff's edge-case sweep changes (seed 004: ``edge_case_sweep``,
-"annotate downstream plans: Edge cases sections ONLY; scope changes become proposals").
+"annotate downstream plans: Edge cases sections ONLY; scope changes become proposals";
+docs/architecture.md#the-seeds).
 
 - Each edge case is appended, by this code, to the named later step's ``## Edge cases``
   section (``StepRecord.edge_cases``), tagged with the step that found it; nothing else of

@@ -11,7 +11,8 @@ same step through both to show it.
   while its step has no accepted handoff is sent back this many times; the next stop
   fails the step. Both bounds stay well under Claude Code's own cap of 8 consecutive
   blocks.
-- **Fixes** (:data:`MAX_FIX_ATTEMPTS`, seed 004's ``max_fix_attempts``; the rule is
+- **Fixes** (:data:`MAX_FIX_ATTEMPTS`, seed 004's ``max_fix_attempts``,
+  docs/architecture.md#the-seeds; the rule is
   ``maker.verify.fixes.fix_budget_spent``, below the gate that reads it): in one run of
   a step, each of the first ``max_fix_attempts`` failing verifications is followed by a
   fix; the next one spends the budget (0: the first failure does). The count is

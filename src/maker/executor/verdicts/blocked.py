@@ -1,5 +1,5 @@
 """A step whose ``depends_on`` is not met: the person decides whether to start it anyway
-(seed 004's ``gate_blocked``: ``STEP_BLOCKED`` when they decline).
+(seed 004's ``gate_blocked``: ``STEP_BLOCKED`` when they decline; docs/architecture.md#the-seeds).
 
 ``/maker:step N`` on such a step does not only refuse: maker asks the user its question
 (AskUserQuestion, the input on ``maker step begin``'s ``ask:`` line). The answer is

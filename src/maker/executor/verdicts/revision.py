@@ -1,5 +1,6 @@
 """A person's rejection with notes runs the step again at once (seed 004: "revisions loop
-through implement → verify → handoff again"): the user should not have to start it by hand.
+through implement → verify → handoff again"; docs/architecture.md#the-seeds): the user should
+not have to start it by hand.
 
 A rejection without notes is a stop: the step is back to pending and the flow ends with
 ``STEP_REJECTED`` (maker's meaning of the sentinel: the person turned the work down,
