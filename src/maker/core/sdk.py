@@ -247,7 +247,7 @@ def sdk_errors(agent: str = "") -> Iterator[None]:
     """Raise claude-agent-sdk's errors inside the block as maker's (``AgentSDKError``)."""
     try:
         yield
-    except Exception as exc:
+    except Exception as exc:  # only the SDK's own are translated; any other is raised as is
         translated = translate_error(exc, agent=agent)
         if translated is None:
             raise

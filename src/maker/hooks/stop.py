@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from maker.errors import MakerError
 from maker.executor.rules.step_rules import STOP_REMINDERS
 from maker.executor.state.attempts import bump, clear, remind
 from maker.hooks.protocol import HookInput, Output, allow, block, message
@@ -72,7 +73,7 @@ def _stop(hook: HookInput, state: PlanState) -> Output:
         return allow()
     try:
         status, title = state.step_status(step)
-    except Exception as exc:  # a broken step file (mid-edit?) never blocks
+    except (MakerError, OSError) as exc:  # a broken step file (mid-edit?) never blocks
         return message(f"maker: step {step} is in progress but its file cannot be read "
                        f"({str(exc)[:200]}); this stop was let through. Run `maker status`.")
     if status != "in-progress":

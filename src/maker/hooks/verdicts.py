@@ -29,6 +29,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from maker.errors import MakerError
 from maker.hooks.common import store_for
 from maker.hooks.protocol import HookInput, Output, allow, allow_tool, context, deny_tool
 from maker.hooks.records import (
@@ -102,7 +103,7 @@ def _with_brief(hook: HookInput, store: Any, step: int | None) -> Output:
 
     try:
         brief = build_brief(store, None, step)
-    except Exception:  # (a broken step file: the executor's own `maker context` says it)
+    except (MakerError, OSError):  # (a broken plan file: the executor's `maker context` says it)
         return allow()
     given = _tool_input(hook)
     prompt = str(given.get("prompt") or f"Execute maker step {step}.")

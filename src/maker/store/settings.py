@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from maker.core.bounded import read_text_file
-from maker.errors import InputError, PlanFileError
+from maker.errors import InputError, PlanFileError, YAMLCleanError
 
 __all__ = ["BOUNDARY_CHOICES", "NETWORK_CHOICES", "SETTINGS_FILE", "Settings", "load_settings"]
 
@@ -90,7 +90,7 @@ def load_settings(plans_root: Path) -> Settings:
 
     try:
         data = load_yaml(text) if text.strip() else {}
-    except Exception as e:  # any parse failure is the file's problem
+    except YAMLCleanError as e:  # any parse failure is the file's problem
         raise PlanFileError(path, f"is not valid YAML ({_first_line(e)})",
                             fix="write one `key: value` per line") from None
     if data is None:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from maker.core.bounded import read_regular_file
 from maker.core.statuses import STEP_STATUSES
+from maker.errors import InputError
 
 __all__ = ["peek", "peek_step"]
 
@@ -38,7 +39,7 @@ def peek(path: Path, number: int) -> tuple[str, str, dict[str, str]] | None:
     what the hook asks besides, e.g. whether the step may vote)."""
     try:
         text = read_regular_file(path, _LIMIT).decode("utf-8")
-    except Exception:  # any trouble: the full read names it
+    except (InputError, OSError, UnicodeDecodeError):  # the full read names it
         return None
     if not text.startswith("---\n"):
         return None

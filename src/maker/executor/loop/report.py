@@ -8,6 +8,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from maker.core.text import clip
+from maker.errors import MakerError
 from maker.handoff.sweep import sweep_said
 from maker.store.run_file import read_run
 
@@ -23,7 +24,7 @@ def step_head(store: PlanStore, n: int) -> str:
     """``step 3 (Its title)``, for a line of the run."""
     try:
         return f"step {n} ({clip(store.load_step(n).title, 60)})"
-    except Exception:  # a broken step file: the number alone
+    except (MakerError, OSError):  # a broken step file: the number alone
         return f"step {n}"
 
 
@@ -53,7 +54,7 @@ def report(store: PlanStore, plan: StoredPlan, run: dict[str, Any]) -> str:
         try:  # (as it stands now: approved after its verdict, say)
             record = store.load_step(n)
             status, by = record.status, record.meta.get("approved_by")
-        except Exception:  # a broken step file: as the run recorded it
+        except (MakerError, OSError):  # a broken step file: as the run recorded it
             status, by = entry.get("status", "?"), entry.get("approved_by")
         lines.append(f"- {step_head(store, n)}: {status}, approved by {by or '-'}, "
                      f"{len(changed)} file(s)"

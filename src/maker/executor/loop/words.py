@@ -249,7 +249,7 @@ def unseen(store: PlanStore) -> list[str]:
             continue
         try:
             record = store.load_step(int(key))
-        except Exception:  # a broken step file: said by what comes next
+        except (MakerError, OSError):  # a broken step file: said by what comes next
             continue
         if record.status in ("in-progress", "pending"):
             continue

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from maker.core.models import AgentResult, PlanStep
-from maker.errors import HandoffRejectedError
+from maker.errors import HandoffRejectedError, MakerError, YAMLCleanError
 from maker.executor.rules.instructions import EXECUTOR_AGENT, relaunch_instruction
 from maker.executor.rules.vote_rules import (
     SAMPLES_PER_K,
@@ -148,7 +148,7 @@ def launch_instruction(store: PlanStore, step: int, running: int = 0,
     if state is None:
         try:
             state = vote_state(store, step)
-        except Exception:  # a broken step file: the one-executor wording
+        except (MakerError, OSError):  # a broken step file: the one-executor wording
             state = None
     if state is None:
         return relaunch_instruction(step)
@@ -173,7 +173,7 @@ def _flag(store: PlanStore, text: str) -> tuple[str | None, dict[str, Any]]:
 
     try:
         data, _ = YAMLCleaner().clean_mapping(text)
-    except Exception:  # no mapping: the flagger says so
+    except YAMLCleanError:  # no mapping: the flagger says so
         data = None
     why = flag(store, RedFlagger(), AgentResult(output=data, raw_response=text))
     return why, ({} if why or not isinstance(data, dict) else data)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import time
 
+from maker.errors import MakerError
 from maker.executor.votes.run_record import load_run, read_record
 
 TYPE_CHECKING = False  # typing's, without importing typing on every hook
@@ -141,7 +142,7 @@ def _votes(store: PlanStore, step: int) -> int:
 
     try:
         return step_votes(store.load_step(step).spec)
-    except Exception:  # a broken step file: one executor, as before
+    except (MakerError, OSError):  # a broken step file: one executor, as before
         return 1
 
 
@@ -250,7 +251,7 @@ def running_note(store: PlanStore) -> str | None:
     count = "its executor was" if len(running) == 1 else f"{len(running)} executors were"
     try:
         title = f" ({store.load_step(run.step).title})"
-    except Exception:  # a broken step file: the number alone
+    except (MakerError, OSError):  # a broken step file: the number alone
         title = ""
     return (f"step {run.step}{title} is running: {count} launched{where} "
             f"{_ago(running[-1].get('at'))} and maker reports its verdict when it returns")
