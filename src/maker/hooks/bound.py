@@ -33,11 +33,8 @@ from maker.hooks.protocol import HookInput, Output, allow, end_agent, message
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
 
-__all__ = ["BOUND_SUMMARY", "end_overrun", "late_delivery", "on_agent_bound",
-           "on_subagent_start"]
+__all__ = ["end_overrun", "late_delivery", "on_agent_bound", "on_subagent_start"]
 
-BOUND_SUMMARY = "maker: a subagent ran past its time bound"
-"""The line the person sees when the bound's wake arrives (``rewakeSummary``)."""
 _LAUNCH_WAIT_S = 10.0  # for the launch's own hook to note when the subagent began
 _POLL_S = 1.0
 

@@ -250,9 +250,6 @@ class PlanStore:
         meta, _ = read_front_matter(self.overview_path)
         return meta
 
-    def _step_files(self) -> list[Path]:
-        return [path for _, path, _ in self._cache.listing(self.steps_dir)]
-
     def handoff_heads(self, compute: Callable[[Path], T]) -> Mapping[str, T]:
         """``{file name: compute(path)}`` for every handoff file, each computed once
         while the file is unchanged (see ``StepCache``): a long run asks at every step.

@@ -32,11 +32,8 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.records import StepRecord
 
-__all__ = ["drop_worktree", "ensure_worktree", "new_base", "on_new_base", "prune_worktrees",
+__all__ = ["ensure_worktree", "new_base", "on_new_base", "prune_worktrees",
            "start_in_worktree"]
-
-WAVE_META = (WORKTREE_KEY, BASE_KEY, READY_KEY, LANDED_KEY)
-
 
 def new_base(store: PlanStore, record: StepRecord) -> None:
     """Give ``record`` a new base (the main checkout as it is now) and a new worktree
@@ -141,13 +138,6 @@ def on_new_base(store: PlanStore, n: int, why: str, kept: str | None = None,
         with store.lock():
             worktrees.remove_worktree(store.project, old)
     return record
-
-
-def drop_worktree(store: PlanStore, record: StepRecord) -> None:
-    """Remove ``record``'s worktree folder (its step keeps the record of it)."""
-    rel = record.meta.get(WORKTREE_KEY)
-    if isinstance(rel, str) and rel:
-        worktrees.remove_worktree(store.project, store.root / rel)
 
 
 def prune_worktrees(store: PlanStore) -> list[str]:
