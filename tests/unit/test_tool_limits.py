@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 from claude_agent_sdk import HookMatcher, PermissionResultAllow, PermissionResultDeny
 
-from harness.step_plans import tool_step
+from harness.engine_fakes import ScriptedModel, parts, run
+from harness.step_plans import handoff, linear, tool_step
 from maker.engine import tool_limits
+from maker.engine.orchestrator import EXIT_COMPLETE, Orchestrator
 from maker.engine.tool_limits import (
     NO_USER,
     decide,
@@ -45,6 +47,16 @@ def test_maker_run_builds_its_sessions_with_them(store: PlanStore) -> None:
     from maker.cli.run_cmd import build_parts
 
     assert build_parts(store, None, None).limits is tool_limits.session_limits
+
+
+def test_every_engine_session_holds_them_unless_a_run_gives_its_own(project: Path) -> None:
+    """``EngineParts`` holds the limits by default: no engine, ``maker run``'s or a test's,
+    starts an executor session without them."""
+    store = linear(project, 1)
+    model = ScriptedModel([handoff(1)])
+    assert run(Orchestrator(store, parts(model))).exit_code == EXIT_COMPLETE
+    assert {"hooks", "can_use_tool", "disallowed_tools"} <= set(model.options[0])
+    assert model.options[0]["disallowed_tools"] == disallowed_tools(store.load_step(1))
 
 
 def test_no_user_wording_says_decide_or_hand_off_blocked() -> None:

@@ -94,7 +94,7 @@ async def calibrate(store: PlanStore, parts: EngineParts, n: int, samples: int, 
     async def one(attempt: int) -> AgentResult:
         async with gate:
             budget = parts.call_budget()
-            limits = parts.limits(store, record) if parts.limits else {}
+            limits = parts.limits(store, record)
             session = parts.runner_factory(max_budget_usd=budget, model=model, **limits)
             result = await session.run(spec, brief, parts.config)
         parts.record_answer("calibrate", n, attempt, result, model)

@@ -230,7 +230,7 @@ class Orchestrator(Module):
                     self.store.write_plan(event.plan, task)
                     yield event
         finally:
-            for i, call in enumerate(getattr(self.planner, "calls", []), start=1):
+            for i, call in enumerate(self.planner.calls, start=1):
                 self.parts.record_answer("planner", None, i, call, config.model)
 
     async def _steps(self) -> AsyncIterator[Event]:

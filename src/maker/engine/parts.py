@@ -12,6 +12,7 @@ from maker.core.clock import utc_now
 from maker.core.models import TaskConfig
 from maker.engine.ledger import token_split
 from maker.engine.sessions import Reviewer, RunnerFactory
+from maker.engine.tool_limits import session_limits
 from maker.errors import AgentSDKError
 from maker.red_flag.red_flagger import RedFlagger
 from maker.store.plan_store import PlanStore
@@ -35,8 +36,8 @@ class EngineParts:
     budget: Any = None
     reviewer: Reviewer | None = None
     # The executor's limits in its session: ``limits(store, record)`` gives the session
-    # options that hold them (``maker.engine.tool_limits.session_limits``).
-    limits: Callable[[PlanStore, StepRecord], dict[str, Any]] | None = None
+    # options that hold them (and, for a step beside others, its worktree as ``cwd``).
+    limits: Callable[[PlanStore, StepRecord], dict[str, Any]] = session_limits
     model: str | None = None
     config: TaskConfig = field(default_factory=lambda: TaskConfig(instruction=""))
     # Whether to start another step (None: always): a person's graceful stop of a

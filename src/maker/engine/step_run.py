@@ -226,7 +226,7 @@ class StepRun:
         self._attempt += 1
         model = parts.model_for(record)
         budget = parts.call_budget()  # BudgetExceededError: the run stops here
-        limits = parts.limits(self.store, record) if parts.limits else {}
+        limits = parts.limits(self.store, record)
         if resume:
             limits["resume"] = resume
         session = parts.runner_factory(max_budget_usd=budget, model=model, **limits)
