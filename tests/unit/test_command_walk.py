@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from maker.tools.command.command_walk import Run, Unknown, walk
+from maker.tools.command.readonly import why_not_read_only
 from maker.tools.guards.decision_guard import decision_refusal
 from maker.tools.guards.guard import bash_refusal
-from maker.tools.command.readonly import why_not_read_only
 
 
 @pytest.fixture

@@ -18,9 +18,9 @@ from harness.step_plans import make_step, write
 from maker.executor.state.lifecycle import start_step
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
-from maker.tools.git.git_programs import program_free
 from maker.tools.command.readonly import why_not_read_only
 from maker.tools.command.shell import Refused
+from maker.tools.git.git_programs import program_free
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

@@ -23,11 +23,11 @@ from maker.executor.state.kept_work import kept
 from maker.executor.state.lifecycle import start_step
 from maker.handoff.measured import MEASURE_KEY, measure_start, measured_changes
 from maker.store.workspace import worktree_of
+from maker.tools.command.shell import Refused
 from maker.tools.git import worktrees
 from maker.tools.git.git_programs import program_free
 from maker.tools.git.git_run import Git, filter_names
 from maker.tools.git.git_tree import changed_paths, snapshot_tree
-from maker.tools.command.shell import Refused
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

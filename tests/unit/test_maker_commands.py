@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from maker.tools.guards.guard import bash_refusal
 from maker.tools.command.maker_commands import EXECUTOR_COMMANDS, READ_COMMANDS, listed
-from maker.tools.guards.permissions import permits
 from maker.tools.command.readonly import why_not_read_only
+from maker.tools.guards.guard import bash_refusal
+from maker.tools.guards.permissions import permits
 
 STATE_MOVERS = ["maker step start 2", "maker step approve 1", "maker handoff accept h.yaml",
                 "maker plan write -", "maker request x", "maker plan adopt"]
