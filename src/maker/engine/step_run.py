@@ -155,7 +155,7 @@ class StepRun:
                         feedback, kind = land_feedback(landing), "executor"
                         continue
             try:
-                accepted = accept_handoff(store, result.raw_response, vote=vote)
+                accepted = accept_handoff(store, result.raw_response, vote=vote, step=n)
             except HandoffRejectedError as exc:
                 refused += 1
                 vote = None  # what the gate sees next is a fresh answer, not the vote's

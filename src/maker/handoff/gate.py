@@ -76,8 +76,11 @@ def check_handoff(store: PlanStore, text: str | bytes) -> tuple[Handoff | None, 
     return checked.handoff, checked.problems
 
 
-def inspect_handoff(store: PlanStore, text: str | bytes) -> CheckedHandoff:
-    """Like ``check_handoff``, with what accepting needs: the plan, the step, the run."""
+def inspect_handoff(store: PlanStore, text: str | bytes,
+                    expected: int | None = None) -> CheckedHandoff:
+    """Like ``check_handoff``, with what accepting needs: the plan, the step, the run.
+    ``expected``: the step its executor works on (of several in progress, only that one
+    may be the one the handoff names)."""
     try:
         data, was_repaired = YAMLCleaner().clean_mapping(text)
     except _YAMLCleanError as exc:
@@ -86,7 +89,10 @@ def inspect_handoff(store: PlanStore, text: str | bytes) -> CheckedHandoff:
     handoff, problems = parse_handoff(data)
     plan = store.load()
     step = data.get("step") if is_int(data.get("step")) else None
-    record = target_step(plan, in_progress(plan), step, problems)
+    running = in_progress(plan)
+    if expected is not None:
+        running = [r for r in running if r.number == expected]
+    record = target_step(plan, running, step, problems)
     if record is None:
         return CheckedHandoff(handoff, problems, was_repaired, plan)
     status = data.get("status")

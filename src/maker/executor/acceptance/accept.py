@@ -55,8 +55,8 @@ class AcceptResult:
                 "next": [{"step": n, "title": t} for n, t in self.next_steps]}
 
 
-def accept_handoff(store: PlanStore, text: str | bytes,
-                   vote: VoteRecord | None = None) -> AcceptResult:
+def accept_handoff(store: PlanStore, text: str | bytes, vote: VoteRecord | None = None,
+                   step: int | None = None) -> AcceptResult:
     """Check a handoff and persist it; returns the step's new status and what is next.
 
     Writes ``plans/handoffs/NN-<slug>.md`` (all handoff fields, ``accepted_at``, and
@@ -64,11 +64,12 @@ def accept_handoff(store: PlanStore, text: str | bytes,
     the handoff's status, adds new discoveries, decisions and blockers to NOTES.md,
     clears the in-progress marker and refreshes PLAN.md.
     ``vote``: the record of the vote that chose this answer (``maker run``'s samples
-    or the plugin's ballots), kept in the handoff. Raises HandoffRejectedError with
-    every problem.
+    or the plugin's ballots), kept in the handoff. ``step``: the step the answering
+    executor works on, when maker knows it (a handoff naming another is refused). Raises
+    HandoffRejectedError with every problem.
     """
     with store.lock():
-        checked = inspect_handoff(store, text)
+        checked = inspect_handoff(store, text, step)
         handoff, plan, record, run = checked.handoff, checked.plan, checked.record, checked.run
         if handoff is None or checked.problems or plan is None or record is None:
             raise HandoffRejectedError(checked.problems, f"handoff for step {record.number}"

@@ -115,13 +115,17 @@ def _its_run(store: PlanStore, text: str, agent: Arriving) -> tuple[int, str] | 
                        "`maker step start`.")
     wave = wave_of(active)
     if wave:
+        # An executor of a wave is bound to its step at its launch or by its first
+        # `maker context N`; one that never was cannot say which step it worked on (its
+        # answer's `step:` line is its own word, and may name a sibling's).
         bound = agent.bound_run()
-        n = bound[0] if bound and bound[0] in wave else _named(text)
-        mine = member(active, n) if isinstance(n, int) else None
+        mine = member(active, bound[0]) if bound and bound[0] in wave else None
         if mine is None:
-            return Arrival("no-step", f"maker: steps {', '.join(map(str, wave))} run at "
-                           "once, each in its own worktree, and this answer names none of "
-                           "them (`step: N`); it was not recorded.")
+            shown = ", ".join(map(str, wave))
+            return Arrival("no-step", f"maker: steps {shown} run at once, each in its own "
+                           "worktree, and maker does not know which one you worked on (you "
+                           "never read your brief with `maker context N`), so your answer "
+                           "was not recorded.")
         active = mine
     run = run_of(active)
     bound = agent.bind(run)
@@ -131,14 +135,6 @@ def _its_run(store: PlanStore, text: str, agent: Arriving) -> tuple[int, str] | 
                        "recorded.", facts={"step": bound[0]})
     step = int(active["step"])
     return step, f"step{step}-{active.get('started_at', '')}"
-
-
-def _named(text: str) -> int | None:
-    """The step a handoff names on its ``step:`` line (among its first lines)."""
-    for line in text.splitlines()[:40]:
-        if line.startswith("step:") and line[5:].strip().isdigit():
-            return int(line[5:].strip())
-    return None
 
 
 def _before_the_gate(store: PlanStore, step: int, text: str,
@@ -175,7 +171,7 @@ def _gate(store: PlanStore, step: int, key: str, text: str) -> Arrival:
     """The handoff gate, and a refusal counted against ``gate_attempts``."""
     try:  # a person's bounds (gate_attempts, max_fix_attempts): plans/settings.yaml
         bound = settings(store.root).gate_attempts
-        result = accept_handoff(store, text)
+        result = accept_handoff(store, text, step=step)
     except PlanFileError as exc:  # (a broken settings file, say): said, never a wedge
         kept = keep_answer(store, step, text)
         return Arrival("unchecked", f"maker: the handoff for step {step} was not checked: "
