@@ -284,3 +284,15 @@ def test_the_wake_reads_the_bound_again_while_it_waits(quick: PlanStore) -> None
     lifted.start()
     assert not bound.on_agent_bound(launch(quick, "a1"))
     assert quick.load_step(1).status == "in-progress"
+
+
+def test_in_print_mode_the_wake_does_not_wait(quick: PlanStore,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # (claude -p: a waiting asyncRewake hook keeps the session from the notification's
+    # turn; tests/e2e/test_plugin_verdict.py sees it with the real client)
+    monkeypatch.setenv("CLAUDE_CODE_ENTRYPOINT", "sdk-cli")
+    executor_began(quick, "a1", ago=0)
+    began = time.monotonic()
+    assert not bound.on_agent_bound(launch(quick, "a1"))
+    assert time.monotonic() - began < 0.3
+    assert quick.load_step(1).status == "in-progress"

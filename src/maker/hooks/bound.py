@@ -23,6 +23,7 @@ Either way the subagent's record says ``overran``, and the verdict the main agen
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from typing import TYPE_CHECKING
 
@@ -102,7 +103,7 @@ def on_agent_bound(hook: HookInput) -> Output:
     from maker.executor.state.overrun import subagent_bound
     from maker.hooks.wake import wait_s
 
-    if hook.agent_id or hook.agent_type:
+    if hook.agent_id or hook.agent_type or _printing():
         return allow()
     tool_input = hook.raw.get("tool_input")
     agent = tool_input.get("subagent_type") if isinstance(tool_input, dict) else None
@@ -135,6 +136,14 @@ def on_agent_bound(hook: HookInput) -> Output:
     return {"wake": f"the {agent} subagent (agent {agent_id}) ran past its time bound and "
                     f"still runs. Stop it now: call TaskStop with task_id \"{agent_id}\". "
                     f"maker's verdict: {said}"}
+
+
+def _printing() -> bool:
+    """Whether the client runs in print mode or under an SDK (``claude -p``: its
+    ``CLAUDE_CODE_ENTRYPOINT`` is ``sdk-cli``, an interactive session's ``cli``). There a
+    waiting ``asyncRewake`` hook keeps the session from the turn a background subagent's
+    notification starts (seen with 2.1.332), and the subagent's next call ends it."""
+    return os.environ.get("CLAUDE_CODE_ENTRYPOINT", "").startswith("sdk")
 
 
 def _began(agent_id: str) -> float:
