@@ -22,7 +22,6 @@ Either way the subagent's record says ``overran``, and the verdict the main agen
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from typing import TYPE_CHECKING
@@ -56,15 +55,14 @@ def end_overrun(agent_id: str, agent_type: str, store: PlanStore, bound: float) 
                      "Nothing more you do counts.")
 
 
-def _record_overrun(agent_id: str, agent_type: str, store: PlanStore, bound: float,
-                    held: bool = False) -> tuple[str, bool]:
+def _record_overrun(agent_id: str, agent_type: str, store: PlanStore,
+                    bound: float) -> tuple[str, bool]:
     """Why the subagent is ended, and whether this recorded it (not when its deliverable
-    was gated first: that one stays). ``held``: the caller holds ``records.delivering``."""
+    was gated first: that one stays)."""
     from maker.executor.state.overrun import fail_overrun, overrun_reason
 
     reason = overrun_reason(agent_type, bound)
-    with contextlib.nullcontext() if held else records.delivering():
-        # (one deliverable: an answer gated meanwhile stays)
+    with records.delivering():  # (one deliverable: an answer gated meanwhile stays)
         data = records.read_record(agent_id)
         if data.get("final"):
             return reason, False
@@ -83,15 +81,14 @@ def _record_overrun(agent_id: str, agent_type: str, store: PlanStore, bound: flo
 def late_delivery(hook: HookInput) -> Output:
     """A maker subagent's deliverable (its final message, its hand-back) that arrives
     past its bound: not gated, nothing of it recorded, and the subagent recorded as ended
-    for it (a step executor's step failed); None within the bound. The caller holds
-    ``records.delivering``."""
+    for it (a step executor's step failed); None within the bound."""
     from maker.executor.state.overrun import overran
 
     store = store_for(hook)
     bound = overran(store, records.first_seen(hook.agent_id, hook.agent_type))
     if not bound:
         return None
-    reason, _ = _record_overrun(hook.agent_id, hook.agent_type, store, bound, held=True)
+    reason, _ = _record_overrun(hook.agent_id, hook.agent_type, store, bound)
     return message(f"maker: {reason}; its answer came after that and was not recorded.")
 
 
