@@ -27,7 +27,6 @@ from maker.executor.state.attempts import AGAIN, clear, keep_answer, refuse_hand
 from maker.executor.verdicts.verdict import ballot_said, votes_said
 from maker.executor.votes.ballots import cast
 from maker.executor.votes.runs import end_agent
-from maker.store import changes
 from maker.store.active import member, run_of, wave_of
 from maker.store.workspace import worktree_of
 
@@ -66,17 +65,6 @@ class Arriving(Protocol):
 
 def arrive(store: PlanStore, text: str, agent: Arriving) -> Arrival:
     """Everything maker does with step executor ``agent``'s answer ``text``."""
-    kept = store.full_read_every
-    # One load of the plan for the whole arrival: later loads read only what maker
-    # changed since (``maker.store.changes``), as the headless engine's do.
-    store.full_read_every = max(kept, changes.FULL_EVERY)
-    try:
-        return _arrive(store, text, agent)
-    finally:
-        store.full_read_every = kept
-
-
-def _arrive(store: PlanStore, text: str, agent: Arriving) -> Arrival:
     with store.lock():
         found = _its_run(store, text, agent)
         if isinstance(found, Arrival):
