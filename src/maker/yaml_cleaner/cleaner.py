@@ -70,7 +70,7 @@ class YAMLCleaner:
             except YAMLCleanError as exc:
                 first_error = first_error or exc
                 continue
-            if not _looks_structured(data):
+            if not _looks_structured(data, body):
                 # Prose parses as a YAML string (or as a mapping of prose keys):
                 # keep it as a last resort and look for a real document first.
                 if not why and fallback is None:
@@ -116,13 +116,28 @@ def _decode(raw: str | bytes) -> str:
         ) from None
 
 
-def _looks_structured(data: Any) -> bool:
-    """A mapping or list, and not prose that YAML read as ``{"Here is the plan": None}``."""
+def _looks_structured(data: Any, text: str) -> bool:
+    """A mapping or list, and not prose that YAML read as ``{"Here is the plan": None}``.
+
+    Prose is a bare line ``words with spaces:`` in the text; a quoted key with a space
+    (``'0 0': null``, as a YAML writer spells it) is data.
+    """
     if isinstance(data, list):
         return True
     if not isinstance(data, dict):
         return False
-    return not any(v is None and isinstance(k, str) and " " in k.strip() for k, v in data.items())
+    spaced = {k.strip() for k, v in data.items() if v is None and isinstance(k, str) and " " in k.strip()}
+    return not spaced or not spaced & _bare_keys(text)
+
+
+def _bare_keys(text: str) -> set[str]:
+    """The lines that are only an unquoted key and its colon, as prose reads to YAML."""
+    keys = set()
+    for line in text.split("\n"):
+        line = line.strip()
+        if line.endswith(":") and line[0] not in "'\"#":
+            keys.add(line[:-1].rstrip())
+    return keys
 
 
 def _candidates(text: str) -> Iterator[tuple[str, list[str]]]:
