@@ -381,11 +381,15 @@ CASES: list[Case] = [
          (write("{p}/conftest.py", STEAL + "'stolen')\nopen('pla' + 'ns/PWNED', 'w')\n"),),
          ("verify",), holds_by="kernel (checks in the box)"),
     Case("later", "conftest-main-pytest", "the same conftest.py, run by the main agent's "
-         "`python -m pytest` (its Bash is not boxed)",
-         (write("{p}/conftest.py", STEAL + "'{m}/key-{name}')\nopen('{m}/ran-{name}', "
-                "'w')\n"),), ("main_pytest",),
-         hole="HOLE: the main agent's Bash is not in the box while a plan exists: "
-              "its pytest runs the step's conftest.py with the person's rights"),
+         "`python -m pytest`",
+         (write("{p}/conftest.py", "import contextlib, os\nwith contextlib.suppress(OSError):\n"
+                "    key = open(os.path.expanduser('~/.local/share/ma' + 'ker/seal.key'), 'rb')"
+                ".read()\n    key and open('{m}/key-{name}', 'wb').write(key)\n"
+                "with contextlib.suppress(OSError):\n"
+                "    open('pla' + 'ns/PWNED', 'w')\nwith contextlib.suppress(OSError):\n"
+                "    open(os.path.expanduser('~/.bashrc'), 'a').write('" + MARK + "')\n"),),
+         ("main_pytest", "shell"),
+         holds_by="kernel (the main agent's own box while a plan exists)"),
     Case("later", "gitmodules", ".gitmodules with a submodule update command",
          (bash("printf '[submodule \"s\"]\\n\\tpath = s\\n\\turl = ./s\\n\\tupdate = "
                "!" + MARK + "\\n' > .gitmodules"),), ("person_git",), holds_by="kernel"),

@@ -18,6 +18,7 @@ from maker.executor.loop.status_view import (
     box_network,
     executor_bash,
     file_notes,
+    main_bash,
     summary_rows,
 )
 from maker.executor.protocol.sweep import open_proposals
@@ -92,6 +93,7 @@ def status(as_json: bool, exit_zero: bool, watch: bool, every: float, one_line: 
         echo_json({"plans_dir": str(store.root), "task": plan.task, "problems": problems,
                    "approval_policy": policy.name, "steps": steps,
                    "executor_bash": executor_bash(store), "box": box_network(store),
+                   "main_bash": main_bash(store),
                    "bounds": {key: getattr(settings(store.root), key)
                               for key in ("session_timeout", "subagent_timeout")},
                    "next": [{"step": n, "title": plan.get(n).title} for n in sched.ready],
@@ -104,6 +106,7 @@ def status(as_json: bool, exit_zero: bool, watch: bool, every: float, one_line: 
     click.echo(f"a step executor's Bash is held by: {executor_bash(store)}")
     if box := box_network(store):
         click.echo(f"in a step's box, {box}")
+    click.echo(f"the main agent's Bash is held by: {main_bash(store)}")
     bounds = settings(store.root)
     for what, key, limit in (("each session of maker's engine", "session_timeout",
                               bounds.session_timeout),

@@ -195,16 +195,12 @@ def _any_agent_tool(hook: HookInput) -> Output:
             reason = stale_question(store, hook.raw.get("tool_input"))
         return deny_tool(reason) if reason else allow()
     if tool == "Bash":
-        from maker.tools.guards.decision_guard import decision_refusal
-
         stretch = stretch_allow(hook, bash_command(hook))
         if stretch:
             return stretch
-        refusal = decision_refusal(bash_command(hook), cwd=Path(hook.cwd or "."),
-                                   plans_root=store_for(hook).root)
-        if refusal:
-            return deny_tool(refusal)
-        return plumbing_allow(hook, bash_command(hook))
+        from maker.hooks.main_bash import main_bash
+
+        return main_bash(hook)
     from maker.tools.guards.guard import WRITERS
 
     tool_input = hook.raw.get("tool_input")

@@ -18,6 +18,9 @@
     network: auto              # the network in the box: auto (loopback only for a step
                                # whose tools only read and for maker verify's checks,
                                # the machine's for a step that writes), on, off
+    main_boundary: auto        # any other agent's Bash (the main one's) in its own OS
+                               # boundary while a plan exists: auto (where the machine
+                               # can make one), off
 
 The file lives under ``plans/``, which no step executor may write (the PreToolUse
 guard), so it is a person's word, like the approval policy. It is read on use, never
@@ -35,7 +38,8 @@ from typing import Any
 from maker.core.bounded import read_text_file
 from maker.errors import InputError, PlanFileError, YAMLCleanError
 
-__all__ = ["BOUNDARY_CHOICES", "NETWORK_CHOICES", "SETTINGS_FILE", "Settings", "load_settings"]
+__all__ = ["BOUNDARY_CHOICES", "MAIN_BOUNDARY_CHOICES", "NETWORK_CHOICES", "SETTINGS_FILE",
+           "Settings", "load_settings"]
 
 SETTINGS_FILE = "settings.yaml"
 _LIMIT = 256 * 1024  # a settings file is a few lines; this is generous
@@ -57,6 +61,7 @@ class Settings:
     parallel: int = 4  # steps /maker:step starts at once when they may
     boundary: str = "auto"  # the executor's Bash in an OS boundary: auto, required, off
     network: str = "auto"  # the network in the box: auto, on, off
+    main_boundary: str = "auto"  # the main agent's Bash in its own OS boundary: auto, off
     source: str = ""  # the file they came from ("" = the defaults)
 
 
@@ -69,8 +74,10 @@ _INTS: dict[str, tuple[int, int, str]] = {
 }
 BOUNDARY_CHOICES = ("auto", "required", "off")
 NETWORK_CHOICES = ("auto", "on", "off")
+MAIN_BOUNDARY_CHOICES = ("auto", "off")
 _CHOICES = {"boundary": (BOUNDARY_CHOICES, "the executor's Bash in an OS boundary"),
-            "network": (NETWORK_CHOICES, "the network in the step's box")}
+            "network": (NETWORK_CHOICES, "the network in the step's box"),
+            "main_boundary": (MAIN_BOUNDARY_CHOICES, "the main agent's Bash in an OS boundary")}
 _TIMES = {"session_timeout": 1800, "subagent_timeout": 3000}  # key -> the default, shown
 _KEYS = (*_INTS, *_TIMES, "boundaries", "shared", *_CHOICES)
 

@@ -126,7 +126,8 @@ def _looks_structured(data: Any, text: str) -> bool:
         return True
     if not isinstance(data, dict):
         return False
-    spaced = {k.strip() for k, v in data.items() if v is None and isinstance(k, str) and " " in k.strip()}
+    spaced = {k.strip() for k, v in data.items()
+              if v is None and isinstance(k, str) and " " in k.strip()}
     return not spaced or not spaced & _bare_keys(text)
 
 

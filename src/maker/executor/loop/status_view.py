@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.records import StepRecord, StoredPlan
 
-__all__ = ["StepRow", "box_network", "executor_bash", "file_notes", "status_summary",
+__all__ = ["StepRow", "box_network", "executor_bash", "file_notes", "main_bash", "status_summary",
            "summary_rows"]
 
 
@@ -89,6 +89,20 @@ def box_network(store: PlanStore) -> str:
                     "step whose tools only read and for maker verify's checks"}
     tmp = "; /tmp: the step's own" if sys.platform.startswith("linux") else ""
     return f"network: {said[settings.network]}{tmp}"
+
+
+def main_bash(store: PlanStore) -> str:
+    """What holds the main agent's Bash while this plan exists
+    (``maker.tools.box.main_box``), for ``maker status``."""
+    from maker.store.settings import load_settings
+    from maker.tools.box.boundary import protection
+
+    if load_settings(store.root).main_boundary == "off":
+        return "nothing of maker's but its guard on your decisions (`main_boundary: off`)"
+    if not protection().kernel:
+        return "nothing of maker's but its guard on your decisions (no kernel boundary here)"
+    return ("its own box for a command that may change something (plans/, maker's key and "
+            "data, git's config and hooks out of its reach)")
 
 
 def file_notes(store: PlanStore, plan: StoredPlan) -> dict[int, str]:

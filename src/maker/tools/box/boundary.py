@@ -48,7 +48,8 @@ from maker.tools.command.readonly import why_not_read_only
 from maker.tools.registry import READ_ONLY_TOOLS
 
 __all__ = ["BOX", "Protection", "boxed_command", "installed_box", "protection", "step_network",
-           "step_tmp", "unwrap", "weaker_notice", "will_box", "wrap"]
+           "step_tmp", "unwrap", "unwrap_at", "weaker_notice", "will_box", "wrap",
+           "write_spec"]
 
 BOX = Path(__file__).with_name("maker-box")
 _BOX_FILES = (BOX, BOX.with_name("box_setup.py"))
@@ -252,6 +253,12 @@ def boxed_command(plans_root: Path, step: int, command: str, *,
         return ("maker: a path maker must protect holds a line break, so no OS boundary can "
                 "be made for it; hand off with status: blocked and this reason."), None
     path = plans_root / ".maker" / SPEC_DIR / f"step-{step}.spec"
+    write_spec(path, spec)
+    return None, wrap(command, path)
+
+
+def write_spec(path: Path, spec: Spec) -> None:
+    """``spec`` at ``path``, written only when it changed (whole or not at all)."""
     text = spec.text()
     try:
         same = path.read_text() == text
@@ -259,7 +266,6 @@ def boxed_command(plans_root: Path, step: int, command: str, *,
         same = False
     if not same:
         _write(path, text)
-    return None, wrap(command, path)
 
 
 def step_network(setting: str, tools: list[str] | None) -> bool:
@@ -315,11 +321,16 @@ def unwrap(command: str, plans_root: Path, step: int) -> str | None:
     """The command inside ``command`` when it is exactly :func:`wrap`'s call for step
     ``step`` of the plan in ``plans_root`` (as the client asks a model to send it again
     after a hook changed it); else None."""
+    return unwrap_at(command, plans_root / ".maker" / SPEC_DIR / f"step-{step}.spec")
+
+
+def unwrap_at(command: str, spec: Path) -> str | None:
+    """The command inside ``command`` when it is exactly :func:`wrap`'s call with ``spec``;
+    else None."""
     found = _BOXED.fullmatch(command)
     if found is None:
         return None
     inner, end = found["inner"], found["end"]
-    spec = plans_root / ".maker" / SPEC_DIR / f"step-{step}.spec"
     if end in inner or found["box"] != _quote(str(installed_box())) \
             or found["spec"] != _quote(str(spec)):
         return None

@@ -55,13 +55,14 @@ class Spec:
 
 def spec_for(plans_root: Path, workspace: Path | None = None,
              writes: list[str] | None = None, *, network: bool = True,
-             private_tmp: Path | None = None) -> Spec:
+             private_tmp: Path | None = None, signs: bool = False) -> Spec:
     """The box of a step of the plan in ``plans_root``; ``workspace`` is the worktree of
     a step run beside others (writable, in a read-only main checkout); ``writes`` the
     step's own (a file that runs code later, named there, is the step's to write);
     ``network``: the machine's (else loopback only); ``private_tmp``: the step's own
     folder, the box's ``/tmp`` (the project, caches and the home folder seen through it
-    as they are)."""
+    as they are); ``signs``: the person's ssh-agent stays reachable (the main agent's
+    ``git push``: an agent signs, it runs nothing)."""
     project = _real(project_of(plans_root))
     home = os.path.expanduser("~")
     with contextlib.suppress(OSError):  # (the cache every tool may want: never missing)
@@ -100,7 +101,8 @@ def spec_for(plans_root: Path, workspace: Path | None = None,
     key = seal_key_path()
     if key.is_file():
         entries.append(("hide", _real(key)))
-    entries += [("hide", p) for p in _sockets() if _exists(p)]
+    agent = os.environ.get("SSH_AUTH_SOCK", "") if signs else ""
+    entries += [("hide", p) for p in _sockets() if _exists(p) and p != agent]
     return Spec(tuple(dict.fromkeys(entries)))
 
 

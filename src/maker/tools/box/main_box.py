@@ -1,0 +1,55 @@
+"""The main agent's Bash in its own box while a plan exists.
+
+A step's files are the work of a model maker does not trust until a person approves
+them, and some of them run when the main agent runs the project's commands: a
+``conftest.py`` under ``pytest``, a build script under ``make``, a test under ``npm
+test``. Unboxed, they would run with the person's rights: rewrite ``plans/``, read the
+sealing key, plant what runs later. So any agent that is not maker's (the main one
+included) runs each command that may change something in a box of its own rules:
+
+- held as a step's box holds them: ``plans/`` and maker's data read-only, the sealing
+  key hidden, maker's own program, the repository's config and hooks, the client's
+  settings and the files at the project's top that run code later read-only (removed
+  when the command made them), the home folder read-only but for build caches;
+- shared, unlike a step's: the machine's ``/tmp`` and network, and the ssh-agent (a
+  ``git push``); the project (its ``.git`` too, so ``git commit`` works) stays writable.
+
+Read-only commands (as :mod:`maker.tools.command.readonly` reads them) and maker's own
+plumbing run as before, unboxed. A person turns this off with ``main_boundary: off``
+in ``plans/settings.yaml``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from maker.tools.box.boundary import protection, unwrap_at, wrap, write_spec
+from maker.tools.box.box_spec import SPEC_DIR, spec_for
+
+__all__ = ["MAIN_SPEC", "main_boxed", "main_unwrap"]
+
+MAIN_SPEC = "main.spec"  # under plans/.maker/box/, beside each step's
+
+
+def _spec_path(plans_root: Path) -> Path:
+    return plans_root / ".maker" / SPEC_DIR / MAIN_SPEC
+
+
+def main_boxed(plans_root: Path, command: str, *, setting: str = "auto") -> str | None:
+    """``command`` wrapped in the main agent's box for the plan in ``plans_root``; None
+    where the person's ``setting`` is ``off``, the machine can make no box, or a path the
+    box must protect cannot be written into its spec (then as before: unboxed)."""
+    if setting == "off" or not protection().kernel:
+        return None
+    spec = spec_for(plans_root, signs=True)
+    if any("\n" in p for _, p in spec.entries):
+        return None
+    path = _spec_path(plans_root)
+    write_spec(path, spec)
+    return wrap(command, path)
+
+
+def main_unwrap(command: str, plans_root: Path) -> str | None:
+    """The command inside ``command`` when it is exactly :func:`main_boxed`'s wrapper (a
+    call the client asks the model to send again as a hook changed it); else None."""
+    return unwrap_at(command, _spec_path(plans_root))

@@ -1,0 +1,108 @@
+"""The main agent's Bash while a plan exists: a command that may change something runs in
+the main agent's own box (plans/ and the key out of reach, the project and its git
+writable), decided by the person's own Bash rules on the command as written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.boxed import env_path, kernel, running, state
+from maker.core.paths import seal_key_path
+from maker.hooks.handlers import HANDLERS
+from maker.hooks.protocol import run_hook
+from maker.store.plan_store import PlanStore
+from maker.tools.box.main_box import MAIN_SPEC
+from maker.tools.guards import person_rules
+
+__all__ = ["env_path", "kernel", "running"]  # (the fixtures, from the harness)
+
+pytestmark = pytest.mark.kernel
+
+
+@pytest.fixture(autouse=True)
+def no_flags(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The person's rules only from the files each test writes (not this test run's own
+    command line, nor the machine's settings)."""
+    monkeypatch.setattr(person_rules, "client_flags", lambda: ({"allow": [], "deny": [],
+                                                               "ask": []}, []))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "no-config"))
+
+
+def main_call(store: PlanStore, command: str, mode: str = "default") -> dict[str, Any]:
+    raw = run_hook("pre-tool-use", HANDLERS["pre-tool-use"], stdin=json.dumps({
+        "session_id": "sess-1", "cwd": str(store.project), "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": command, "description": "d"},
+        "tool_use_id": "t1", "permission_mode": mode}))
+    return (json.loads(raw) if raw else {}).get("hookSpecificOutput") or {}
+
+
+def run(store: PlanStore, command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "-c", command], cwd=store.project, capture_output=True,
+                          text=True, timeout=60, check=False, stdin=subprocess.DEVNULL)
+
+
+def test_a_command_that_may_write_runs_in_the_main_agents_box(kernel: PlanStore) -> None:
+    said = main_call(kernel, "python3 -c 'print(1)' > out.txt")
+    boxed = said["updatedInput"]["command"]
+    assert MAIN_SPEC in boxed and "permissionDecision" not in said  # (the mode decides)
+    assert said["updatedInput"]["description"] == "d"
+    # Sent again as the client asks (auto mode), it runs as sent.
+    again = main_call(kernel, boxed)
+    assert again["updatedInput"]["command"] == boxed
+
+
+def test_in_the_box_the_plan_and_key_are_out_of_reach_and_git_works(kernel: PlanStore) -> None:
+    before = state(kernel)
+    key = seal_key_path()
+    # (a script a step wrote: what the main agent's guard cannot read in the command)
+    (kernel.project / "build.sh").write_text(
+        f"echo x > plans/PWNED; echo x >> {kernel.root}/plan.yaml; cat {key} > stolen; "
+        "echo x >> .git/config; echo x > ~/.bashrc; echo ok > made.txt; "
+        "git add made.txt && git -c user.name=a -c user.email=a@b commit -qm made\n")
+    boxed = main_call(kernel, "sh build.sh")["updatedInput"]["command"]
+    done = run(kernel, boxed)
+    assert state(kernel) == before, done.stderr
+    assert not (kernel.project / "plans" / "PWNED").exists()
+    assert (kernel.project / "stolen").read_bytes() == b""  # (the key: hidden)
+    rc = Path.home() / ".bashrc"
+    assert not rc.exists() or "x" not in rc.read_text()
+    assert (kernel.project / "made.txt").read_text() == "ok\n"
+    log = run(kernel, "git log --format=%s -1").stdout.strip()
+    assert log == "made", done.stderr
+
+
+@pytest.mark.parametrize("command", ["ls -la", "git log --oneline -3", "cat README.md"])
+def test_a_read_only_command_runs_as_before(kernel: PlanStore, command: str) -> None:
+    assert main_call(kernel, command) == {}
+
+
+def test_the_persons_rules_decide_on_the_command_as_written(kernel: PlanStore) -> None:
+    claude = kernel.project / ".claude"
+    claude.mkdir(exist_ok=True)
+    (claude / "settings.local.json").write_text(json.dumps({"permissions": {
+        "allow": ["Bash(make:*)"], "deny": ["Bash(rm:*)"], "ask": ["Bash(git push:*)"]}}))
+    allowed = main_call(kernel, "make build")
+    assert allowed["permissionDecision"] == "allow"
+    assert MAIN_SPEC in allowed["updatedInput"]["command"]
+    denied = main_call(kernel, "make build && rm -rf src", mode="bypassPermissions")
+    assert denied["permissionDecision"] == "deny"
+    assert "Bash(rm:*)" in denied["permissionDecisionReason"]
+    asked = main_call(kernel, "git push origin main", mode="bypassPermissions")
+    assert asked["permissionDecision"] == "ask" and MAIN_SPEC in asked["updatedInput"]["command"]
+    bypass = main_call(kernel, "python3 x.py", mode="bypassPermissions")
+    assert bypass["permissionDecision"] == "allow"
+
+
+def test_a_person_may_turn_it_off(kernel: PlanStore) -> None:
+    (kernel.root / "settings.yaml").write_text("main_boundary: off\n")
+    assert main_call(kernel, "python3 x.py > out.txt") == {}
+
+
+def test_a_person_s_decision_is_still_refused(kernel: PlanStore) -> None:
+    said = main_call(kernel, "maker step approve 1")
+    assert said["permissionDecision"] == "deny"
