@@ -1,6 +1,10 @@
 """What maker's Stop hook costs on every stop, against a clean Python start, in one run.
 
     .venv/bin/python benchmarks/bench_hooks.py [--runs N] [--steps S] [--small S]
+    .venv/bin/python benchmarks/bench_hooks.py --against REF [--after REF] [--pairs N]
+
+(The second: this tree against another, the Stop and SubagentStop hooks event by event;
+see ``hooks_against.py``.)
 
 Runs the hook exactly as Claude Code does (``scripts/hook stop`` through ``sh -c``,
 the hook's JSON on stdin, no MAKER_PYTHON: the interpreter that ``scripts/bootstrap``
@@ -31,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -40,6 +43,8 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from hooks_against import against, client_env
 
 from maker.core.models import Plan, PlanStep
 from maker.executor.state.lifecycle import start_step
@@ -96,26 +101,23 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--small", type=int, default=20)
+    parser.add_argument("--against", metavar="BEFORE",
+                        help="instead: this tree against BEFORE (a folder or a git ref), "
+                             "the Stop and SubagentStop hooks in interleaved pairs")
+    parser.add_argument("--after", metavar="AFTER",
+                        help="with --against: the tree to compare (default: this checkout)")
+    parser.add_argument("--pairs", type=int, default=300, help="with --against")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="maker-bench-hooks-"))
     try:
-        data = work / "data"
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("CLAUDE", "MAKER_", "PYTHON"))}
-        # python3 on PATH is this Python's base interpreter, as bootstrap would find it.
-        bindir = work / "bin"
-        bindir.mkdir()
-        base = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
-        (bindir / "python3").symlink_to(base)
-        env.update(PATH=f"{bindir}{os.pathsep}{env.get('PATH', '')}",
-                   CLAUDE_PLUGIN_ROOT=str(ROOT), CLAUDE_PLUGIN_DATA=str(data))
-        boot = subprocess.run([str(ROOT / "scripts" / "bootstrap"), str(data)], env=env,
-                              capture_output=True, text=True, check=False)
-        if boot.returncode:
-            print(f"bootstrap failed: {boot.stderr.strip()}")
+        if args.against:
+            return against(args.against, args.after, args.pairs, args.small, work)
+        try:
+            env, python, deps = client_env(work)
+        except RuntimeError as e:
+            print(e)
             return 1
-        python, *deps = (data / "python").read_text().splitlines()
         yaml_dir = next(d for d in deps if (Path(d) / "yaml").is_dir())
 
         idle, big, small = work / "idle", work / "big", work / "small"

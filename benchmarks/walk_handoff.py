@@ -20,7 +20,8 @@ would send it. While that one event runs it counts:
 
 The figures are counts, not times: they do not depend on the machine. ``--reads`` lists
 the files read; ``--runs R`` also times R events without the profiler (a new project
-each, the median): for a before and after, run it on both trees in the same session.
+each, the median). A before and after of the event as the client runs it, in a process of
+its own: ``bench_hooks.py --against REF``.
 """
 
 from __future__ import annotations
