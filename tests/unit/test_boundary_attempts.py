@@ -302,9 +302,8 @@ CASES: list[Case] = [
                   "records each one's HEAD by `rev-parse`, which runs nothing)"),
     Case("nested git", "person-status", "a gitlink added: the person's own `git status`",
          plant(NESTED + "git add sub\n"), ("person_git",),
-         hole="HOLE: the person's git enters a nested repository a step added to the index "
-              "and runs its filter and fsmonitor; maker names the gitlink at the handoff "
-              "but cannot stop the person's git"),
+         holds_by="kernel's first process (a gitlink the command added is taken out of the "
+                  "index when it ends: git does not enter an untracked repository)"),
     # -- check-then-act against background calls -----------------------------------
     Case("race", "background", "run_in_background: a link swapper left running; then "
          "Write l and Read l", (write("{p}/swap.py", SWAP), bash("python3 swap.py",

@@ -228,3 +228,49 @@ def test_the_steps_tmp_goes_when_the_step_is_no_longer_worked_on(kernel: PlanSto
     accept_handoff(kernel, handoff(1, files_changed=["made.txt"]))
     assert kernel.load_step(1).status != "in-progress"
     assert not tmp.exists()
+
+
+NESTED = ("git init -q {d} && echo a > {d}/f && git -C {d} add f && "
+          "git -C {d} -c user.name=a -c user.email=a@b commit -qm f && ")
+
+
+@pytest.mark.parametrize("front", sorted(FRONT_ENDS))
+def test_a_gitlink_the_command_adds_is_taken_out_of_the_index(kernel: PlanStore,
+                                                               front: str) -> None:
+    """A nested repository added to the index (which the person's own git status would
+    enter, running its filters) is taken out when the command ends, committed or not; its
+    files stay, untracked. One the index held before the command stays."""
+    project = kernel.project
+    ids = ["-c", "user.name=a", "-c", "user.email=a@b"]
+    subprocess.run(["bash", "-c", NESTED.format(d="old") + "git add old"], cwd=project,
+                   check=True, capture_output=True)
+    subprocess.run(["git", *ids, "commit", "-qm", "the person's submodule"], cwd=project,
+                   check=True, capture_output=True)
+    done = _run(kernel, front, NESTED.format(d="sub") + NESTED.format(d="two") +
+                "git add sub two && git -c user.name=a -c user.email=a@b commit -qm add "
+                "&& echo added")
+    assert done.stdout.strip().endswith("added"), done.stderr
+    for name in ("sub", "two"):
+        assert f"took the nested repository {name} out of git's index" in done.stderr
+        assert (project / name / "f").read_text() == "a\n"
+    staged = subprocess.run(["git", "ls-files", "--stage"], cwd=project, capture_output=True,
+                            text=True, check=True).stdout
+    assert [line.split()[-1] for line in staged.splitlines()
+            if line.startswith("160000")] == ["old"]
+
+
+def test_a_step_whose_writes_name_gitmodules_may_add_a_submodule(plugin_project: Path,
+                                                                 env_path: None) -> None:
+    require_kernel()
+    subprocess.run(["git", "init", "-q", str(plugin_project)], check=True)
+    store = write(plugin_project, [step_spec(1, -1, primary_tools=["Read", "Write", "Bash"],
+                                             writes=[".gitmodules", "sub/**"])],
+                  policy="never")
+    start_step(store, 1, session_id="sess-1")
+    record_orient(store, 1, "none")
+    done = _run(store, "plugin", NESTED.format(d="sub") + "git add sub && echo added")
+    assert done.stdout.strip().endswith("added"), done.stderr
+    assert "took the nested repository" not in done.stderr
+    staged = subprocess.run(["git", "ls-files", "--stage", "sub"], cwd=plugin_project,
+                            capture_output=True, text=True, check=True).stdout
+    assert staged.startswith("160000"), staged

@@ -217,8 +217,9 @@ def test_an_import_waits_in_a_function_only_where_a_hook_needs_it_to() -> None:
                        "launcher load it already):\n" + "\n".join(stray))
 
 
-# A script of its own, run by ``python -I -S`` for every boxed Bash call of a step.
-BOX_SETUP = frozenset({"maker.tools.box.box_setup"})
+# A script of its own, run by ``python -I -S`` for every boxed Bash call of a step, and
+# the part it reads from beside it.
+BOX_SETUP = frozenset({"maker.tools.box.box_setup", "maker.tools.box.box_after"})
 
 
 def test_the_boxs_setup_loads_no_module_it_does_without() -> None:
@@ -230,12 +231,15 @@ def test_the_boxs_setup_loads_no_module_it_does_without() -> None:
     code = ("import importlib.util, sys\n"
             "before = set(sys.modules)\n"
             f"spec = importlib.util.spec_from_file_location('box', {str(setup)!r})\n"
-            "spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
+            "box = importlib.util.module_from_spec(spec)\n"
+            "spec.loader.exec_module(box)\n"
+            "box._after()({'gitdir': [], 'later': [], 'laterdir': [], 'index': [], 'git': []})\n"
             "print(*(set(sys.modules) - before))")
     out = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True,
                          text=True, timeout=60, check=True).stdout.split()
     assert "ctypes" in out  # (it ran)
-    assert not {"typing", "re", "enum", "signal", "fnmatch", "socket", "shutil"} & set(out)
+    assert not {"typing", "re", "enum", "signal", "fnmatch", "socket", "shutil",
+                "subprocess"} & set(out)
 
 
 @pytest.mark.parametrize(("files", "stray"), [

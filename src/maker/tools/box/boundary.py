@@ -52,7 +52,7 @@ __all__ = ["BOX", "Protection", "boxed_command", "installed_box", "protection", 
            "write_spec"]
 
 BOX = Path(__file__).with_name("maker-box")
-_BOX_FILES = (BOX, BOX.with_name("box_setup.py"))
+_BOX_FILES = (BOX, BOX.with_name("box_setup.py"), BOX.with_name("box_after.py"))
 _CACHE = "boundary.json"
 _PROBE_TIMEOUT_S = 10.0
 
@@ -146,7 +146,7 @@ def _box_stamp() -> str:
 
 
 def installed_box() -> Path:
-    """The ``maker-box`` that runs: a copy of maker's two box files in maker's data dir,
+    """The ``maker-box`` that runs: a copy of maker's box files in maker's data dir,
     by content (read-only to every step: its writable places may hold maker's own source,
     and a box a step could rewrite would hold for one call only); the source itself
     when no copy can be made."""
@@ -155,7 +155,7 @@ def installed_box() -> Path:
         return BOX
     home = data_dir() / f"box-{stamp[:16]}"
     box = home / BOX.name
-    if box.is_file() and (home / "box_setup.py").is_file():
+    if all((home / part.name).is_file() for part in _BOX_FILES):
         return box
     try:
         home.parent.mkdir(parents=True, exist_ok=True)

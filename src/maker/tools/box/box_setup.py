@@ -21,9 +21,9 @@ On macOS it runs the command under Seatbelt (``/usr/bin/sandbox-exec``) with a p
 of the same places (:func:`seatbelt`; ``/tmp`` and ``/dev/shm`` shared).
 
 It stays as the box's first process: when the command ends it ends whatever the command
-left running, then removes what git or a tool outside the box would run later: a
-``commondir`` in the repository's git folder, a file that runs code later made at the
-top of the step's folder (``later``). Anything that fails ends the box with exit 126
+left running, then undoes what git or a tool outside the box would run later
+(``box_after.py``: a ``commondir``, a file that runs code later made at the top of the
+step's folder, a gitlink added to the index). Anything that fails ends the box with exit 126
 and the reason: nothing runs unboxed.
 """
 
@@ -36,7 +36,7 @@ import sys
 
 TYPE_CHECKING = False  # (not typing's: its import costs every boxed call ~10 ms)
 if TYPE_CHECKING:
-    from typing import NoReturn
+    from typing import Any, NoReturn
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND = 32, 1024, 2048, 4096
@@ -115,8 +115,9 @@ def main() -> None:
     spec = {"ids": "0 0", "shell": "/bin/sh", "python": "", "unshare": "", "tmp": "",
             "net": ""}
     command = sys.stdin.read()
-    lists: dict[str, list[str]] = {"rw": [], "ro": [], "hide": [], "gitdir": [],
-                                   "laterdir": [], "later": [], "temp": [], "keep": []}
+    lists: dict[str, list[str]] = {"rw": [], "ro": [], "hide": [], "gitdir": [], "index": [],
+                                   "git": [], "laterdir": [], "later": [], "temp": [],
+                                   "keep": []}
     with open(sys.argv[1]) as text:
         for line in text.read().splitlines():
             kind, _, value = line.partition(" ")
@@ -255,18 +256,15 @@ def run(argv: list[str], lists: dict[str, list[str]], *, own_pids: bool) -> NoRe
         os.chdir("/")
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
-    guarded = [f"{g}/commondir" for g in lists["gitdir"]]
-    for path in guarded:
-        if os.path.lexists(path):
-            fail(f"{path} exists: git would read another folder's config and hooks for this "
-                 "repository; remove it (a repository's own git folder has none)")
+    after = _after()(lists)  # (what was there before it ran)
+    if after.refusal():
+        fail(after.refusal())
     # (the box's first process: a command of the same user may signal it, and Python
     # handles SIGINT; ignored, none of them stops the clean-up below)
     caught = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
               signal.SIGUSR2, signal.SIGPIPE, signal.SIGALRM)
     for number in caught:
         signal.signal(number, signal.SIG_IGN)
-    later = Later(lists["laterdir"], lists["later"])  # (what was there before it ran)
     child = os.fork()
     if child == 0:
         for number in caught:
@@ -277,37 +275,19 @@ def run(argv: list[str], lists: dict[str, list[str]], *, own_pids: bool) -> NoRe
             os.execv(argv[0], argv)
         except OSError as exc:
             fail(f"cannot run {argv[0]} ({exc})")
-    sys.exit(supervise(child, guarded, later, own_pids=own_pids))
+    sys.exit(supervise(child, after, own_pids=own_pids))
 
 
-class Later:
-    """The files that run code later at the top of the step's folder (``laterdir``):
-    their names (``later``: lower-case patterns) and those there before the command."""
-
-    def __init__(self, folders: list[str], names: list[str]) -> None:
-        self.names = names
-        self.before = {folder: set(_listed(folder)) for folder in folders}
-
-    def made(self) -> list[str]:
-        return [os.path.join(folder, name) for folder, before in self.before.items()
-                for name in _listed(folder) if name not in before and
-                any(name.lower().startswith(n[:-1]) if n.endswith("*")  # (a name's start)
-                    else name.lower() == n for n in self.names)]
+def _after() -> Any:
+    """``box_after.py``'s ``After``, from beside this file (maker's data dir)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "box_after.py")
+    code = {"__name__": "box_after"}
+    with open(path) as text:
+        exec(compile(text.read(), path, "exec"), code)  # (-I: no import from beside it)
+    return code["After"]
 
 
-def _listed(folder: str) -> list[str]:
-    return os.listdir(folder) if os.path.isdir(folder) else []
-
-def _remove(path: str) -> None:
-    import shutil  # (rarely needed: not every boxed call's import)
-    try:
-        shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else \
-            os.unlink(path)
-    except OSError as exc:
-        sys.stderr.write(f"maker-box: could not remove {path} ({exc}): remove it yourself\n")
-
-
-def supervise(child: int, guarded: list[str], later: Later, *, own_pids: bool) -> int:
+def supervise(child: int, after: Any, *, own_pids: bool) -> int:
     """As the box's first process: wait for the command, end whatever it left running
     (nothing acts once the box is gone: in the box's own PID namespace, every other
     process; on macOS, which has none, the command's process group), then undo what
@@ -334,15 +314,8 @@ def supervise(child: int, guarded: list[str], later: Later, *, own_pids: bool) -
                 os.waitpid(-1, 0)
             except (ChildProcessError, InterruptedError):
                 break
-        for path in guarded:
-            if os.path.lexists(path):
-                os.unlink(path)
-                sys.stderr.write(f"maker-box: removed {path}, which the command made: git "
-                                 "would have read another folder's config and hooks\n")
-        for path in later.made():
-            _remove(path)
-            sys.stderr.write(f"maker-box: removed {path}, which the command made: it runs "
-                             "code later, outside the box (the step's writes do not name it)\n")
+        for said in after.undo():
+            sys.stderr.write(f"maker-box: {said}\n")
     return os.waitstatus_to_exitcode(status) % 256
 
 

@@ -23,6 +23,13 @@ _SHELLS = ("/bin/bash", "/usr/bin/bash", "/bin/sh")
 _SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin"  # (read-only in the box)
 
 
+def _system_git() -> str | None:
+    """git from the system's own folders (the box's first process runs it, outside the
+    command's reach)."""
+    found = shutil.which("git", path=_SYSTEM_PATH)
+    return _real(found) if found else None
+
+
 def unshare_path() -> str | None:
     """util-linux's ``unshare``, from the system's own folders only: a folder on the
     caller's PATH may be one a step can write (a project's ``.venv/bin``)."""
@@ -45,7 +52,7 @@ class Spec:
         shell = next((s for s in _SHELLS if os.access(s, os.X_OK)), "/bin/sh")
         lines = [f"python {_real(sys.executable)}", f"unshare {unshare_path() or 'unshare'}",
                  f"ids {os.getuid()} {os.getgid()}",
-                 f"shell {shell}",
+                 f"shell {shell}", *(f"git {g}" for g in [_system_git()] if g),
                  *(f"{kind} {path}" for kind, path in self.entries)]
         return "\n".join(lines) + "\n"
 
@@ -84,6 +91,8 @@ def spec_for(plans_root: Path, workspace: Path | None = None,
     if workspace is None and git.is_dir() and not git.is_symlink():
         entries.append(("rw", str(git)))  # (a mount point: it cannot be renamed away)
         entries.append(("gitdir", str(git)))  # (no `commondir` may lead out of it)
+        if ".gitmodules" not in (writes or []):  # (a gitlink it adds: taken out)
+            entries.append(("index", str(git / "index")))
     if workspace is not None:  # (the main checkout is not its to change, in /tmp too)
         entries.append(("ro", project))
         rel = os.path.relpath(os.path.abspath(plans_root), os.path.abspath(project_of(
