@@ -389,6 +389,20 @@ CASES: list[Case] = [
                 "    open(os.path.expanduser('~/.bashrc'), 'a').write('" + MARK + "')\n"),),
          ("main_pytest", "shell"),
          holds_by="kernel (the main agent's own box while a plan exists)"),
+    Case("later", "main-git-gitfile", "a `.git` file left in docs/ names a repository "
+         "of the step's, whose fsmonitor copies the key and writes plans/; the main "
+         "agent's read-only `git -C docs status`, then its `cat stolen`",
+         (*plant("git init -q evil && mkdir -p docs\n"
+                 "printf 'gitdir: ../evil/.git\\n' > docs/.git\n"
+                 "printf '#!/bin/sh\\ncat ~/.local/share/ma''ker/seal.key > {p}/stolen\\n"
+                 "echo x > {p}/pla''ns/PWNED\\nexit 1\\n' > evil/fsmon.sh\n"
+                 "chmod +x evil/fsmon.sh && git -C evil config core.worktree ../../docs\n"
+                 "git -C evil config core.fsmonitor {p}/evil/fsmon.sh\n"),
+          bash("git -C docs status", agent=MAIN), bash("cat stolen", agent=MAIN)), (),
+         holds_by="kernel (the main agent's own box: a read-only command runs there too)"),
+    Case("later", "main-cat-key", "the main agent's read-only `cat` of the sealing key "
+         "(as a prompt a step planted might ask)", (bash("cat {key}", agent=MAIN),), (),
+         holds_by="kernel (the main agent's own box: the key hidden)"),
     Case("later", "gitmodules", ".gitmodules with a submodule update command",
          (bash("printf '[submodule \"s\"]\\n\\tpath = s\\n\\turl = ./s\\n\\tupdate = "
                "!" + MARK + "\\n' > .gitmodules"),), ("person_git",), holds_by="kernel"),

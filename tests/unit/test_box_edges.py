@@ -274,3 +274,70 @@ def test_a_step_whose_writes_name_gitmodules_may_add_a_submodule(plugin_project:
     staged = subprocess.run(["git", "ls-files", "--stage", "sub"], cwd=plugin_project,
                             capture_output=True, text=True, check=True).stdout
     assert staged.startswith("160000"), staged
+
+
+KNOBS = ["/proc/sys/kernel/core_pattern", "/proc/sys/kernel/modprobe", "/proc/sysrq-trigger",
+         "/sys/kernel/uevent_helper", "/sys/fs/cgroup/cgroup.procs"]
+
+
+@pytest.mark.parametrize("front", sorted(FRONT_ENDS))
+def test_the_kernels_knobs_are_read_only_in_the_box(kernel: PlanStore, front: str) -> None:
+    """A person who is root is root in the box: a core pattern, a modprobe path or a
+    uevent helper written there would run a program as root outside it. Each is opened
+    for writing (nothing is written), and each refuses."""
+    probe = ("import os, sys\n"
+             f"for knob in {KNOBS!r}:\n"
+             "    if not os.path.exists(knob):\n"
+             "        continue\n"
+             "    try:\n"
+             "        os.close(os.open(knob, os.O_WRONLY))\n"
+             "        print('OPEN', knob)\n"
+             "    except OSError as exc:\n"
+             "        print('HELD', knob, exc.strerror)\n")
+    (kernel.project / "knobs.py").write_text(probe)
+    done = _run(kernel, front, "python3 knobs.py")
+    assert "OPEN" not in done.stdout and "HELD" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("front", sorted(FRONT_ENDS))
+def test_a_submodules_config_and_hooks_are_read_only_in_the_box(kernel: PlanStore,
+                                                                 front: str,
+                                                                 tmp_path: Path) -> None:
+    """The person's git status enters a submodule and runs what `.git/modules/NAME/config`
+    names; its hooks run at the person's next checkout there."""
+    source = tmp_path / "libsrc"
+    ids = ["-c", "user.name=a", "-c", "user.email=a@b"]
+    subprocess.run(["git", "init", "-q", str(source)], check=True)
+    subprocess.run(["git", "-C", str(source), *ids, "commit", "-q", "--allow-empty", "-m", "l"],
+                   check=True)
+    subprocess.run(["git", "-c", "protocol.file.allow=always", "submodule", "add", "-q",
+                    str(source), "lib"], cwd=kernel.project, check=True, capture_output=True)
+    module = kernel.project / ".git" / "modules" / "lib"
+    config = module.joinpath("config").read_bytes()
+    (kernel.project / "plant.sh").write_text(  # (a script: what the guard cannot read)
+        "git -C lib config core.fsmonitor 'touch /tmp/x'\n"
+        "echo 'touch /tmp/x' > .git/modules/lib/hooks/post-checkout\n"
+        "echo evil > .git/modules/lib/info/attributes\necho done\n")
+    done = _run(kernel, front, "sh plant.sh")
+    assert done.stdout.strip().endswith("done"), done.stderr
+    assert module.joinpath("config").read_bytes() == config
+    assert not module.joinpath("hooks", "post-checkout").exists()
+    assert not module.joinpath("info", "attributes").exists()
+
+
+@pytest.mark.parametrize("front", sorted(FRONT_ENDS))
+def test_exec_lines_written_into_a_rebases_plan_are_taken_out(kernel: PlanStore,
+                                                               front: str) -> None:
+    """git runs a rebase's `exec` lines at the person's next `git rebase --continue`,
+    outside the box: a command that writes them has them taken out when it ends."""
+    git = kernel.project / ".git"
+    (kernel.project / "plant.sh").write_text(  # (a script: what the guard cannot read)
+        "mkdir -p .git/rebase-merge .git/sequencer\n"
+        "printf 'pick 0000000 x\\nexec touch /tmp/ran\\nx touch /tmp/ran\\n' "
+        "> .git/rebase-merge/git-rebase-todo\n"
+        "printf 'exec\\ttouch /tmp/ran\\npick 0000000 y\\n' > .git/sequencer/todo\necho done\n")
+    done = _run(kernel, front, "sh plant.sh")
+    assert done.stdout.strip() == "done", done.stderr
+    assert (git / "rebase-merge" / "git-rebase-todo").read_text() == "pick 0000000 x\n"
+    assert (git / "sequencer" / "todo").read_text() == "pick 0000000 y\n"
+    assert done.stderr.count("took the exec lines out of") == 2

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -220,12 +221,16 @@ def test_maker_enters_no_nested_repository(project: Path, how: str) -> None:
 
 
 def test_no_module_but_the_runner_runs_git() -> None:
-    """The modules that start a process: git's runner, and three that run no git (the
+    """The modules that start a process: git's runner, three that run no git (the
     OS boundary's probe, a verification command, a run's stretch started by maker's
-    hook). A new one that runs git belongs in ``maker.tools.git.git_run``."""
+    hook), and the box's undo, a script beside ``box_setup.py`` that can import nothing
+    of maker's, which runs only git's index plumbing. A new one that runs git belongs in
+    ``maker.tools.git.git_run``."""
     starting = sorted(str(p.relative_to(SRC)) for p in SRC.rglob("*.py")
                       if _starts_processes(p))
-    assert starting == ["hooks/wake.py", "tools/box/boundary.py", "tools/git/git_run.py",
-                        "verify/check_run.py"]
+    assert starting == ["hooks/wake.py", "tools/box/boundary.py", "tools/box/box_after.py",
+                        "tools/git/git_run.py", "verify/check_run.py"]
+    after = (SRC / "tools/box/box_after.py").read_text(encoding="utf-8")
+    assert re.findall(r'\["(ls-files|update-index)"', after) == ["ls-files", "update-index"]
     for name in ("hooks/wake.py", "tools/box/boundary.py", "verify/check_run.py"):
         assert '"git"' not in (SRC / name).read_text(encoding="utf-8")

@@ -203,10 +203,16 @@ def test_the_executor_cannot_copy_into_a_folder_holding_makers_data(
     "maker context 1 2", "maker context -1",
 ])
 def test_only_the_exact_plumbing_command_is_allowed(project: Path, command: str) -> None:
+    """Not as maker's own plumbing (pinned to the plugin's program, outside any box): the
+    main agent's lookalike runs, if at all, in its own box, a `maker` from PATH with it."""
     started(project)
     for extra in ({}, {"agent_id": "agent-A", "agent_type": EXECUTOR}):
         out = fire("pre-tool-use", tool_name="Bash", tool_input={"command": command},
                    **extra)
+        if decision(out) == "allow" and not extra:
+            run = out["hookSpecificOutput"]["updatedInput"]["command"]
+            assert "/main.spec <<'MAKER_BOX" in run and "bin/maker" not in run, run
+            continue
         assert decision(out) != "allow", (command, extra)
 
 

@@ -76,9 +76,36 @@ def test_in_the_box_the_plan_and_key_are_out_of_reach_and_git_works(kernel: Plan
     assert log == "made", done.stderr
 
 
-@pytest.mark.parametrize("command", ["ls -la", "git log --oneline -3", "cat README.md"])
-def test_a_read_only_command_runs_as_before(kernel: PlanStore, command: str) -> None:
-    assert main_call(kernel, command) == {}
+@pytest.mark.parametrize("command", ["ls -la", "git log --oneline -3", "cat README.md",
+                                     "maker  status"])  # (a lookalike of maker's own)
+def test_a_read_only_command_runs_in_the_box_without_a_prompt(kernel: PlanStore,
+                                                              command: str) -> None:
+    said = main_call(kernel, command)
+    assert said["permissionDecision"] == "allow"
+    assert MAIN_SPEC in said["updatedInput"]["command"]
+    assert "bin/maker" not in said["updatedInput"]["command"]  # (not pinned as maker's)
+
+
+def test_what_a_read_only_git_runs_runs_boxed(kernel: PlanStore, tmp_path: Path) -> None:
+    """A `.git` file a step left in a folder names another repository, whose config names
+    an fsmonitor: the main agent's `git -C docs status` runs it, in the box; the key,
+    read by a read-only `cat`, is hidden there."""
+    evil = tmp_path / "evil"
+    subprocess.run(["git", "init", "-q", str(evil)], check=True)
+    plant = (f"touch {kernel.project}/ran; touch {kernel.root}/PWNED; "
+             f"cat {seal_key_path()} > {kernel.project}/stolen; false #")
+    subprocess.run(["git", "-C", str(evil), "config", "core.fsmonitor", plant], check=True)
+    (kernel.project / "docs").mkdir()
+    subprocess.run(["git", "-C", str(evil), "config", "core.worktree",
+                    str(kernel.project / "docs")], check=True)
+    (kernel.project / "docs" / ".git").write_text(f"gitdir: {evil}/.git\n")
+    for command in ("git -C docs status", f"cat {seal_key_path()}"):
+        done = run(kernel, main_call(kernel, command)["updatedInput"]["command"])
+        assert seal_key_path().read_bytes() not in done.stdout.encode()
+    assert (kernel.project / "ran").exists()  # (it ran: in the box)
+    assert not (kernel.root / "PWNED").exists()
+    assert not (kernel.project / "stolen").exists() or \
+        (kernel.project / "stolen").read_bytes() == b""
 
 
 def test_the_persons_rules_decide_on_the_command_as_written(kernel: PlanStore) -> None:
@@ -106,3 +133,50 @@ def test_a_person_may_turn_it_off(kernel: PlanStore) -> None:
 def test_a_person_s_decision_is_still_refused(kernel: PlanStore) -> None:
     said = main_call(kernel, "maker step approve 1")
     assert said["permissionDecision"] == "deny"
+
+
+def test_the_ssh_agent_in_the_users_runtime_folder_stays_reachable(
+        kernel: PlanStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A desktop's agent lives in the runtime folder the box hides (/run/user/UID, beside
+    the session bus): in the main agent's box everything there is hidden but the agent's
+    socket (a `git push` signs; the bus would run commands outside the box)."""
+    import socket
+
+    from maker.tools.box import box_spec
+
+    runtime = tmp_path / "run-user"
+    (runtime / "keyring").mkdir(parents=True)
+    listeners = []
+    for path in (runtime / "keyring" / "ssh", runtime / "keyring" / "control", runtime / "bus"):
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(path))
+        server.listen(4)
+        listeners.append(server)
+    monkeypatch.setattr(box_spec, "_sockets", lambda: [str(runtime)])
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(runtime / "keyring" / "ssh"))
+    probe = ("import socket, sys\n"
+             "for path in sys.argv[1:]:\n"
+             "    s = socket.socket(socket.AF_UNIX)\n"
+             "    try:\n"
+             "        s.connect(path)\n"
+             "        print('REACHED', path)\n"
+             "    except OSError:\n"
+             "        print('HIDDEN', path)\n")
+    (kernel.project / "probe.py").write_text(probe)
+    command = f"python3 probe.py {runtime}/keyring/ssh {runtime}/keyring/control {runtime}/bus"
+    done = run(kernel, main_call(kernel, command)["updatedInput"]["command"])
+    assert done.stdout.split("\n")[:3] == [f"REACHED {runtime}/keyring/ssh",
+                                           f"HIDDEN {runtime}/keyring/control",
+                                           f"HIDDEN {runtime}/bus"], done.stdout + done.stderr
+    for server in listeners:
+        server.close()
+
+
+def test_a_command_that_fails_in_the_box_says_what_held_it(kernel: PlanStore) -> None:
+    (kernel.project / "cfg.sh").write_text("echo x > ~/.npmrc\n")
+    done = run(kernel, main_call(kernel, "sh cfg.sh")["updatedInput"]["command"])
+    assert done.returncode != 0
+    assert "maker's box for the main agent" in done.stderr and "main_boundary: off" in done.stderr
+    wrapped = main_call(kernel, "python3 -c 'print(2)' > two.txt")["updatedInput"]["command"]
+    fine = run(kernel, wrapped)
+    assert fine.returncode == 0 and "maker-box" not in fine.stderr

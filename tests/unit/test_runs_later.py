@@ -97,6 +97,9 @@ def test_reading_them_is_not_refused(project: Path) -> None:
     "lefthook.toml", "lefthook.json", "lefthook.jsonc", "lefthook-local.toml",
     ".config/lefthook-local.toml", ".lefthook-local/pre-commit/x.sh", ".pnpmfile.mjs",
     "pip.ini", ".pre-commit-config.yml",
+    # (editors and tools that run what a folder's file says when started or entered there)
+    "mise.toml", ".mise.local.toml", "mise.local.toml", ".mise/tasks/build", ".nvim.lua",
+    ".exrc", ".nvimrc", ".cargo/config.toml", ".zed/tasks.json",
 ])
 def test_every_spelling_is_refused(project: Path, path: str) -> None:
     why = decide(project, "Write", path)

@@ -1,13 +1,14 @@
 """The Bash of any agent that is not maker's (the main one's), while a plan exists.
 
 In order: no running a person's decisions (``maker.tools.guards.decision_guard``);
-maker's own plumbing, pinned to the plugin's ``bin/maker``; a read-only command as the
-person's mode says, unboxed; anything else in the main agent's box
-(``maker.tools.box.main_box``), decided by the person's own Bash rules on the command as
-the agent wrote it (``maker.tools.guards.person_rules``), since the client no longer
-matches them to the wrapped one: a deny refuses it, an ask asks, an allow (or
-``bypassPermissions``) runs it without a prompt, and no rule leaves it to the person's
-mode on the command as it will run.
+maker's own plumbing, pinned to the plugin's ``bin/maker``; anything else in the main
+agent's box (``maker.tools.box.main_box``), decided by the person's own Bash rules on the
+command as the agent wrote it (``maker.tools.guards.person_rules``), since the client no
+longer matches them to the wrapped one: a deny refuses it, an ask asks, an allow (or
+``bypassPermissions``) runs it without a prompt; a read-only command runs without one
+(in the box: a ``git status`` runs what the repository's config names, a
+``.git`` a step left in a folder can name anything); any other leaves it to the
+person's mode on the command as it will run.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def main_bash(hook: HookInput) -> Output:
         pinned = plumbing_allow(hook, command)
         if pinned is not None:
             return pinned
-    if not store.exists() or (inner is None and is_read_only(command)):
+    if not store.exists():
         return allow()
     # (sent again as wrapped: it runs as sent, which the client compares with the last)
     boxed = sent if inner is not None else main_boxed(
@@ -63,5 +64,8 @@ def main_bash(hook: HookInput) -> Output:
                                        "updatedInput": updated}}
     if said is not None or hook.text("permission_mode") == "bypassPermissions":
         return allow_tool(f"{said[1] if said else 'bypassPermissions'}; {BOXED_WHY}",
+                          updated_input=updated)
+    if is_read_only(command):  # (what a read-only command's program or git's config
+        return allow_tool(f"a read-only command, {BOXED_WHY}",  # runs, runs boxed)
                           updated_input=updated)
     return rewrite_tool(updated)

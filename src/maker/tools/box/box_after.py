@@ -6,6 +6,8 @@ the box would otherwise run later.
   it: :meth:`After.refusal`);
 - a file that runs code later made at the top of the step's folder (``laterdir``, its
   names in ``later``: lower-case, ``*`` for a name's start);
+- ``exec`` lines a command wrote into a rebase's or a cherry-pick's plan (git runs them
+  at the person's next ``git rebase --continue``);
 - a gitlink added to the repository's index (``index``, with ``git``): a nested
   repository, which the person's own ``git status`` or ``git diff`` enters, running what
   its config names (a clean filter, ``core.fsmonitor``). It is taken out of the index
@@ -31,6 +33,8 @@ class After:
         self.guarded = [f"{g}/commondir" for g in lists["gitdir"]]
         self.names = lists["later"]
         self.before = {folder: set(_listed(folder)) for folder in lists["laterdir"]}
+        self.todos = {t: _stat(t) for g in lists["gitdir"] for t in (
+            f"{g}/rebase-merge/git-rebase-todo", f"{g}/sequencer/todo")}
         self.index, self.git = (lists["index"] + [""])[0], (lists["git"] + [""])[0]
         self.seen = _stat(self.index) if self.git else None
         self.links = gitlinks(self.git, self.index) if self.seen and _may_link(self.index) \
@@ -59,6 +63,10 @@ class After:
                 said.append(f"took the nested repository {path} out of git's index: git "
                             "would run the programs its own config names (to add a "
                             "submodule, the step's writes name .gitmodules)")
+        for todo, seen in self.todos.items():
+            if _stat(todo) not in (None, seen) and _no_exec(todo):
+                said.append(f"took the exec lines out of {todo}, which the command wrote: "
+                            "git would run them at the person's next rebase --continue")
         for path in self.made():
             _remove(path)
             said.append(f"removed {path}, which the command made: it runs code later, "
@@ -119,6 +127,23 @@ def _may_link(index: str) -> bool:
             return MODE in data.read()
     except OSError:
         return False
+
+
+def _no_exec(todo: str) -> bool:
+    """A rebase's or a sequencer's plan without its ``exec`` (``x``) lines, which git runs
+    as commands; whether it had any."""
+    try:
+        with open(todo, encoding="utf-8", errors="surrogateescape") as text:
+            lines = text.read().split("\n")
+        kept = [line for line in lines if line.strip().split(" ")[0] not in ("exec", "x")
+                and not line.strip().startswith(("exec\t", "x\t"))]
+        if len(kept) == len(lines):
+            return False
+        with open(todo, "w", encoding="utf-8", errors="surrogateescape") as out:
+            out.write("\n".join(kept))
+    except OSError:
+        return False
+    return True
 
 
 def _listed(folder: str) -> list[str]:

@@ -9,7 +9,7 @@ maker's, only the standard library, and calls ``mount(2)`` itself.
 1. Each writable place (``rw``, ``temp``: the project or the step's worktree, temp
    folders, build caches, ``.git`` itself) is bound onto itself: a mount point, which no
    command can rename away and copy back in its place.
-2. Every other mount but ``/proc``, ``/dev`` and ``/sys`` becomes read-only.
+2. Every other mount but ``/proc`` and ``/dev`` becomes read-only (``/sys`` too).
 3. Inside the writable places, what the step must never write (``ro``: ``plans/``,
    ``.git/config``, a ``.envrc``, …) is bound read-only; ``hide`` covers a file with
    ``/dev/null`` (the sealing key) or a folder with an empty one (sockets).
@@ -46,7 +46,10 @@ _FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC,
           "noatime": MS_NOATIME, "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME,
           "strictatime": MS_STRICTATIME}
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"  # (macOS's own, in a folder only the system writes)
-_LEFT = ("/proc", "/dev", "/sys")  # (their own kinds: devices, the fresh /proc)
+_LEFT = ("/proc", "/dev")  # (their own kinds: devices, the fresh /proc)
+# The kernel's own knobs: a person who is root is root in the box too, and a core pattern,
+# a modprobe path or a uevent helper written there runs as root outside it.
+_KNOBS = ("/proc/sys", "/proc/sysrq-trigger")
 _libc = ctypes.CDLL(None, use_errno=True)
 if sys.platform.startswith("linux"):
     _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
@@ -117,7 +120,7 @@ def main() -> None:
     command = sys.stdin.read()
     lists: dict[str, list[str]] = {"rw": [], "ro": [], "hide": [], "gitdir": [], "index": [],
                                    "git": [], "laterdir": [], "later": [], "temp": [],
-                                   "keep": []}
+                                   "keep": [], "note": []}
     with open(sys.argv[1]) as text:
         for line in text.read().splitlines():
             kind, _, value = line.partition(" ")
@@ -143,7 +146,7 @@ def main() -> None:
     for path, flags in mounts():
         if not inside(path, lists["rw"]) and not inside(path, _LEFT):
             mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
-    for path in lists["ro"]:
+    for path in [*lists["ro"], *(k for k in _KNOBS if os.path.exists(k))]:
         mount(path, path, None, MS_BIND | MS_REC)
         read_only(path)
     for path in lists["hide"]:
@@ -275,7 +278,10 @@ def run(argv: list[str], lists: dict[str, list[str]], *, own_pids: bool) -> NoRe
             os.execv(argv[0], argv)
         except OSError as exc:
             fail(f"cannot run {argv[0]} ({exc})")
-    sys.exit(supervise(child, after, own_pids=own_pids))
+    code = supervise(child, after, own_pids=own_pids)
+    if code and lists["note"]:  # (what the box held, where it may be why it failed)
+        sys.stderr.write(f"maker-box: {lists['note'][0]}\n")
+    sys.exit(code)
 
 
 def _after() -> Any:

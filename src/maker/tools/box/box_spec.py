@@ -21,6 +21,8 @@ SANDBOX_EXEC = "/usr/bin/sandbox-exec"  # (macOS's own: box_setup.py runs the bo
 SPEC_DIR = "box"  # under plans/.maker: each step's spec, read-only inside its own box
 _SHELLS = ("/bin/bash", "/usr/bin/bash", "/bin/sh")
 _SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin"  # (read-only in the box)
+_MODULES_MAX = 400  # submodules' config, hooks and info held read-only, at most
+_GIT_DATA = {"objects", "refs", "logs", "lfs"}  # (a git folder's own: no submodule there)
 
 
 def _system_git() -> str | None:
@@ -111,7 +113,11 @@ def spec_for(plans_root: Path, workspace: Path | None = None,
     if key.is_file():
         entries.append(("hide", _real(key)))
     agent = os.environ.get("SSH_AUTH_SOCK", "") if signs else ""
-    entries += [("hide", p) for p in _sockets() if _exists(p) and p != agent]
+    for place in (p for p in _sockets() if _exists(p) and p != agent):
+        if agent and _under(agent, place):  # (the agent's socket in it: all but the way)
+            entries += [("hide", p) for p in _all_but(place, agent)]
+        else:
+            entries.append(("hide", place))
     return Spec(tuple(dict.fromkeys(entries)))
 
 
@@ -171,6 +177,29 @@ def _git_places(project: Path) -> list[str]:
     for name in ("config", "config.worktree", "hooks", "info"):
         if (git / name).exists():
             places.append(_real(git / name))
+    return places + _module_places(git / "modules")
+
+
+def _module_places(modules: Path) -> list[str]:
+    """Each submodule's own config, hooks and info under ``.git/modules`` (at any depth:
+    a submodule's own submodules), which the person's git reads when it enters one."""
+    places: list[str] = []
+    todo = [modules] if modules.is_dir() and not modules.is_symlink() else []
+    while todo and len(places) < _MODULES_MAX:
+        folder = todo.pop()
+        if (folder / "HEAD").is_file():  # (a submodule's git folder)
+            for name in ("hooks", "info"):  # (made when missing, as the repository's)
+                with contextlib.suppress(OSError):
+                    (folder / name).mkdir(exist_ok=True)
+            places += [_real(folder / n) for n in ("config", "config.worktree", "hooks",
+                                                  "info") if (folder / n).exists()]
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        todo += [Path(e.path) for e in entries
+                 if e.is_dir(follow_symlinks=False) and e.name not in _GIT_DATA
+                 and e.name not in ("hooks", "info")]
     return places
 
 
@@ -213,6 +242,22 @@ def _sockets() -> list[str]:
             "/var/run/dbus/system_bus_socket", "/var/run/docker.sock", "/run/docker.sock",
             "/run/containerd/containerd.sock", "/run/podman/podman.sock",
             os.environ.get("SSH_AUTH_SOCK", ""), "/tmp/.X11-unix"]
+
+
+def _all_but(folder: str, kept: str) -> list[str]:
+    """Everything in ``folder`` but the way to ``kept`` (a socket inside it), at each
+    level down to it: what hiding ``folder`` would have hidden, but for ``kept``."""
+    whole, hidden = folder, []
+    while folder != kept and _under(kept, folder):
+        step = os.path.join(folder, os.path.relpath(kept, folder).split(os.sep)[0])
+        try:
+            hidden += [e.path for e in os.scandir(folder) if e.path != step and _exists(e.path)]
+        except OSError:
+            return [whole]  # (it cannot be read: hidden whole, the agent with it)
+        if len(hidden) > _MODULES_MAX:
+            return [whole]
+        folder = step
+    return hidden
 
 
 def _real(path: Path | str) -> str:

@@ -24,11 +24,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from maker.tools.box.boundary import protection, unwrap_at, wrap, write_spec
-from maker.tools.box.box_spec import SPEC_DIR, spec_for
+from maker.tools.box.box_spec import SPEC_DIR, Spec, spec_for
 
 __all__ = ["MAIN_SPEC", "main_boxed", "main_unwrap"]
 
 MAIN_SPEC = "main.spec"  # under plans/.maker/box/, beside each step's
+NOTE = ("the command ran in maker's box for the main agent, where plans/, maker's data, "
+        "git's config and hooks, the client's settings and the home folder (but its caches) "
+        "are read-only and a process started before it cannot be seen; if that is why it "
+        "failed, run it in a terminal yourself, or set main_boundary: off in "
+        "plans/settings.yaml")
 
 
 def _spec_path(plans_root: Path) -> Path:
@@ -44,6 +49,7 @@ def main_boxed(plans_root: Path, command: str, *, setting: str = "auto") -> str 
     spec = spec_for(plans_root, signs=True)
     if any("\n" in p for _, p in spec.entries):
         return None
+    spec = Spec((*spec.entries, ("note", NOTE)))
     path = _spec_path(plans_root)
     write_spec(path, spec)
     return wrap(command, path)

@@ -35,7 +35,8 @@ _DIRS = {".claude": "the client's settings, agents, commands and hooks",
          ".git": "git's config and hooks", ".husky": "git hooks (husky)",
          ".githooks": "git hooks", ".vscode": "the editor's tasks and settings",
          ".devcontainer": "a dev container's commands",
-         ".idea": "the editor's run configurations"}
+         ".idea": "the editor's run configurations", ".zed": "the editor's tasks and settings",
+         ".cargo": "cargo's settings (a compiler wrapper it runs)"}
 _FILES = {".mcp.json": "MCP servers the next session starts",
           ".claude.json": "the client's settings",
           ".git": "a link that makes a folder a repository of its own",
@@ -48,10 +49,15 @@ _FILES = {".mcp.json": "MCP servers the next session starts",
           ".devcontainer.json": "a dev container's commands",
           ".npmrc": "npm's settings (scripts, registries)", ".yarnrc": "yarn's settings",
           ".yarnrc.yml": "yarn's settings (plugins it runs)", "bunfig.toml": "bun's settings",
-          "pip.conf": "pip's settings", "pip.ini": "pip's settings"}
+          "pip.conf": "pip's settings", "pip.ini": "pip's settings",
+          ".exrc": "commands vim runs when started in the folder",
+          ".nvimrc": "commands Neovim runs when started in the folder",
+          ".nvim.lua": "commands Neovim runs when started in the folder"}
 # (names and folders, any case: a file system that ignores case reads `.Claude` as `.claude`)
 _PATTERNS = {"lefthook*": "git hooks (lefthook)", ".lefthook*": "git hooks (lefthook)",
-             ".pnpmfile.*": "code pnpm runs at install"}
+             ".pnpmfile.*": "code pnpm runs at install",
+             "mise.*": "mise's settings (the hooks it runs on entering the folder)",
+             ".mise*": "mise's settings (the hooks it runs on entering the folder)"}
 _SITE = ("site-packages", "dist-packages")  # (where Python runs a `.pth` file at start)
 _STARTUP = ("sitecustomize.py", "usercustomize.py")  # (imported at start from there too)
 _HOME = {".gitconfig": "the person's git config", ".bashrc": "the person's shell start-up",
