@@ -60,6 +60,14 @@ ALL_TOOLS = ["Read", "Write", "Edit", "NotebookEdit", "Grep", "Glob", "Bash"]
 READ_ONLY_TOOLS = ["Read", "Grep", "Bash(cat:*)", "Bash(ls:*)"]
 
 
+def landlock_scopes() -> bool:
+    """Whether this kernel's Landlock scopes abstract unix sockets (its ABI 6, Linux 6.12)."""
+    import ctypes
+
+    return bool(sys.platform.startswith("linux")) and \
+        ctypes.CDLL(None, use_errno=True).syscall(444, None, 0, 1) >= 6
+
+
 # -- the attempts ------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -267,8 +275,13 @@ CASES: list[Case] = [
     Case("bash makes", "venv-pth", "a .pth in the project's venv (ignored, writable)",
          (bash("echo \"import os; os.system('" + MARK + "')\" > "
                ".venv/lib/python{v}/site-packages/zz.pth"),), ("python",), setup=("venv",),
-         hole="HOLE: the project's venv is writable in the box and a .pth there is not "
-              "removed: the person's next python in the venv runs it"),
+         holds_by="kernel's first process (a .pth the command wrote that no installed "
+                  "package's RECORD lists is removed when it ends)"),
+    Case("bash makes", "venv-sitecustomize", "sitecustomize.py in the project's venv's "
+         "site-packages, by Bash", (bash("echo \"import os; os.system('" + MARK + "')\" > "
+                                         ".venv/lib/python{v}/site-packages/sitecustomize.py"),),
+         ("python",), setup=("venv",),
+         holds_by="kernel's first process (removed when the command ends: no RECORD lists it)"),
     Case("bash makes", "pdbrc", ".pdbrc at the top", (bash("echo \"import os; os.system('"
                                                           + MARK + "')\" > .pdbrc"),),
          ("pdb",), holds_by="kernel (the box removes a .pdbrc made at the top)"),
@@ -359,8 +372,10 @@ CASES: list[Case] = [
     Case("shares", "abstract-x11", "a writing step connects to an abstract socket "
          "(X11's @/tmp/.X11-unix/X.. twin of the hidden folder)",
          (unix("\\\\0{abstract}"),), (), setup=("listen",),
-         hole="HOLE (documented limit): a step that can write shares the machine's "
-              "network namespace: abstract sockets (X11's twin of /tmp/.X11-unix) answer"),
+         hole=None if landlock_scopes() else
+         "HOLE (documented limit): a step that can write shares the machine's network "
+         "namespace and this kernel has no Landlock scope (6.12): abstract sockets answer",
+         holds_by="kernel (Landlock scopes abstract sockets to the box's own)"),
     Case("shares", "dev-shm-socket", "conftest.py connects to a person's unix socket "
          "under /dev/shm; maker verify's boxed check (no network) runs it",
          (write("{p}/conftest.py", "import socket\ns = socket.socket(socket.AF_UNIX)\n"

@@ -341,3 +341,56 @@ def test_exec_lines_written_into_a_rebases_plan_are_taken_out(kernel: PlanStore,
     assert (git / "rebase-merge" / "git-rebase-todo").read_text() == "pick 0000000 x\n"
     assert (git / "sequencer" / "todo").read_text() == "pick 0000000 y\n"
     assert done.stderr.count("took the exec lines out of") == 2
+
+
+def test_an_abstract_socket_outside_is_out_of_a_writing_steps_reach(kernel: PlanStore) -> None:
+    """A writing step shares the machine's network namespace, and with it the abstract
+    unix sockets (an X server's, a bus's), which no folder holds: Landlock scopes them
+    to the box's own (Linux 6.12; skipped before). The box's own still answer."""
+    import ctypes
+
+    if ctypes.CDLL(None, use_errno=True).syscall(444, None, 0, 1) < 6:
+        pytest.skip("this kernel's Landlock does not scope abstract sockets (Linux 6.12)")
+    name = f"maker-test-{os.getpid()}"
+    outside = socket.socket(socket.AF_UNIX)
+    outside.bind("\0" + name)
+    outside.listen(4)
+    probe = ("import socket, sys\n"
+             "inner = socket.socket(socket.AF_UNIX)\n"
+             "inner.bind('\\0' + sys.argv[1] + '-inner'); inner.listen(1)\n"
+             "for target in (sys.argv[1], sys.argv[1] + '-inner'):\n"
+             "    s = socket.socket(socket.AF_UNIX)\n"
+             "    try:\n"
+             "        s.connect('\\0' + target)\n"
+             "        print('REACHED', target)\n"
+             "    except OSError as exc:\n"
+             "        print('HELD', target, exc.strerror)\n")
+    (kernel.project / "probe.py").write_text(probe)
+    done = _run(kernel, "plugin", f"python3 probe.py {name}")
+    outside.close()
+    assert done.stdout.splitlines()[:2] == [
+        f"HELD {name} Operation not permitted", f"REACHED {name}-inner"], done.stdout + done.stderr
+
+
+def test_a_pth_an_installer_records_stays_and_a_planted_one_goes(kernel: PlanStore) -> None:
+    """Python runs a venv's `.pth` files at every start. One an installer wrote is listed
+    in its package's RECORD (pip's, an editable install's) and stays; one a command wrote
+    by hand is removed when the command ends; one there before is left as it was."""
+    site = kernel.project / ".venv" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (kernel.project / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (site / "_virtualenv.pth").write_text("import _virtualenv\n")
+    (kernel.project / "install.sh").write_text(  # (a script: what the guard cannot read)
+        "S=.venv/lib/python3.11/site-packages\n"
+        "mkdir -p $S/pkg-1.0.dist-info\n"
+        "printf 'import pkg_finder\\n' > $S/__editable__.pkg-1.0.pth\n"
+        "printf '__editable__.pkg-1.0.pth,sha256=x,1\\npkg-1.0.dist-info/RECORD,,\\n' "
+        "> $S/pkg-1.0.dist-info/RECORD\n"
+        "printf 'import os\\n' > $S/zz.pth\nprintf 'import os\\n' > $S/sitecustomize.py\n"
+        "echo installed\n")
+    done = _run(kernel, "plugin", "sh install.sh")
+    assert done.stdout.strip() == "installed", done.stderr
+    assert sorted(p.name for p in site.iterdir()) == [
+        "__editable__.pkg-1.0.pth", "_virtualenv.pth", "pkg-1.0.dist-info"]
+    assert f"removed {site / 'zz.pth'}" in done.stderr
+    assert f"removed {site / 'sitecustomize.py'}" in done.stderr

@@ -6,6 +6,9 @@ the box would otherwise run later.
   it: :meth:`After.refusal`);
 - a file that runs code later made at the top of the step's folder (``laterdir``, its
   names in ``later``: lower-case, ``*`` for a name's start);
+- a ``.pth`` file (or ``sitecustomize.py``) the command wrote into a virtual
+  environment's site-packages at the top of the step's folder, which no installed
+  package's ``RECORD`` lists (Python runs it at every start of that environment);
 - ``exec`` lines a command wrote into a rebase's or a cherry-pick's plan (git runs them
   at the person's next ``git rebase --continue``);
 - a gitlink added to the repository's index (``index``, with ``git``): a nested
@@ -35,6 +38,8 @@ class After:
         self.before = {folder: set(_listed(folder)) for folder in lists["laterdir"]}
         self.todos = {t: _stat(t) for g in lists["gitdir"] for t in (
             f"{g}/rebase-merge/git-rebase-todo", f"{g}/sequencer/todo")}
+        self.sites = {site: _startup(site) for top in lists["laterdir"]
+                      for site in _venv_sites(top)}
         self.index, self.git = (lists["index"] + [""])[0], (lists["git"] + [""])[0]
         self.seen = _stat(self.index) if self.git else None
         self.links = gitlinks(self.git, self.index) if self.seen and _may_link(self.index) \
@@ -67,6 +72,11 @@ class After:
             if _stat(todo) not in (None, seen) and _no_exec(todo):
                 said.append(f"took the exec lines out of {todo}, which the command wrote: "
                             "git would run them at the person's next rebase --continue")
+        for site, before in self.sites.items():
+            for path in _unrecorded(site, before):
+                _remove(path)
+                said.append(f"removed {path}, which the command wrote: Python runs it at "
+                            "every start of the venv, and no installed package lists it")
         for path in self.made():
             _remove(path)
             said.append(f"removed {path}, which the command made: it runs code later, "
@@ -144,6 +154,41 @@ def _no_exec(todo: str) -> bool:
     except OSError:
         return False
     return True
+
+
+def _venv_sites(top: str) -> list[str]:
+    """The site-packages of each virtual environment at the top of the step's folder."""
+    sites = []
+    for name in _listed(top):
+        lib = os.path.join(top, name, "lib")
+        if os.path.isfile(os.path.join(top, name, "pyvenv.cfg")):
+            sites += [os.path.join(lib, v, "site-packages") for v in _listed(lib)
+                      if os.path.isdir(os.path.join(lib, v, "site-packages"))]
+    return sites
+
+
+def _startup(site: str) -> dict[str, tuple[int, int, int] | None]:
+    """What Python runs at every start from ``site``: its ``.pth`` files and
+    ``sitecustomize.py``/``usercustomize.py``, each with its stat."""
+    return {n: _stat(os.path.join(site, n)) for n in _listed(site)
+            if n.endswith(".pth") or n in ("sitecustomize.py", "usercustomize.py")}
+
+
+def _unrecorded(site: str, before: dict[str, tuple[int, int, int] | None]) -> list[str]:
+    """The start-up files the command made or changed in ``site`` that no installed
+    package's RECORD lists (an installer's own are listed: pip's, an editable install's)."""
+    changed = [n for n, seen in _startup(site).items() if before.get(n, ()) != seen]
+    if not changed:
+        return []
+    recorded = set()
+    for info in _listed(site):
+        if info.endswith(".dist-info"):
+            try:
+                with open(os.path.join(site, info, "RECORD"), errors="replace") as record:
+                    recorded |= {line.split(",")[0] for line in record}
+            except OSError:
+                continue
+    return [os.path.join(site, n) for n in changed if n not in recorded]
 
 
 def _listed(folder: str) -> list[str]:

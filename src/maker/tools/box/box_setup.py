@@ -166,6 +166,20 @@ def main() -> None:
     run([spec["shell"], "-c", command], lists, own_pids=True)
 
 
+def scope_sockets() -> None:
+    """Abstract unix sockets (named in the kernel, not in a folder, and shared by a
+    network namespace: an X server's, a session bus's) out of the command's reach but
+    for the box's own: Landlock's scope, from its ABI 6 (Linux 6.12); none before it."""
+    syscall = _libc.syscall
+    if syscall(444, None, 0, 1) < 6:  # (landlock_create_ruleset: the ABI's version)
+        return
+    attr = (ctypes.c_uint64 * 3)(0, 0, 1)  # (no file or net rule; scoped: abstract)
+    ruleset = syscall(444, ctypes.byref(attr), ctypes.sizeof(attr), 0)
+    if ruleset < 0 or _libc.prctl(38, 1, 0, 0, 0) != 0 or syscall(446, ruleset, 0) != 0:
+        fail(f"cannot scope its sockets ({os.strerror(ctypes.get_errno())})")
+    os.close(ruleset)
+
+
 def loopback_up() -> None:
     """The namespace's own loopback, up (it starts down): tests may serve on 127.0.0.1.
     By ``ioctl(2)`` through libc (``socket``'s import would cost every such call ~3 ms)."""
@@ -274,6 +288,8 @@ def run(argv: list[str], lists: dict[str, list[str]], *, own_pids: bool) -> NoRe
             signal.signal(number, signal.SIG_DFL)
         if not own_pids:
             os.setpgid(0, 0)  # (its group is what the supervisor ends)
+        if sys.platform.startswith("linux"):
+            scope_sockets()
         try:
             os.execv(argv[0], argv)
         except OSError as exc:

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from maker.tools.box.boundary import protection, unwrap_at, wrap, write_spec
+from maker.tools.box import boundary
+from maker.tools.box.boundary import unwrap_at, wrap, write_spec
 from maker.tools.box.box_spec import SPEC_DIR, Spec, spec_for
 
 __all__ = ["MAIN_SPEC", "main_boxed", "main_unwrap"]
@@ -44,7 +45,7 @@ def main_boxed(plans_root: Path, command: str, *, setting: str = "auto") -> str 
     """``command`` wrapped in the main agent's box for the plan in ``plans_root``; None
     where the person's ``setting`` is ``off``, the machine can make no box, or a path the
     box must protect cannot be written into its spec (then as before: unboxed)."""
-    if setting == "off" or not protection().kernel:
+    if setting == "off" or not boundary.protection().kernel:  # (looked up at each call)
         return None
     spec = spec_for(plans_root, signs=True)
     if any("\n" in p for _, p in spec.entries):
