@@ -12,22 +12,31 @@ Measured in one run, interleaved, so a busy machine slows both alike:
   sockets hidden; its own ``/tmp``), the same with no network but its own loopback (a
   step whose tools only read, ``maker verify``'s checks), for a step in its own worktree
   (the main checkout read-only around it), and the box as it was before its own
-  ``/tmp`` and network (the shared ``/tmp``, the machine's network);
+  ``/tmp`` and network (the shared ``/tmp``, the machine's network), and the main agent's
+  own box (every command of the main agent's while a plan exists);
 - **decision**: what the PreToolUse decision adds in the hook's process (the box's
   spec, read or written), against the decision with ``boundary: off``.
 
-    .venv/bin/python benchmarks/bench_boundary.py [--runs N] [--command CMD]
+    .venv/bin/python benchmarks/bench_boundary.py [--runs N] [--command CMD] [--against REF]
+
+``--against REF`` (a checkout or a git ref) adds the box of that tree, its spec made by
+its own code for the same project, to the same interleaved run: a change to the box
+measured against the box before it.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from hooks_against import _tree
 
 from maker.core.models import Plan, PlanStep
 from maker.executor.protocol.limits import executor_limits
@@ -36,6 +45,7 @@ from maker.executor.state.lifecycle import start_step
 from maker.store.plan_store import PlanStore
 from maker.tools.box.boundary import boxed_command, protection, wrap
 from maker.tools.box.box_spec import spec_for
+from maker.tools.box.main_box import main_boxed
 
 
 def _project(root: Path) -> PlanStore:
@@ -50,6 +60,24 @@ def _project(root: Path) -> PlanStore:
     start_step(store, 1)
     record_orient(store, 1, "none")
     return store
+
+
+_OTHER = """
+import json, sys
+from pathlib import Path
+from maker.tools.box.boundary import boxed_command
+_, run = boxed_command(Path(sys.argv[1]), 9, sys.argv[2])
+print(json.dumps(run))
+"""
+
+
+def _other_box(ref: str, plans: Path, command: str, work: Path) -> str:
+    """``command`` as the tree at ``ref`` boxes it for step 9 of the plan in ``plans``."""
+    root = _tree(ref, work, "against")
+    out = subprocess.run([sys.executable, "-c", _OTHER, str(plans), command],
+                         env={**os.environ, "PYTHONPATH": str(root / "src")},
+                         capture_output=True, text=True, check=True).stdout
+    return str(json.loads(out))
 
 
 def _time(command: str, cwd: Path) -> float:
@@ -71,6 +99,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--command", default="echo hi > out.txt && cat out.txt")
+    parser.add_argument("--against", help="another tree's box in the same run (a ref)")
     args = parser.parse_args()
     found = protection(refresh=True)
     if not found.kernel:
@@ -84,14 +113,21 @@ def main() -> None:
         _, wave = boxed_command(store.root, 2, args.command, workspace=tree)  # (its own spec)
         shared = Path(scratch) / "shared.spec"  # (the box before its own /tmp and network)
         shared.write_text(spec_for(store.root).text())
-        assert serial and reader and wave
+        main_agent = main_boxed(store.root, args.command)
+        assert serial and reader and wave and main_agent
         cases = {"bare `bash -c`": (args.command, store.project),
                  "boxed, shared /tmp and network (the box before)": (wrap(args.command, shared),
                                                                     store.project),
                  "boxed, a step in the main checkout": (serial, store.project),
                  "boxed, the same, no network (a reading step, maker verify)": (reader,
                                                                                store.project),
-                 "boxed, a step in its own worktree": (wave, tree)}
+                 "boxed, a step in its own worktree": (wave, tree),
+                 "boxed, the main agent's own box (while a plan exists)": (main_agent,
+                                                                           store.project)}
+        if args.against:
+            cases[f"boxed, a step in the main checkout, at {args.against}"] = (
+                _other_box(args.against, store.root, args.command, Path(scratch)),
+                store.project)
         times: dict[str, list[float]] = {name: [] for name in cases}
         for _ in range(args.runs):
             for name, (command, cwd) in cases.items():  # (interleaved)
@@ -115,10 +151,11 @@ def main() -> None:
     for setting, samples in decide.items():
         print(_row(f"the hook's decision, {setting}", samples,
                    None if setting.endswith("off") else off))
-    added = max(statistics.median(samples) - base for name, samples in times.items()
-                if not name.startswith("bare"))
+    ours = {name: samples for name, samples in times.items()
+            if not name.startswith("bare") and ", at " not in name}  # (this tree's boxes)
+    added = max(statistics.median(samples) - base for samples in ours.values())
     before = statistics.median(times["boxed, shared /tmp and network (the box before)"])
-    now = max(statistics.median(samples) for name, samples in times.items()
+    now = max(statistics.median(samples) for name, samples in ours.items()
               if name.startswith("boxed, a step") or "no network" in name)
     print(f"\ngoal: at most 30 ms added per call: {'met' if added <= 30 else 'NOT met'} "
           f"(worst case above: {added:+.1f} ms; its own /tmp and network add "

@@ -394,3 +394,24 @@ def test_a_pth_an_installer_records_stays_and_a_planted_one_goes(kernel: PlanSto
         "__editable__.pkg-1.0.pth", "_virtualenv.pth", "pkg-1.0.dist-info"]
     assert f"removed {site / 'zz.pth'}" in done.stderr
     assert f"removed {site / 'sitecustomize.py'}" in done.stderr
+
+
+def test_the_installed_box_runs_its_compiled_python(kernel: PlanStore, tmp_path: Path) -> None:
+    """Each boxed call would compile the box's Python anew (a quarter of its cost): the
+    copy in maker's data dir holds it compiled for the interpreter that runs it, and runs
+    that, its sources gone."""
+    import shutil
+
+    from maker.tools.box.box_install import installed_box
+
+    refusal, run = boxed_command(kernel.root, 1, "echo hi")
+    assert refusal is None and run is not None
+    home = installed_box().parent
+    assert (home / "box_setup.pyc").is_file() and (home / "box_after.pyc").is_file()
+    copy = tmp_path / "box"
+    shutil.copytree(home, copy)
+    for source in ("box_setup.py", "box_after.py"):
+        (copy / source).unlink()
+    done = subprocess.run(["bash", "-c", run.replace(str(home), str(copy))],
+                          cwd=kernel.project, capture_output=True, text=True, timeout=30)
+    assert (done.returncode, done.stdout) == (0, "hi\n"), done.stderr

@@ -27,14 +27,11 @@ command under a one-line wrapper (:func:`wrap`): ``/bin/sh …/maker-box SPEC <<
 from __future__ import annotations
 
 import contextlib
-import functools
-import hashlib
 import json
 import os
 import re
 import secrets
 import shlex
-import shutil
 import stat
 import subprocess
 import sys
@@ -43,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from maker.core.paths import data_dir, step_tmp_dir
+from maker.tools.box.box_install import BOX, box_stamp, installed_box
 from maker.tools.box.box_spec import SANDBOX_EXEC, SPEC_DIR, Spec, spec_for, unshare_path
 from maker.tools.command.readonly import why_not_read_only
 from maker.tools.registry import READ_ONLY_TOOLS
@@ -51,8 +49,6 @@ __all__ = ["BOX", "Protection", "boxed_command", "installed_box", "protection", 
            "step_tmp", "unwrap", "unwrap_at", "weaker_notice", "will_box", "wrap",
            "write_spec"]
 
-BOX = Path(__file__).with_name("maker-box")
-_BOX_FILES = (BOX, BOX.with_name("box_setup.py"), BOX.with_name("box_after.py"))
 _CACHE = "boundary.json"
 _PROBE_TIMEOUT_S = 10.0
 
@@ -111,14 +107,14 @@ def protection(*, refresh: bool = False) -> Protection:
         try:
             seen = json.loads(cache.read_text())
             if seen.get("boot") == boot and seen.get("unshare") == unshare and \
-                    seen.get("box") == _box_stamp():
+                    seen.get("box") == box_stamp():
                 return Protection(seen["kind"], seen["how"])
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             pass
     found = _probe()
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        _write(cache, json.dumps({"boot": boot, "unshare": unshare, "box": _box_stamp(),
+        _write(cache, json.dumps({"boot": boot, "unshare": unshare, "box": box_stamp(),
                                   "kind": found.kind, "how": found.how}))
     except OSError:
         pass  # (probed again next time)
@@ -130,42 +126,6 @@ def _boot_id() -> str:
         return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     except OSError:
         return ""
-
-
-@functools.lru_cache(maxsize=1)
-def _box_stamp() -> str:
-    """What the cached probe was made with: the box's two files, by content (read once a
-    process: every boxed call asks, through the probe's cache, the wrap and the unwrap)."""
-    digest = hashlib.sha256()
-    for part in _BOX_FILES:
-        try:
-            digest.update(part.read_bytes())
-        except OSError:
-            return ""
-    return digest.hexdigest()
-
-
-def installed_box() -> Path:
-    """The ``maker-box`` that runs: a copy of maker's box files in maker's data dir,
-    by content (read-only to every step: its writable places may hold maker's own source,
-    and a box a step could rewrite would hold for one call only); the source itself
-    when no copy can be made."""
-    stamp = _box_stamp()
-    if not stamp:
-        return BOX
-    home = data_dir() / f"box-{stamp[:16]}"
-    box = home / BOX.name
-    if all((home / part.name).is_file() for part in _BOX_FILES):
-        return box
-    try:
-        home.parent.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix=".box-", dir=home.parent))
-        for part in _BOX_FILES:
-            shutil.copy2(part, scratch / part.name)
-        os.replace(scratch, home)
-    except OSError:
-        return box if box.is_file() else BOX  # (another process made it meanwhile)
-    return box
 
 
 def _probe() -> Protection:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import _signal as signal  # type: ignore[import-not-found]  # (not signal, fnmatch: ~7 ms)
 import ctypes
+import marshal
 import os
 import sys
 
@@ -118,6 +119,7 @@ def main() -> None:
     spec = {"ids": "0 0", "shell": "/bin/sh", "python": "", "unshare": "", "tmp": "",
             "net": ""}
     command = sys.stdin.read()
+    undo = _after()  # (read now: beside this file, which a private /tmp may hide)
     lists: dict[str, list[str]] = {"rw": [], "ro": [], "hide": [], "gitdir": [], "index": [],
                                    "git": [], "laterdir": [], "later": [], "temp": [],
                                    "keep": [], "note": []}
@@ -132,7 +134,7 @@ def main() -> None:
                 fail(f"spec line not understood: {line}")
     if sys.platform == "darwin":
         run([SANDBOX_EXEC, "-p", seatbelt(lists, spec["net"]), spec["shell"], "-c", command],
-            lists, own_pids=False)
+            lists, undo, own_pids=False)
     if spec["net"] == "none":
         loopback_up()
     seen = private_tmp(spec["tmp"], lists) if spec["tmp"] else []
@@ -163,13 +165,12 @@ def main() -> None:
                         ("gid_map", f"{gid} 0 1")):
         with open(f"/proc/self/{name}", "w") as out:
             out.write(value)
-    run([spec["shell"], "-c", command], lists, own_pids=True)
+    run([spec["shell"], "-c", command], lists, undo, own_pids=True)
 
 
 def scope_sockets() -> None:
-    """Abstract unix sockets (named in the kernel, not in a folder, and shared by a
-    network namespace: an X server's, a session bus's) out of the command's reach but
-    for the box's own: Landlock's scope, from its ABI 6 (Linux 6.12); none before it."""
+    """Abstract unix sockets (in a network namespace, not a folder: an X server's, a bus's)
+    out of reach but the box's own: Landlock's scope, from its ABI 6 (Linux 6.12)."""
     syscall = _libc.syscall
     if syscall(444, None, 0, 1) < 6:  # (landlock_create_ruleset: the ABI's version)
         return
@@ -264,7 +265,8 @@ def _sbpl(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def run(argv: list[str], lists: dict[str, list[str]], *, own_pids: bool) -> NoReturn:
+def run(argv: list[str], lists: dict[str, list[str]], after_class: Any, *,
+        own_pids: bool) -> NoReturn:
     """Run the command (``argv``) in the step's directory, its stdin ``/dev/null``, and
     stay as its supervisor (:func:`supervise`)."""
     try:
@@ -273,7 +275,7 @@ def run(argv: list[str], lists: dict[str, list[str]], *, own_pids: bool) -> NoRe
         os.chdir("/")
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
-    after = _after()(lists)  # (what was there before it ran)
+    after = after_class(lists)  # (what was there before it ran)
     if after.refusal():
         fail(after.refusal())
     # (the box's first process: a command of the same user may signal it, and Python
@@ -301,11 +303,15 @@ def run(argv: list[str], lists: dict[str, list[str]], *, own_pids: bool) -> NoRe
 
 
 def _after() -> Any:
-    """``box_after.py``'s ``After``, from beside this file (maker's data dir)."""
+    """``box_after.py``'s ``After``, from beside this file: its ``.pyc``, else its source."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "box_after.py")
-    code = {"__name__": "box_after"}
-    with open(path) as text:
-        exec(compile(text.read(), path, "exec"), code)  # (-I: no import from beside it)
+    code: dict[str, Any] = {"__name__": "box_after"}
+    try:
+        with open(path + "c", "rb") as compiled:  # (-I: no import from beside it)
+            exec(marshal.loads(compiled.read()[16:]), code)
+    except OSError:
+        with open(path) as text:
+            exec(compile(text.read(), path, "exec"), code)
     return code["After"]
 
 
