@@ -5,15 +5,17 @@ project stays the main agent's to write."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 
-from harness.background import finished
+from harness.background import finished, settled
 from harness.claude_fixtures import StartInteractive
 from harness.kernel import require_kernel
 from harness.plugin import write_plan
+from harness.prompts import answer_prompts
 from harness.queries import RecordingAPI
 from harness.scenarios import MAIN, resent_as_changed, tool
 from maker.store.seal import key_path, seal
@@ -69,3 +71,46 @@ def test_the_main_agents_pytest_runs_a_steps_conftest_in_its_box(
                   for p in (project / "plans").rglob("*")
                   if p.is_file() and "/.maker/" not in str(p)) == plans_before
     assert os.path.getsize(key_path()) > 0
+
+
+def test_in_default_mode_the_persons_own_rules_still_decide(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    """The client matches its rules to the command as a hook changed it, which no rule of
+    the person's names: maker applies them to the command as the main agent wrote it. An
+    allow rule runs the command boxed with no prompt; a deny rule refuses it, naming the
+    rule; a command no rule names is asked, under the box's one line."""
+    require_kernel()
+    write_plan(project)
+    (project / ".claude").mkdir(exist_ok=True)
+    (project / ".claude" / "settings.json").write_text(json.dumps({"permissions": {
+        "allow": ["Bash(python3 -m pytest:*)"], "deny": ["Bash(rm:*)"]}}))
+    (project / "conftest.py").write_text(CONFTEST)
+    (project / "test_x.py").write_text("def test_x():\n    assert True\n")
+    (project / "build").mkdir()
+
+    def tests_ran(request: RecordedRequest) -> Reply:
+        said = request.tool_results[-1].text
+        assert "1 passed" in said and "REACHED" not in said, said
+        return tool("Bash", command="cd build && rm -rf ../build", description="Clean")
+
+    def rm_refused(request: RecordedRequest) -> Reply:
+        result = request.tool_results[-1]
+        assert result.is_error and "Bash(rm:*)" in result.text, result.text
+        return tool("Bash", command="python3 -c 'print(7)' > seven.txt", description="Note")
+
+    def noted(request: RecordedRequest) -> Reply:
+        assert not request.tool_results[-1].is_error, request.tool_results[-1].text
+        return Reply.text("Done.\n\nRULES_HELD")
+
+    fake_api.script(MAIN, tool("Bash", command="python3 -m pytest -q -s -p no:cacheprovider "
+                               "test_x.py", description="Run the tests"),
+                    tests_ran, rm_refused, noted)
+    terminal = interactive(args=["--permission-mode", "default"])
+    terminal.submit("run the tests, clean, and note seven")
+    prompts = answer_prompts(terminal, lambda: settled(terminal, fake_api, "RULES_HELD"))
+    fake_api.assert_done()
+    assert [p.what for p in prompts] == ["Bash command"], prompts  # (the note's, alone)
+    assert "/bin/sh /" in prompts[0].subject and "/box-" in prompts[0].subject  # (the box)
+    assert "seven.txt" in prompts[0].screen  # (the command as written, below)
+    assert (project / "build").is_dir() and (project / "seven.txt").read_text() == "7\n"
+    assert not (project / "plans" / "PWNED").exists()
