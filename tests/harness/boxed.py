@@ -26,7 +26,7 @@ from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 from maker.store.plan_store import PlanStore
 from maker.store.seal import seal
-from maker.tools.box.boundary import BOX
+from maker.tools.box.box_install import BOX
 
 __all__ = ["FRONT_ENDS", "attempt", "env_path", "kernel", "plugin_call", "running", "state"]
 

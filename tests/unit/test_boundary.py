@@ -195,7 +195,7 @@ def test_makers_own_program_and_the_rest_of_the_machine_are_read_only(
     """A box that could rewrite itself, or the interpreter that runs it, would be a box
     for one call only (run only with the boundary: without it, this would rewrite them)."""
     spelled = ("python3 -c \"import importlib; b = importlib.import_module('mak'+'er.tools."
-               "box.boundary'); open(b.BOX, 'a').write('exit 0')\"")
+               "box.box_install'); open(b.BOX, 'a').write('exit 0')\"")
     before = state(kernel)
     refusal, run = plugin_call(kernel, spelled)
     assert refusal is None  # (the guard cannot read it: the kernel holds)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from maker.tools.box import boundary
-from maker.tools.box.boundary import BOX
+from maker.tools.box.box_install import BOX
 
 SETUP = BOX.with_name("box_setup.py")
 

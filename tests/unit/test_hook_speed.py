@@ -225,7 +225,7 @@ BOX_SETUP = frozenset({"maker.tools.box.box_setup", "maker.tools.box.box_after"}
 def test_the_boxs_setup_loads_no_module_it_does_without() -> None:
     """Each boxed call starts it: ``typing`` (one annotation), ``signal``'s enum and
     ``fnmatch``'s ``re`` were two thirds of its Python (about 17 ms a call)."""
-    from maker.tools.box.boundary import BOX
+    from maker.tools.box.box_install import BOX
 
     setup = BOX.with_name("box_setup.py")
     code = ("import importlib.util, sys\n"

@@ -40,12 +40,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from maker.core.paths import data_dir, step_tmp_dir
-from maker.tools.box.box_install import BOX, box_stamp, installed_box
+from maker.tools.box.box_install import box_stamp, installed_box
 from maker.tools.box.box_spec import SANDBOX_EXEC, SPEC_DIR, Spec, spec_for, unshare_path
 from maker.tools.command.readonly import why_not_read_only
 from maker.tools.registry import READ_ONLY_TOOLS
 
-__all__ = ["BOX", "Protection", "boxed_command", "installed_box", "protection", "step_network",
+__all__ = ["Protection", "boxed_command", "protection", "step_network",
            "step_tmp", "unwrap", "unwrap_at", "weaker_notice", "will_box", "wrap",
            "write_spec"]
 

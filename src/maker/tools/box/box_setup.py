@@ -169,8 +169,7 @@ def main() -> None:
 
 
 def scope_sockets() -> None:
-    """Abstract unix sockets (in a network namespace, not a folder: an X server's, a bus's)
-    out of reach but the box's own: Landlock's scope, from its ABI 6 (Linux 6.12)."""
+    """Abstract unix sockets (an X server's, a bus's) out of reach but the box's own."""
     syscall = _libc.syscall
     if syscall(444, None, 0, 1) < 6:  # (landlock_create_ruleset: the ABI's version)
         return
@@ -305,7 +304,7 @@ def run(argv: list[str], lists: dict[str, list[str]], after_class: Any, *,
 def _after() -> Any:
     """``box_after.py``'s ``After``, from beside this file: its ``.pyc``, else its source."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "box_after.py")
-    code: dict[str, Any] = {"__name__": "box_after"}
+    code: dict[str, Any] = {}
     try:
         with open(path + "c", "rb") as compiled:  # (-I: no import from beside it)
             exec(marshal.loads(compiled.read()[16:]), code)
