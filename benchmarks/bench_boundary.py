@@ -113,7 +113,7 @@ def main() -> None:
         _, wave = boxed_command(store.root, 2, args.command, workspace=tree)  # (its own spec)
         shared = Path(scratch) / "shared.spec"  # (the box before its own /tmp and network)
         shared.write_text(spec_for(store.root).text())
-        main_agent = main_boxed(store.root, args.command)
+        _, main_agent = main_boxed(store.root, args.command)
         assert serial and reader and wave and main_agent
         cases = {"bare `bash -c`": (args.command, store.project),
                  "boxed, shared /tmp and network (the box before)": (wrap(args.command, shared),

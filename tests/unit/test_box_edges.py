@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -277,20 +278,23 @@ def test_a_step_whose_writes_name_gitmodules_may_add_a_submodule(plugin_project:
 
 
 KNOBS = ["/proc/sys/kernel/core_pattern", "/proc/sys/kernel/modprobe", "/proc/sysrq-trigger",
-         "/sys/kernel/uevent_helper", "/sys/fs/cgroup/cgroup.procs"]
+         "/sys/kernel/uevent_helper", "/sys/fs/cgroup/cgroup.procs",
+         "/proc/irq/default_smp_affinity", "/dev/maker-made-node"]
 
 
 @pytest.mark.parametrize("front", sorted(FRONT_ENDS))
 def test_the_kernels_knobs_are_read_only_in_the_box(kernel: PlanStore, front: str) -> None:
     """A person who is root is root in the box: a core pattern, a modprobe path or a
-    uevent helper written there would run a program as root outside it. Each is opened
-    for writing (nothing is written), and each refuses."""
+    uevent helper written there would run a program as root outside it, and a node made
+    in /dev (a /dev/null replaced) is the machine's. Each is opened for writing (nothing
+    is written), and each refuses."""
     probe = ("import os, sys\n"
              f"for knob in {KNOBS!r}:\n"
-             "    if not os.path.exists(knob):\n"
+             "    if not os.path.exists(knob) and not knob.startswith('/dev/'):\n"
              "        continue\n"
              "    try:\n"
-             "        os.close(os.open(knob, os.O_WRONLY))\n"
+             "        os.close(os.open(knob, os.O_WRONLY | os.O_CREAT))\n"
+             "        os.path.isfile(knob) and knob.startswith('/dev/') and os.unlink(knob)\n"
              "        print('OPEN', knob)\n"
              "    except OSError as exc:\n"
              "        print('HELD', knob, exc.strerror)\n")
@@ -372,28 +376,50 @@ def test_an_abstract_socket_outside_is_out_of_a_writing_steps_reach(kernel: Plan
         f"HELD {name} Operation not permitted", f"REACHED {name}-inner"], done.stdout + done.stderr
 
 
+INSTALL = """\
+import base64, hashlib, os
+
+S = ".venv/lib/python3.11/site-packages"
+
+
+def put(name, text):  # (as an installer does: the file, and its RECORD line with its hash)
+    open(f"{S}/{name}", "w").write(text)
+    digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+    os.makedirs(f"{S}/{name[:-4]}-1.0.dist-info")
+    with open(f"{S}/{name[:-4]}-1.0.dist-info/RECORD", "w") as record:
+        record.write(f"{name},sha256={digest.decode()},{len(text)}\\n")
+
+
+put("editable.pth", "import pkg_finder\\n")
+put("changed.pth", "import a\\n")
+open(f"{S}/changed.pth", "a").write("import os\\n")  # (changed after it was recorded)
+open(f"{S}/zz.pth", "w").write("import os\\n")
+open(f"{S}/sitecustomize.py", "w").write("import os\\n")
+os.makedirs(".v2/lib/python3.11/site-packages")  # (a venv the command makes)
+open(".v2/pyvenv.cfg", "w").write("home = /usr\\n")
+open(".v2/lib/python3.11/site-packages/zz.pth", "w").write("import os\\n")
+print("installed")
+"""
+
+
 def test_a_pth_an_installer_records_stays_and_a_planted_one_goes(kernel: PlanStore) -> None:
     """Python runs a venv's `.pth` files at every start. One an installer wrote is listed
-    in its package's RECORD (pip's, an editable install's) and stays; one a command wrote
-    by hand is removed when the command ends; one there before is left as it was."""
+    with its hash in its package's RECORD (pip's, an editable install's) and stays; one a
+    command wrote by hand, or changed after it was recorded, or wrote into a venv it made,
+    is removed when the command ends; one there before is left as it was."""
     site = kernel.project / ".venv" / "lib" / "python3.11" / "site-packages"
     site.mkdir(parents=True)
     (kernel.project / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
     (site / "_virtualenv.pth").write_text("import _virtualenv\n")
-    (kernel.project / "install.sh").write_text(  # (a script: what the guard cannot read)
-        "S=.venv/lib/python3.11/site-packages\n"
-        "mkdir -p $S/pkg-1.0.dist-info\n"
-        "printf 'import pkg_finder\\n' > $S/__editable__.pkg-1.0.pth\n"
-        "printf '__editable__.pkg-1.0.pth,sha256=x,1\\npkg-1.0.dist-info/RECORD,,\\n' "
-        "> $S/pkg-1.0.dist-info/RECORD\n"
-        "printf 'import os\\n' > $S/zz.pth\nprintf 'import os\\n' > $S/sitecustomize.py\n"
-        "echo installed\n")
-    done = _run(kernel, "plugin", "sh install.sh")
+    (kernel.project / "install.py").write_text(INSTALL)  # (what the guard cannot read)
+    done = _run(kernel, "plugin", "python3 install.py")
     assert done.stdout.strip() == "installed", done.stderr
-    assert sorted(p.name for p in site.iterdir()) == [
-        "__editable__.pkg-1.0.pth", "_virtualenv.pth", "pkg-1.0.dist-info"]
-    assert f"removed {site / 'zz.pth'}" in done.stderr
-    assert f"removed {site / 'sitecustomize.py'}" in done.stderr
+    assert sorted(p.name for p in site.iterdir() if p.suffix == ".pth") == [
+        "_virtualenv.pth", "editable.pth"]
+    for gone in (site / "zz.pth", site / "sitecustomize.py", site / "changed.pth",
+                 kernel.project / ".v2/lib/python3.11/site-packages/zz.pth"):
+        assert f"removed {gone}" in done.stderr, gone
+        assert not gone.exists()
 
 
 def test_the_installed_box_runs_its_compiled_python(kernel: PlanStore, tmp_path: Path) -> None:
@@ -415,3 +441,57 @@ def test_the_installed_box_runs_its_compiled_python(kernel: PlanStore, tmp_path:
     done = subprocess.run(["bash", "-c", run.replace(str(home), str(copy))],
                           cwd=kernel.project, capture_output=True, text=True, timeout=30)
     assert (done.returncode, done.stdout) == (0, "hi\n"), done.stderr
+
+
+SUB = ("git init -q sub && echo a > sub/f && git -C sub add f && "
+       "git -C sub -c user.name=a -c user.email=a@b commit -qm f\n")
+ID = "-c user.name=a -c user.email=a@b"
+
+
+@pytest.mark.parametrize(("plant", "check"), [
+    ("mkdir -p .git/rebase-merge && mkfifo .git/rebase-merge/git-rebase-todo\n",
+     lambda git: not (git / "rebase-merge" / "git-rebase-todo").exists()),
+    ("rm -f .git/index && mkfifo .git/index\n", lambda git: True),
+    ("mkdir .git/commondir\n", lambda git: not (git / "commondir").exists()),
+    ("mkdir -p .git/rebase-merge && truncate -s 8T .git/rebase-merge/git-rebase-todo\n",
+     lambda git: not (git / "rebase-merge" / "git-rebase-todo").exists()),
+    (SUB + "git add sub && git update-index --split-index\n",  # (entries in a shared index)
+     lambda git: "sub" not in _gitlinks(git.parent)),
+    (SUB + f"git add sub && git {ID} commit -qm s\n",  # (no index before: made by it)
+     lambda git: "sub" not in _gitlinks(git.parent)),
+], ids=["fifo-plan", "fifo-index", "commondir-folder", "8T-plan", "split-index",
+        "index-made-and-committed"])
+def test_what_a_command_leaves_never_holds_or_stops_the_undo(kernel: PlanStore, plant: str,
+                                                             check: Any) -> None:
+    """Whatever the command leaves in git's folder, the box's first process ends within
+    the call (nothing there is waited on: a FIFO is not read; nothing is read whole: a
+    sparse 8 TB plan is not), each part of the undo runs (the .mcp.json made beside it is
+    removed), and what it found is undone."""
+    (kernel.project / "plant.sh").write_text(plant + "echo '{}' > .mcp.json\necho done\n")
+    began = time.monotonic()
+    done = _run(kernel, "plugin", "sh plant.sh")
+    assert time.monotonic() - began < 25, "the undo waited"
+    assert done.stdout.strip().endswith("done"), done.stderr
+    assert not (kernel.project / ".mcp.json").exists(), done.stderr
+    assert check(kernel.project / ".git"), done.stderr
+
+
+def test_a_plan_rewritten_with_its_stat_put_back_is_still_read(kernel: PlanStore) -> None:
+    """A stat can be put back as it was (same size, same inode, mtime restored): the plan
+    is compared by its content."""
+    plan = kernel.project / ".git" / "rebase-merge" / "git-rebase-todo"
+    plan.parent.mkdir()
+    plan.write_text("pick 0000000 abcdefghijklmnopq\n")
+    (kernel.project / "plant.sh").write_text(
+        "T=.git/rebase-merge/git-rebase-todo\ntouch -r $T ref\n"
+        "printf 'exec touch /tmp/zzran\\n' | dd of=$T conv=notrunc status=none\n"
+        "touch -r ref $T && rm ref && echo done\n")
+    done = _run(kernel, "plugin", "sh plant.sh")
+    assert done.stdout.strip() == "done", done.stderr
+    assert "exec" not in plan.read_text()
+
+
+def _gitlinks(project: Path) -> list[str]:
+    out = subprocess.run(["git", "ls-files", "--stage"], cwd=project, capture_output=True,
+                         text=True, check=False).stdout
+    return [line.split("\t")[-1] for line in out.splitlines() if line.startswith("160000")]

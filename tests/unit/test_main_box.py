@@ -180,3 +180,16 @@ def test_a_command_that_fails_in_the_box_says_what_held_it(kernel: PlanStore) ->
     wrapped = main_call(kernel, "python3 -c 'print(2)' > two.txt")["updatedInput"]["command"]
     fine = run(kernel, wrapped)
     assert fine.returncode == 0 and "maker-box" not in fine.stderr
+
+
+def test_a_path_it_cannot_protect_refuses_rather_than_unboxes(kernel: PlanStore) -> None:
+    """A line break in a path the box must protect (a step can make one under
+    .git/modules) cannot be written into its spec: the command is refused with the fix,
+    never run unboxed."""
+    module = kernel.project / ".git" / "modules" / "a\nb"
+    module.mkdir(parents=True)
+    (module / "HEAD").write_text("ref: refs/heads/main\n")
+    said = main_call(kernel, "python3 -m pytest -q")
+    assert said["permissionDecision"] == "deny", said
+    assert "line break" in said["permissionDecisionReason"]
+    assert "main_boundary: off" in said["permissionDecisionReason"]

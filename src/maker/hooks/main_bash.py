@@ -46,8 +46,10 @@ def main_bash(hook: HookInput) -> Output:
     if not store.exists():
         return allow()
     # (sent again as wrapped: it runs as sent, which the client compares with the last)
-    boxed = sent if inner is not None else main_boxed(
+    refusal, boxed = (None, sent) if inner is not None else main_boxed(
         store.root, command, setting=load_settings(store.root).main_boundary)
+    if refusal:
+        return deny_tool(refusal)
     if boxed is None:
         return allow()
     tool_input = hook.raw.get("tool_input")

@@ -7,8 +7,8 @@ the box would otherwise run later.
 - a file that runs code later made at the top of the step's folder (``laterdir``, its
   names in ``later``: lower-case, ``*`` for a name's start);
 - a ``.pth`` file (or ``sitecustomize.py``) the command wrote into a virtual
-  environment's site-packages at the top of the step's folder, which no installed
-  package's ``RECORD`` lists (Python runs it at every start of that environment);
+  environment's site-packages at the top of the step's folder, unless an installed
+  package's ``RECORD`` lists it with its hash (Python runs it at every start there);
 - ``exec`` lines a command wrote into a rebase's or a cherry-pick's plan (git runs them
   at the person's next ``git rebase --continue``);
 - a gitlink added to the repository's index (``index``, with ``git``): a nested
@@ -18,30 +18,35 @@ the box would otherwise run later.
   and git does not enter an untracked repository. A step that means to add a submodule
   names ``.gitmodules`` in its ``writes`` (no ``index`` line then).
 
-Read by ``box_setup.py`` from beside it (maker's data dir, read-only to every step), for
-every boxed call: the standard library only, and ``subprocess`` only where the index
-holds a gitlink's mode.
+Each part is undone on its own: one that fails is said and the others still run. Only
+regular files are read, without waiting (a FIFO there is not one), and no more than
+``_READ_MAX`` of any. Read by ``box_setup.py`` from beside it (maker's data dir, read-only
+to every step), for every boxed call: the standard library only, and ``subprocess`` only
+where the index may hold a gitlink.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 
 MODE = b"\x00\x00\xe0\x00"  # (160000, a gitlink's mode, as the index stores it)
+_READ_MAX = 64 << 20  # (an index of a very large repository; a plan or a .pth: far less)
+Seen = tuple[int, int, int, int] | None  # (mtime, ctime, size, inode: ctime no one sets)
 
 
 class After:
     def __init__(self, lists: dict[str, list[str]]) -> None:
         self.guarded = [f"{g}/commondir" for g in lists["gitdir"]]
         self.names = lists["later"]
-        self.before = {folder: set(_listed(folder)) for folder in lists["laterdir"]}
-        self.todos = {t: _stat(t) for g in lists["gitdir"] for t in (
+        self.tops = lists["laterdir"]
+        self.before = {folder: set(_listed(folder)) for folder in self.tops}
+        self.todos = {t: _digest(t) for g in lists["gitdir"] for t in (
             f"{g}/rebase-merge/git-rebase-todo", f"{g}/sequencer/todo")}
-        self.sites = {site: _startup(site) for top in lists["laterdir"]
-                      for site in _venv_sites(top)}
+        self.sites = {site: _startup(site) for top in self.tops for site in _venv_sites(top)}
         self.index, self.git = (lists["index"] + [""])[0], (lists["git"] + [""])[0]
-        self.seen = _stat(self.index) if self.git else None
+        self.seen = _stat(self.index) if self.git and self.index else None
         self.links = gitlinks(self.git, self.index) if self.seen and _may_link(self.index) \
             else set()
 
@@ -56,27 +61,57 @@ class After:
 
     def undo(self) -> list[str]:
         """Undo what the command left that runs later; what was undone, in words."""
+        said: list[str] = []
+        for part in (self._commondir, self._gitlinks, self._todos, self._sites, self._made):
+            try:
+                said += part()
+            except Exception as exc:  # (any failure of one part stops none of the others)
+                said.append(f"could not finish undoing what the command left "
+                            f"({part.__name__[1:]}: {type(exc).__name__}: {exc}); look at it "
+                            "before running git or the project's python yourself")
+        return said
+
+    def _commondir(self) -> list[str]:
         said = []
         for path in self.guarded:
             if os.path.lexists(path):
-                os.unlink(path)
+                _remove(path)
                 said.append(f"removed {path}, which the command made: git would have read "
                             "another folder's config and hooks")
-        if self.seen is not None and _stat(self.index) not in (None, self.seen) \
-                and _may_link(self.index):
-            for path in take_out(self.git, self.index, self.links):
-                said.append(f"took the nested repository {path} out of git's index: git "
-                            "would run the programs its own config names (to add a "
-                            "submodule, the step's writes name .gitmodules)")
-        for todo, seen in self.todos.items():
-            if _stat(todo) not in (None, seen) and _no_exec(todo):
-                said.append(f"took the exec lines out of {todo}, which the command wrote: "
-                            "git would run them at the person's next rebase --continue")
-        for site, before in self.sites.items():
-            for path in _unrecorded(site, before):
+        return said
+
+    def _gitlinks(self) -> list[str]:
+        if not self.git or not self.index or _stat(self.index) == self.seen \
+                or _stat(self.index) is None or not _may_link(self.index):
+            return []
+        added, failed = take_out(self.git, self.index, self.links)
+        said = [f"took the nested repository {p} out of git's index: git would run the "
+                "programs its own config names (to add a submodule, the step's writes name "
+                ".gitmodules)" for p in added]
+        if failed:
+            said.append(f"could not take the nested repositories {', '.join(added)} out of "
+                        f"git's index ({failed}): remove them yourself (git rm --cached) "
+                        "before running git there")
+        return said
+
+    def _todos(self) -> list[str]:
+        return [f"took the exec lines out of {todo}, which the command wrote: git would run "
+                "them at the person's next rebase --continue"
+                for todo, seen in self.todos.items()
+                if _digest(todo) not in (None, seen) and _no_exec(todo)]
+
+    def _sites(self) -> list[str]:
+        said = []
+        now = {site for top in self.tops for site in _venv_sites(top)}
+        for site in sorted(now | set(self.sites)):  # (a venv the command made: all new)
+            for path in _unrecorded(site, self.sites.get(site, {})):
                 _remove(path)
                 said.append(f"removed {path}, which the command wrote: Python runs it at "
                             "every start of the venv, and no installed package lists it")
+        return said
+
+    def _made(self) -> list[str]:
+        said = []
         for path in self.made():
             _remove(path)
             said.append(f"removed {path}, which the command made: it runs code later, "
@@ -104,16 +139,22 @@ def gitlinks(git: str, index: str) -> set[str]:
             for entry in out.split(b"\0") if entry.startswith(b"160000 ") and b"\t" in entry}
 
 
-def take_out(git: str, index: str, before: set[str]) -> list[str]:
-    """Take every gitlink the index holds now and did not hold ``before`` out of it; the
-    ones taken out."""
+def take_out(git: str, index: str, before: set[str]) -> tuple[list[str], str]:
+    """Take every gitlink the index holds now and did not hold ``before`` out of it: the
+    ones found, and why taking them out failed ("" when it did not)."""
     import subprocess
 
     added = sorted(gitlinks(git, index) - before)
-    if added:
-        subprocess.run(_git(git, index) + ["update-index", "--force-remove", "--", *added],
-                       capture_output=True, timeout=30, check=False, stdin=subprocess.DEVNULL)
-    return added
+    if not added:
+        return [], ""
+    done = subprocess.run(_git(git, index) + ["update-index", "--force-remove", "--", *added],
+                          capture_output=True, timeout=30, check=False,
+                          stdin=subprocess.DEVNULL)
+    left = gitlinks(git, index) & set(added)
+    if done.returncode or left:
+        why = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["left"]
+        return sorted(left) or added, why[0][:200]
+    return added, ""
 
 
 def _git(git: str, index: str) -> list[str]:
@@ -123,36 +164,69 @@ def _git(git: str, index: str) -> list[str]:
             "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"]
 
 
-def _stat(path: str) -> tuple[int, int, int] | None:
+def _stat(path: str) -> Seen:
     try:
-        seen = os.stat(path)
+        seen = os.lstat(path)
     except OSError:
         return None
-    return seen.st_mtime_ns, seen.st_size, seen.st_ino
+    return seen.st_mtime_ns, seen.st_ctime_ns, seen.st_size, seen.st_ino
+
+
+def _read(path: str, limit: int = _READ_MAX, *, follow: bool = False) -> bytes | None:
+    """A regular file's bytes (None for anything else, and for one over ``limit``),
+    opened without waiting: a FIFO there never holds the box. ``follow``: through a
+    symbolic link (as git reads its index)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | (0 if follow else os.O_NOFOLLOW))
+    except OSError:
+        return None
+    try:
+        seen = os.fstat(fd)
+        if not stat.S_ISREG(seen.st_mode) or seen.st_size > limit:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as data:
+            return data.read(limit + 1)[:limit]
+    finally:
+        os.close(fd)
 
 
 def _may_link(index: str) -> bool:
-    try:
-        with open(index, "rb") as data:
-            return MODE in data.read()
-    except OSError:
-        return False
+    """Whether the index may hold a gitlink: its bytes hold a gitlink's mode, or a split
+    index keeps entries in a shared index beside it, or it is too large to look into. One
+    that is no regular file (a FIFO, a device) git cannot read either: no."""
+    data = _read(index, follow=True)
+    if data is None:
+        try:
+            return stat.S_ISREG(os.stat(index).st_mode)  # (a regular one: too large)
+        except OSError:
+            return False
+    return MODE in data or any(n.startswith("sharedindex.")
+                               for n in _listed(os.path.dirname(index)))
+
+
+def _digest(path: str) -> bytes | None:
+    """A plan's content, to compare (a stat can be put back as it was); a mark for one
+    that is not a plain file, or is too large; None where there is none."""
+    data = _read(path, 1 << 20)
+    if data is None:
+        return None if not os.path.lexists(path) else b"\0(not a plain file)"
+    return data
 
 
 def _no_exec(todo: str) -> bool:
     """A rebase's or a sequencer's plan without its ``exec`` (``x``) lines, which git runs
-    as commands; whether it had any."""
-    try:
-        with open(todo, encoding="utf-8", errors="surrogateescape") as text:
-            lines = text.read().split("\n")
-        kept = [line for line in lines if line.strip().split(" ")[0] not in ("exec", "x")
-                and not line.strip().startswith(("exec\t", "x\t"))]
-        if len(kept) == len(lines):
-            return False
-        with open(todo, "w", encoding="utf-8", errors="surrogateescape") as out:
-            out.write("\n".join(kept))
-    except OSError:
+    as commands; whether it had any (one that is not a plain file, or too large, goes)."""
+    data = _read(todo, 1 << 20)
+    if data is None:
+        _remove(todo)
+        return True
+    lines = data.decode("utf-8", "surrogateescape").split("\n")
+    kept = [line for line in lines if line.strip().split(" ")[0] not in ("exec", "x")
+            and not line.strip().startswith(("exec\t", "x\t"))]
+    if len(kept) == len(lines):
         return False
+    with open(todo, "w", encoding="utf-8", errors="surrogateescape") as out:
+        out.write("\n".join(kept))
     return True
 
 
@@ -167,32 +241,48 @@ def _venv_sites(top: str) -> list[str]:
     return sites
 
 
-def _startup(site: str) -> dict[str, tuple[int, int, int] | None]:
+def _startup(site: str) -> dict[str, Seen]:
     """What Python runs at every start from ``site``: its ``.pth`` files and
     ``sitecustomize.py``/``usercustomize.py``, each with its stat."""
     return {n: _stat(os.path.join(site, n)) for n in _listed(site)
             if n.endswith(".pth") or n in ("sitecustomize.py", "usercustomize.py")}
 
 
-def _unrecorded(site: str, before: dict[str, tuple[int, int, int] | None]) -> list[str]:
+def _unrecorded(site: str, before: dict[str, Seen]) -> list[str]:
     """The start-up files the command made or changed in ``site`` that no installed
-    package's RECORD lists (an installer's own are listed: pip's, an editable install's)."""
+    package's RECORD lists with their hash (an installer's own are: pip's, an editable
+    install's; a file changed by hand no longer matches)."""
     changed = [n for n, seen in _startup(site).items() if before.get(n, ()) != seen]
     if not changed:
         return []
-    recorded = set()
+    recorded: dict[str, str] = {}
     for info in _listed(site):
-        if info.endswith(".dist-info"):
-            try:
-                with open(os.path.join(site, info, "RECORD"), errors="replace") as record:
-                    recorded |= {line.split(",")[0] for line in record}
-            except OSError:
-                continue
-    return [os.path.join(site, n) for n in changed if n not in recorded]
+        record = _read(os.path.join(site, info, "RECORD"), 16 << 20) \
+            if info.endswith(".dist-info") else None
+        for line in (record or b"").decode("utf-8", "replace").splitlines():
+            name, _, rest = line.partition(",")
+            recorded[name] = rest.split(",")[0]
+    return [os.path.join(site, n) for n in changed
+            if not _matches(os.path.join(site, n), recorded.get(n, ""))]
+
+
+def _matches(path: str, hashed: str) -> bool:
+    """Whether the file's content is what its RECORD line says (``sha256=<urlsafe b64>``)."""
+    import base64
+    import hashlib
+
+    data = _read(path, 16 << 20)
+    if data is None or not hashed.startswith("sha256="):
+        return False
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+    return digest.decode() == hashed.removeprefix("sha256=")
 
 
 def _listed(folder: str) -> list[str]:
-    return os.listdir(folder) if os.path.isdir(folder) else []
+    try:
+        return os.listdir(folder) if os.path.isdir(folder) else []
+    except OSError:
+        return []
 
 
 def _remove(path: str) -> None:

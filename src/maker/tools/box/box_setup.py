@@ -1,15 +1,14 @@
 """The inside of ``maker-box``: make the mounts of a step's boundary, then run its command.
 
 Run by ``maker-box`` as ``python -I -S box_setup.py SPEC`` in a new user, mount and PID
-(and, for ``net none``, network) namespace where it is root. It imports nothing of
-maker's, only the standard library, and calls ``mount(2)`` itself.
+(and, for ``net none``, network) namespace where it is root; imports only the standard
+library, and calls ``mount(2)`` itself.
 
 0. ``net none``: the namespace's loopback up, nothing else reachable. ``tmp``: ``/tmp``
    is the step's own folder (what the box needs under it seen through), ``/dev/shm`` new.
-1. Each writable place (``rw``, ``temp``: the project or the step's worktree, temp
-   folders, build caches, ``.git`` itself) is bound onto itself: a mount point, which no
-   command can rename away and copy back in its place.
-2. Every other mount but ``/proc`` and ``/dev`` becomes read-only (``/sys`` too).
+1. Each writable place (``rw``, ``temp``: the step's folder, temp folders, build caches,
+   ``.git``) is bound onto itself: a mount point, which none can rename away.
+2. Every other mount becomes read-only (``/proc`` and ``/dev`` in part: ``_KNOBS``).
 3. Inside the writable places, what the step must never write (``ro``: ``plans/``,
    ``.git/config``, a ``.envrc``, …) is bound read-only; ``hide`` covers a file with
    ``/dev/null`` (the sealing key) or a folder with an empty one (sockets).
@@ -48,9 +47,10 @@ _FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC,
           "strictatime": MS_STRICTATIME}
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"  # (macOS's own, in a folder only the system writes)
 _LEFT = ("/proc", "/dev")  # (their own kinds: devices, the fresh /proc)
-# The kernel's own knobs: a person who is root is root in the box too, and a core pattern,
-# a modprobe path or a uevent helper written there runs as root outside it.
-_KNOBS = ("/proc/sys", "/proc/sysrq-trigger")
+# The kernel's own knobs (a person who is root is root in the box: a core pattern or a
+# uevent helper written there runs as root outside it), and /dev's nodes (their devices
+# still open, but none made or removed): read-only, as container engines make them.
+_KNOBS = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs", "/dev")
 _libc = ctypes.CDLL(None, use_errno=True)
 if sys.platform.startswith("linux"):
     _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,

@@ -41,19 +41,26 @@ def _spec_path(plans_root: Path) -> Path:
     return plans_root / ".maker" / SPEC_DIR / MAIN_SPEC
 
 
-def main_boxed(plans_root: Path, command: str, *, setting: str = "auto") -> str | None:
-    """``command`` wrapped in the main agent's box for the plan in ``plans_root``; None
-    where the person's ``setting`` is ``off``, the machine can make no box, or a path the
-    box must protect cannot be written into its spec (then as before: unboxed)."""
+def main_boxed(plans_root: Path, command: str, *,
+               setting: str = "auto") -> tuple[str | None, str | None]:
+    """``(refusal, command wrapped in the main agent's box)`` for the plan in
+    ``plans_root``; ``(None, None)`` where the person's ``setting`` is ``off`` or the
+    machine can make no box (as without maker); refused where a path the box must
+    protect cannot be written into its spec (a line break in its name: a step could make
+    one to turn the box off)."""
     if setting == "off" or not boundary.protection().kernel:  # (looked up at each call)
-        return None
+        return None, None
     spec = spec_for(plans_root, signs=True)
-    if any("\n" in p for _, p in spec.entries):
-        return None
+    broken = next((p for _, p in spec.entries if "\n" in p), None)
+    if broken is not None:
+        return (f"maker: {broken!r} holds a line break, so maker's box for the main agent "
+                "cannot protect it, and no command runs unboxed while a plan exists. Remove "
+                "or rename it (a step may have made it to turn the box off), or set "
+                "main_boundary: off in plans/settings.yaml."), None
     spec = Spec((*spec.entries, ("note", NOTE)))
     path = _spec_path(plans_root)
     write_spec(path, spec)
-    return wrap(command, path)
+    return None, wrap(command, path)
 
 
 def main_unwrap(command: str, plans_root: Path) -> str | None:
