@@ -96,3 +96,19 @@ def test_a_glob_rule_is_matched_in_linear_time() -> None:
     assert not person_rules._glob("a*b*c*d*e*f".split("*"), text)
     assert person_rules._glob(["git ", " main"], "git merge main")
     assert not person_rules._glob(["ab", "ba"], "aba")  # (the two pieces may not overlap)
+
+
+def test_the_flags_are_read_from_the_clients_own_command_line() -> None:
+    """The hook runs under the client (through a shell): the first ancestor whose command
+    line names a flag is read, on Linux, from /proc."""
+    import subprocess
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("read from /proc: Linux only")
+    probe = "from maker.tools.guards.person_rules import client_flags; print(client_flags())"
+    out = subprocess.run(["sh", "-c", f"{sys.executable} -c '{probe}'", "claude",
+                          "--disallowedTools", "Bash(rm:*) Edit", "--settings", '{"a": 1}'],
+                         capture_output=True, text=True, check=True, timeout=60).stdout
+    assert out.strip() == ("({'allow': [], 'deny': ['Bash(rm:*)', 'Edit'], 'ask': []}, "
+                           "['{\"a\": 1}'])")

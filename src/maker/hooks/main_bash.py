@@ -67,7 +67,6 @@ def main_bash(hook: HookInput) -> Output:
     if said is not None or hook.text("permission_mode") == "bypassPermissions":
         return allow_tool(f"{said[1] if said else 'bypassPermissions'}; {BOXED_WHY}",
                           updated_input=updated)
-    if is_read_only(command):  # (what a read-only command's program or git's config
-        return allow_tool(f"a read-only command, {BOXED_WHY}",  # runs, runs boxed)
-                          updated_input=updated)
+    if is_read_only(command):  # (what its program, or git's config, runs: boxed too)
+        return allow_tool(f"a read-only command, {BOXED_WHY}", updated_input=updated)
     return rewrite_tool(updated)

@@ -5,7 +5,7 @@ them, and some of them run when the main agent runs the project's commands: a
 ``conftest.py`` under ``pytest``, a build script under ``make``, a test under ``npm
 test``. Unboxed, they would run with the person's rights: rewrite ``plans/``, read the
 sealing key, plant what runs later. So any agent that is not maker's (the main one
-included) runs each command that may change something in a box of its own rules:
+included) runs each command but maker's own in a box of its own rules:
 
 - held as a step's box holds them: ``plans/`` and maker's data read-only, the sealing
   key hidden, maker's own program, the repository's config and hooks, the client's
@@ -14,9 +14,10 @@ included) runs each command that may change something in a box of its own rules:
 - shared, unlike a step's: the machine's ``/tmp`` and network, and the ssh-agent (a
   ``git push``); the project (its ``.git`` too, so ``git commit`` works) stays writable.
 
-Read-only commands (as :mod:`maker.tools.command.readonly` reads them) and maker's own
-plumbing run as before, unboxed. A person turns this off with ``main_boundary: off``
-in ``plans/settings.yaml``.
+A read-only command runs there too (what ``git status`` runs is what git's config, or a
+``.git`` a step left in a folder, names); maker's own plumbing runs as before, unboxed. A
+path the box cannot name (a line break in it) refuses the command rather than unbox it.
+A person turns this off with ``main_boundary: off`` in ``plans/settings.yaml``.
 """
 
 from __future__ import annotations
