@@ -288,7 +288,9 @@ CASES: list[Case] = [
     Case("bash makes", "deeper-envrc", "sub/.envrc (below the top)",
          (bash("mkdir -p sub && echo '" + MARK + "' > sub/.envrc"),), ("direnv",),
          hole="HOLE (documented limit): the box holds the list at the top of the step's "
-              "folder only; a person's direnv entering sub/ runs it once allowed"),
+              "folder only; below it the file is named at the question (RUNS CODE LATER) "
+              "and no policy approves the step, but a person's direnv entering sub/ runs "
+              "it once they allow it"),
     Case("bash makes", "home-files", "~/.bashrc, ~/.gitconfig, ~/.claude/settings.json",
          (bash("echo '" + MARK + "' >> ~/.bashrc; printf '" + FSMON_P + "' >> ~/.gitconfig; "
                "mkdir -p ~/.claude; echo '" + HOOKS + "' > ~/.claude/settings.json"),),

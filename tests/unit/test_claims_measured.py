@@ -285,6 +285,41 @@ def test_a_nested_repository_a_step_adds_is_named_and_no_policy_takes_it(
     assert not mark.exists()  # (maker's git entered no nested repository)
 
 
+@pytest.mark.parametrize("made", ["sub/.envrc", "web/.vscode/tasks.json", "tools/mise.toml",
+                                  "pkg/.pre-commit-config.yaml"])
+def test_a_file_that_runs_code_later_below_the_top_is_named_and_no_policy_takes_it(
+        project: Path, made: str) -> None:
+    """The box removes such a file a command made at the top of the step's folder, not
+    below it (a tree walk on every call): one there is named to the person at the
+    question, on the screen and in maker status, and the step goes to them whatever the
+    policy. One the step's writes name is its own."""
+    from maker.executor.acceptance.review_route import review_need
+    from maker.handoff.measured import RUNS_LATER
+
+    store = _started(project)
+    (project / made).parent.mkdir(parents=True, exist_ok=True)
+    (project / made).write_text("echo planted\n")
+    accept_handoff(store, handoff(1, files_changed=[made]))
+    assert store.read_handoff(1)["runs_later_added"][0].startswith(f"{made} (")
+    assert review_need(store, store.load_step(1), "auto").route == "person"
+    out = outcome(store, 1)
+    assert f"{RUNS_LATER}: {made} (" in out["ask"]["questions"][0]["question"]
+    assert f"{RUNS_LATER}: {made} (" in approval_screen(store)
+    assert RUNS_LATER in status_summary(store)
+
+
+def test_a_file_that_runs_code_later_the_writes_name_is_the_steps_own(project: Path) -> None:
+    from maker.executor.acceptance.review_route import review_need
+
+    store = _started(project, step=step_spec(1, -1, primary_tools=["Read", "Write"],
+                                             writes=["sub/.envrc"]))
+    (project / "sub").mkdir()
+    (project / "sub/.envrc").write_text("use nix\n")
+    accept_handoff(store, handoff(1, files_changed=["sub/.envrc"]))
+    assert "runs_later_added" not in store.read_handoff(1)
+    assert review_need(store, store.load_step(1), "auto").route == "policy"
+
+
 def test_a_nested_repository_there_before_the_step_is_not_its_own(project: Path) -> None:
     from maker.executor.acceptance.review_route import review_need
 

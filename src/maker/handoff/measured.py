@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from maker.core.paths import data_dir
 from maker.errors import GitRefusedError, Problem
+from maker.tools.box.runs_later import runs_later
 from maker.tools.git.git_tree import (
     MAX_PATHS,
     changed_paths,
@@ -54,8 +55,8 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.records import StepRecord
 
-__all__ = ["MEASURE_KEY", "MEASURED_FIELD", "NESTED_FIELD", "NO_FILE_CHANGED", "STALE_FIELD",
-           "STALE_INPUTS", "check_measured",
+__all__ = ["LATER_FIELD", "MEASURE_KEY", "MEASURED_FIELD", "NESTED_FIELD", "NO_FILE_CHANGED",
+           "STALE_FIELD", "STALE_INPUTS", "check_measured", "code_run_later",
            "files_note", "measure_start", "measured_changes", "measured_lines",
            "nested_repositories", "step_files"]
 
@@ -65,6 +66,8 @@ _SHOWN = 30  # missing paths named in one refusal
 NO_FILE_CHANGED = "NO FILE CHANGED"  # what a person reads of a step that changed nothing
 NESTED_FIELD = "repositories_added"  # the accepted handoff: nested repositories it added
 NESTED_ADDED = "NESTED REPOSITORY ADDED"  # what a person reads of one
+LATER_FIELD = "runs_later_added"  # the accepted handoff: files it made that run code later
+RUNS_LATER = "RUNS CODE LATER"  # what a person reads of them
 STALE_FIELD = "stale_inputs"  # the accepted handoff of a step that never oriented: why
 STALE_INPUTS = "STALE INPUTS"  # what a person reads of it
 
@@ -134,6 +137,22 @@ def nested_repositories(store: PlanStore, record: StepRecord) -> list[str]:
     except GitRefusedError:
         found = None
     return (found or [])[:MAX_PATHS]
+
+
+def code_run_later(store: PlanStore, record: StepRecord, files: list[str]) -> list[str]:
+    """The files among ``files`` (measured) that make code run later outside any box, at
+    any depth, each with what runs it (``sub/.envrc (a script direnv runs …)``): the box
+    removes those at the top of the step's folder, not below, so no policy takes them.
+    What the step's ``writes`` names is its own."""
+    from maker.store.workspace import step_project
+
+    home = step_project(store, record)
+    found = []
+    for name in files[:MAX_PATHS]:
+        what = runs_later(Path(os.path.realpath(home / name)), home, record.spec.writes)
+        if what is not None:
+            found.append(f"{name} ({what})")
+    return found
 
 
 def measured_lines(store: PlanStore, record: StepRecord, files: list[str]
@@ -271,6 +290,11 @@ def files_note(record: StepRecord, handoff: dict[str, Any]) -> str:
         return (f"{STALE_INPUTS}: " + "; ".join(str(s) for s in stale[:3]) + " (the step "
                 "never oriented, so maker checked when it handed off: decide whether its "
                 "answer still holds)")
+    later = handoff.get(LATER_FIELD)
+    if isinstance(later, list) and later:
+        return (f"{RUNS_LATER}: {_shown([str(n) for n in later])} (a tool or the client "
+                "runs it on its own, outside any box: keep it only if you meant to, else "
+                "remove it before you enter its folder)")
     nested = handoff.get(NESTED_FIELD)
     if isinstance(nested, list) and nested:
         return (f"{NESTED_ADDED}: {_shown([str(n) for n in nested])} (a repository of its "

@@ -23,7 +23,14 @@ from maker.executor.state.lifecycle import set_status
 from maker.executor.state.schedule import next_steps
 from maker.handoff.evidence import project_dir
 from maker.handoff.gate import inspect_handoff
-from maker.handoff.measured import MEASURED_FIELD, NESTED_FIELD, STALE_FIELD, nested_repositories
+from maker.handoff.measured import (
+    LATER_FIELD,
+    MEASURED_FIELD,
+    NESTED_FIELD,
+    STALE_FIELD,
+    code_run_later,
+    nested_repositories,
+)
 from maker.store.notes import add_notes
 from maker.store.records import StepRecord, StoredPlan
 from maker.tools.git.git_tree import MAX_PATHS
@@ -111,6 +118,9 @@ def accept_handoff(store: PlanStore, text: str | bytes, vote: VoteRecord | None 
                                  for p in checked.measured) else []
             if nested:
                 data[NESTED_FIELD] = nested
+            later = code_run_later(store, record, checked.measured)
+            if later:
+                data[LATER_FIELD] = later
         if run is not None:
             data["verification"] = {
                 "finished_at": run.finished_at, "status": run.status,

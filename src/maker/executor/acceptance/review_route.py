@@ -27,6 +27,7 @@ from maker.executor.rules.step_rules import (
     skip_review,
 )
 from maker.handoff.measured import (
+    LATER_FIELD,
     MEASURE_KEY,
     MEASURED_FIELD,
     NESTED_FIELD,
@@ -114,8 +115,8 @@ def review_need(store: PlanStore, record: StepRecord, policy: str,
         # only word for what it did, and no policy takes it on that word (the person's
         # question says NO FILE CHANGED: maker.handoff.measured.files_note).
         route = "person"
-    if handoff.get(NESTED_FIELD) or handoff.get(STALE_FIELD):
-        route = "person"  # (a nested repository, stale inputs: named to the person)
+    if handoff.get(NESTED_FIELD) or handoff.get(LATER_FIELD) or handoff.get(STALE_FIELD):
+        route = "person"  # (a nested repository, code run later, stale inputs: named)
     start = record.meta.get(MEASURE_KEY)
     if isinstance(start, str) and start and not measured:
         # The start was measured and the end could not be (a repository broken or hidden

@@ -23,6 +23,7 @@ from maker.executor.protocol.orient import pending_deviation
 from maker.executor.state.run import live_run, note_reviewer, note_step, stop_run
 from maker.executor.verdicts.outcome import outcome
 from maker.handoff.measured import (
+    LATER_FIELD,
     MEASURED_FIELD,
     NESTED_FIELD,
     NO_FILE_CHANGED,
@@ -215,7 +216,7 @@ def approval_screen(store: PlanStore) -> str:
              f"  Files (maker measured): {shown}" if files else
              f"  Files: {NO_FILE_CHANGED}" if isinstance(measured, list) else "  Files: -",
              f"  Checks: {'; '.join(checks) if checks else 'none ran'}"]
-    if handoff.get(NESTED_FIELD) or handoff.get(STALE_FIELD):
+    if handoff.get(NESTED_FIELD) or handoff.get(LATER_FIELD) or handoff.get(STALE_FIELD):
         lines.insert(3, f"  {clip(files_note(record, handoff), 600)}")
     if sweep_said(handoff):
         lines.append(f"  Sweep: {clip(sweep_said(handoff), 300)}")
