@@ -119,7 +119,7 @@ def main() -> None:
     spec = {"ids": "0 0", "shell": "/bin/sh", "python": "", "unshare": "", "tmp": "",
             "net": ""}
     command = sys.stdin.read()
-    undo = _after()  # (read now: beside this file, which a private /tmp may hide)
+    after_class = _after()  # (read now: beside this file, which a private /tmp may hide)
     lists: dict[str, list[str]] = {"rw": [], "ro": [], "hide": [], "gitdir": [], "index": [],
                                    "git": [], "laterdir": [], "later": [], "temp": [],
                                    "keep": [], "note": []}
@@ -134,7 +134,7 @@ def main() -> None:
                 fail(f"spec line not understood: {line}")
     if sys.platform == "darwin":
         run([SANDBOX_EXEC, "-p", seatbelt(lists, spec["net"]), spec["shell"], "-c", command],
-            lists, undo, own_pids=False)
+            lists, after_class, own_pids=False)
     if spec["net"] == "none":
         loopback_up()
     seen = private_tmp(spec["tmp"], lists) if spec["tmp"] else []
@@ -165,7 +165,7 @@ def main() -> None:
                         ("gid_map", f"{gid} 0 1")):
         with open(f"/proc/self/{name}", "w") as out:
             out.write(value)
-    run([spec["shell"], "-c", command], lists, undo, own_pids=True)
+    run([spec["shell"], "-c", command], lists, after_class, own_pids=True)
 
 
 def scope_sockets() -> None:

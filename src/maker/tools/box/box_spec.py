@@ -21,7 +21,7 @@ SANDBOX_EXEC = "/usr/bin/sandbox-exec"  # (macOS's own: box_setup.py runs the bo
 SPEC_DIR = "box"  # under plans/.maker: each step's spec, read-only inside its own box
 _SHELLS = ("/bin/bash", "/usr/bin/bash", "/bin/sh")
 _SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin"  # (read-only in the box)
-_MODULES_MAX = 400  # submodules' config, hooks and info held read-only, at most
+_PLACES_MAX = 400  # places one walk of a folder adds to the spec, at most
 _GIT_DATA = {"objects", "refs", "logs", "lfs"}  # (a git folder's own: no submodule there)
 
 
@@ -185,7 +185,7 @@ def _module_places(modules: Path) -> list[str]:
     a submodule's own submodules), which the person's git reads when it enters one."""
     places: list[str] = []
     todo = [modules] if modules.is_dir() and not modules.is_symlink() else []
-    while todo and len(places) < _MODULES_MAX:
+    while todo and len(places) < _PLACES_MAX:
         folder = todo.pop()
         if (folder / "HEAD").is_file():  # (a submodule's git folder)
             for name in ("hooks", "info"):  # (made when missing, as the repository's)
@@ -254,7 +254,7 @@ def _all_but(folder: str, kept: str) -> list[str]:
             hidden += [e.path for e in os.scandir(folder) if e.path != step and _exists(e.path)]
         except OSError:
             return [whole]  # (it cannot be read: hidden whole, the agent with it)
-        if len(hidden) > _MODULES_MAX:
+        if len(hidden) > _PLACES_MAX:
             return [whole]
         folder = step
     return hidden
