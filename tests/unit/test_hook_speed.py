@@ -12,12 +12,14 @@ from pathlib import Path
 import pytest
 
 from harness.import_graph import make_package, module_imports
-from harness.step_plans import linear, make_step, write
+from harness.step_plans import linear, make_step, step_spec, write
+from maker.executor.protocol.orient import record_orient
 from maker.executor.state.lifecycle import start_step
 from maker.hooks.__main__ import EVENTS
 from maker.hooks.handlers import HANDLERS
 from maker.store.state import PlanState
 from maker.store.step_peek import peek_step
+from maker_scripted.scenarios import handoff
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -96,8 +98,24 @@ def test_the_busy_stop_hook_imports_neither_pyyaml_nor_the_plan_model(
     stdin = json.dumps({"session_id": "s", "hook_event_name": "Stop", "cwd": str(tmp_path),
                         "stop_hook_active": False,
                         **({"background_tasks": tasks} if tasks is not None else {})})
-    # As scripts/launch runs it, with the folders scripts/bootstrap found PyYAML and click
-    # in: site never runs (nor the .pth files of whatever site-packages they are in).
+    out, imported = hook_imports(tmp_path, "stop", stdin)
+    if tasks is None:
+        assert json.loads(out)["decision"] == "block", out
+    else:
+        assert out == "", out
+    heavy = {"yaml", "click", "dataclasses", "maker.core.models", "maker.store.plan_store",
+             "maker.hooks.handlers", "maker.executor.state.lifecycle",
+             # nor what a plain write, the lock and a committed journal do without
+             "tempfile", "shutil", "threading", "runpy", "importlib.util",
+             # nor typing: the type checker's names are the type checker's
+             "typing"}
+    assert imported and not imported & heavy, sorted(imported & heavy)
+
+
+def hook_imports(tmp_path: Path, event: str, stdin: str) -> tuple[str, set[str]]:
+    """The hook's output for ``event`` and the modules it imported, run as scripts/launch
+    runs it, with the folders scripts/bootstrap found PyYAML and click in: site never
+    runs (nor the .pth files of whatever site-packages they are in)."""
     import click
     import yaml
 
@@ -106,21 +124,31 @@ def test_the_busy_stop_hook_imports_neither_pyyaml_nor_the_plan_model(
                                                   for m in (yaml, click)}]) + "\n")
     result = subprocess.run(
         [sys.executable, "-I", "-S", "-X", "importtime", str(ROOT / "scripts" / "run_module.py"),
-         "--deps", str(deps), "-m", "maker.hooks", "stop"], input=stdin,
+         "--deps", str(deps), "-m", "maker.hooks", event], input=stdin,
         capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False)
-    if tasks is None:
-        assert json.loads(result.stdout)["decision"] == "block", result.stderr
-    else:
-        assert result.stdout == "", result.stdout
-    imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines()
-                if line.startswith("import time:")}
-    heavy = {"yaml", "click", "dataclasses", "maker.core.models", "maker.store.plan_store",
-             "maker.hooks.handlers", "maker.executor.state.lifecycle",
-             # nor what a plain write, the lock and a committed journal do without
-             "tempfile", "shutil", "threading", "runpy", "importlib.util",
-             # nor typing: the type checker's names are the type checker's
-             "typing"}
-    assert imported and not imported & heavy, sorted(imported & heavy)
+    return result.stdout, {line.split("|")[-1].strip() for line in result.stderr.splitlines()
+                           if line.startswith("import time:")}
+
+
+def test_a_handoffs_arrival_loads_no_event_loop(tmp_path: Path) -> None:
+    """SubagentStop with a step executor's complete handoff: the vote's tally and the
+    landing are on its path, their event loop and the project's checks are not (asyncio
+    with logging and concurrent.futures was 27 ms of a 199 ms event)."""
+    store = write(tmp_path, [step_spec(n, n + 1 if n < 2 else -1, primary_tools=["Read", "Write"],
+                                       output_schema="{files: [string]}") for n in range(3)])
+    start_step(store, 1, force=True, session_id="s")
+    record_orient(store, 1, "none")
+    (tmp_path / "f1.txt").write_text("one\n")
+    stdin = json.dumps({"session_id": "s", "hook_event_name": "SubagentStop",
+                        "cwd": str(tmp_path), "agent_id": "a1",
+                        "agent_type": "maker:step-executor",
+                        "last_assistant_message": handoff(1, {"files": ["f1.txt"]},
+                                                          files=["f1.txt"])})
+    _, imported = hook_imports(tmp_path, "subagent-stop", stdin)
+    assert store.load_step(1).status in ("awaiting-approval", "complete")  # (it did its work)
+    assert "maker.executor.verdicts.arrival" in imported
+    assert not imported & {"asyncio", "logging", "concurrent.futures", "claude_agent_sdk"}, \
+        sorted(imported & {"asyncio", "logging", "concurrent.futures", "claude_agent_sdk"})
 
 
 def test_the_state_view_finds_each_step_file_as_the_store_does(tmp_path: Path) -> None:

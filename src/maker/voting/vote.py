@@ -9,14 +9,16 @@ adds that many speculative samples, which may be cancelled unused once a winner 
 
 from __future__ import annotations
 
-import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from maker.voting.canonical import canonical
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["DEFAULT_SAMPLES_PER_K", "Ballot", "Tally", "Vote", "first_to_ahead_by_k"]
 
@@ -200,6 +202,10 @@ async def first_to_ahead_by_k(
 
 async def _concurrent(sample: Callable[[], Awaitable[T]], tally: Tally[T], parallel: int,
                       max_samples: int) -> Vote[T]:
+    # (asyncio here, not at the top: the vote's tally is read on the SubagentStop hook's
+    # path, which has no event loop; in a coroutine asyncio is loaded already.)
+    import asyncio
+
     loop = asyncio.get_running_loop()
     extra = max(0, parallel - tally.k)
     tasks: list[asyncio.Task[None]] = []
