@@ -9,7 +9,10 @@
     it (``continue: false``), and the main agent gets the verdict when the Agent call
     returns.
 - ``maker run`` (the real SDK): a hung reviewer's session is cut at ``session_timeout``,
-  drawn again, and the run goes on (the executor's own: ``test_settings_bounds.py``).
+  drawn again, and the run goes on (the executor's own: ``test_settings_bounds.py``);
+- ``/maker:run`` typed in an interactive session (its steps in maker's engine): a hung
+  executor's and a hung reviewer's sessions are cut at ``session_timeout``, each recorded
+  in the ledger with the reason, drawn again, and the run goes on to its end.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from harness.claude_fixtures import StartInteractive
 from harness.maker_run import oriented_then, orients, run_maker, writes
 from harness.plugin import PLUGIN_ROOT, Run, step, write_plan
 from harness.queries import RecordingAPI
+from harness.run_loop import RunMain
 from harness.scenarios import (
     EXECUTOR,
     MAIN,
@@ -202,3 +206,39 @@ def test_maker_run_draws_a_cut_review_again_and_the_run_goes_on(
     reviews = [c for c in Ledger(PlanStore(project / "plans")).calls() if c.kind == "reviewer"]
     assert len(reviews) >= 2
     assert "session_timeout" in (reviews[0].error or "") and not reviews[1].error
+
+
+def test_a_run_typed_in_the_client_cuts_a_hung_executor_and_reviewer_and_goes_on(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    write_plan(project, policy="auto")  # auto: a six-file step is the reviewer's to decide
+    (project / "plans" / "settings.yaml").write_text("session_timeout: 5\n")
+    release = threading.Event()
+    hung: list[str] = []
+
+    def hangs(request: RecordedRequest) -> Reply:
+        hung.append(request.agent)
+        release.wait(120)  # the model never answers while the run goes on
+        return Reply.text("too late")
+
+    main = RunMain(fake_api, lambda k: None)
+    fake_api.script(MAIN, main)
+    fake_api.script(EXECUTOR, hangs, orients(0), oriented_then(writes(*FILES)),
+                    Reply.text(handoff(0, {"files": FILES}, files=FILES)),
+                    Reply.text(handoff(1, {"ok": True})))
+    fake_api.script(REVIEWER, hangs, Reply.text("GREEN: fine.\nVERDICT: approve"))
+    terminal = interactive()
+    try:
+        terminal.submit("/maker:run")
+        terminal.wait(lambda: main.ended is not None, "the run's end", 240)
+    finally:
+        release.set()
+    assert main.ended == "RUN_DONE", (main.turns, terminal.text()[-2000:])
+    assert hung == [EXECUTOR, REVIEWER]
+    assert [step(project, n).status for n in (0, 1)] == ["complete", "complete"]
+    calls = Ledger(PlanStore(project / "plans")).calls()
+    cut = [c for c in calls if c.error]
+    assert [(c.kind, c.step) for c in cut] == [("executor", 0), ("reviewer", 0)], calls
+    assert all("ran past session_timeout (5 s" in (c.error or "") for c in cut), cut
+    assert all(c.duration_ms >= 5000 for c in cut)
+    left = fake_api.remaining()
+    assert not left.get(EXECUTOR) and not left.get(REVIEWER), left
