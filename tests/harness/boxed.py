@@ -28,7 +28,8 @@ from maker.store.plan_store import PlanStore
 from maker.store.seal import seal
 from maker.tools.box.box_install import BOX
 
-__all__ = ["FRONT_ENDS", "attempt", "env_path", "kernel", "plugin_call", "running", "state"]
+__all__ = ["FRONT_ENDS", "attempt", "env_path", "kernel", "kernel_commits", "plugin_call",
+           "running", "state"]
 
 
 @pytest.fixture
@@ -40,9 +41,21 @@ def env_path(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def running(plugin_project: Path, env_path: None) -> PlanStore:
     """A git project with step 1 in progress, oriented; its tools include Bash."""
-    project = plugin_project
+    return _running(plugin_project)
+
+
+@pytest.fixture
+def kernel_commits(plugin_project: Path, env_path: None) -> PlanStore:
+    """``kernel``, its step's ``writes`` naming ``.git``: a step that may commit, whose box
+    leaves the project's git folder writable (and undoes what runs later there)."""
+    require_kernel()
+    return _running(plugin_project, [".git", "**"])
+
+
+def _running(project: Path, writes: list[str] | None = None) -> PlanStore:
     subprocess.run(["git", "init", "-q", str(project)], check=True)
-    store = write(project, [step_spec(1, -1, primary_tools=["Read", "Write", "Bash"])],
+    store = write(project, [step_spec(1, -1, primary_tools=["Read", "Write", "Bash"],
+                                      **({"writes": writes} if writes else {}))],
                   policy="never")
     start_step(store, 1, session_id="sess-1")
     record_orient(store, 1, "none")

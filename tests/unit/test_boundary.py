@@ -17,12 +17,21 @@ from pathlib import Path
 
 import pytest
 
-from harness.boxed import FRONT_ENDS, attempt, env_path, kernel, plugin_call, running, state
+from harness.boxed import (
+    FRONT_ENDS,
+    attempt,
+    env_path,
+    kernel,
+    kernel_commits,
+    plugin_call,
+    running,
+    state,
+)
 from maker.core.paths import seal_key_path
 from maker.store.plan_store import PlanStore
 from maker.tools.box.boundary import unwrap, wrap
 
-__all__ = ["env_path", "kernel", "running"]  # (the fixtures, from the harness)
+__all__ = ["env_path", "kernel", "kernel_commits", "running"]  # (the fixtures, from the harness)
 
 pytestmark = pytest.mark.kernel
 
@@ -206,28 +215,31 @@ def test_makers_own_program_and_the_rest_of_the_machine_are_read_only(
 
 
 def test_a_commondir_made_in_the_git_folder_is_removed_and_one_found_refuses(
-        kernel: PlanStore) -> None:
+        kernel_commits: PlanStore) -> None:
     """Through `.git/commondir` git outside the box would read a step's own config and
-    hooks (a `core.fsmonitor` run by the person's next `git status`)."""
+    hooks (a `core.fsmonitor` run by the person's next `git status`). A step whose writes
+    name `.git` may make one (the folder is writable to it): removed when its command
+    ends."""
     made = ("python3 -c \"open('.gi' + 't/commondir', 'w').write('/tmp/elsewhere')\"; "
             "sleep 30 & exit 3")
-    refusal, run = plugin_call(kernel, made)
+    refusal, run = plugin_call(kernel_commits, made)
     assert refusal is None  # (the guard cannot read it: the box holds)
-    done = subprocess.run(["bash", "-c", run], cwd=kernel.project, capture_output=True,
-                          text=True, timeout=20, check=False)
+    done = subprocess.run(["bash", "-c", run], cwd=kernel_commits.project,
+                          capture_output=True, text=True, timeout=20, check=False)
     assert done.returncode == 3 and "removed" in done.stderr  # (and `sleep 30` ended)
-    assert not (kernel.project / ".git/commondir").exists()
+    assert not (kernel_commits.project / ".git/commondir").exists()
     for signal in (2, 15, 1):  # (the box's first process is the command's user's to signal)
         stopped = ("python3 -c \"import os; open('.gi' + 't/commondir', 'w').write('/x'); "
                    f"os.kill(1, {signal})\"; sleep 1")
-        _, run = plugin_call(kernel, stopped)
-        subprocess.run(["bash", "-c", run], cwd=kernel.project, capture_output=True,
-                       timeout=20, check=False)
-        assert not (kernel.project / ".git/commondir").exists(), signal
-    (kernel.project / ".git/commondir").write_text("/tmp/elsewhere\n")  # (a kill left one)
-    _, run = plugin_call(kernel, "echo ran")
-    done = subprocess.run(["bash", "-c", run], cwd=kernel.project, capture_output=True,
-                          text=True, timeout=20, check=False)
+        _, run = plugin_call(kernel_commits, stopped)
+        subprocess.run(["bash", "-c", run], cwd=kernel_commits.project,
+                       capture_output=True, timeout=20, check=False)
+        assert not (kernel_commits.project / ".git/commondir").exists(), signal
+    left = kernel_commits.project / ".git/commondir"
+    left.write_text("/tmp/elsewhere\n")  # (a kill left one)
+    _, run = plugin_call(kernel_commits, "echo ran")
+    done = subprocess.run(["bash", "-c", run], cwd=kernel_commits.project,
+                          capture_output=True, text=True, timeout=20, check=False)
     assert done.returncode == 126 and "ran" not in done.stdout and "commondir" in done.stderr
 
 

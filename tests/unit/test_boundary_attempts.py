@@ -335,8 +335,20 @@ CASES: list[Case] = [
          plant("mkdir -p cm && cp -r .git/objects .git/refs .git/HEAD cm/ && printf '"
                + FSMON_P + "' > cm/config && printf ../cm > .git/commondir\n", "; sleep 2"),
          ("person_git_during",),
-         hole="HOLE (documented limit): a commondir is removed when the command ends; a "
-              "git run outside the box while it runs reads it"),
+         holds_by="kernel (git's folder read-only to a step whose writes do not name .git)"),
+    Case("race", "commondir-main-pytest", "a conftest.py that makes a commondir into the "
+         "tree and waits, run by the main agent's `python -m pytest`; the person's git "
+         "status meanwhile",
+         (*plant("mkdir -p cm && cp -r .git/objects .git/refs .git/HEAD cm/ && printf '"
+                 + FSMON_P + "' > cm/config\n"),
+          write("{p}/conftest.py", "import contextlib, time\nwith contextlib.suppress("
+                "OSError):\n    open('.gi' + 't/commondir', 'w').write('../cm')\n"
+                "time.sleep(2)\n"),
+          bash(sys.executable + " -m pytest -q -p no:cacheprovider -o addopts= conftest.py",
+               agent=MAIN)),
+         ("person_git_during",),
+         holds_by="kernel (the main agent's box: git's folder read-only to a command that "
+                  "runs no git)"),
     # -- places that depend on where things lie ---------------------------------------
     Case("places", "project-renamed", "the project (and its parent) renamed from inside; "
          "the next Write to plans/",

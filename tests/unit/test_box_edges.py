@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from harness.boxed import FRONT_ENDS, env_path, kernel, running
+from harness.boxed import FRONT_ENDS, env_path, kernel, kernel_commits, running
 from harness.kernel import require_kernel
 from harness.step_plans import step_spec, write
 from maker.executor.protocol.orient import record_orient
@@ -29,7 +29,7 @@ from maker.store.plan_store import PlanStore
 from maker.tools.box.boundary import boxed_command, step_network, step_tmp, unwrap, wrap
 from maker.verify.check_run import step_box
 
-__all__ = ["env_path", "kernel", "running"]  # (the fixtures, from the harness)
+__all__ = ["env_path", "kernel", "kernel_commits", "running"]  # (the fixtures, from the harness)
 
 pytestmark = pytest.mark.kernel
 
@@ -236,18 +236,48 @@ NESTED = ("git init -q {d} && echo a > {d}/f && git -C {d} add f && "
 
 
 @pytest.mark.parametrize("front", sorted(FRONT_ENDS))
-def test_a_gitlink_the_command_adds_is_taken_out_of_the_index(kernel: PlanStore,
+def test_gits_own_folder_is_read_only_to_a_step_that_does_not_commit(kernel: PlanStore,
+                                                                      front: str) -> None:
+    """No commondir, gitlink, ref or index a git outside the box would read while the
+    command still runs: a step whose writes do not name `.git` reads git's state only
+    (maker measures its files, a person commits them); `git status` and `git diff` work."""
+    project = kernel.project
+    (project / "a.txt").write_text("a\n")
+    (project / "t.sh").write_text("printf ../cm > .git/commondir; git add a.txt; "
+                                  "git -c user.name=a -c user.email=a@b commit -qm x; "
+                                  "git branch planted; git status --short a.txt; echo tried\n")
+    done = _run(kernel, front, "sh t.sh")  # (a script: the guard cannot read it; the box holds)
+    assert done.stdout.endswith("?? a.txt\ntried\n"), done.stdout + done.stderr
+    assert "Read-only file system" in done.stderr
+    git = project / ".git"
+    assert not (git / "commondir").exists() and not (git / "index").exists()
+    assert not list((git / "refs" / "heads").iterdir())
+
+
+def test_a_step_whose_writes_name_git_may_commit(kernel_commits: PlanStore) -> None:
+    project = kernel_commits.project
+    (project / "a.txt").write_text("a\n")
+    done = _run(kernel_commits, "plugin", "git add a.txt && "
+                                          "git -c user.name=a -c user.email=a@b commit -qm x")
+    assert done.returncode == 0, done.stderr
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=project, capture_output=True,
+                         text=True, check=True).stdout
+    assert log == "x\n"
+
+
+@pytest.mark.parametrize("front", sorted(FRONT_ENDS))
+def test_a_gitlink_the_command_adds_is_taken_out_of_the_index(kernel_commits: PlanStore,
                                                                front: str) -> None:
     """A nested repository added to the index (which the person's own git status would
     enter, running its filters) is taken out when the command ends, committed or not; its
     files stay, untracked. One the index held before the command stays."""
-    project = kernel.project
+    project = kernel_commits.project
     ids = ["-c", "user.name=a", "-c", "user.email=a@b"]
     subprocess.run(["bash", "-c", NESTED.format(d="old") + "git add old"], cwd=project,
                    check=True, capture_output=True)
     subprocess.run(["git", *ids, "commit", "-qm", "the person's submodule"], cwd=project,
                    check=True, capture_output=True)
-    done = _run(kernel, front, NESTED.format(d="sub") + NESTED.format(d="two") +
+    done = _run(kernel_commits, front, NESTED.format(d="sub") + NESTED.format(d="two") +
                 "git add sub two && git -c user.name=a -c user.email=a@b commit -qm add "
                 "&& echo added")
     assert done.stdout.strip().endswith("added"), done.stderr
@@ -330,17 +360,17 @@ def test_a_submodules_config_and_hooks_are_read_only_in_the_box(kernel: PlanStor
 
 
 @pytest.mark.parametrize("front", sorted(FRONT_ENDS))
-def test_exec_lines_written_into_a_rebases_plan_are_taken_out(kernel: PlanStore,
+def test_exec_lines_written_into_a_rebases_plan_are_taken_out(kernel_commits: PlanStore,
                                                                front: str) -> None:
     """git runs a rebase's `exec` lines at the person's next `git rebase --continue`,
     outside the box: a command that writes them has them taken out when it ends."""
-    git = kernel.project / ".git"
-    (kernel.project / "plant.sh").write_text(  # (a script: what the guard cannot read)
+    git = kernel_commits.project / ".git"
+    (kernel_commits.project / "plant.sh").write_text(  # (a script: what the guard cannot read)
         "mkdir -p .git/rebase-merge .git/sequencer\n"
         "printf 'pick 0000000 x\\nexec touch /tmp/ran\\nx touch /tmp/ran\\n' "
         "> .git/rebase-merge/git-rebase-todo\n"
         "printf 'exec\\ttouch /tmp/ran\\npick 0000000 y\\n' > .git/sequencer/todo\necho done\n")
-    done = _run(kernel, front, "sh plant.sh")
+    done = _run(kernel_commits, front, "sh plant.sh")
     assert done.stdout.strip() == "done", done.stderr
     assert (git / "rebase-merge" / "git-rebase-todo").read_text() == "pick 0000000 x\n"
     assert (git / "sequencer" / "todo").read_text() == "pick 0000000 y\n"
@@ -461,32 +491,32 @@ ID = "-c user.name=a -c user.email=a@b"
      lambda git: "sub" not in _gitlinks(git.parent)),
 ], ids=["fifo-plan", "fifo-index", "commondir-folder", "8T-plan", "split-index",
         "index-made-and-committed"])
-def test_what_a_command_leaves_never_holds_or_stops_the_undo(kernel: PlanStore, plant: str,
+def test_what_a_command_leaves_never_holds_or_stops_the_undo(kernel_commits: PlanStore, plant: str,
                                                              check: Any) -> None:
     """Whatever the command leaves in git's folder, the box's first process ends within
     the call (nothing there is waited on: a FIFO is not read; nothing is read whole: a
     sparse 8 TB plan is not), each part of the undo runs (the .mcp.json made beside it is
     removed), and what it found is undone."""
-    (kernel.project / "plant.sh").write_text(plant + "echo '{}' > .mcp.json\necho done\n")
+    (kernel_commits.project / "plant.sh").write_text(plant + "echo '{}' > .mcp.json\necho done\n")
     began = time.monotonic()
-    done = _run(kernel, "plugin", "sh plant.sh")
+    done = _run(kernel_commits, "plugin", "sh plant.sh")
     assert time.monotonic() - began < 25, "the undo waited"
     assert done.stdout.strip().endswith("done"), done.stderr
-    assert not (kernel.project / ".mcp.json").exists(), done.stderr
-    assert check(kernel.project / ".git"), done.stderr
+    assert not (kernel_commits.project / ".mcp.json").exists(), done.stderr
+    assert check(kernel_commits.project / ".git"), done.stderr
 
 
-def test_a_plan_rewritten_with_its_stat_put_back_is_still_read(kernel: PlanStore) -> None:
+def test_a_plan_rewritten_with_its_stat_put_back_is_still_read(kernel_commits: PlanStore) -> None:
     """A stat can be put back as it was (same size, same inode, mtime restored): the plan
     is compared by its content."""
-    plan = kernel.project / ".git" / "rebase-merge" / "git-rebase-todo"
+    plan = kernel_commits.project / ".git" / "rebase-merge" / "git-rebase-todo"
     plan.parent.mkdir()
     plan.write_text("pick 0000000 abcdefghijklmnopq\n")
-    (kernel.project / "plant.sh").write_text(
+    (kernel_commits.project / "plant.sh").write_text(
         "T=.git/rebase-merge/git-rebase-todo\ntouch -r $T ref\n"
         "printf 'exec touch /tmp/zzran\\n' | dd of=$T conv=notrunc status=none\n"
         "touch -r ref $T && rm ref && echo done\n")
-    done = _run(kernel, "plugin", "sh plant.sh")
+    done = _run(kernel_commits, "plugin", "sh plant.sh")
     assert done.stdout.strip() == "done", done.stderr
     assert "exec" not in plan.read_text()
 

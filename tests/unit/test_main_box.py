@@ -16,7 +16,7 @@ from maker.core.paths import seal_key_path
 from maker.hooks.handlers import HANDLERS
 from maker.hooks.protocol import run_hook
 from maker.store.plan_store import PlanStore
-from maker.tools.box.main_box import MAIN_SPEC
+from maker.tools.box.main_box import MAIN_GIT_SPEC, MAIN_SPEC
 from maker.tools.guards import person_rules
 
 __all__ = ["env_path", "kernel", "running"]  # (the fixtures, from the harness)
@@ -63,8 +63,10 @@ def test_in_the_box_the_plan_and_key_are_out_of_reach_and_git_works(kernel: Plan
     (kernel.project / "build.sh").write_text(
         f"echo x > plans/PWNED; echo x >> {kernel.root}/plan.yaml; cat {key} > stolen; "
         "echo x >> .git/config; echo x > ~/.bashrc; echo ok > made.txt; "
+        "printf ../cm > .git/commondir; "
         "git add made.txt && git -c user.name=a -c user.email=a@b commit -qm made\n")
     boxed = main_call(kernel, "sh build.sh")["updatedInput"]["command"]
+    assert MAIN_SPEC in boxed
     done = run(kernel, boxed)
     assert state(kernel) == before, done.stderr
     assert not (kernel.project / "plans" / "PWNED").exists()
@@ -72,6 +74,15 @@ def test_in_the_box_the_plan_and_key_are_out_of_reach_and_git_works(kernel: Plan
     rc = Path.home() / ".bashrc"
     assert not rc.exists() or "x" not in rc.read_text()
     assert (kernel.project / "made.txt").read_text() == "ok\n"
+    # A command that runs no git itself (a script, a test run) has git's folder read-only:
+    # no commondir a git of the person's would read while it runs, no commit.
+    assert not (kernel.project / ".git" / "commondir").exists()
+    assert run(kernel, "git log --format=%s -1").returncode != 0, done.stderr
+    # The main agent's own git writes it: its commits work.
+    command = "git add made.txt && git -c user.name=a -c user.email=a@b commit -qm made"
+    boxed = main_call(kernel, command)["updatedInput"]["command"]
+    assert MAIN_GIT_SPEC in boxed
+    done = run(kernel, boxed)
     log = run(kernel, "git log --format=%s -1").stdout.strip()
     assert log == "made", done.stderr
 
@@ -82,7 +93,8 @@ def test_a_read_only_command_runs_in_the_box_without_a_prompt(kernel: PlanStore,
                                                               command: str) -> None:
     said = main_call(kernel, command)
     assert said["permissionDecision"] == "allow"
-    assert MAIN_SPEC in said["updatedInput"]["command"]
+    spec = MAIN_GIT_SPEC if command.startswith("git ") else MAIN_SPEC
+    assert f"/{spec} " in said["updatedInput"]["command"]
     assert "bin/maker" not in said["updatedInput"]["command"]  # (not pinned as maker's)
 
 
@@ -120,7 +132,8 @@ def test_the_persons_rules_decide_on_the_command_as_written(kernel: PlanStore) -
     assert denied["permissionDecision"] == "deny"
     assert "Bash(rm:*)" in denied["permissionDecisionReason"]
     asked = main_call(kernel, "git push origin main", mode="bypassPermissions")
-    assert asked["permissionDecision"] == "ask" and MAIN_SPEC in asked["updatedInput"]["command"]
+    assert asked["permissionDecision"] == "ask"
+    assert MAIN_GIT_SPEC in asked["updatedInput"]["command"]
     bypass = main_call(kernel, "python3 x.py", mode="bypassPermissions")
     assert bypass["permissionDecision"] == "allow"
 

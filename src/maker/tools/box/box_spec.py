@@ -64,14 +64,19 @@ class Spec:
 
 def spec_for(plans_root: Path, workspace: Path | None = None,
              writes: list[str] | None = None, *, network: bool = True,
-             private_tmp: Path | None = None, signs: bool = False) -> Spec:
+             private_tmp: Path | None = None, signs: bool = False,
+             commits: bool = False) -> Spec:
     """The box of a step of the plan in ``plans_root``; ``workspace`` is the worktree of
     a step run beside others (writable, in a read-only main checkout); ``writes`` the
     step's own (a file that runs code later, named there, is the step's to write);
     ``network``: the machine's (else loopback only); ``private_tmp``: the step's own
     folder, the box's ``/tmp`` (the project, caches and the home folder seen through it
     as they are); ``signs``: the person's ssh-agent stays reachable (the main agent's
-    ``git push``: an agent signs, it runs nothing)."""
+    ``git push``: an agent signs, it runs nothing); ``commits``: the project's ``.git``
+    stays writable (the main agent's ``git commit``), as it does for a step whose
+    ``writes`` name ``.git`` or ``.gitmodules``; else it is read-only: maker measures a
+    step's files and a person commits them, and no ``commondir``, gitlink or ref a
+    command makes there is read by a git outside the box while the command runs."""
     project = _real(project_of(plans_root))
     home = os.path.expanduser("~")
     with contextlib.suppress(OSError):  # (the cache every tool may want: never missing)
@@ -91,10 +96,13 @@ def spec_for(plans_root: Path, workspace: Path | None = None,
         entries.append(("net", "none"))
     git = Path(project) / ".git"
     if workspace is None and git.is_dir() and not git.is_symlink():
-        entries.append(("rw", str(git)))  # (a mount point: it cannot be renamed away)
-        entries.append(("gitdir", str(git)))  # (no `commondir` may lead out of it)
-        if ".gitmodules" not in (writes or []):  # (a gitlink it adds: taken out)
-            entries.append(("index", str(git / "index")))
+        if commits or _commits_git(writes):
+            entries.append(("rw", str(git)))  # (a mount point: it cannot be renamed away)
+            entries.append(("gitdir", str(git)))  # (no `commondir` may lead out of it)
+            if ".gitmodules" not in (writes or []):  # (a gitlink it adds: taken out)
+                entries.append(("index", str(git / "index")))
+        else:  # (git's own state: no commondir, gitlink or ref a git outside would read)
+            entries.append(("ro", str(git)))
     if workspace is not None:  # (the main checkout is not its to change, in /tmp too)
         entries.append(("ro", project))
         rel = os.path.relpath(os.path.abspath(plans_root), os.path.abspath(project_of(
@@ -119,6 +127,13 @@ def spec_for(plans_root: Path, workspace: Path | None = None,
         else:
             entries.append(("hide", place))
     return Spec(tuple(dict.fromkeys(entries)))
+
+
+def _commits_git(writes: list[str] | None) -> bool:
+    """Whether a step's ``writes`` name git's own state: ``.git`` (a step that commits)
+    or ``.gitmodules`` (one that adds a submodule)."""
+    return any(w.strip().rstrip("/") in (".git", ".gitmodules") or w.strip().startswith(".git/")
+               for w in writes or [] if isinstance(w, str))
 
 
 def _makers_own() -> list[str]:

@@ -12,7 +12,9 @@ included) runs each command but maker's own in a box of its own rules:
   settings and the files at the project's top that run code later read-only (removed
   when the command made them), the home folder read-only but for build caches;
 - shared, unlike a step's: the machine's ``/tmp`` and network, and the ssh-agent (a
-  ``git push``); the project (its ``.git`` too, so ``git commit`` works) stays writable.
+  ``git push``); the project stays writable, and its ``.git`` for a command that runs
+  git (``git commit`` works); for any other it is read-only, so a ``conftest.py`` under
+  ``pytest`` makes no ``commondir`` that a git of the person's would read meanwhile.
 
 A read-only command runs there too (what ``git status`` runs is what git's config, or a
 ``.git`` a step left in a folder, names); maker's own plumbing runs as before, unboxed. A
@@ -24,22 +26,30 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from maker.core.paths import project_of
 from maker.tools.box import boundary
 from maker.tools.box.boundary import unwrap_at, wrap, write_spec
 from maker.tools.box.box_spec import SPEC_DIR, Spec, spec_for
+from maker.tools.command.command_walk import walk
 
-__all__ = ["MAIN_SPEC", "main_boxed", "main_unwrap"]
+__all__ = ["MAIN_GIT_SPEC", "MAIN_SPEC", "main_boxed", "main_unwrap"]
 
 MAIN_SPEC = "main.spec"  # under plans/.maker/box/, beside each step's
+MAIN_GIT_SPEC = "main-git.spec"  # a command that runs git: the project's .git writable
 NOTE = ("the command ran in maker's box for the main agent, where plans/, maker's data, "
-        "git's config and hooks, the client's settings and the home folder (but its caches) "
-        "are read-only and a process started before it cannot be seen; if that is why it "
-        "failed, run it in a terminal yourself, or set main_boundary: off in "
-        "plans/settings.yaml")
+        "git's config and hooks (and its whole folder, for a command that runs no git "
+        "itself), the client's settings and the home folder (but its caches) are read-only "
+        "and a process started before it cannot be seen; if that is why it failed, run it "
+        "in a terminal yourself, or set main_boundary: off in plans/settings.yaml")
 
 
-def _spec_path(plans_root: Path) -> Path:
-    return plans_root / ".maker" / SPEC_DIR / MAIN_SPEC
+def _spec_path(plans_root: Path, git: bool = False) -> Path:
+    return plans_root / ".maker" / SPEC_DIR / (MAIN_GIT_SPEC if git else MAIN_SPEC)
+
+
+def _runs_git(command: str, plans_root: Path) -> bool:
+    """Whether ``command`` runs git itself (at any depth the walk follows)."""
+    return any(run.name == "git" for run in walk(command, project_of(plans_root)).runs)
 
 
 def main_boxed(plans_root: Path, command: str, *,
@@ -51,7 +61,8 @@ def main_boxed(plans_root: Path, command: str, *,
     one to turn the box off)."""
     if setting == "off" or not boundary.protection().kernel:  # (looked up at each call)
         return None, None
-    spec = spec_for(plans_root, signs=True)
+    git = _runs_git(command, plans_root)
+    spec = spec_for(plans_root, signs=True, commits=git)
     broken = next((p for _, p in spec.entries if "\n" in p), None)
     if broken is not None:
         return (f"maker: {broken!r} holds a line break, so maker's box for the main agent "
@@ -59,7 +70,7 @@ def main_boxed(plans_root: Path, command: str, *,
                 "or rename it (a step may have made it to turn the box off), or set "
                 "main_boundary: off in plans/settings.yaml."), None
     spec = Spec((*spec.entries, ("note", NOTE)))
-    path = _spec_path(plans_root)
+    path = _spec_path(plans_root, git)
     write_spec(path, spec)
     return None, wrap(command, path)
 
@@ -67,4 +78,8 @@ def main_boxed(plans_root: Path, command: str, *,
 def main_unwrap(command: str, plans_root: Path) -> str | None:
     """The command inside ``command`` when it is exactly :func:`main_boxed`'s wrapper (a
     call the client asks the model to send again as a hook changed it); else None."""
-    return unwrap_at(command, _spec_path(plans_root))
+    for git in (False, True):
+        inner = unwrap_at(command, _spec_path(plans_root, git))
+        if inner is not None:
+            return inner
+    return None
