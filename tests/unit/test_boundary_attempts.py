@@ -349,6 +349,20 @@ CASES: list[Case] = [
          ("person_git_during",),
          holds_by="kernel (the main agent's box: git's folder read-only to a command that "
                   "runs no git)"),
+    Case("race", "commondir-main-git-gitfile", "a `.git` file left in docs/ names a "
+         "repository of the step's whose fsmonitor makes a commondir into the tree and "
+         "waits; the main agent's `git -C docs status`; the person's git status meanwhile",
+         (*plant("mkdir -p cm && cp -r .git/objects .git/refs .git/HEAD cm/ && printf '"
+                 + FSMON_P + "' > cm/config\n"
+                 "git init -q evil && mkdir -p docs\nprintf 'gitdir: ../evil/.git\\n' > "
+                 "docs/.git\nprintf '#!/bin/sh\\nprintf ../cm > {p}/.gi''t/commondir\\n"
+                 "sleep 2\\nexit 1\\n' > evil/fsmon.sh\nchmod +x evil/fsmon.sh && git -C "
+                 "evil config core.worktree ../../docs\n"
+                 "git -C evil config core.fsmonitor {p}/evil/fsmon.sh\n"),
+          bash("git -C docs status", agent=MAIN)),
+         ("person_git_during",),
+         holds_by="kernel (the main agent's box: git's folder writable only to a git in the "
+                  "project's own repository)"),
     # -- places that depend on where things lie ---------------------------------------
     Case("places", "project-renamed", "the project (and its parent) renamed from inside; "
          "the next Write to plans/",

@@ -87,6 +87,36 @@ def test_in_the_box_the_plan_and_key_are_out_of_reach_and_git_works(kernel: Plan
     assert log == "made", done.stderr
 
 
+MESSAGE = "git commit -m \"$(cat <<'EOF'\nfeat: a title\n\nits body, $(not run)\nEOF\n)\""
+
+
+@pytest.mark.parametrize(("command", "writable"), [
+    ("git add -A && git commit -m x", True),
+    (MESSAGE, True),  # (the client's own way to write a commit message)
+    ("cd src && git add . && git status; echo done", True),
+    ("git add . && pytest", False),  # (the project's code runs beside it)
+    ("git -C docs status", False),  # (another repository's programs)
+    ("cd docs && git commit -m x", False),
+    ("git --git-dir=docs/.git log", False),
+    ("GIT_DIR=docs/.git git status", False),
+    ("git commit -m \"$(cat <<EOF\nx $(pytest)\nEOF\n)\"", False),  # (expanded)
+    ("git commit -m \"$(cat <<'EOF'\nx\nEOF\npytest\nEOF\n)\"", False),  # (ends early)
+    ("bash -c 'git commit -m x'", False),
+    ("python3 -m pytest", False),
+])
+def test_gits_folder_is_writable_to_a_command_that_is_gits_alone_in_the_project(
+        kernel: PlanStore, command: str, writable: bool) -> None:
+    """git's folder is writable only to a command that is git's alone (but builtins that
+    run no code), in the project's own repository: beside the project's code (a test run)
+    or in a repository a step left (docs/.git), a planted program could make a commondir
+    that a git of the person's reads while the command runs."""
+    (kernel.project / "src").mkdir()
+    (kernel.project / "docs").mkdir()
+    (kernel.project / "docs" / ".git").write_text("gitdir: ../elsewhere\n")
+    boxed = main_call(kernel, command, mode="bypassPermissions")["updatedInput"]["command"]
+    assert f"/{MAIN_GIT_SPEC if writable else MAIN_SPEC} " in boxed
+
+
 @pytest.mark.parametrize("command", ["ls -la", "git log --oneline -3", "cat README.md",
                                      "maker  status"])  # (a lookalike of maker's own)
 def test_a_read_only_command_runs_in_the_box_without_a_prompt(kernel: PlanStore,

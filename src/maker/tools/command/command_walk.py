@@ -52,6 +52,7 @@ class Unknown:
     fix: str
     depth: int = 0
     guessed: bool = False
+    word: str = ""  # (an expanding word's own text, as lexed)
 
 
 @dataclass(frozen=True)
@@ -139,8 +140,9 @@ class _Walker:
         self.cds = 0
         self.out = Walk()
 
-    def unknown(self, kind: str, what: str, fix: str, depth: int, guessed: bool = False) -> None:
-        self.out.steps.append(Unknown(kind, what, fix, depth, guessed))
+    def unknown(self, kind: str, what: str, fix: str, depth: int, guessed: bool = False,
+                word: str = "") -> None:
+        self.out.steps.append(Unknown(kind, what, fix, depth, guessed, word))
 
     def line(self, command: str, where: Where, depth: int, *, via: str) -> Where:
         """Walk one command line; return the folders it may leave the shell in."""
@@ -220,7 +222,7 @@ class _Walker:
         if word.hazards - {"!", "! in quotes"}:
             self.unknown("expands", f"`{word.text}` uses `$` or backticks, which the shell "
                          "expands into text maker cannot see", "write the value out (single "
-                         "quotes keep `$` literal)", depth)
+                         "quotes keep `$` literal)", depth, word=word.text)
         if word.braces:
             self.unknown("braces", f"`{word.text}` uses brace expansion",
                          "write each word out", depth)
