@@ -1,12 +1,14 @@
 """The main agent's Bash in its own box while a plan exists, in the real client
 (interactive, auto mode): a `conftest.py` a step left runs when the main agent runs the
-tests, and reaches neither the plan nor the sealing key; the tests still run, and the
-project stays the main agent's to write."""
+tests, and reaches neither the plan, the sealing key nor git's folder; the tests still
+run, the project stays the main agent's to write, and its commit (as the client writes
+one) works."""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,7 +28,8 @@ pytestmark = pytest.mark.e2e
 CONFTEST = """import os
 key = os.path.join(os.environ.get('XDG_DATA_HOME', ''), 'ma' + 'ker', 'seal.key')
 for what, act in (('key', lambda: open('stolen.bin', 'wb').write(open(key, 'rb').read())),
-                  ('plan', lambda: open(os.path.join('pla' + 'ns', 'PWNED'), 'w').write('x'))):
+                  ('plan', lambda: open(os.path.join('pla' + 'ns', 'PWNED'), 'w').write('x')),
+                  ('git', lambda: open(os.path.join('.gi' + 't', 'commondir'), 'w').write('x'))):
     try:
         print('REACHED' if act() else 'HELD (nothing read)', what)
     except OSError as exc:
@@ -52,18 +55,35 @@ def test_the_main_agents_pytest_runs_a_steps_conftest_in_its_box(
         assert "main.spec" in changed["command"] and command in changed["command"]
         return Reply.tool("Bash", changed)
 
-    def reports(request: RecordedRequest) -> Reply:
+    commit = ("git add -A && git -c user.name=a -c user.email=a@b commit -q -m "
+              "\"$(cat <<'EOF'\nThe tests run\n\nWith a body.\nEOF\n)\"")
+
+    def commits(request: RecordedRequest) -> Reply:
         said = request.tool_results[-1].text
         assert "REACHED" not in said and "HELD plan OSError" in said and "1 passed" in said, said
+        assert "HELD git OSError" in said, said
+        return tool("Bash", command=commit, description="Commit")
+
+    def commit_sent_again(request: RecordedRequest) -> Reply:
+        changed = resent_as_changed(request)
+        assert "main-git.spec" in changed["command"] and commit in changed["command"]
+        return Reply.tool("Bash", changed)
+
+    def reports(request: RecordedRequest) -> Reply:
+        assert not request.tool_results[-1].is_error, request.tool_results[-1].text
         return Reply.text("The tests pass.\n\nTESTS_RAN")
 
     fake_api.script(MAIN, tool("Bash", command=command, description="Run the tests"),
-                    sends_again, reports)
+                    sends_again, commits, commit_sent_again, reports)
     terminal = interactive(env={"PYTHONDONTWRITEBYTECODE": "1"})
     terminal.submit("run the tests")
     finished(terminal, fake_api, "TESTS_RAN")
     fake_api.assert_done()
     assert (project / "ran.txt").read_text() == "the conftest ran"  # (the project: writable)
+    assert not (project / ".git" / "commondir").exists()
+    log = subprocess.run(["git", "log", "--format=%B"], cwd=project, capture_output=True,
+                         text=True, check=True).stdout
+    assert log.strip() == "The tests run\n\nWith a body."
     assert not (project / "plans" / "PWNED").exists()
     stolen = project / "stolen.bin"
     assert not stolen.exists() or key_path().read_bytes() not in stolen.read_bytes()
