@@ -118,8 +118,7 @@ class Walk:
 Where = tuple[Path, ...]  # the folders the shell may be in, the likeliest last
 
 
-def walk(command: str, cwd: Path, *, home: Path | None = None,
-         every_word: bool = False) -> Walk:
+def walk(command: str, cwd: Path, *, home: Path | None = None, every_word: bool = False) -> Walk:
     """The walk of ``command`` run in ``cwd``. ``every_word``: read any word that holds
     whitespace as a command line (a program maker does not know may run it), not only a
     wrapper's argument."""
@@ -140,9 +139,8 @@ class _Walker:
         self.cds = 0
         self.out = Walk()
 
-    def unknown(self, kind: str, what: str, fix: str, depth: int, guessed: bool = False,
-                word: str = "") -> None:
-        self.out.steps.append(Unknown(kind, what, fix, depth, guessed, word))
+    def unknown(self, kind: str, what: str, fix: str, depth: int, guessed: bool = False) -> None:
+        self.out.steps.append(Unknown(kind, what, fix, depth, guessed))
 
     def line(self, command: str, where: Where, depth: int, *, via: str) -> Where:
         """Walk one command line; return the folders it may leave the shell in."""
@@ -220,9 +218,10 @@ class _Walker:
 
     def word_hazards(self, word: Word, depth: int) -> None:
         if word.hazards - {"!", "! in quotes"}:
-            self.unknown("expands", f"`{word.text}` uses `$` or backticks, which the shell "
-                         "expands into text maker cannot see", "write the value out (single "
-                         "quotes keep `$` literal)", depth, word=word.text)
+            self.out.steps.append(Unknown("expands", f"`{word.text}` uses `$` or backticks, "
+                                          "which the shell expands into text maker cannot "
+                                          "see", "write the value out (single quotes keep "
+                                          "`$` literal)", depth, word=word.text))
         if word.braces:
             self.unknown("braces", f"`{word.text}` uses brace expansion",
                          "write each word out", depth)
