@@ -56,7 +56,8 @@ if TYPE_CHECKING:
     from maker.store.records import StepRecord
 
 __all__ = ["LATER_FIELD", "MEASURE_KEY", "MEASURED_FIELD", "NESTED_FIELD", "NO_FILE_CHANGED",
-           "STALE_FIELD", "STALE_INPUTS", "check_measured", "code_run_later",
+           "NAMED_FIELDS", "STALE_FIELD", "STALE_INPUTS", "TESTS_FIELD", "TESTS_WEAKENED",
+           "check_measured", "code_run_later", "end_tree",
            "files_note", "measure_start", "measured_changes", "measured_lines",
            "nested_repositories", "step_files"]
 
@@ -70,6 +71,9 @@ LATER_FIELD = "runs_later_added"  # the accepted handoff: files it made that run
 RUNS_LATER = "RUNS CODE LATER"  # what a person reads of them
 STALE_FIELD = "stale_inputs"  # the accepted handoff of a step that never oriented: why
 STALE_INPUTS = "STALE INPUTS"  # what a person reads of it
+TESTS_FIELD = "tests_weakened"  # the accepted handoff: test files it weakened, each with why
+TESTS_WEAKENED = "TESTS WEAKENED"  # what a person reads of them (maker.handoff.weak_tests)
+NAMED_FIELDS = (STALE_FIELD, LATER_FIELD, NESTED_FIELD, TESTS_FIELD)  # each asks a person
 
 
 def measure_start(store: PlanStore, n: int) -> str | None:
@@ -98,7 +102,7 @@ def measured_changes(store: PlanStore, record: StepRecord) -> list[str] | None:
     landed = record.meta.get("landed_files")
     if isinstance(landed, list):  # (a step run beside others: what it brought back)
         return sorted(str(p) for p in landed)
-    home, end = _end_tree(store, record)
+    home, end = end_tree(store, record)
     try:
         paths = changed_paths(home, start, end) if end else None
     except GitRefusedError:
@@ -110,7 +114,7 @@ def measured_changes(store: PlanStore, record: StepRecord) -> list[str] | None:
     return [p for p in paths if not any(p == o or p.startswith(o + "/") for o in own)]
 
 
-def _end_tree(store: PlanStore, record: StepRecord) -> tuple[Path, str | None]:
+def end_tree(store: PlanStore, record: StepRecord) -> tuple[Path, str | None]:
     """Where step ``record`` works (its worktree, when it has one), and the tree of it
     now (None when git cannot say, or runs no git there)."""
     from maker.store.workspace import step_project
@@ -131,7 +135,7 @@ def nested_repositories(store: PlanStore, record: StepRecord) -> list[str]:
     start = record.meta.get(MEASURE_KEY)
     if not isinstance(start, str) or not start or only_read(record.spec.tools):
         return []
-    home, end = _end_tree(store, record)
+    home, end = end_tree(store, record)
     try:
         found = gitlinks_added(home, start, end) if end else None
     except GitRefusedError:
@@ -163,7 +167,7 @@ def measured_lines(store: PlanStore, record: StepRecord, files: list[str]
     start = record.meta.get(MEASURE_KEY)
     if not isinstance(start, str) or not start or not files:
         return None
-    home, end = _end_tree(store, record)
+    home, end = end_tree(store, record)
     try:
         counts = line_counts(home, start, end, files) if end else None
     except GitRefusedError:
@@ -280,26 +284,34 @@ def step_files(handoff: dict[str, Any]) -> list[str]:
 
 def files_note(record: StepRecord, handoff: dict[str, Any]) -> str:
     """What a person must not miss about an accepted handoff: inputs that changed under
-    a step that never oriented, a nested repository it added, that a step whose tools can
-    write changed no file (measured), or that the files are only the executor's claim
+    a step that never oriented, files it made that run code later, tests it weakened, a
+    nested repository it added (each that holds, in that order), that a step whose tools
+    can write changed no file (measured), or that the files are only the executor's claim
     (nothing measured: no git); "" else."""
     if not handoff:
         return ""
+    named = []
     stale = handoff.get(STALE_FIELD)
     if isinstance(stale, list) and stale:
-        return (f"{STALE_INPUTS}: " + "; ".join(str(s) for s in stale[:3]) + " (the step "
-                "never oriented, so maker checked when it handed off: decide whether its "
-                "answer still holds)")
+        named.append(f"{STALE_INPUTS}: " + "; ".join(str(s) for s in stale[:3]) + " (the "
+                     "step never oriented, so maker checked when it handed off: decide "
+                     "whether its answer still holds)")
     later = handoff.get(LATER_FIELD)
     if isinstance(later, list) and later:
-        return (f"{RUNS_LATER}: {_shown([str(n) for n in later])} (a tool or the client "
-                "runs it on its own, outside any box: keep it only if you meant to, else "
-                "remove it before you enter its folder)")
+        named.append(f"{RUNS_LATER}: {_shown([str(n) for n in later])} (a tool or the "
+                     "client runs it on its own, outside any box: keep it only if you meant "
+                     "to, else remove it before you enter its folder)")
+    weak = handoff.get(TESTS_FIELD)
+    if isinstance(weak, list) and weak:
+        named.append(f"{TESTS_WEAKENED}: {_shown([str(n) for n in weak])} (its checks pass "
+                     "with these: read the diff before you count them as evidence)")
     nested = handoff.get(NESTED_FIELD)
     if isinstance(nested, list) and nested:
-        return (f"{NESTED_ADDED}: {_shown([str(n) for n in nested])} (a repository of its "
-                "own in the project: git enters it and runs the programs its own config "
-                "names; keep it only if you meant to, else remove it)")
+        named.append(f"{NESTED_ADDED}: {_shown([str(n) for n in nested])} (a repository of "
+                     "its own in the project: git enters it and runs the programs its own "
+                     "config names; keep it only if you meant to, else remove it)")
+    if named:
+        return " ".join(named)
     measured = handoff.get(MEASURED_FIELD)
     if isinstance(measured, list):
         if measured or only_read(record.spec.tools) or handoff.get("status") != "complete":

@@ -28,9 +28,11 @@ from maker.handoff.measured import (
     MEASURED_FIELD,
     NESTED_FIELD,
     STALE_FIELD,
+    TESTS_FIELD,
     code_run_later,
     nested_repositories,
 )
+from maker.handoff.weak_tests import weakened_tests
 from maker.store.notes import add_notes
 from maker.store.records import StepRecord, StoredPlan
 from maker.tools.git.git_tree import MAX_PATHS
@@ -121,6 +123,9 @@ def accept_handoff(store: PlanStore, text: str | bytes, vote: VoteRecord | None 
             later = code_run_later(store, record, checked.measured)
             if later:
                 data[LATER_FIELD] = later
+            weak = weakened_tests(store, record, checked.measured)
+            if weak:
+                data[TESTS_FIELD] = weak
         if run is not None:
             data["verification"] = {
                 "finished_at": run.finished_at, "status": run.status,

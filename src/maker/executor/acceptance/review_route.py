@@ -26,14 +26,7 @@ from maker.executor.rules.step_rules import (
     review_reasons,
     skip_review,
 )
-from maker.handoff.measured import (
-    LATER_FIELD,
-    MEASURE_KEY,
-    MEASURED_FIELD,
-    NESTED_FIELD,
-    STALE_FIELD,
-    step_files,
-)
+from maker.handoff.measured import MEASURE_KEY, MEASURED_FIELD, NAMED_FIELDS, step_files
 from maker.store.settings import load_settings
 from maker.tools.registry import READ_ONLY_TOOLS
 
@@ -115,8 +108,8 @@ def review_need(store: PlanStore, record: StepRecord, policy: str,
         # only word for what it did, and no policy takes it on that word (the person's
         # question says NO FILE CHANGED: maker.handoff.measured.files_note).
         route = "person"
-    if handoff.get(NESTED_FIELD) or handoff.get(LATER_FIELD) or handoff.get(STALE_FIELD):
-        route = "person"  # (a nested repository, code run later, stale inputs: named)
+    if any(handoff.get(field) for field in NAMED_FIELDS):
+        route = "person"  # (stale inputs, code run later, a nested repository, weak tests)
     start = record.meta.get(MEASURE_KEY)
     if isinstance(start, str) and start and not measured:
         # The start was measured and the end could not be (a repository broken or hidden

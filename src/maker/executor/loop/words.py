@@ -23,11 +23,9 @@ from maker.executor.protocol.orient import pending_deviation
 from maker.executor.state.run import live_run, note_reviewer, note_step, stop_run
 from maker.executor.verdicts.outcome import outcome
 from maker.handoff.measured import (
-    LATER_FIELD,
     MEASURED_FIELD,
-    NESTED_FIELD,
+    NAMED_FIELDS,
     NO_FILE_CHANGED,
-    STALE_FIELD,
     files_note,
     measured_lines,
 )
@@ -216,7 +214,7 @@ def approval_screen(store: PlanStore) -> str:
              f"  Files (maker measured): {shown}" if files else
              f"  Files: {NO_FILE_CHANGED}" if isinstance(measured, list) else "  Files: -",
              f"  Checks: {'; '.join(checks) if checks else 'none ran'}"]
-    if handoff.get(NESTED_FIELD) or handoff.get(LATER_FIELD) or handoff.get(STALE_FIELD):
+    if any(handoff.get(field) for field in NAMED_FIELDS):
         lines.insert(3, f"  {clip(files_note(record, handoff), 600)}")
     if sweep_said(handoff):
         lines.append(f"  Sweep: {clip(sweep_said(handoff), 300)}")

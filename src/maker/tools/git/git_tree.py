@@ -31,8 +31,8 @@ from pathlib import Path
 from maker.errors import GitError, GitRefusedError
 from maker.tools.git.git_run import Git
 
-__all__ = ["DIFF_TIMEOUT_S", "MAX_PATHS", "TIMEOUT_S", "changed_paths", "gitlinks_added",
-           "line_counts", "snapshot_tree"]
+__all__ = ["DIFF_TIMEOUT_S", "MAX_PATHS", "TIMEOUT_S", "changed_paths", "file_diff",
+           "gitlinks_added", "line_counts", "snapshot_tree"]
 
 # A snapshot gives up after this long (a huge untracked tree), a diff after DIFF_TIMEOUT_S:
 # the gate measures inside a hook that Claude Code gives 30 s (PreToolUse, for a
@@ -273,6 +273,30 @@ def line_counts(project: Path, start: str, end: str, paths: list[str],
             counts[path] = (int(added), int(removed)) if added.isdigit() and \
                 removed.isdigit() else (-1, -1)
     return counts
+
+
+def file_diff(project: Path, start: str, end: str, path: str,
+              timeout: float = DIFF_TIMEOUT_S) -> tuple[str, list[str], int] | None:
+    """How ``path`` (relative to ``project``) changed between trees ``start`` and ``end``:
+    ``("added" | "deleted" | "changed", its added lines, how many lines it lost)``; None
+    when git cannot tell. Compared as :func:`changed_paths` compares (nothing runs); the
+    caller bounds the size (:func:`line_counts` first)."""
+    if not all(_is_id(t) for t in (start, end)):
+        return None
+    git = _git(Path(project), timeout)
+    out = _run(git, ["diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--no-color",
+                     "-U0", "--relative", start, end, "--", path],
+               timeout=timeout) if git is not None else None
+    if out is None:
+        return None
+    lines = out.split("\n")
+    at = next((i for i, line in enumerate(lines) if line.startswith("@@")), len(lines))
+    head = lines[:at]
+    kind = ("added" if any(h.startswith("new file mode") for h in head) else
+            "deleted" if any(h.startswith("deleted file mode") for h in head) else "changed")
+    body = lines[at:]
+    return (kind, [line[1:] for line in body if line.startswith("+")],
+            sum(1 for line in body if line.startswith("-")))
 
 
 def _is_id(text: str) -> bool:
