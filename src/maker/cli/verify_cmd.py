@@ -13,6 +13,7 @@ from maker.cli._common import echo_json, plans_dir_option, reports_errors, resol
 from maker.cli.main import cli
 from maker.errors import MakerError
 from maker.executor.rules.step_rules import settings
+from maker.handoff.on_base import on_base_said, run_on_base
 from maker.store.plan_store import PlanStore
 from maker.store.workspace import step_project
 from maker.verify.check_run import Progress
@@ -36,6 +37,9 @@ def verify(step: int | None, as_json: bool, plans_dir: Path | None) -> None:
     bound = settings(store.root).max_fix_attempts if step is not None else 0
     _exit_on_termination()
     run = run_verification(store, _where(store, step), step, _print_progress)
+    # (the step's new tests on the code before it: only once its own checks pass)
+    base = run_on_base(store, step) if step is not None and run.passed and \
+        store.exists() else None
     note = budget_note(run, bound)
     stop = bool(run.attempt) and fix_budget_spent(run.failed_runs, bound)
     if as_json:
@@ -43,6 +47,7 @@ def verify(step: int | None, as_json: bool, plans_dir: Path | None) -> None:
         data["recorded"] = str(evidence_path(store, step)) if store.exists() else None
         data["fix_budget"] = {"max_fix_attempts": bound, "spent": stop, "note": note} \
             if run.attempt else None
+        data["on_base"] = base
         echo_json(data)
     else:
         click.echo(run.message)
@@ -50,6 +55,8 @@ def verify(step: int | None, as_json: bool, plans_dir: Path | None) -> None:
         if failed is not None and failed.output_tail:
             click.echo(f"--- last lines of `{failed.command}` ---")
             click.echo(failed.output_tail)
+        for line in on_base_said(base or {}):
+            click.echo(line)
         if store.exists():
             click.echo(f"evidence recorded in {evidence_path(store, step)}")
         else:

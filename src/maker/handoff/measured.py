@@ -55,9 +55,9 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.records import StepRecord
 
-__all__ = ["LATER_FIELD", "MEASURE_KEY", "MEASURED_FIELD", "NESTED_FIELD", "NO_FILE_CHANGED",
-           "NAMED_FIELDS", "STALE_FIELD", "STALE_INPUTS", "TESTS_FIELD", "TESTS_WEAKENED",
-           "check_measured", "code_run_later", "end_tree",
+__all__ = ["BASE_FIELD", "LATER_FIELD", "MEASURED_FIELD", "MEASURE_KEY", "NAMED_FIELDS",
+           "NESTED_FIELD", "NO_FILE_CHANGED", "PASS_ON_BASE", "STALE_FIELD", "STALE_INPUTS",
+           "TESTS_FIELD", "TESTS_WEAKENED", "check_measured", "code_run_later", "end_tree",
            "files_note", "measure_start", "measured_changes", "measured_lines",
            "nested_repositories", "step_files"]
 
@@ -74,6 +74,8 @@ STALE_INPUTS = "STALE INPUTS"  # what a person reads of it
 TESTS_FIELD = "tests_weakened"  # the accepted handoff: test files it weakened, each with why
 TESTS_WEAKENED = "TESTS WEAKENED"  # what a person reads of them (maker.handoff.weak_tests)
 NAMED_FIELDS = (STALE_FIELD, LATER_FIELD, NESTED_FIELD, TESTS_FIELD)  # each asks a person
+BASE_FIELD = "tests_pass_on_base"  # the accepted handoff: its test files that pass without it
+PASS_ON_BASE = "TESTS PASS ON THE BASE"  # what a person reads of them (maker.handoff.on_base)
 
 
 def measure_start(store: PlanStore, n: int) -> str | None:
@@ -305,6 +307,10 @@ def files_note(record: StepRecord, handoff: dict[str, Any]) -> str:
     if isinstance(weak, list) and weak:
         named.append(f"{TESTS_WEAKENED}: {_shown([str(n) for n in weak])} (its checks pass "
                      "with these: read the diff before you count them as evidence)")
+    base = handoff.get(BASE_FIELD)
+    if isinstance(base, list) and base:
+        named.append(f"{PASS_ON_BASE}: {_shown([str(n) for n in base])} (they pass on the "
+                     "code before the step too: evidence of nothing about its change)")
     nested = handoff.get(NESTED_FIELD)
     if isinstance(nested, list) and nested:
         named.append(f"{NESTED_ADDED}: {_shown([str(n) for n in nested])} (a repository of "

@@ -24,6 +24,7 @@ from maker.executor.state.schedule import next_steps
 from maker.handoff.evidence import project_dir
 from maker.handoff.gate import inspect_handoff
 from maker.handoff.measured import (
+    BASE_FIELD,
     LATER_FIELD,
     MEASURED_FIELD,
     NESTED_FIELD,
@@ -32,10 +33,13 @@ from maker.handoff.measured import (
     code_run_later,
     nested_repositories,
 )
+from maker.handoff.on_base import passes_on_base
 from maker.handoff.weak_tests import weakened_tests
 from maker.store.notes import add_notes
 from maker.store.records import StepRecord, StoredPlan
+from maker.store.workspace import step_project
 from maker.tools.git.git_tree import MAX_PATHS
+from maker.verify.detect import detect_commands
 from maker.yaml_cleaner.dump import canonical_sha256
 
 if TYPE_CHECKING:  # (VoteRecord by type only: a hook's acceptance, with no vote, does not
@@ -126,6 +130,10 @@ def accept_handoff(store: PlanStore, text: str | bytes, vote: VoteRecord | None 
             weak = weakened_tests(store, record, checked.measured)
             if weak:
                 data[TESTS_FIELD] = weak
+            proved = [f for f in passes_on_base(store, record.number, step_project(
+                store, record)) if f in checked.measured]
+            if proved:
+                data[BASE_FIELD] = proved
         if run is not None:
             data["verification"] = {
                 "finished_at": run.finished_at, "status": run.status,
@@ -217,8 +225,6 @@ def _body(store: PlanStore, record: StepRecord, handoff: Handoff,
 def _verification_lines(store: PlanStore, handoff: Handoff,
                         run: VerificationRun | None) -> list[str]:
     """What ``maker verify`` ran for this handoff (its sealed run): only this is evidence."""
-    from maker.verify.detect import detect_commands
-
     if run is not None:
         return [f"- `{e.command}` → exit {e.exit_code}" for e in run.commands] + [
             "", f"Recorded by `maker verify` at {run.finished_at}: {run.status}."]

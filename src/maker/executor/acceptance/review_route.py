@@ -26,7 +26,14 @@ from maker.executor.rules.step_rules import (
     review_reasons,
     skip_review,
 )
-from maker.handoff.measured import MEASURE_KEY, MEASURED_FIELD, NAMED_FIELDS, step_files
+from maker.handoff.measured import (
+    BASE_FIELD,
+    MEASURE_KEY,
+    MEASURED_FIELD,
+    NAMED_FIELDS,
+    step_files,
+)
+from maker.handoff.weak_tests import is_test_file
 from maker.store.settings import load_settings
 from maker.tools.registry import READ_ONLY_TOOLS
 
@@ -108,8 +115,10 @@ def review_need(store: PlanStore, record: StepRecord, policy: str,
         # only word for what it did, and no policy takes it on that word (the person's
         # question says NO FILE CHANGED: maker.handoff.measured.files_note).
         route = "person"
-    if any(handoff.get(field) for field in NAMED_FIELDS):
-        route = "person"  # (stale inputs, code run later, a nested repository, weak tests)
+    if any(handoff.get(field) for field in NAMED_FIELDS) or (
+            handoff.get(BASE_FIELD) and not all(map(is_test_file, files))):
+        route = "person"  # (stale inputs, code run later, a nested repository, weak tests,
+        #                  a code change whose tests pass without it)
     start = record.meta.get(MEASURE_KEY)
     if isinstance(start, str) and start and not measured:
         # The start was measured and the end could not be (a repository broken or hidden

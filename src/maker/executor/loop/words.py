@@ -23,6 +23,7 @@ from maker.executor.protocol.orient import pending_deviation
 from maker.executor.state.run import live_run, note_reviewer, note_step, stop_run
 from maker.executor.verdicts.outcome import outcome
 from maker.handoff.measured import (
+    BASE_FIELD,
     MEASURED_FIELD,
     NAMED_FIELDS,
     NO_FILE_CHANGED,
@@ -214,7 +215,7 @@ def approval_screen(store: PlanStore) -> str:
              f"  Files (maker measured): {shown}" if files else
              f"  Files: {NO_FILE_CHANGED}" if isinstance(measured, list) else "  Files: -",
              f"  Checks: {'; '.join(checks) if checks else 'none ran'}"]
-    if any(handoff.get(field) for field in NAMED_FIELDS):
+    if any(handoff.get(field) for field in (*NAMED_FIELDS, BASE_FIELD)):
         lines.insert(3, f"  {clip(files_note(record, handoff), 600)}")
     if sweep_said(handoff):
         lines.append(f"  Sweep: {clip(sweep_said(handoff), 300)}")

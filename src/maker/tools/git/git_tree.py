@@ -31,8 +31,8 @@ from pathlib import Path
 from maker.errors import GitError, GitRefusedError
 from maker.tools.git.git_run import Git
 
-__all__ = ["DIFF_TIMEOUT_S", "MAX_PATHS", "TIMEOUT_S", "changed_paths", "file_diff",
-           "gitlinks_added", "line_counts", "snapshot_tree"]
+__all__ = ["DIFF_TIMEOUT_S", "MAX_PATHS", "TIMEOUT_S", "changed_paths", "export_tree",
+           "file_diff", "gitlinks_added", "line_counts", "snapshot_tree"]
 
 # A snapshot gives up after this long (a huge untracked tree), a diff after DIFF_TIMEOUT_S:
 # the gate measures inside a hook that Claude Code gives 30 s (PreToolUse, for a
@@ -297,6 +297,19 @@ def file_diff(project: Path, start: str, end: str, path: str,
     body = lines[at:]
     return (kind, [line[1:] for line in body if line.startswith("+")],
             sum(1 for line in body if line.startswith("-")))
+
+
+def export_tree(project: Path, tree: str, into: Path, timeout: float = TIMEOUT_S) -> bool:
+    """The files of tree ``tree`` (of ``project``'s repository: a measure's start) written
+    under the folder ``into`` as a checkout writes them, running nothing (no filter, no
+    hook); False when git cannot."""
+    git = _git(Path(project), timeout) if _is_id(tree) else None
+    if git is None:
+        return False
+    with tempfile.TemporaryDirectory(prefix="maker-base-") as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        return _run(git, ["read-tree", tree], env, timeout) is not None and _run(
+            git, ["checkout-index", "-a", "-f", f"--prefix={into}/"], env, timeout) is not None
 
 
 def _is_id(text: str) -> bool:

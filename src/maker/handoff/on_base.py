@@ -1,0 +1,173 @@
+"""Tests that can fail: a step's new and changed test files, run on the code before it.
+
+A test is evidence of a change only if it fails without the change. ``maker verify --step
+N``, once the step's own checks pass, writes the tree the step started from (its measure's
+start: ``maker.handoff.measured``) into a throwaway folder in the step's own ``/tmp``, puts
+the step's versions of its test files into it, and runs each file there with the
+project's pytest, inside the step's box: a file that fails (or cannot be collected: what
+it tests is not there yet) can catch what the step changed; one whose tests all pass proves
+nothing about it. The outcome of each file, with the hash of the text that ran, is sealed
+beside the step's evidence (``step-NN-base.json``); at the handoff, a file that passes on
+the base and is still that text is named in the verdict (``TESTS PASS ON THE BASE``).
+
+Only pytest's files (``test_*.py``, ``*_test.py``) are run; a project whose test command
+is not pytest's has none run, and its record says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from maker.core.clock import utc_now
+from maker.errors import GitRefusedError, MakerError
+from maker.handoff.measured import MEASURE_KEY, measured_changes
+from maker.store.atomic import atomic_write
+from maker.store.plan_store import PlanStore
+from maker.store.seal import check, seal
+from maker.store.workspace import step_project
+from maker.tools.box.boundary import step_tmp
+from maker.tools.git.git_tree import export_tree
+from maker.verify.check_run import run_check, step_box
+from maker.verify.detect import VerifyCommand, detect_commands
+
+__all__ = ["FAILS", "PASSES", "base_record_path", "on_base_said", "passes_on_base",
+           "run_on_base"]
+
+FAILS, PASSES = "fails", "passes"  # a file's outcome on the base (else "not run: why")
+_FILES = 10  # test files run on the base in one verification
+_EACH_S = 300.0  # seconds one file may take there
+_SIZE = 1 << 20  # bytes of one test file copied
+
+
+def base_record_path(store: PlanStore, step: int) -> Path:
+    return store.state_dir / "evidence" / f"step-{step:02d}-base.json"
+
+
+def _pytest_file(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def _runner(project: Path, env: dict[str, str]) -> list[str] | None:
+    """The project's pytest as its test command starts it (``.venv/bin/python -m
+    pytest``, ``uv run pytest``), its program by an absolute path; None when the test
+    command is not pytest's."""
+    test = next((c for c in detect_commands(project, env) if c.kind == "test"), None)
+    try:
+        words = shlex.split(test.command) if test is not None else []
+    except ValueError:
+        return None
+    at = next((i for i, w in enumerate(words) if w.rsplit("/", 1)[-1] == "pytest"), None)
+    if at is None:
+        return None
+    words = words[:at + 1]
+    if "/" in words[0] and not words[0].startswith("/"):
+        words[0] = str(project / words[0])
+    return words
+
+
+def _sha(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            data = f.read(_SIZE + 1)
+    except OSError:
+        return None
+    return hashlib.sha256(data).hexdigest() if len(data) <= _SIZE else None
+
+
+def run_on_base(store: PlanStore, step: int, env: dict[str, str] | None = None
+                ) -> dict[str, str] | None:
+    """Run step ``step``'s new and changed pytest files on the tree it started from, each
+    file's outcome (:data:`FAILS`, :data:`PASSES`, ``"not run: why"``) recorded, sealed;
+    None when it changed no such file (or nothing was measured)."""
+    env = dict(os.environ if env is None else env)
+    record = store.load_step(step)
+    start = record.meta.get(MEASURE_KEY)
+    try:
+        changed = measured_changes(store, record)
+    except GitRefusedError:
+        changed = None
+    home = step_project(store, record)
+    tests = [f for f in changed or [] if _pytest_file(f) and (home / f).is_file()
+             and not (home / f).is_symlink() and _sha(home / f) is not None][:_FILES]
+    if not tests or not isinstance(start, str):
+        return None
+    runner = _runner(home, env)
+    outcomes = ({f: "not run: the project's test command is not pytest's" for f in tests}
+                if runner is None else _run_all(store, step, home, start, tests, runner, env))
+    shas = {f: _sha(home / f) for f in tests}
+    atomic_write(base_record_path(store, step), json.dumps(seal({
+        "step": step, "attempt": str(record.meta.get("started_at") or ""),
+        "ran_at": utc_now(), "files": {f: {"outcome": o, "sha256": shas[f]}
+                                       for f, o in outcomes.items()}}), indent=2) + "\n")
+    return outcomes
+
+
+def _run_all(store: PlanStore, step: int, home: Path, start: str, tests: list[str],
+             runner: list[str], env: dict[str, str]) -> dict[str, str]:
+    box = step_box(store, step, home)
+    boxed = box is not None and box("true")[1] is not None
+    own = step_tmp(store.root, step)[0] if boxed and sys.platform.startswith("linux") else None
+    base = Path(tempfile.mkdtemp(prefix="maker-base-", dir=own))
+    inside = f"/tmp/{base.name}" if own is not None else str(base)  # (the box's /tmp: own)
+    try:
+        if not export_tree(home, start, base):
+            return {f: "not run: git could not write the tree the step started from"
+                    for f in tests}
+        for f in tests:
+            (base / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(home / f, base / f, follow_symlinks=False)
+        found = Path(base / "src").is_dir()
+        path = f"{inside}/src:{inside}" if found else inside
+        return {f: _outcome(run_check(VerifyCommand("test", (
+            f"cd {shlex.quote(inside)} && PYTHONDONTWRITEBYTECODE=1 "
+            f"PYTHONPATH={shlex.quote(path)} {shlex.join(runner)} -q -p no:cacheprovider "
+            f"-o addopts= --confcutdir={shlex.quote(inside)} -- {shlex.quote(f)}")),
+            1, 1, home, env, _EACH_S, _EACH_S, None, box if boxed else None).exit_code)
+            for f in tests}
+    except (OSError, MakerError) as exc:
+        return {f: f"not run: {exc}" for f in tests}
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _outcome(code: int) -> str:
+    """pytest's exit code as an outcome: 0 all passed; 1 a test failed, 2 or 3 it could
+    not collect or run them (what they test is not there yet): the file fails."""
+    return {0: PASSES, 1: FAILS, 2: FAILS, 3: FAILS, 5: "not run: it holds no test"}.get(
+        code, f"not run: pytest exited {code}")
+
+
+def _recorded(store: PlanStore, step: int) -> dict[str, Any] | None:
+    try:
+        data = json.loads(base_record_path(store, step).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if check(data) and data.get("step") == step else None
+
+
+def passes_on_base(store: PlanStore, step: int, home: Path) -> list[str]:
+    """The test files whose sealed outcome on the base is :data:`PASSES` and whose text is
+    still the one that ran (``home``: where the step works)."""
+    data = _recorded(store, step)
+    files = data.get("files") if data else None
+    if not isinstance(files, dict):
+        return []
+    return sorted(f for f, said in files.items() if isinstance(said, dict)
+                  and said.get("outcome") == PASSES and said.get("sha256") == _sha(home / f))
+
+
+def on_base_said(outcomes: dict[str, str]) -> list[str]:
+    """One line per file, as ``maker verify`` prints them."""
+    words = {FAILS: "fails there: it can catch what the step changed",
+             PASSES: "passes there: evidence of nothing about the step's change"}
+    return [f"on the code before the step, {f} {words.get(o, o)}"
+            for f, o in sorted(outcomes.items())]
