@@ -265,6 +265,55 @@ def test_a_step_whose_writes_name_git_may_commit(kernel_commits: PlanStore) -> N
     assert log == "x\n"
 
 
+@pytest.mark.parametrize("how", ["link", "file"])
+def test_a_git_folder_named_by_a_link_or_a_file_is_read_only_too(kernel: PlanStore,
+                                                                 how: str) -> None:
+    """The person's `.git` may be a link, or a file (`gitdir: .gitdata`), to a folder in
+    the project: that folder is git's, held as `.git` itself is."""
+    project = kernel.project
+    os.rename(project / ".git", project / ".gitdata")
+    if how == "link":
+        os.symlink(".gitdata", project / ".git")
+    else:
+        (project / ".git").write_text("gitdir: .gitdata\n")
+    (project / "t.sh").write_text("printf ../cm > .gitdata/commondir; echo tried\n")
+    done = _run(kernel, "plugin", "sh t.sh")
+    assert done.stdout == "tried\n" and "Read-only file system" in done.stderr, done.stderr
+    assert not (project / ".gitdata" / "commondir").exists()
+
+
+@pytest.mark.parametrize("where", ["lib", "vendor/lib"])
+@pytest.mark.parametrize("attempt", [
+    "printf 'gitdir: ../evil/.git\\n' > {w}/.git",  # (rewritten in place)
+    "mv {w} moved && mkdir -p {w} && printf 'gitdir: ../evil/.git\\n' > {w}/.git",
+    "mv {top} moved && mkdir -p {w} && printf 'gitdir: ../evil/.git\\n' > {w}/.git",
+], ids=["rewrite", "rename-it", "rename-its-top"])
+def test_a_submodules_git_file_names_no_other_repository(kernel: PlanStore, tmp_path: Path,
+                                                         where: str, attempt: str) -> None:
+    """The person's `git status` enters a submodule and runs what the repository its `.git`
+    names has in its config: a step can neither rewrite that file nor move its folder (or
+    a folder above it) away to put another in its place."""
+    project = kernel.project
+    ids = ["-c", "user.name=a", "-c", "user.email=a@b"]
+    source = tmp_path / "source"
+    subprocess.run(["git", "init", "-q", str(source)], check=True)
+    subprocess.run(["git", *ids, "-C", str(source), "commit", "-q", "--allow-empty", "-m", "s"],
+                   check=True)
+    subprocess.run(["git", *ids, "-c", "protocol.file.allow=always", "submodule", "add", "-q",
+                    str(source), where], cwd=project, check=True, capture_output=True)
+    subprocess.run(["git", *ids, "commit", "-qm", "the person's submodule"], cwd=project,
+                   check=True, capture_output=True)
+    mark = tmp_path / "ran"
+    (project / "evil.sh").write_text(
+        f"git init -q evil && git -C evil config core.fsmonitor 'touch {mark}; false #'\n"
+        + attempt.format(w=where, top=where.split("/")[0]) + "\n")
+    _run(kernel, "plugin", "sh evil.sh")
+    subprocess.run(["git", "status"], cwd=project, capture_output=True, check=False)
+    assert not mark.exists()
+    assert (project / where / ".git").read_text().startswith("gitdir: ")
+    assert "evil" not in (project / where / ".git").read_text()
+
+
 @pytest.mark.parametrize("front", sorted(FRONT_ENDS))
 def test_a_gitlink_the_command_adds_is_taken_out_of_the_index(kernel_commits: PlanStore,
                                                                front: str) -> None:

@@ -5,6 +5,7 @@ writable), decided by the person's own Bash rules on the command as written."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -33,9 +34,10 @@ def no_flags(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "no-config"))
 
 
-def main_call(store: PlanStore, command: str, mode: str = "default") -> dict[str, Any]:
+def main_call(store: PlanStore, command: str, mode: str = "default",
+              cwd: Path | None = None) -> dict[str, Any]:
     raw = run_hook("pre-tool-use", HANDLERS["pre-tool-use"], stdin=json.dumps({
-        "session_id": "sess-1", "cwd": str(store.project), "hook_event_name": "PreToolUse",
+        "session_id": "sess-1", "cwd": str(cwd or store.project), "hook_event_name": "PreToolUse",
         "tool_name": "Bash", "tool_input": {"command": command, "description": "d"},
         "tool_use_id": "t1", "permission_mode": mode}))
     return (json.loads(raw) if raw else {}).get("hookSpecificOutput") or {}
@@ -103,6 +105,18 @@ MESSAGE = "git commit -m \"$(cat <<'EOF'\nfeat: a title\n\nits body, $(not run)\
     ("git commit -m \"$(cat <<'EOF'\nx\nEOF\npytest\nEOF\n)\"", False),  # (ends early)
     ("bash -c 'git commit -m x'", False),
     ("python3 -m pytest", False),
+    ("git rebase -x 'python3 -m pytest' HEAD~1", False),  # (git runs a command itself)
+    ("git bisect run python3 -m pytest", False),
+    ("git submodule foreach make", False),
+    ("git -c core.fsmonitor=./x.sh status", False),  # (an option that names a program)
+    ("git -c user.name=a -c user.email=a@b commit -qm x", True),
+    ("git --exec-path=./tools status", False),
+    ("GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=./x git status",
+     False),
+    ("GIT_AUTHOR_NAME=a git commit -m x", True),
+    ("git config core.fsmonitor ./x.sh && git status", False),
+    ("./git status", False),
+    ("cd bare && git status", False),  # (a folder that looks like a repository of its own)
 ])
 def test_gits_folder_is_writable_to_a_command_that_is_gits_alone_in_the_project(
         kernel: PlanStore, command: str, writable: bool) -> None:
@@ -113,8 +127,29 @@ def test_gits_folder_is_writable_to_a_command_that_is_gits_alone_in_the_project(
     (kernel.project / "src").mkdir()
     (kernel.project / "docs").mkdir()
     (kernel.project / "docs" / ".git").write_text("gitdir: ../elsewhere\n")
+    for part in ("objects", "refs"):
+        (kernel.project / "bare" / part).mkdir(parents=True)
+    (kernel.project / "bare" / "HEAD").write_text("ref: refs/heads/main\n")
     boxed = main_call(kernel, command, mode="bypassPermissions")["updatedInput"]["command"]
     assert f"/{MAIN_GIT_SPEC if writable else MAIN_SPEC} " in boxed
+
+
+def test_the_folder_the_shell_is_in_decides_which_repository_git_runs_in(
+        kernel: PlanStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The client's Bash keeps its folder between calls: a `cd docs` in one call and a
+    `git status` in the next is `cd docs && git status`; and a git that the search path
+    finds in the project (a step's `.venv/bin/git`) is not git."""
+    (kernel.project / "docs").mkdir()
+    (kernel.project / "docs" / ".git").write_text("gitdir: ../elsewhere\n")
+    said = main_call(kernel, "git status", cwd=kernel.project / "docs")
+    assert f"/{MAIN_SPEC} " in said["updatedInput"]["command"]
+    planted = kernel.project / ".venv" / "bin"
+    planted.mkdir(parents=True)
+    (planted / "git").write_text("#!/bin/sh\n")
+    (planted / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{planted}:{os.environ['PATH']}")
+    said = main_call(kernel, "git status")
+    assert f"/{MAIN_SPEC} " in said["updatedInput"]["command"]
 
 
 @pytest.mark.parametrize("command", ["ls -la", "git log --oneline -3", "cat README.md",

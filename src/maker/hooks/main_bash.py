@@ -47,7 +47,8 @@ def main_bash(hook: HookInput) -> Output:
         return allow()
     # (sent again as wrapped: it runs as sent, which the client compares with the last)
     refusal, boxed = (None, sent) if inner is not None else main_boxed(
-        store.root, command, setting=load_settings(store.root).main_boundary)
+        store.root, command, setting=load_settings(store.root).main_boundary,
+        cwd=Path(hook.cwd) if hook.cwd else None)
     if refusal:
         return deny_tool(refusal)
     if boxed is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import os
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -94,8 +95,8 @@ def spec_for(plans_root: Path, workspace: Path | None = None,
         entries.append(("ro", _real(home)))
     if not network:
         entries.append(("net", "none"))
-    git = Path(project) / ".git"
-    if workspace is None and git.is_dir() and not git.is_symlink():
+    git = _own_git(Path(project)) if workspace is None else None
+    if git is not None:
         if commits or _commits_git(writes):
             entries.append(("rw", str(git)))  # (a mount point: it cannot be renamed away)
             entries.append(("gitdir", str(git)))  # (no `commondir` may lead out of it)
@@ -103,6 +104,8 @@ def spec_for(plans_root: Path, workspace: Path | None = None,
                 entries.append(("index", str(git / "index")))
         else:  # (git's own state: no commondir, gitlink or ref a git outside would read)
             entries.append(("ro", str(git)))
+    if workspace is None and (Path(project) / ".git").is_file():
+        entries.append(("ro", str(Path(project) / ".git")))  # (the file that names it)
     if workspace is not None:  # (the main checkout is not its to change, in /tmp too)
         entries.append(("ro", project))
         rel = os.path.relpath(os.path.abspath(plans_root), os.path.abspath(project_of(
@@ -112,6 +115,7 @@ def spec_for(plans_root: Path, workspace: Path | None = None,
     entries.append(("ro", _real(plans_root)))
     entries += [("ro", _real(d)) for d in maker_data_dirs() if d.is_dir()]
     entries += [("ro", p) for p in _git_places(Path(project))]
+    entries += _submodule_files(Path(own))
     later = at_the_top(Path(own), writes)
     entries += [("ro", p) for p in _client_places(Path(own), later)]
     entries += [("ro", p) for p in _hooks_path(Path(own))]
@@ -127,6 +131,20 @@ def spec_for(plans_root: Path, workspace: Path | None = None,
         else:
             entries.append(("hide", place))
     return Spec(tuple(dict.fromkeys(entries)))
+
+
+def _own_git(project: Path) -> Path | None:
+    """The project's git folder when it lies inside the project: ``.git`` itself, or the
+    folder a ``.git`` link or file names (``gitdir: .gitdata``); None else."""
+    dotgit = project / ".git"
+    if dotgit.is_dir() and not dotgit.is_symlink():
+        return dotgit
+    if dotgit.is_symlink() or dotgit.is_file():
+        real = Path(_real(dotgit)) if dotgit.is_symlink() else _gitdir_of(dotgit)
+        if real is not None and real.is_dir() and _under(str(real), str(project)) and \
+                str(real) != str(project):
+            return real
+    return None
 
 
 def _commits_git(writes: list[str] | None) -> bool:
@@ -193,6 +211,30 @@ def _git_places(project: Path) -> list[str]:
         if (git / name).exists():
             places.append(_real(git / name))
     return places + _module_places(git / "modules")
+
+
+def _submodule_files(top: Path) -> list[tuple[str, str]]:
+    """Each submodule's ``.git`` in the working tree (the paths ``.gitmodules`` names)
+    read-only, and each folder from it up to the top a mount point of its own, so none can
+    be renamed away to put another ``.git`` there: the person's ``git status`` enters a
+    submodule and runs what the repository its ``.git`` names has in its config."""
+    dotfile = top / ".gitmodules"
+    try:
+        text = dotfile.read_text(errors="replace")[:1 << 20] if dotfile.is_file() else ""
+    except OSError:
+        text = ""
+    entries: list[tuple[str, str]] = []
+    for rel in re.findall(r"^\s*path\s*=\s*(.+?)\s*$", text, re.M)[:_PLACES_MAX]:
+        dotgit = top / rel / ".git"
+        if ".." in rel.split("/") or rel.startswith("/") or not os.path.lexists(dotgit) or \
+                dotgit.is_symlink() or not _under(_real(dotgit), str(top)):
+            continue
+        folder = dotgit.parent
+        while folder != top and _under(str(folder), str(top)):
+            entries.append(("rw", str(folder)))
+            folder = folder.parent
+        entries.append(("ro", str(dotgit)))
+    return entries
 
 
 def _module_places(modules: Path) -> list[str]:

@@ -24,22 +24,21 @@ A person turns this off with ``main_boundary: off`` in ``plans/settings.yaml``.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from maker.core.paths import project_of
 from maker.tools.box import boundary
 from maker.tools.box.boundary import unwrap_at, wrap, write_spec
 from maker.tools.box.box_spec import SPEC_DIR, Spec, spec_for
-from maker.tools.command.command_walk import walk
+from maker.tools.box.main_git import gits_alone
 
 __all__ = ["MAIN_GIT_SPEC", "MAIN_SPEC", "main_boxed", "main_unwrap"]
 
 MAIN_SPEC = "main.spec"  # under plans/.maker/box/, beside each step's
-MAIN_GIT_SPEC = "main-git.spec"  # a command that runs git: the project's .git writable
+MAIN_GIT_SPEC = "main-git.spec"  # a command that is git's alone: the project's .git writable
 NOTE = ("the command ran in maker's box for the main agent, where plans/, maker's data, "
-        "git's config and hooks (and its whole folder, for a command that runs no git "
-        "itself), the client's settings and the home folder (but its caches) are read-only "
+        "git's config and hooks (and its whole folder, but for a command that is git's alone "
+        "in the project), the client's settings and the home folder (but its caches) are read-only "
         "and a process started before it cannot be seen; if that is why it failed, run it "
         "in a terminal yourself, or set main_boundary: off in plans/settings.yaml")
 
@@ -48,55 +47,8 @@ def _spec_path(plans_root: Path, git: bool = False) -> Path:
     return plans_root / ".maker" / SPEC_DIR / (MAIN_GIT_SPEC if git else MAIN_SPEC)
 
 
-_ELSEWHERE = ("-C", "--git-dir", "--work-tree")  # (git options that name another repository)
-_GIT_ENV = ("GIT_DIR=", "GIT_WORK_TREE=", "GIT_COMMON_DIR=")
-
-
-_QUIET = frozenset({"cd", "echo", "printf", "true", "false", ":", "pwd", "test", "["})  # (no code)
-# A commit message as the client writes one: a quoted here-document, not expanded, to cat
-_MESSAGE = re.compile(r"\$\(cat <<'([A-Za-z_]\w*)'\n(.*)\n\1\n[ \t\n]*\)", re.S)
-
-
-def _message(expansion: str) -> bool:
-    """Whether a ``$(…)`` the walk found is ``$(cat <<'END'`` … ``END)``, which runs
-    nothing (no line of its body ends the here-document early: what follows would run)."""
-    found = _MESSAGE.fullmatch(expansion)
-    return found is not None and found.group(1) not in found.group(2).split("\n")
-
-
-def _runs_git(command: str, plans_root: Path) -> bool:
-    """Whether ``command`` is git's alone (at any depth the walk follows; beside it only
-    builtins that run no code), each git in the project's own repository: a test run beside
-    it (``git add . && pytest``) runs the project's code, and a ``git -C docs`` (or a git in
-    a folder) whose ``.git`` a step left runs that repository's programs; neither may find
-    git's folder writable. What the walk cannot follow is not git's alone."""
-    project = Path(project_of(plans_root))
-    walked = walk(command, project)
-    gits = [run for run in walked.runs if run.name == "git"]
-    return (bool(gits) and all(u.kind == "expands" and _message(u.word) for u in walked.unknowns)
-            and all(run.name == "git" or run.name in _QUIET for run in walked.runs)
-            and all(_in_the_project(run.args, run.assignments, run.cwds, project)
-                    for run in gits))
-
-
-def _in_the_project(args: list[str], assignments: tuple[str, ...], cwds: tuple[Path, ...],
-                    project: Path) -> bool:
-    if any(a in _ELSEWHERE or a.startswith(tuple(f"{o}=" for o in _ELSEWHERE[1:]))
-           for a in args) or any(a.startswith(_GIT_ENV) for a in assignments):
-        return False
-    for cwd in cwds:
-        here = Path(cwd)
-        if here != project and project not in here.parents:
-            return False
-        while here != project:  # (a .git below the project's top: another repository)
-            if (here / ".git").exists() or (here / ".git").is_symlink():
-                return False
-            here = here.parent
-    return True
-
-
-def main_boxed(plans_root: Path, command: str, *,
-               setting: str = "auto") -> tuple[str | None, str | None]:
+def main_boxed(plans_root: Path, command: str, *, setting: str = "auto",
+               cwd: Path | None = None) -> tuple[str | None, str | None]:
     """``(refusal, command wrapped in the main agent's box)`` for the plan in
     ``plans_root``; ``(None, None)`` where the person's ``setting`` is ``off`` or the
     machine can make no box (as without maker); refused where a path the box must
@@ -104,7 +56,7 @@ def main_boxed(plans_root: Path, command: str, *,
     one to turn the box off)."""
     if setting == "off" or not boundary.protection().kernel:  # (looked up at each call)
         return None, None
-    git = _runs_git(command, plans_root)
+    git = gits_alone(command, Path(project_of(plans_root)), cwd)  # (.git writable to it)
     spec = spec_for(plans_root, signs=True, commits=git)
     broken = next((p for _, p in spec.entries if "\n" in p), None)
     if broken is not None:
