@@ -88,6 +88,7 @@ from maker.executor.acceptance.review_loop import apply_review
 from maker.executor.acceptance.review_route import ReviewNeed, review_need
 from maker.executor.state.lifecycle import default_step, flush_overview
 from maker.executor.state.schedule import SKIPPED, plan_schedule
+from maker.handoff.measured import files_note
 from maker.store import changes
 from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord, StoredPlan
@@ -322,8 +323,10 @@ class Orchestrator(Module):
             why = (" (no reviewer is available to this run: /maker:step reviews it, or "
                    "approve it without a review with `STEP_SKIP_REVIEW=1 maker step "
                    f"approve {n}`)")
+        note = files_note(store.load_step(n), store.read_handoff(n) or {})  # (not to miss)
         raise RunStop(EXIT_APPROVAL, f"step {n} ({record.title}) is done and awaits "
-                    f"approval{why}. To go on: `maker step approve {n}` in a terminal, "
+                    f"approval{why}.{f' {note}.' if note else ''} To go on: `maker step "
+                    f"approve {n}` in a terminal, "
                     f"or /maker:step (/maker:approve {n}) in Claude Code; then "
                     "`maker run` continues the plan", None)
 

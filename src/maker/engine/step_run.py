@@ -45,6 +45,7 @@ from maker.executor.protocol.orient import pending_deviation
 from maker.executor.rules.step_rules import settings
 from maker.executor.rules.vote_rules import VoteRecord, step_votes
 from maker.executor.state.lifecycle import fail_step, start_step
+from maker.handoff.on_base import run_on_base
 from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord
 from maker.store.workspace import worktree_of
@@ -134,6 +135,8 @@ class StepRun:
             apart = worktree_of(store, record) is not None  # (run beside others)
             if output.get("status") == "complete":
                 run = await verify_apart(store, n) if apart else run_verification(store, step=n)
+                if run.passed and not apart:  # (apart: maker verify ran them, in the worktree)
+                    run_on_base(store, n)  # (its new tests on the code before it, sealed)
                 if run.status == "failed":
                     # The count is maker verify's record of this run of the step.
                     if fix_budget_spent(run.failed_runs, bounds.max_fix_attempts):
