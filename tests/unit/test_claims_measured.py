@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from harness.named import named_to_the_person
 from harness.step_plans import handoff, step_spec, write
 from maker.cli.main import cli
 from maker.errors import HandoffRejectedError
@@ -293,7 +294,6 @@ def test_a_file_that_runs_code_later_below_the_top_is_named_and_no_policy_takes_
     below it (a tree walk on every call): one there is named to the person at the
     question, on the screen and in maker status, and the step goes to them whatever the
     policy. One the step's writes name is its own."""
-    from maker.executor.acceptance.review_route import review_need
     from maker.handoff.measured import RUNS_LATER
 
     store = _started(project)
@@ -301,11 +301,7 @@ def test_a_file_that_runs_code_later_below_the_top_is_named_and_no_policy_takes_
     (project / made).write_text("echo planted\n")
     accept_handoff(store, handoff(1, files_changed=[made]))
     assert store.read_handoff(1)["runs_later_added"][0].startswith(f"{made} (")
-    assert review_need(store, store.load_step(1), "auto").route == "person"
-    out = outcome(store, 1)
-    assert f"{RUNS_LATER}: {made} (" in out["ask"]["questions"][0]["question"]
-    assert f"{RUNS_LATER}: {made} (" in approval_screen(store)
-    assert RUNS_LATER in status_summary(store)
+    named_to_the_person(store, 1, f"{RUNS_LATER}: {made} (", RUNS_LATER)
 
 
 def test_a_file_that_runs_code_later_the_writes_name_is_the_steps_own(project: Path) -> None:

@@ -11,14 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from harness.named import named_to_the_person
 from harness.step_plans import handoff, step_spec, write
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.acceptance.review_route import review_need
-from maker.executor.loop.status_view import status_summary
-from maker.executor.loop.words import approval_screen
 from maker.executor.protocol.orient import record_orient
 from maker.executor.state.lifecycle import start_step
-from maker.executor.verdicts.outcome import outcome
 from maker.handoff.measured import TESTS_FIELD, TESTS_WEAKENED
 from maker.handoff.weak_tests import is_test_file, weakened
 from maker.store.plan_store import PlanStore
@@ -68,11 +66,7 @@ def test_a_weakened_test_is_named_and_no_policy_takes_the_step(
     change(project)
     files = [named.split(" (")[0]]
     assert _accepted(store, files) == [named]
-    assert review_need(store, store.load_step(1), "auto").route == "person"
-    out = outcome(store, 1)
-    assert f"{TESTS_WEAKENED}: {named}" in out["ask"]["questions"][0]["question"]
-    assert f"{TESTS_WEAKENED}: {named}" in approval_screen(store)
-    assert TESTS_WEAKENED in status_summary(store)
+    named_to_the_person(store, 1, f"{TESTS_WEAKENED}: {named}", TESTS_WEAKENED)
 
 
 def test_tests_only_added_with_assertions_are_the_policys(project: Path) -> None:
