@@ -89,6 +89,18 @@ def test_a_misspelt_field_does_not_hide_the_steps_other_problems():
     ]
 
 
+def test_a_misspelt_required_field_does_not_hide_them_either():
+    """Its misspelling is named, and the step is checked as meant (the field it names)."""
+    misspelt = step(0, depends_on=[0, 0])
+    misspelt["task_descripton"] = misspelt.pop("task_description")
+    assert messages(plan(misspelt, step(1, next_step_sequence_number=-1))) == [
+        "step 0: task_descripton: is not a step field (fix: did you mean `task_description`?)",
+        "step 0: task_description: missing (fix: add `task_description:` (a text))",
+        "step 0: depends_on: step 0 depends on itself (fix: remove 0 from depends_on)",
+        "step 0: depends_on: step 0 is named twice (fix: name step 0 once in depends_on)",
+    ]
+
+
 @pytest.mark.parametrize(("raw", "expected"), [
     (["a"], "plan: the plan must be a mapping with `reasoning` and `plan`, got a list"),
     ("prose", "plan: the plan must be a mapping with `reasoning` and `plan`, got str"),

@@ -22,6 +22,7 @@ from maker.core.models import END, RUNTIME_DECIDED, Plan
 from maker.errors import Problem, YAMLCleanError
 from maker.planner.parser import (
     MAX_COMPONENTS,
+    STEP_FIELDS,
     UNKNOWN_FIELD,
     _plan_problems,
     _step_problems,
@@ -88,11 +89,13 @@ def lint_plan(raw: Any, registry: ToolRegistry | None = None) -> list[Problem]:
             continue
         number = item.get("step")
         if isinstance(number, int) and not isinstance(number, bool):
-            numbered.append((index, number, item))
             # A broken step gets no semantic checks: they would only echo its problems.
-            # A field it misspells alone does not break it: its other problems are said too.
-            if all(p.message.startswith(UNKNOWN_FIELD) for p in broken):
-                valid.append(LintStep(index, number, item))
+            # A field it misspells does not break it: checked as meant (the field the
+            # misspelling names), its other problems are said too.
+            meant = _as_meant(item)
+            numbered.append((index, number, meant))
+            if all(p.message.startswith(UNKNOWN_FIELD) for p in _step_problems(index, meant)):
+                valid.append(LintStep(index, number, meant))
     if not steps:
         return problems
     registry = registry or _default_registry()
@@ -118,6 +121,19 @@ def lint_plan(raw: Any, registry: ToolRegistry | None = None) -> list[Problem]:
     problems += _flow_problems(numbered, valid_by_number, position)
     problems += _component_problems(valid)
     return problems
+
+
+def _as_meant(item: dict[str, Any]) -> dict[str, Any]:
+    """``item`` with each misspelt key under the step field it likely means (as the
+    problem of the misspelling names it), where the step has no such field already."""
+    meant = dict(item)
+    for key in item:
+        if key in STEP_FIELDS or not isinstance(key, str):
+            continue
+        close = difflib.get_close_matches(key, STEP_FIELDS, n=1, cutoff=0.6)
+        if close and close[0] not in meant:
+            meant[close[0]] = meant.pop(key)
+    return meant
 
 
 _DEFAULT: ToolRegistry | None = None
