@@ -284,6 +284,20 @@ def step_files(handoff: dict[str, Any]) -> list[str]:
     return [str(f) for f in chosen or [] if isinstance(f, (str, int, float))]
 
 
+# What a person must not miss, per field of an accepted handoff that lists files: what
+# they read first, and why it matters.
+_LISTED = (
+    (LATER_FIELD, RUNS_LATER, "a tool or the client runs it on its own, outside any box: keep "
+     "it only if you meant to, else remove it before you enter its folder"),
+    (TESTS_FIELD, TESTS_WEAKENED, "its checks pass with these: read the diff before you count "
+     "them as evidence"),
+    (BASE_FIELD, PASS_ON_BASE, "they pass on the code before the step too: evidence of "
+     "nothing about its change"),
+    (NESTED_FIELD, NESTED_ADDED, "a repository of its own in the project: git enters it and "
+     "runs the programs its own config names; keep it only if you meant to, else remove it"),
+)
+
+
 def files_note(record: StepRecord, handoff: dict[str, Any]) -> str:
     """What a person must not miss about an accepted handoff: inputs that changed under
     a step that never oriented, files it made that run code later, tests it weakened, a
@@ -298,24 +312,10 @@ def files_note(record: StepRecord, handoff: dict[str, Any]) -> str:
         named.append(f"{STALE_INPUTS}: " + "; ".join(str(s) for s in stale[:3]) + " (the "
                      "step never oriented, so maker checked when it handed off: decide "
                      "whether its answer still holds)")
-    later = handoff.get(LATER_FIELD)
-    if isinstance(later, list) and later:
-        named.append(f"{RUNS_LATER}: {_shown([str(n) for n in later])} (a tool or the "
-                     "client runs it on its own, outside any box: keep it only if you meant "
-                     "to, else remove it before you enter its folder)")
-    weak = handoff.get(TESTS_FIELD)
-    if isinstance(weak, list) and weak:
-        named.append(f"{TESTS_WEAKENED}: {_shown([str(n) for n in weak])} (its checks pass "
-                     "with these: read the diff before you count them as evidence)")
-    base = handoff.get(BASE_FIELD)
-    if isinstance(base, list) and base:
-        named.append(f"{PASS_ON_BASE}: {_shown([str(n) for n in base])} (they pass on the "
-                     "code before the step too: evidence of nothing about its change)")
-    nested = handoff.get(NESTED_FIELD)
-    if isinstance(nested, list) and nested:
-        named.append(f"{NESTED_ADDED}: {_shown([str(n) for n in nested])} (a repository of "
-                     "its own in the project: git enters it and runs the programs its own "
-                     "config names; keep it only if you meant to, else remove it)")
+    for field, label, why in _LISTED:
+        listed = handoff.get(field)
+        if isinstance(listed, list) and listed:
+            named.append(f"{label}: {_shown([str(n) for n in listed])} ({why})")
     if named:
         return " ".join(named)
     measured = handoff.get(MEASURED_FIELD)
