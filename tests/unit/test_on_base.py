@@ -126,6 +126,17 @@ def test_no_pytest_no_run(started: PlanStore, monkeypatch: pytest.MonkeyPatch) -
         "not run: the project's test command is not pytest's"}
 
 
+def test_past_their_time_the_files_are_not_run_and_prove_nothing_either_way(
+        started: PlanStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    from maker.handoff import on_base
+
+    monkeypatch.setattr(on_base, "_ALL_S", 0.0)
+    _fixed_with_tests(started.project)
+    said = _verify(started)["on_base"]
+    assert isinstance(said, dict) and set(said.values()) == {
+        "not run: out of time (maker gives them 0 s all told)"}
+
+
 @pytest.mark.kernel
 def test_in_the_box_the_base_runs_from_the_steps_own_tmp(started: PlanStore) -> None:
     require_kernel()

@@ -23,6 +23,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ from maker.store.seal import check, seal
 from maker.store.workspace import step_project
 from maker.tools.box.boundary import step_tmp
 from maker.tools.git.git_tree import export_tree
-from maker.verify.check_run import run_check, step_box
+from maker.verify.check_run import TIMEOUT_EXIT_CODE, run_check, step_box
 from maker.verify.detect import VerifyCommand, detect_commands
 
 __all__ = ["FAILS", "PASSES", "base_record_path", "on_base_said", "passes_on_base",
@@ -43,7 +44,8 @@ __all__ = ["FAILS", "PASSES", "base_record_path", "on_base_said", "passes_on_bas
 
 FAILS, PASSES = "fails", "passes"  # a file's outcome on the base (else "not run: why")
 _FILES = 10  # test files run on the base in one verification
-_EACH_S = 300.0  # seconds one file may take there
+_ALL_S = 180.0  # seconds they may take there, all told (a Bash call waits for them)
+_NO_FOLDER = 97  # the base's folder was not there to run in: not run, not a failure
 _SIZE = 1 << 20  # bytes of one test file copied
 
 
@@ -116,7 +118,10 @@ def _run_all(store: PlanStore, step: int, home: Path, start: str, tests: list[st
     box = step_box(store, step, home)
     boxed = box is not None and box("true")[1] is not None
     own = step_tmp(store.root, step)[0] if boxed and sys.platform.startswith("linux") else None
+    if boxed and sys.platform.startswith("linux") and own is None:
+        return {f: "not run: the step's own /tmp cannot be made" for f in tests}
     base = Path(tempfile.mkdtemp(prefix="maker-base-", dir=own))
+    deadline = time.monotonic() + _ALL_S
     inside = f"/tmp/{base.name}" if own is not None else str(base)  # (the box's /tmp: own)
     try:
         if not export_tree(home, start, base):
@@ -127,12 +132,16 @@ def _run_all(store: PlanStore, step: int, home: Path, start: str, tests: list[st
             shutil.copyfile(home / f, base / f, follow_symlinks=False)
         found = Path(base / "src").is_dir()
         path = f"{inside}/src:{inside}" if found else inside
-        return {f: _outcome(run_check(VerifyCommand("test", (
-            f"cd {shlex.quote(inside)} && PYTHONDONTWRITEBYTECODE=1 "
-            f"PYTHONPATH={shlex.quote(path)} {shlex.join(runner)} -q -p no:cacheprovider "
-            f"-o addopts= --confcutdir={shlex.quote(inside)} -- {shlex.quote(f)}")),
-            1, 1, home, env, _EACH_S, _EACH_S, None, box if boxed else None).exit_code)
-            for f in tests}
+        outcomes = {}
+        for f in tests:
+            left = deadline - time.monotonic()
+            outcomes[f] = f"not run: out of time (maker gives them {_ALL_S:g} s all told)" \
+                if left < 1 else _outcome(run_check(VerifyCommand("test", (
+                    f"cd {shlex.quote(inside)} || exit {_NO_FOLDER}; PYTHONDONTWRITEBYTECODE=1 "
+                    f"PYTHONPATH={shlex.quote(path)} {shlex.join(runner)} -q -p no:cacheprovider "
+                    f"-o addopts= --confcutdir={shlex.quote(inside)} -- {shlex.quote(f)}")),
+                    1, 1, home, env, left, left, None, box if boxed else None).exit_code)
+        return outcomes
     except (OSError, MakerError) as exc:
         return {f: f"not run: {exc}" for f in tests}
     finally:
@@ -142,7 +151,9 @@ def _run_all(store: PlanStore, step: int, home: Path, start: str, tests: list[st
 def _outcome(code: int) -> str:
     """pytest's exit code as an outcome: 0 all passed; 1 a test failed, 2 or 3 it could
     not collect or run them (what they test is not there yet): the file fails."""
-    return {0: PASSES, 1: FAILS, 2: FAILS, 3: FAILS, 5: "not run: it holds no test"}.get(
+    return {0: PASSES, 1: FAILS, 2: FAILS, 3: FAILS, 5: "not run: it holds no test",
+            _NO_FOLDER: "not run: the tree before the step was not there to run in",
+            TIMEOUT_EXIT_CODE: "not run: out of time"}.get(
         code, f"not run: pytest exited {code}")
 
 
