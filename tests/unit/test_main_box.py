@@ -117,13 +117,21 @@ MESSAGE = "git commit -m \"$(cat <<'EOF'\nfeat: a title\n\nits body, $(not run)\
     ("git config core.fsmonitor ./x.sh && git status", False),
     ("./git status", False),
     ("cd bare && git status", False),  # (a folder that looks like a repository of its own)
+    ("git push -u origin feature && gh pr create --fill", True),  # (gh pushes with git)
+    ("gh pr create --title t --body \"$(cat <<'EOF'\nthe body\nEOF\n)\"", True),
+    ("gh pr create --fill && pytest", False),
 ])
 def test_gits_folder_is_writable_to_a_command_that_is_gits_alone_in_the_project(
-        kernel: PlanStore, command: str, writable: bool) -> None:
+        kernel: PlanStore, command: str, writable: bool,
+        tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """git's folder is writable only to a command that is git's alone (but builtins that
     run no code), in the project's own repository: beside the project's code (a test run)
     or in a repository a step left (docs/.git), a planted program could make a commondir
     that a git of the person's reads while the command runs."""
+    tools = tmp_path_factory.mktemp("person-bin")  # (GitHub's gh, outside the project)
+    (tools / "gh").write_text("#!/bin/sh\n")
+    (tools / "gh").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{os.environ['PATH']}:{tools}")
     (kernel.project / "src").mkdir()
     (kernel.project / "docs").mkdir()
     (kernel.project / "docs" / ".git").write_text("gitdir: ../elsewhere\n")

@@ -5,8 +5,9 @@ the project's own repository, running nothing that git's own options or the proj
 files choose: else a program a step planted could make a ``commondir`` (or a ref, a
 gitlink) that a git of the person's, run meanwhile, would read. Such a command:
 
-- runs git and, beside it, only builtins that run no code (``cd``, ``echo``, …); an
-  expansion only as the client writes a commit message (``$(cat <<'EOF'`` … ``EOF)``);
+- runs git (or GitHub's ``gh``, whose ``pr create`` pushes with git) and, beside it, only
+  builtins that run no code (``cd``, ``echo``, …); an expansion only as the client writes
+  a commit message (``$(cat <<'EOF'`` … ``EOF)``);
 - runs the git (and the ``cat``) that the search path finds outside the project (a
   ``.venv/bin/git`` a step planted is not git);
 - gives git no option that names a program or another repository (``-c`` only for a
@@ -50,15 +51,16 @@ def gits_alone(command: str, project: Path, cwd: Path | None = None) -> bool:
     folder writable (see the module's docstring)."""
     project = Path(os.path.realpath(project))
     walked = walk(command, Path(os.path.realpath(cwd)) if cwd is not None else project)
-    gits = [run for run in walked.runs if run.name == "git"]
-    if not gits or not all(run.name == "git" or (run.name in _QUIET and run.argv[0] in _QUIET)
+    gits = [run for run in walked.runs if run.name in ("git", "gh")]
+    if not gits or not all(run in gits or (run.name in _QUIET and run.argv[0] in _QUIET)
                            for run in walked.runs):
         return False
     if walked.unknowns and not (_found(["cat"], project) and all(
             u.kind == "expands" and _message(u.word) for u in walked.unknowns)):
         return False
-    return all(_found(list(run.argv[:1]), project) and _options(run) and
-               _in_the_project(run.cwds, project) for run in gits)
+    return all(_found(list(run.argv[:1]), project) and _in_the_project(run.cwds, project)
+               and (_options(run) if run.name == "git" else not any(
+                   a.startswith("GIT_") for a in run.assignments)) for run in gits)
 
 
 def _message(expansion: str) -> bool:
