@@ -300,10 +300,11 @@ _LISTED = (
 
 def files_note(record: StepRecord, handoff: dict[str, Any]) -> str:
     """What a person must not miss about an accepted handoff: inputs that changed under
-    a step that never oriented, files it made that run code later, tests it weakened, a
-    nested repository it added (each that holds, in that order), that a step whose tools
-    can write changed no file (measured), or that the files are only the executor's claim
-    (nothing measured: no git); "" else."""
+    a step that never oriented, then each list of :data:`_LISTED` (files that run code
+    later, tests it weakened, tests that pass on the base, nested repositories), all that
+    hold, in that order; else that a step whose tools can write changed no file
+    (measured), or that the files are only the executor's claim (nothing measured: no
+    git); "" else."""
     if not handoff:
         return ""
     named = []
