@@ -349,6 +349,19 @@ CASES: list[Case] = [
          ("person_git_during",),
          holds_by="kernel (the main agent's box: git's folder read-only to a command that "
                   "runs no git)"),
+    Case("race", "commondir-main-nested-added", "a repository the step made in vendor/, "
+         "whose fsmonitor makes a commondir into the tree and waits; the main agent's `git "
+         "add -A && git status` adds it and would enter it; the person's git status meanwhile",
+         (*plant("mkdir -p cm && cp -r .git/objects .git/refs .git/HEAD cm/ && printf '"
+                 + FSMON_P + "' > cm/config\n" + NESTED.split("\n")[0] + "\n"
+                 "git init -q vendor/x && git -C vendor/x commit -q --allow-empty -m n\n"
+                 "printf '#!/bin/sh\\nprintf ../cm > {p}/.gi''t/commondir\\nsleep 2\\n"
+                 "exit 1\\n' > fsmon.sh\nchmod +x fsmon.sh && echo d > vendor/x/f\n"
+                 "git -C vendor/x config core.fsmonitor {p}/fsmon.sh\n"),
+          bash("git add -A && git status", agent=MAIN)),
+         ("person_git_during",),
+         holds_by="kernel and git (the main agent's box: where git's folder is writable, "
+                  "git enters no nested repository)"),
     Case("race", "commondir-main-git-gitfile", "a `.git` file left in docs/ names a "
          "repository of the step's whose fsmonitor makes a commondir into the tree and "
          "waits; the main agent's `git -C docs status`; the person's git status meanwhile",

@@ -288,11 +288,14 @@ def test_a_git_folder_named_by_a_link_or_a_file_is_read_only_too(kernel: PlanSto
     "mv {w} moved && mkdir -p {w} && printf 'gitdir: ../evil/.git\\n' > {w}/.git",
     "mv {top} moved && mkdir -p {w} && printf 'gitdir: ../evil/.git\\n' > {w}/.git",
 ], ids=["rewrite", "rename-it", "rename-its-top"])
+@pytest.mark.parametrize("initialised", [True, False], ids=["initialised", "uninitialised"])
 def test_a_submodules_git_file_names_no_other_repository(kernel: PlanStore, tmp_path: Path,
-                                                         where: str, attempt: str) -> None:
+                                                         where: str, attempt: str,
+                                                         initialised: bool) -> None:
     """The person's `git status` enters a submodule and runs what the repository its `.git`
-    names has in its config: a step can neither rewrite that file nor move its folder (or
-    a folder above it) away to put another in its place."""
+    names has in its config: a step can neither rewrite that file (nor put one in an
+    uninitialised submodule's empty folder) nor move its folder (or a folder above it)
+    away to put another in its place."""
     project = kernel.project
     ids = ["-c", "user.name=a", "-c", "user.email=a@b"]
     source = tmp_path / "source"
@@ -303,6 +306,10 @@ def test_a_submodules_git_file_names_no_other_repository(kernel: PlanStore, tmp_
                     str(source), where], cwd=project, check=True, capture_output=True)
     subprocess.run(["git", *ids, "commit", "-qm", "the person's submodule"], cwd=project,
                    check=True, capture_output=True)
+    if not initialised:  # (as a clone without --recurse-submodules leaves it: empty)
+        subprocess.run(["git", "submodule", "--quiet", "deinit", "-f", where], cwd=project,
+                       check=True, capture_output=True)
+        assert (project / where).is_dir() and not any((project / where).iterdir())
     mark = tmp_path / "ran"
     (project / "evil.sh").write_text(
         f"git init -q evil && git -C evil config core.fsmonitor 'touch {mark}; false #'\n"
@@ -310,6 +317,9 @@ def test_a_submodules_git_file_names_no_other_repository(kernel: PlanStore, tmp_
     _run(kernel, "plugin", "sh evil.sh")
     subprocess.run(["git", "status"], cwd=project, capture_output=True, check=False)
     assert not mark.exists()
+    if not initialised:
+        assert not os.path.lexists(project / where / ".git")
+        return
     assert (project / where / ".git").read_text().startswith("gitdir: ")
     assert "evil" not in (project / where / ".git").read_text()
 

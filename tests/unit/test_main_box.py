@@ -160,6 +160,31 @@ def test_the_folder_the_shell_is_in_decides_which_repository_git_runs_in(
     assert f"/{MAIN_SPEC} " in said["updatedInput"]["command"]
 
 
+def test_where_gits_folder_is_writable_git_enters_no_nested_repository(
+        kernel: PlanStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repository a step made in the project, whose config names an fsmonitor: the main
+    agent's `git add -A && git status` adds it as a gitlink, and git would enter it (its
+    fsmonitor run where git's folder is writable). It is not entered; the gitlink is
+    still seen, and a person's own `-c` settings (GIT_CONFIG_COUNT) still count."""
+    mark = tmp_path / "ran"
+    sub = kernel.project / "vendor" / "x"
+    sub.mkdir(parents=True)
+    ident = ["-c", "user.name=s", "-c", "user.email=s@x"]
+    for args in (["init", "-q"], [*ident, "commit", "-q", "--allow-empty", "-m", "n"],
+                 ["config", "core.fsmonitor", f"touch {mark}; false #"]):
+        subprocess.run(["git", "-C", str(sub), *args], check=True, capture_output=True)
+    (sub / "f").write_text("dirty\n")
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "status.short")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "true")
+    boxed = main_call(kernel, "git add -A && git status && git diff --cached --stat")
+    assert f"/{MAIN_GIT_SPEC} " in boxed["updatedInput"]["command"]
+    done = run(kernel, boxed["updatedInput"]["command"])
+    assert not mark.exists(), "the nested repository's fsmonitor ran"
+    assert "vendor/x" in done.stdout and "Subproject commit" not in done.stdout
+    assert "A  vendor/x" in done.stdout, done.stdout  # (the person's status.short)
+
+
 @pytest.mark.parametrize("command", ["ls -la", "git log --oneline -3", "cat README.md",
                                      "maker  status"])  # (a lookalike of maker's own)
 def test_a_read_only_command_runs_in_the_box_without_a_prompt(kernel: PlanStore,

@@ -42,9 +42,8 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND = 32, 1024, 2048, 4096
 MS_REC, MS_RELATIME, MS_STRICTATIME = 16384, 1 << 21, 1 << 24
 CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
-_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC,
-          "noatime": MS_NOATIME, "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME,
-          "strictatime": MS_STRICTATIME}
+_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": MS_NOATIME,
+          "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME, "strictatime": MS_STRICTATIME}
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"  # (macOS's own, in a folder only the system writes)
 _LEFT = ("/proc", "/dev")  # (their own kinds: devices, the fresh /proc)
 # The kernel's own knobs (a person who is root is root in the box: a core pattern or a
@@ -70,24 +69,14 @@ def _enc(text: str | None) -> bytes | None:
 def mount(source: str | None, target: str, fstype: str | None, flags: int,
           data: str | None = None) -> None:
     if _libc.mount(_enc(source), _enc(target), _enc(fstype), flags, _enc(data)) != 0:
-        err = ctypes.get_errno()
-        fail(f"cannot mount {target} ({os.strerror(err)})")
+        fail(f"cannot mount {target} ({os.strerror(ctypes.get_errno())})")
 
 
 def unescape(field: str) -> str:
     """A mountinfo path: spaces, tabs, newlines and backslashes are octal escapes."""
-    if "\\" not in field:
-        return field
-    out: list[str] = []
-    i = 0
-    while i < len(field):
-        if field[i] == "\\" and field[i + 1:i + 4].isdigit():
-            out.append(chr(int(field[i + 1:i + 4], 8)))
-            i += 4
-        else:
-            out.append(field[i])
-            i += 1
-    return "".join(out)
+    first, *rest = field.split("\\")
+    return first + "".join(chr(int(part[:3], 8)) + part[3:] if part[:3].isdigit()
+                           else "\\" + part for part in rest)
 
 
 def mounts() -> list[tuple[str, int]]:
@@ -120,9 +109,8 @@ def main() -> None:
             "net": ""}
     command = sys.stdin.read()
     after_class = _after()  # (read now: beside this file, which a private /tmp may hide)
-    lists: dict[str, list[str]] = {"rw": [], "ro": [], "hide": [], "gitdir": [], "index": [],
-                                   "git": [], "laterdir": [], "later": [], "temp": [],
-                                   "keep": [], "note": []}
+    lists: dict[str, list[str]] = {k: [] for k in ("rw", "ro", "hide", "gitdir", "index", "git",
+                                   "laterdir", "later", "temp", "keep", "note", "gitconfig")}
     with open(sys.argv[1]) as text:
         for line in text.read().splitlines():
             kind, _, value = line.partition(" ")
@@ -132,6 +120,8 @@ def main() -> None:
                 spec[kind] = value
             elif line:
                 fail(f"spec line not understood: {line}")
+    if lists["gitconfig"]:
+        git_config(lists["gitconfig"])
     if sys.platform == "darwin":
         run([SANDBOX_EXEC, "-p", seatbelt(lists, spec["net"]), spec["shell"], "-c", command],
             lists, after_class, own_pids=False)
@@ -166,6 +156,16 @@ def main() -> None:
         with open(f"/proc/self/{name}", "w") as out:
             out.write(value)
     run([spec["shell"], "-c", command], lists, after_class, own_pids=True)
+
+
+def git_config(pairs: list[str]) -> None:
+    """``name=value`` settings every git in the box reads last (after those already set)."""
+    count = os.environ.get("GIT_CONFIG_COUNT", "")
+    first = int(count) if count.isdigit() else 0
+    for n, pair in enumerate(pairs, first):
+        os.environ[f"GIT_CONFIG_KEY_{n}"], _, os.environ[f"GIT_CONFIG_VALUE_{n}"] = \
+            pair.partition("=")
+    os.environ["GIT_CONFIG_COUNT"] = str(first + len(pairs))
 
 
 def scope_sockets() -> None:

@@ -215,9 +215,10 @@ def _git_places(project: Path) -> list[str]:
 
 def _submodule_files(top: Path) -> list[tuple[str, str]]:
     """Each submodule's ``.git`` in the working tree (the paths ``.gitmodules`` names)
-    read-only, and each folder from it up to the top a mount point of its own, so none can
-    be renamed away to put another ``.git`` there: the person's ``git status`` enters a
-    submodule and runs what the repository its ``.git`` names has in its config."""
+    read-only (an uninitialised one's empty folder, whole), and each folder from it up to
+    the top a mount point of its own, so none can be renamed away to put another ``.git``
+    there: the person's ``git status`` enters a submodule and runs what the repository its
+    ``.git`` names has in its config."""
     dotfile = top / ".gitmodules"
     try:
         text = dotfile.read_text(errors="replace")[:1 << 20] if dotfile.is_file() else ""
@@ -226,14 +227,15 @@ def _submodule_files(top: Path) -> list[tuple[str, str]]:
     entries: list[tuple[str, str]] = []
     for rel in re.findall(r"^\s*path\s*=\s*(.+?)\s*$", text, re.M)[:_PLACES_MAX]:
         dotgit = top / rel / ".git"
-        if ".." in rel.split("/") or rel.startswith("/") or not os.path.lexists(dotgit) or \
-                dotgit.is_symlink() or not _under(_real(dotgit), str(top)):
+        held = dotgit if os.path.lexists(dotgit) else dotgit.parent  # (uninitialised)
+        if ".." in rel.split("/") or rel.startswith("/") or not os.path.lexists(held) or \
+                held.is_symlink() or not _under(_real(held), str(top)) or held == top:
             continue
-        folder = dotgit.parent
+        folder = held.parent
         while folder != top and _under(str(folder), str(top)):
             entries.append(("rw", str(folder)))
             folder = folder.parent
-        entries.append(("ro", str(dotgit)))
+        entries.append(("ro", str(held)))
     return entries
 
 

@@ -17,8 +17,10 @@ gitlink) that a git of the person's, run meanwhile, would read. Such a command:
 - runs where the folder it starts in, and every folder up to the project's top, is no
   repository of its own (a ``.git``, or a folder that looks like a bare repository).
 
-What a hook the person installed runs at a commit (pre-commit's local hooks, husky) runs
-with the folder writable: a documented limit (docs/internals.md#known-limits).
+In its box git then enters no nested repository (``main_box.ENTERS_NONE``): one a step
+made would run its own config's fsmonitor. What a hook the person installed runs at a
+commit (pre-commit's local hooks, husky) runs with the folder writable: a documented
+limit (docs/internals.md#known-limits).
 """
 
 from __future__ import annotations
