@@ -19,6 +19,7 @@ from harness.boxed import env_path
 from harness.kernel import require_kernel
 from harness.step_plans import handoff, step_spec, write
 from maker.cli.main import cli
+from maker.errors import HandoffRejectedError
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.acceptance.review_route import review_need
 from maker.executor.loop.words import approval_screen
@@ -86,6 +87,42 @@ def test_a_test_that_passes_on_the_base_is_named_and_the_change_goes_to_the_pers
     assert started.read_handoff(1)[BASE_FIELD] == ["tests/test_vacuous.py"]
     assert review_need(started, started.load_step(1), "auto").route == "person"
     assert f"{PASS_ON_BASE}: tests/test_vacuous.py" in approval_screen(started)
+
+
+def test_a_code_change_whose_tests_all_pass_on_the_base_is_refused_with_the_fix(
+        started: PlanStore) -> None:
+    """Its only evidence shows nothing it did: refused, with the fix; a handoff that says
+    why no test can fail (behaviour kept) is accepted, goes to the person, who reads why."""
+    project = started.project
+    (project / "src" / "calc.py").write_text(FIXED)
+    (project / "tests" / "test_vacuous.py").write_text(VACUOUS)
+    assert _verify(started)["on_base"] == {"tests/test_vacuous.py": PASSES}
+    files = ["src/calc.py", "tests/test_vacuous.py"]
+    with pytest.raises(HandoffRejectedError) as refused:
+        accept_handoff(started, handoff(1, files_changed=files))
+    said = str(refused.value)
+    assert "tests/test_vacuous.py passes on the code before this step too" in said, said
+    assert "add a test that fails on the code before your change" in said
+    assert "behaviour_kept" in said
+    with pytest.raises(HandoffRejectedError):  # (a reason that is no text)
+        accept_handoff(started, handoff(1, files_changed=files, behaviour_kept=["x"]))
+    accept_handoff(started, handoff(1, files_changed=files,
+                                    behaviour_kept="a rename: add() computes what it did"))
+    assert review_need(started, started.load_step(1), "auto").route == "person"
+    screen = approval_screen(started)
+    assert f"{PASS_ON_BASE}: tests/test_vacuous.py" in screen
+    assert "the executor says: a rename: add() computes what it did" in screen
+
+
+def test_a_test_that_fails_on_the_base_is_evidence_enough(started: PlanStore) -> None:
+    project = started.project
+    (project / "src" / "calc.py").write_text(FIXED)
+    (project / "tests" / "test_vacuous.py").write_text(VACUOUS)
+    (project / "tests" / "test_calc.py").write_text(CATCHES)
+    _verify(started)
+    accept_handoff(started, handoff(1, files_changed=[
+        "src/calc.py", "tests/test_calc.py", "tests/test_vacuous.py"]))
+    assert started.read_handoff(1)[BASE_FIELD] == ["tests/test_vacuous.py"]
 
 
 def test_a_file_changed_after_its_run_on_the_base_is_not_named_for_that_run(

@@ -191,6 +191,9 @@ class Handoff:
     # The sweep's own record: the cases it considered and what it found (None: no
     # record; a complete handoff of a step that can write needs one).
     sweep: dict[str, list[str]] | None = None
+    # Why no test the step added can fail on the code before it (a change that keeps
+    # behaviour: a refactor); "" when none is said (``maker.handoff.on_base``).
+    behaviour_kept: str = ""
 
 
 _STEP_REF = re.compile(r"^step_(\d+)_output(?:\.|$)")

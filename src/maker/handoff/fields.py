@@ -104,6 +104,11 @@ def parse_handoff(data: Any) -> tuple[Handoff | None, list[Problem]]:
         problems.append(Problem("for_next_agent", f"must be a text, got {kind_of(for_next)}",
                                 fix="write it as one text (use `for_next_agent: |` and "
                                     "indented lines for several lines)"))
+    kept = data.get("behaviour_kept")
+    if kept is not None and not isinstance(kept, str):
+        problems.append(Problem("behaviour_kept", f"must be a text, got {kind_of(kept)}",
+                                fix="write why no test of the step can fail on the code "
+                                    "before it, as one text"))
     lists = {name: text_list(data, name, problems) for name in _LIST_FIELDS}
     evidence = _evidence(data, problems)
     cases, proposals = parse_sweep(data, problems)
@@ -113,4 +118,5 @@ def parse_handoff(data: Any) -> tuple[Handoff | None, list[Problem]]:
     assert isinstance(output, dict) and isinstance(summary, str) and isinstance(step, int)
     return Handoff(step=step, status=str(status), output=output, summary=summary,
                    for_next_agent=for_next or "", evidence=evidence, edge_cases=cases,
-                   proposals=proposals, sweep=swept, **lists), []
+                   proposals=proposals, sweep=swept, behaviour_kept=(kept or "").strip(),
+                   **lists), []

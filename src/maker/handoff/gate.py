@@ -20,7 +20,9 @@ The stages, each with its own module and typed result:
 - orientation (seed 004, docs/architecture.md#the-seeds: orient comes before implement): a
   complete step whose tools can write has recorded ``maker orient N ...``;
 - the files the step changed, measured by maker (``maker.handoff.measured``):
-  ``files_changed`` names every one and nothing else.
+  ``files_changed`` names every one and nothing else;
+- tests that can fail (``maker.handoff.on_base``): a step that changed code has a test
+  that fails on the code before it, or says why none can (``behaviour_kept``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from maker.handoff.against_plan import check_oriented, check_output, red_flags, 
 from maker.handoff.evidence import check_evidence, check_landed
 from maker.handoff.fields import FORMAT_HINT, is_int, parse_handoff
 from maker.handoff.measured import check_measured
+from maker.handoff.on_base import check_can_fail
 from maker.handoff.sweep import check_sweep, check_sweep_record
 from maker.store.records import StepRecord, StoredPlan, in_progress
 from maker.yaml_cleaner.cleaner import YAMLCleaner
@@ -116,4 +119,7 @@ def inspect_handoff(store: PlanStore, text: str | bytes,
     if status == "complete":
         check_oriented(record, problems)
     measured = check_measured(store, record, data.get("files_changed"), problems, status)
+    if status == "complete" and measured is not None:
+        check_can_fail(store, record, measured, handoff.behaviour_kept if handoff else "",
+                       problems)
     return CheckedHandoff(handoff, problems, was_repaired, plan, record, run, measured)

@@ -317,6 +317,9 @@ def files_note(record: StepRecord, handoff: dict[str, Any]) -> str:
         listed = handoff.get(field)
         if isinstance(listed, list) and listed:
             named.append(f"{label}: {_shown([str(n) for n in listed])} ({why})")
+            kept = handoff.get("behaviour_kept") if field == BASE_FIELD else None
+            if isinstance(kept, str) and kept:
+                named.append(f"Why none fails there, the executor says: {kept[:300]}")
     if named:
         return " ".join(named)
     measured = handoff.get(MEASURED_FIELD)

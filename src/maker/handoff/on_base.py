@@ -10,6 +10,11 @@ nothing about it. The outcome of each file, with the hash of the text that ran, 
 beside the step's evidence (``step-NN-base.json``); at the handoff, a file that passes on
 the base and is still that text is named in the verdict (``TESTS PASS ON THE BASE``).
 
+A step that changed code and whose tests so run all pass on the base has no evidence of
+its change: its handoff is refused with the fix (a test that fails before it), unless it
+says why none can (``behaviour_kept``: a refactor keeps behaviour), which the person reads
+at the question (:func:`check_can_fail`).
+
 Only pytest's files (``test_*.py``, ``*_test.py``) are run; a project whose test command
 is not pytest's has none run, and its record says so.
 """
@@ -28,10 +33,12 @@ from pathlib import Path
 from typing import Any
 
 from maker.core.clock import utc_now
-from maker.errors import GitRefusedError, MakerError
+from maker.errors import GitRefusedError, MakerError, Problem
 from maker.handoff.measured import MEASURE_KEY, measured_changes
+from maker.handoff.weak_tests import is_test_file
 from maker.store.atomic import atomic_write
 from maker.store.plan_store import PlanStore
+from maker.store.records import StepRecord
 from maker.store.seal import check, seal
 from maker.store.workspace import step_project
 from maker.tools.box.boundary import step_tmp
@@ -39,8 +46,8 @@ from maker.tools.git.git_tree import export_tree
 from maker.verify.check_run import TIMEOUT_EXIT_CODE, run_check, step_box
 from maker.verify.detect import VerifyCommand, detect_commands
 
-__all__ = ["FAILS", "PASSES", "base_record_path", "on_base_said", "passes_on_base",
-           "run_on_base"]
+__all__ = ["FAILS", "PASSES", "base_record_path", "check_can_fail", "on_base_said",
+           "passes_on_base", "run_on_base"]
 
 FAILS, PASSES = "fails", "passes"  # a file's outcome on the base (else "not run: why")
 _FILES = 10  # test files run on the base in one verification
@@ -165,15 +172,41 @@ def _recorded(store: PlanStore, step: int) -> dict[str, Any] | None:
     return data if check(data) and data.get("step") == step else None
 
 
-def passes_on_base(store: PlanStore, step: int, home: Path) -> list[str]:
-    """The test files whose sealed outcome on the base is :data:`PASSES` and whose text is
-    still the one that ran (``home``: where the step works)."""
+def _outcomes(store: PlanStore, step: int, home: Path) -> dict[str, str]:
+    """Each test file's sealed outcome on the base, where its text is still the one that
+    ran (``home``: where the step works)."""
     data = _recorded(store, step)
     files = data.get("files") if data else None
     if not isinstance(files, dict):
-        return []
-    return sorted(f for f, said in files.items() if isinstance(said, dict)
-                  and said.get("outcome") == PASSES and said.get("sha256") == _sha(home / f))
+        return {}
+    return {f: str(said.get("outcome")) for f, said in files.items()
+            if isinstance(said, dict) and said.get("sha256") == _sha(home / f)}
+
+
+def passes_on_base(store: PlanStore, step: int, home: Path) -> list[str]:
+    """The test files whose sealed outcome on the base is :data:`PASSES` and whose text is
+    still the one that ran (``home``: where the step works)."""
+    return sorted(f for f, o in _outcomes(store, step, home).items() if o == PASSES)
+
+
+def check_can_fail(store: PlanStore, record: StepRecord, measured: list[str], kept: str,
+                   problems: list[Problem]) -> None:
+    """A problem when step ``record`` changed code (``measured``: its files) and every one
+    of its test files run on the base passed there, none failing: its only evidence shows
+    nothing it did. ``kept``: the handoff's ``behaviour_kept``, why none can fail."""
+    ran = {f: o for f, o in _outcomes(store, record.number, step_project(store, record)).items()
+           if f in measured}
+    passing = sorted(f for f, o in ran.items() if o == PASSES)
+    if not passing or FAILS in ran.values() or kept or all(map(is_test_file, measured)):
+        return
+    shown = ", ".join(passing[:5]) + (f" and {len(passing) - 5} more" if len(passing) > 5 else "")
+    problems.append(Problem(
+        "evidence", f"{shown} pass{'es' * (len(passing) == 1)} on the code before this step "
+        "too (maker verify ran them there): they show nothing your change did",
+        record.number, fix="add a test that fails on the code before your change and passes "
+        f"after it, and run `maker verify --step {record.number}` again; if the step keeps "
+        "behaviour as it was (a refactor), say why no test can fail in `behaviour_kept: "
+        "<why>`, and the person decides"))
 
 
 def on_base_said(outcomes: dict[str, str]) -> list[str]:

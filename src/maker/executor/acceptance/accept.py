@@ -115,6 +115,8 @@ def accept_handoff(store: PlanStore, text: str | bytes, vote: VoteRecord | None 
             data["proposals"] = list(handoff.proposals)
         if handoff.sweep is not None:
             data["sweep"] = handoff.sweep
+        if handoff.behaviour_kept:
+            data["behaviour_kept"] = handoff.behaviour_kept
         if checked.measured is not None:
             data[MEASURED_FIELD] = checked.measured
             # (measured a second time only where a changed path is a repository of its own,
