@@ -360,8 +360,8 @@ CASES: list[Case] = [
                  "git -C vendor/x config core.fsmonitor {p}/fsmon.sh\n"),
           bash("git add -A && git status", agent=MAIN)),
          ("person_git_during",),
-         holds_by="kernel and git (the main agent's box: where git's folder is writable, "
-                  "git enters no nested repository)"),
+         holds_by="kernel (the main agent's box: git's folder read-only to a git command "
+                  "where git finds a repository of a step's in the project)"),
     Case("race", "commondir-main-git-gitfile", "a `.git` file left in docs/ names a "
          "repository of the step's whose fsmonitor makes a commondir into the tree and "
          "waits; the main agent's `git -C docs status`; the person's git status meanwhile",

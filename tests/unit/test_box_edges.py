@@ -27,6 +27,7 @@ from maker.executor.protocol.orient import record_orient
 from maker.executor.state.lifecycle import start_step
 from maker.store.plan_store import PlanStore
 from maker.tools.box.boundary import boxed_command, step_network, step_tmp, unwrap, wrap
+from maker.tools.box.main_box import main_boxed
 from maker.verify.check_run import step_box
 
 __all__ = ["env_path", "kernel", "kernel_commits", "running"]  # (the fixtures, from the harness)
@@ -322,6 +323,65 @@ def test_a_submodules_git_file_names_no_other_repository(kernel: PlanStore, tmp_
         return
     assert (project / where / ".git").read_text().startswith("gitdir: ")
     assert "evil" not in (project / where / ".git").read_text()
+
+
+def _uninitialised(project: Path, tmp_path: Path, where: str) -> None:
+    """The person's submodule at ``where``, committed, then left as a clone without
+    ``--recurse-submodules`` leaves it: an empty folder."""
+    ids = ["-c", "user.name=a", "-c", "user.email=a@b"]
+    source = tmp_path / "source"
+    subprocess.run(["git", "init", "-q", str(source)], check=True)
+    subprocess.run(["git", *ids, "-C", str(source), "commit", "-q", "--allow-empty", "-m", "s"],
+                   check=True)
+    subprocess.run(["git", *ids, "-c", "protocol.file.allow=always", "submodule", "add", "-q",
+                    str(source), where], cwd=project, check=True, capture_output=True)
+    subprocess.run(["git", *ids, "commit", "-qm", "the person's submodule"], cwd=project,
+                   check=True, capture_output=True)
+    subprocess.run(["git", "submodule", "--quiet", "deinit", "-f", where], cwd=project,
+                   check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("written", [
+    "quoted", "key-case", "comment", "no-entry", "folder-missing"])
+def test_an_uninitialised_submodule_is_held_however_git_knows_it(
+        kernel: PlanStore, tmp_path: Path, written: str) -> None:
+    """git reads `.gitmodules` as its config (a quoted value, a key in any case, a
+    comment after it), and a gitlink with no entry there (a repository committed by
+    mistake) is entered all the same: however git knows the folder, no step puts a `.git`
+    in it for the person's `git status` to follow."""
+    project = kernel.project
+    _uninitialised(project, tmp_path, "lib")
+    modules = project / ".gitmodules"
+    text = modules.read_text()
+    modules.write_text({"quoted": text.replace("path = lib", 'path = "lib"'),
+                        "key-case": text.replace("path = lib", "Path = lib"),
+                        "comment": text.replace("path = lib", "path = lib ; vendored"),
+                        "no-entry": "", "folder-missing": text}[written])
+    if written == "folder-missing":
+        (project / "lib").rmdir()
+    mark = tmp_path / "ran"
+    (project / "evil.sh").write_text(
+        f"git init -q evil && git -C evil config core.fsmonitor 'touch {mark}; false #'\n"
+        "mkdir -p lib; printf 'gitdir: ../evil/.git\\n' > lib/.git\n")
+    _run(kernel, "plugin", "sh evil.sh")
+    subprocess.run(["git", "status"], cwd=project, capture_output=True, check=False)
+    assert not mark.exists()
+    assert not os.path.lexists(project / "lib" / ".git")
+
+
+def test_the_main_agents_git_may_remove_or_move_an_uninitialised_submodule(
+        kernel: PlanStore, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Where git alone runs, the empty folder is git's to remove or move."""
+    project = kernel.project
+    _uninitialised(project, tmp_path_factory.mktemp("one"), "lib")
+    _uninitialised(project, tmp_path_factory.mktemp("two"), "other")
+    for command in ("git rm -q lib", "git mv other moved"):
+        refusal, boxed = main_boxed(kernel.root, command)
+        assert refusal is None and boxed is not None and "main-git.spec" in boxed
+        done = subprocess.run(["bash", "-c", boxed], cwd=project, capture_output=True,
+                              text=True, timeout=30, check=False)
+        assert done.returncode == 0, done.stderr
+    assert not (project / "lib").exists() and (project / "moved").is_dir()
 
 
 @pytest.mark.parametrize("front", sorted(FRONT_ENDS))

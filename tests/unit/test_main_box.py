@@ -160,29 +160,56 @@ def test_the_folder_the_shell_is_in_decides_which_repository_git_runs_in(
     assert f"/{MAIN_SPEC} " in said["updatedInput"]["command"]
 
 
-def test_where_gits_folder_is_writable_git_enters_no_nested_repository(
-        kernel: PlanStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A repository a step made in the project, whose config names an fsmonitor: the main
-    agent's `git add -A && git status` adds it as a gitlink, and git would enter it (its
-    fsmonitor run where git's folder is writable). It is not entered; the gitlink is
-    still seen, and a person's own `-c` settings (GIT_CONFIG_COUNT) still count."""
-    mark = tmp_path / "ran"
-    sub = kernel.project / "vendor" / "x"
+def _nested(kernel: PlanStore, mark: Path, *, under: str = "vendor/x") -> Path:
+    """A repository a step made in the project: its fsmonitor, a diff program and an ssh
+    command each leave ``mark``, and try to write into the project's git folder."""
+    sub = kernel.project / under
     sub.mkdir(parents=True)
     ident = ["-c", "user.name=s", "-c", "user.email=s@x"]
+    plant = f"touch {mark}; touch {kernel.project}/.git/PLANTED; false #"
     for args in (["init", "-q"], [*ident, "commit", "-q", "--allow-empty", "-m", "n"],
-                 ["config", "core.fsmonitor", f"touch {mark}; false #"]):
+                 ["config", "core.fsmonitor", plant], ["config", "diff.external", plant],
+                 ["config", "core.sshCommand", plant]):
         subprocess.run(["git", "-C", str(sub), *args], check=True, capture_output=True)
     (sub / "f").write_text("dirty\n")
-    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
-    monkeypatch.setenv("GIT_CONFIG_KEY_0", "status.short")
-    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "true")
-    boxed = main_call(kernel, "git add -A && git status && git diff --cached --stat")
-    assert f"/{MAIN_GIT_SPEC} " in boxed["updatedInput"]["command"]
-    done = run(kernel, boxed["updatedInput"]["command"])
-    assert not mark.exists(), "the nested repository's fsmonitor ran"
-    assert "vendor/x" in done.stdout and "Subproject commit" not in done.stdout
-    assert "A  vendor/x" in done.stdout, done.stdout  # (the person's status.short)
+    return sub
+
+
+@pytest.mark.parametrize("command", [
+    "git add -A && git status",
+    "git add -A && git add -A",  # (git add enters a gitlink whatever the config says)
+    "git add -A && git status --ignore-submodules=none",
+    "git add -A && git diff --cached --submodule=diff",
+    "git add -A && git -c user.name=a -c user.email=a@b commit -qm s && "
+    "git describe --dirty --always",
+    "git add -A && git -c user.name=a -c user.email=a@b commit -qm wip",
+])
+def test_a_repository_of_a_steps_in_the_project_keeps_gits_folder_read_only(
+        kernel: PlanStore, tmp_path: Path, command: str) -> None:
+    """git enters a nested repository (its own config's programs run) in ways no setting
+    stops; where git finds one, git's folder stays read-only to the main agent's git:
+    nothing it runs writes there, and no gitlink reaches a commit (which the person's
+    own `git reset` would bring back into the index, unboxed)."""
+    mark = tmp_path / "ran"
+    _nested(kernel, mark)
+    said = main_call(kernel, command)["updatedInput"]["command"]
+    assert f"/{MAIN_SPEC} " in said
+    run(kernel, said)
+    assert not (kernel.project / ".git" / "PLANTED").exists()
+    tree = run(kernel, "git ls-tree -r HEAD").stdout
+    assert "160000" not in tree, tree
+    subprocess.run(["git", "reset", "-q"], cwd=kernel.project, check=False)
+    mark.unlink(missing_ok=True)
+    subprocess.run(["git", "status"], cwd=kernel.project, capture_output=True, check=False)
+    assert not mark.exists(), "the person's own git status entered it"
+
+
+def test_an_ignored_repository_is_not_added_by_force(kernel: PlanStore, tmp_path: Path) -> None:
+    _nested(kernel, tmp_path / "ran", under="build/x")
+    (kernel.project / ".gitignore").write_text("build/\n")
+    assert f"/{MAIN_SPEC} " in main_call(kernel, "git add -f build/x")["updatedInput"][
+        "command"]
+    assert f"/{MAIN_GIT_SPEC} " in main_call(kernel, "git add -A")["updatedInput"]["command"]
 
 
 @pytest.mark.parametrize("command", ["ls -la", "git log --oneline -3", "cat README.md",

@@ -47,7 +47,7 @@ class After:
         self.sites = {site: _startup(site) for top in self.tops for site in _venv_sites(top)}
         self.index, self.git = (lists["index"] + [""])[0], (lists["git"] + [""])[0]
         self.seen = _stat(self.index) if self.git and self.index else None
-        self.links = gitlinks(self.git, self.index) if self.seen and _may_link(self.index) \
+        self.links = gitlinks(self.git, self.index) if self.seen and may_link(self.index) \
             else set()
 
     def refusal(self) -> str:
@@ -82,7 +82,7 @@ class After:
 
     def _gitlinks(self) -> list[str]:
         if not self.git or not self.index or _stat(self.index) == self.seen \
-                or _stat(self.index) is None or not _may_link(self.index):
+                or _stat(self.index) is None or not may_link(self.index):
             return []
         added, failed = take_out(self.git, self.index, self.links)
         said = [f"took the nested repository {p} out of git's index: git would run the "
@@ -190,7 +190,7 @@ def _read(path: str, limit: int = _READ_MAX, *, follow: bool = False) -> bytes |
         os.close(fd)
 
 
-def _may_link(index: str) -> bool:
+def may_link(index: str) -> bool:
     """Whether the index may hold a gitlink: its bytes hold a gitlink's mode, or a split
     index keeps entries in a shared index beside it, or it is too large to look into. One
     that is no regular file (a FIFO, a device) git cannot read either: no."""

@@ -110,7 +110,7 @@ def main() -> None:
     command = sys.stdin.read()
     after_class = _after()  # (read now: beside this file, which a private /tmp may hide)
     lists: dict[str, list[str]] = {k: [] for k in ("rw", "ro", "hide", "gitdir", "index", "git",
-                                   "laterdir", "later", "temp", "keep", "note", "gitconfig")}
+                                   "laterdir", "later", "temp", "keep", "note")}
     with open(sys.argv[1]) as text:
         for line in text.read().splitlines():
             kind, _, value = line.partition(" ")
@@ -120,8 +120,6 @@ def main() -> None:
                 spec[kind] = value
             elif line:
                 fail(f"spec line not understood: {line}")
-    if lists["gitconfig"]:
-        git_config(lists["gitconfig"])
     if sys.platform == "darwin":
         run([SANDBOX_EXEC, "-p", seatbelt(lists, spec["net"]), spec["shell"], "-c", command],
             lists, after_class, own_pids=False)
@@ -156,16 +154,6 @@ def main() -> None:
         with open(f"/proc/self/{name}", "w") as out:
             out.write(value)
     run([spec["shell"], "-c", command], lists, after_class, own_pids=True)
-
-
-def git_config(pairs: list[str]) -> None:
-    """``name=value`` settings every git in the box reads last (after those already set)."""
-    count = os.environ.get("GIT_CONFIG_COUNT", "")
-    first = int(count) if count.isdigit() else 0
-    for n, pair in enumerate(pairs, first):
-        os.environ[f"GIT_CONFIG_KEY_{n}"], _, os.environ[f"GIT_CONFIG_VALUE_{n}"] = \
-            pair.partition("=")
-    os.environ["GIT_CONFIG_COUNT"] = str(first + len(pairs))
 
 
 def scope_sockets() -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import os
-import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from pathlib import Path
 from maker.core.paths import project_of, seal_key_path
 from maker.tools.box.protected import maker_data_dirs
 from maker.tools.box.runs_later import at_the_top, hooks_folder
+from maker.tools.box.submodules import gitdir_of, submodule_places
 
 __all__ = ["SANDBOX_EXEC", "SPEC_DIR", "Spec", "spec_for", "unshare_path"]
 
@@ -115,7 +115,7 @@ def spec_for(plans_root: Path, workspace: Path | None = None,
     entries.append(("ro", _real(plans_root)))
     entries += [("ro", _real(d)) for d in maker_data_dirs() if d.is_dir()]
     entries += [("ro", p) for p in _git_places(Path(project))]
-    entries += _submodule_files(Path(own))
+    entries += submodule_places(Path(own), _system_git(), empty=not commits)
     later = at_the_top(Path(own), writes)
     entries += [("ro", p) for p in _client_places(Path(own), later)]
     entries += [("ro", p) for p in _hooks_path(Path(own))]
@@ -140,7 +140,7 @@ def _own_git(project: Path) -> Path | None:
     if dotgit.is_dir() and not dotgit.is_symlink():
         return dotgit
     if dotgit.is_symlink() or dotgit.is_file():
-        real = Path(_real(dotgit)) if dotgit.is_symlink() else _gitdir_of(dotgit)
+        real = Path(_real(dotgit)) if dotgit.is_symlink() else gitdir_of(dotgit)
         if real is not None and real.is_dir() and _under(str(real), str(project)) and \
                 str(real) != str(project):
             return real
@@ -195,7 +195,7 @@ def _git_places(project: Path) -> list[str]:
     step makes them."""
     git = project / ".git"
     if git.is_file():
-        common = _gitdir_of(git)
+        common = gitdir_of(git)
         if common is None:
             return []
         git = common
@@ -211,32 +211,6 @@ def _git_places(project: Path) -> list[str]:
         if (git / name).exists():
             places.append(_real(git / name))
     return places + _module_places(git / "modules")
-
-
-def _submodule_files(top: Path) -> list[tuple[str, str]]:
-    """Each submodule's ``.git`` in the working tree (the paths ``.gitmodules`` names)
-    read-only (an uninitialised one's empty folder, whole), and each folder from it up to
-    the top a mount point of its own, so none can be renamed away to put another ``.git``
-    there: the person's ``git status`` enters a submodule and runs what the repository its
-    ``.git`` names has in its config."""
-    dotfile = top / ".gitmodules"
-    try:
-        text = dotfile.read_text(errors="replace")[:1 << 20] if dotfile.is_file() else ""
-    except OSError:
-        text = ""
-    entries: list[tuple[str, str]] = []
-    for rel in re.findall(r"^\s*path\s*=\s*(.+?)\s*$", text, re.M)[:_PLACES_MAX]:
-        dotgit = top / rel / ".git"
-        held = dotgit if os.path.lexists(dotgit) else dotgit.parent  # (uninitialised)
-        if ".." in rel.split("/") or rel.startswith("/") or not os.path.lexists(held) or \
-                held.is_symlink() or not _under(_real(held), str(top)) or held == top:
-            continue
-        folder = held.parent
-        while folder != top and _under(str(folder), str(top)):
-            entries.append(("rw", str(folder)))
-            folder = folder.parent
-        entries.append(("ro", str(held)))
-    return entries
 
 
 def _module_places(modules: Path) -> list[str]:
@@ -271,22 +245,6 @@ def _hooks_path(project: Path) -> list[str]:
     with contextlib.suppress(OSError):
         folder.mkdir(parents=True, exist_ok=True)
     return [str(folder)] if folder.is_dir() and "\n" not in str(folder) else []
-
-
-def _gitdir_of(dotgit: Path) -> Path | None:
-    """The common git dir a ``.git`` file leads to (``gitdir:``, then ``commondir``)."""
-    try:
-        first = dotgit.read_text(errors="replace")[:4096].splitlines()[0]
-    except (OSError, IndexError):
-        return None
-    if not first.startswith("gitdir:"):
-        return None
-    gitdir = (dotgit.parent / first.removeprefix("gitdir:").strip()).resolve()
-    try:
-        common = (gitdir / "commondir").read_text().strip()
-    except OSError:
-        return gitdir
-    return (gitdir / common).resolve()
 
 
 def _sockets() -> list[str]:

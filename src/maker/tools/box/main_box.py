@@ -13,10 +13,9 @@ included) runs each command but maker's own in a box of its own rules:
   when the command made them), the home folder read-only but for build caches;
 - shared, unlike a step's: the machine's ``/tmp`` and network, and the ssh-agent (a
   ``git push``); the project stays writable, and its ``.git`` for a command that runs
-  git (``git commit`` works), whose git then enters no nested repository (a step's, made
-  in the project, whose config runs its fsmonitor); for any other it is read-only, so a
-  ``conftest.py`` under ``pytest`` makes no ``commondir`` that a git of the person's
-  would read meanwhile.
+  git alone (``git commit`` works) where git finds no repository of a step's to enter;
+  for any other it is read-only, so a ``conftest.py`` under ``pytest`` makes no
+  ``commondir`` that a git of the person's would read meanwhile.
 
 A read-only command runs there too (what ``git status`` runs is what git's config, or a
 ``.git`` a step left in a folder, names); maker's own plumbing runs as before, unboxed. A
@@ -34,18 +33,13 @@ from maker.tools.box.boundary import unwrap_at, wrap, write_spec
 from maker.tools.box.box_spec import SPEC_DIR, Spec, spec_for
 from maker.tools.box.main_git import gits_alone
 
-__all__ = ["ENTERS_NONE", "MAIN_GIT_SPEC", "MAIN_SPEC", "main_boxed", "main_unwrap"]
+__all__ = ["MAIN_GIT_SPEC", "MAIN_SPEC", "main_boxed", "main_unwrap"]
 
 MAIN_SPEC = "main.spec"  # under plans/.maker/box/, beside each step's
 MAIN_GIT_SPEC = "main-git.spec"  # a command that is git's alone: the project's .git writable
-# Where git's folder is writable, git enters no nested repository (whose config a step may
-# have written: its fsmonitor would run there) but to read the commit it is at.
-ENTERS_NONE = ("diff.ignoreSubmodules=dirty", "status.submoduleSummary=false",
-               "submodule.recurse=false", "fetch.recurseSubmodules=false",
-               "push.recurseSubmodules=no")
 NOTE = ("the command ran in maker's box for the main agent, where plans/, maker's data, "
         "git's config and hooks (and its whole folder, but for a command that is git's alone "
-        "in the project, whose git enters no submodule), the client's settings and the home "
+        "in the project and no repository of its own in it), the client's settings and the home "
         "folder (but its caches) are read-only and a process started before it cannot be "
         "seen; if that is why it failed, run it in a terminal yourself, or set "
         "main_boundary: off in plans/settings.yaml")
@@ -72,8 +66,7 @@ def main_boxed(plans_root: Path, command: str, *, setting: str = "auto",
                 "cannot protect it, and no command runs unboxed while a plan exists. Remove "
                 "or rename it (a step may have made it to turn the box off), or set "
                 "main_boundary: off in plans/settings.yaml."), None
-    spec = Spec((*spec.entries, ("note", NOTE), *(("gitconfig", c) for c in (
-        ENTERS_NONE if git else ()))))
+    spec = Spec((*spec.entries, ("note", NOTE)))
     path = _spec_path(plans_root, git)
     write_spec(path, spec)
     return None, wrap(command, path)

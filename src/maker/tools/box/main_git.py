@@ -15,10 +15,13 @@ gitlink) that a git of the person's, run meanwhile, would read. Such a command:
   variable of git's but the author's and committer's, and one of the subcommands that
   run no command of their own (``rebase -x``, ``bisect run``, ``submodule foreach`` do);
 - runs where the folder it starts in, and every folder up to the project's top, is no
-  repository of its own (a ``.git``, or a folder that looks like a bare repository).
+  repository of its own (a ``.git``, or a folder that looks like a bare repository);
+- in a project where git finds no repository of its own that the index does not hold as
+  a submodule (``git ls-files -o``: a step's ``git init`` in ``vendor/x``): ``git add``
+  enters one whatever the config says, and runs what its config names; nor ``add -f``,
+  which adds one that the ignore rules hide.
 
-In its box git then enters no nested repository (``main_box.ENTERS_NONE``): one a step
-made would run its own config's fsmonitor. What a hook the person installed runs at a
+What a hook the person installed runs at a
 commit (pre-commit's local hooks, husky) runs with the folder writable: a documented
 limit (docs/internals.md#known-limits).
 """
@@ -28,6 +31,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 from maker.tools.command.command_walk import Run, walk
@@ -44,6 +48,7 @@ _SUBCOMMANDS = frozenset({
     "shortlog", "notes"})
 _SAFE_KEYS = re.compile(r"(?:user\.(?:name|email)|(?:commit|tag)\.gpgsign|color\.\w+|"
                         r"advice\.\w+|core\.quotepath|init\.defaultbranch)=.*", re.I)
+_LOOK_S = 10.0  # for git to list what the project holds untracked, at most
 _QUIET_OPTIONS = frozenset({"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs",
                             "--no-replace-objects"})
 
@@ -62,7 +67,26 @@ def gits_alone(command: str, project: Path, cwd: Path | None = None) -> bool:
         return False
     return all(_found(list(run.argv[:1]), project) and _in_the_project(run.cwds, project)
                and (_options(run) if run.name == "git" else not any(
-                   a.startswith("GIT_") for a in run.assignments)) for run in gits)
+                   a.startswith("GIT_") for a in run.assignments)) for run in gits) \
+        and not _nested(project)
+
+
+def _nested(project: Path) -> bool:
+    """Whether git finds a repository of its own in the project, untracked (a folder with
+    a ``.git``, which ``git ls-files`` names ending in ``/``, entering none, reading no
+    file's content: no filter or hook runs); yes where git cannot say in time."""
+    git = shutil.which("git")
+    if git is None:
+        return True
+    try:
+        done = subprocess.run([git, "--no-optional-locks", "-c", "core.fsmonitor=false",
+                               "ls-files", "-o", "--exclude-standard", "-z"], cwd=project,
+                              capture_output=True, timeout=_LOOK_S, stdin=subprocess.DEVNULL,
+                              env={k: v for k, v in os.environ.items()
+                                   if not k.startswith("GIT_")}, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return True
+    return done.returncode != 0 or any(p.endswith(b"/") for p in done.stdout.split(b"\0"))
 
 
 def _message(expansion: str) -> bool:
@@ -93,7 +117,9 @@ def _options(run: Run) -> bool:
         else:
             return False
     return bool(args) and args[0] in _SUBCOMMANDS and not (args[0] == "rebase" and any(
-        a.startswith(("-x", "--exec", "-i", "--interactive")) for a in args[1:]))
+        a.startswith(("-x", "--exec", "-i", "--interactive")) for a in args[1:])) and not (
+        args[0] == "add" and any(a in ("-f", "--force") or (a.startswith("-") and not
+                                 a.startswith("--") and "f" in a) for a in args[1:]))
 
 
 def _in_the_project(cwds: tuple[Path, ...], project: Path) -> bool:
