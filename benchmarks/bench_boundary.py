@@ -42,6 +42,7 @@ from maker.core.models import Plan, PlanStep
 from maker.executor.protocol.limits import executor_limits
 from maker.executor.protocol.orient import record_orient
 from maker.executor.state.lifecycle import start_step
+from maker.hooks.main_bash import steps_repository
 from maker.store.plan_store import PlanStore
 from maker.tools.box.boundary import boxed_command, protection, wrap
 from maker.tools.box.box_spec import spec_for
@@ -113,7 +114,7 @@ def main() -> None:
         _, wave = boxed_command(store.root, 2, args.command, workspace=tree)  # (its own spec)
         shared = Path(scratch) / "shared.spec"  # (the box before its own /tmp and network)
         shared.write_text(spec_for(store.root).text())
-        _, main_agent = main_boxed(store.root, args.command)
+        _, main_agent = main_boxed(store.root, args.command, nested=steps_repository)
         assert serial and reader and wave and main_agent
         cases = {"bare `bash -c`": (args.command, store.project),
                  "boxed, shared /tmp and network (the box before)": (wrap(args.command, shared),

@@ -25,6 +25,7 @@ from harness.kernel import require_kernel
 from harness.step_plans import step_spec, write
 from maker.executor.protocol.orient import record_orient
 from maker.executor.state.lifecycle import start_step
+from maker.hooks.main_bash import steps_repository
 from maker.store.plan_store import PlanStore
 from maker.tools.box.boundary import boxed_command, step_network, step_tmp, unwrap, wrap
 from maker.tools.box.main_box import main_boxed
@@ -376,7 +377,7 @@ def test_the_main_agents_git_may_remove_or_move_an_uninitialised_submodule(
     _uninitialised(project, tmp_path_factory.mktemp("one"), "lib")
     _uninitialised(project, tmp_path_factory.mktemp("two"), "other")
     for command in ("git rm -q lib", "git mv other moved"):
-        refusal, boxed = main_boxed(kernel.root, command)
+        refusal, boxed = main_boxed(kernel.root, command, nested=steps_repository)
         assert refusal is None and boxed is not None and "main-git.spec" in boxed
         done = subprocess.run(["bash", "-c", boxed], cwd=project, capture_output=True,
                               text=True, timeout=30, check=False)

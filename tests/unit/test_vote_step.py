@@ -134,9 +134,10 @@ def _raw(**changes: object) -> dict[str, object]:
     ({"votes": 3}, None),
     # A conditional step's tools may write too: two samples would both write.
     ({"votes": 3, "primary_tools": ["Edit"], "task_type": "conditional_step",
-      "next_step_sequence_number": -1}, "its tools Edit have side effects"),
+      "next_step_sequence_number": -1}, "a conditional step's tools Edit have side effects"),
     ({"votes": 1, "primary_tools": ["Write"]}, None),
-    ({"votes": 3, "primary_tools": ["Read", "Write"]}, "its tools Write have side effects"),
+    # A code step's samples each work in a worktree of their own (maker run).
+    ({"votes": 3, "primary_tools": ["Read", "Write"]}, None),
     ({"votes": 0}, "must be a whole number from 1 to 20"),
     ({"votes": True}, "must be a whole number from 1 to 20"),
     ({"votes": "3"}, "must be a whole number from 1 to 20"),

@@ -26,6 +26,7 @@ The seeds: docs/architecture.md#the-seeds.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -34,18 +35,19 @@ from maker.core.events import Event, StepFailed, StepFlagged, StepStarted
 from maker.core.models import AgentResult
 from maker.core.sdk import bounded
 from maker.engine.apart import land_apart, land_feedback, verify_apart
+from maker.engine.code_vote import CodeVote
 from maker.engine.deviation import after_answer, stop_reason
 from maker.engine.feedback import failure, fix_feedback, refusal_feedback
 from maker.engine.parts import EngineParts
 from maker.engine.vote_step import record_of, undecided_reason, vote_on
-from maker.errors import AgentSDKError, HandoffRejectedError, SessionTimeoutError
+from maker.errors import AgentSDKError, HandoffRejectedError, MakerError, SessionTimeoutError
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.launch.brief import build_brief
 from maker.executor.protocol.orient import pending_deviation
 from maker.executor.rules.step_rules import settings
-from maker.executor.rules.vote_rules import VoteRecord, step_votes
+from maker.executor.rules.vote_rules import VoteRecord, code_votes, step_votes
 from maker.executor.state.lifecycle import fail_step, start_step
-from maker.handoff.on_base import run_on_base
+from maker.handoff.on_base import pytest_runner, run_on_base
 from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord
 from maker.store.workspace import worktree_of
@@ -91,12 +93,16 @@ class StepRun:
         voted: AgentResult | None = None  # the winner of a vote, when the step votes
         vote: VoteRecord | None = None
         k = step_votes(record.spec, parts.votes)
-        if k > 1:
-            async for event in self._vote(record, brief, k):
+        code_k = code_votes(record.spec, parts.votes)
+        if k > 1 or (code_k > 1 and (record.spec.votes or pytest_runner(
+                store.project, dict(os.environ)))):  # (--vote: where maker runs its tests)
+            async for event in (self._vote(record, brief, k) if k > 1
+                                else self._vote_code(record, brief, code_k)):
                 yield event
             if self._winner is None:  # undecided: the step failed with the tally
                 return
             voted, vote = self._winner
+            record = store.load_step(n)  # (a code vote's winner: its worktree now)
         while True:
             if voted is not None:  # (not flagged, and in the ledger as a vote)
                 result, voted, bad, why = voted, None, False, ""
@@ -205,6 +211,44 @@ class StepRun:
             yield self._fail(undecided_reason(record.spec, vote))
             return
         self._winner = (vote.winner, kept)
+
+    async def _vote_code(self, record: StepRecord, brief: str, k: int
+                         ) -> AsyncIterator[Event]:
+        """Vote on the step's code (``maker.engine.code_vote``): samples in worktrees of
+        their own, decided by what they do. Sets ``_winner`` (its worktree now the step's),
+        or fails the step with the matrix."""
+        async def draw(sample: StepRecord) -> AgentResult | None:
+            try:
+                result = await self._sample(sample, brief, "vote")
+            except SessionTimeoutError:  # (in the ledger already): a flagged sample
+                return None
+            self._record("vote", result, record)
+            return result
+
+        vote = CodeVote(self.store, record, k, self.parts.flagger, draw)
+        try:
+            winner, why = await vote.run()
+        except MakerError as exc:
+            vote.drop()
+            yield self._fail(f"the vote on the step's code could not run: {exc}")
+            return
+        kept = vote.record_of()
+        self.parts.record("vote", self.n, 0, detail=kept.to_dict(),
+                          model=self.parts.model_for(record),
+                          error=None if winner is not None else "undecided")
+        for drawn in (d for d in vote.drawn if d.sample.flag):
+            yield StepFlagged(timestamp=time.time(), step=self.n,
+                              reason=f"sample {drawn.name}: {drawn.sample.flag}")
+        for name, why_flagged in (vote.vote.flags.items() if vote.vote else ()):
+            if not any(d.name == name and d.sample.flag for d in vote.drawn):
+                yield StepFlagged(timestamp=time.time(), step=self.n,
+                                  reason=f"sample {name}: {why_flagged}")
+        if winner is None or winner.result is None:
+            vote.drop()
+            yield self._fail(why)
+            return
+        vote.keep(winner)
+        self._winner = (winner.result, kept)
 
     async def _draw(self, record: StepRecord, brief: str, feedback: str, kind: str,
                     resume: str | None) -> AgentResult:

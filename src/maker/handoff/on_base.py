@@ -47,7 +47,7 @@ from maker.verify.check_run import TIMEOUT_EXIT_CODE, run_check, step_box
 from maker.verify.detect import VerifyCommand, detect_commands
 
 __all__ = ["FAILS", "PASSES", "base_record_path", "check_can_fail", "on_base_said",
-           "passes_on_base", "run_on_base"]
+           "passes_on_base", "pytest_file", "pytest_runner", "run_on_base"]
 
 FAILS, PASSES = "fails", "passes"  # a file's outcome on the base (else "not run: why")
 _FILES = 10  # test files run on the base in one verification
@@ -60,12 +60,12 @@ def base_record_path(store: PlanStore, step: int) -> Path:
     return store.state_dir / "evidence" / f"step-{step:02d}-base.json"
 
 
-def _pytest_file(path: str) -> bool:
+def pytest_file(path: str) -> bool:
     name = path.rsplit("/", 1)[-1]
     return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
-def _runner(project: Path, env: dict[str, str]) -> list[str] | None:
+def pytest_runner(project: Path, env: dict[str, str]) -> list[str] | None:
     """The project's pytest as its test command starts it (``.venv/bin/python -m
     pytest``, ``uv run pytest``), its program by an absolute path; None when the test
     command is not pytest's."""
@@ -105,11 +105,11 @@ def run_on_base(store: PlanStore, step: int, env: dict[str, str] | None = None
     except GitRefusedError:
         changed = None
     home = step_project(store, record)
-    tests = [f for f in changed or [] if _pytest_file(f) and (home / f).is_file()
+    tests = [f for f in changed or [] if pytest_file(f) and (home / f).is_file()
              and not (home / f).is_symlink() and _sha(home / f) is not None][:_FILES]
     if not tests or not isinstance(start, str):
         return None
-    runner = _runner(home, env)
+    runner = pytest_runner(home, env)
     outcomes = ({f: "not run: the project's test command is not pytest's" for f in tests}
                 if runner is None else _run_all(store, step, home, start, tests, runner, env))
     shas = {f: _sha(home / f) for f in tests}

@@ -16,16 +16,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from maker.core.paths import project_of
+from maker.errors import GitRefusedError
 from maker.hooks.common import bash_command, store_for
 from maker.hooks.plumbing import plumbing_allow
 from maker.hooks.protocol import HookInput, Output, allow, allow_tool, deny_tool, rewrite_tool
 from maker.store.settings import load_settings
 from maker.tools.box.main_box import main_boxed, main_unwrap
 from maker.tools.command.readonly import is_read_only
+from maker.tools.git.git_tree import repositories_inside
 from maker.tools.guards.decision_guard import decision_refusal
 from maker.tools.guards.person_rules import person_rule
 
-__all__ = ["BOXED_WHY", "main_bash"]
+__all__ = ["BOXED_WHY", "main_bash", "steps_repository"]
 
 BOXED_WHY = "in maker's box for the main agent (plans/ and maker's key out of its reach)"
 
@@ -47,7 +49,8 @@ def main_bash(hook: HookInput) -> Output:
         return allow()
     # (sent again as wrapped: it runs as sent, which the client compares with the last)
     refusal, boxed = (None, sent) if inner is not None else main_boxed(
-        store.root, command, setting=load_settings(store.root).main_boundary,
+        store.root, command, nested=steps_repository,
+        setting=load_settings(store.root).main_boundary,
         cwd=Path(hook.cwd) if hook.cwd else None)
     if refusal:
         return deny_tool(refusal)
@@ -71,3 +74,12 @@ def main_bash(hook: HookInput) -> Output:
     if is_read_only(command):  # (what its program, or git's config, runs: boxed too)
         return allow_tool(f"a read-only command, {BOXED_WHY}", updated_input=updated)
     return rewrite_tool(updated)
+
+
+def steps_repository(project: Path) -> bool:
+    """Whether git finds a repository of its own in the project, untracked (a step's
+    ``git init``, which a git of the main agent's would enter); yes where git cannot say."""
+    try:
+        return repositories_inside(project) != []
+    except GitRefusedError:
+        return True

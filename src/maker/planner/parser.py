@@ -176,13 +176,14 @@ def _votes_problems(item: dict[str, Any], prefix: str, where: int | None) -> lis
     tools = [t for key in ("primary_tools", "fallback_tools")
              for t in (item.get(key) or []) if isinstance(t, str)]
     writes = [t for t in tools if t not in READ_ONLY_TOOLS]
-    if votes > 1 and writes:  # a conditional step's tools may write too
-        return [Problem(prefix + "votes", f"a vote samples the step several times, and its "
-                                          f"tools {', '.join(writes)} have side effects",
-                        where, fix="vote only on a step whose tools all only read (Read, "
-                                   "Grep, Glob, WebFetch…): split the deciding part into "
-                                   "its own step, or remove `votes`")]
-    return []
+    if votes > 1 and writes and item.get("task_type") == "conditional_step":
+        return [Problem(prefix + "votes", f"a vote samples the step several times, and a "
+                                          f"conditional step's tools {', '.join(writes)} have "
+                                          "side effects", where,
+                        fix="vote only on a conditional step whose tools all only read (Read, "
+                            "Grep, Glob, WebFetch…): split the deciding part into its own "
+                            "step, or remove `votes`")]
+    return []  # (a code step's samples each work in a worktree: maker.engine.code_vote)
 
 
 def _component_problems(value: Any, prefix: str, where: int | None) -> list[Problem]:

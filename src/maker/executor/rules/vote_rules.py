@@ -7,8 +7,10 @@ engine's samples (``maker.engine.vote_step``, ``maker run``).
   (its tools all only read), the run's ``--vote K`` (``maker run`` only: the plugin has
   no such setting), or :data:`DEFAULT_CONDITIONAL_VOTES` for a conditional step, whose
   answer steers the rest of the plan; else 1 (no vote). ``votes: 1`` turns voting off
-  for a step. A step whose tools may write is never sampled twice (the linter refuses
-  ``votes`` on one): each sample would do its writes.
+  for a step. A step whose tools may write is never sampled twice in place: each sample
+  would do its writes. In ``maker run`` its samples each work in a worktree of their own
+  and vote on what their code does (:func:`code_votes`, ``maker.engine.code_vote``);
+  ``/maker:step`` answers it once.
 
 - Sampling a step more than once is safe only without side effects: a step whose
   tools all only read (:func:`side_effect_free`), conditional or not.
@@ -40,8 +42,8 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
 
 __all__ = ["DEFAULT_CONDITIONAL_VOTES", "SAMPLES_PER_K", "SHOWN", "VoteRecord", "answer_form",
-           "flag", "label", "launch_limit", "ranked", "side_effect_free", "step_votes",
-           "tally", "vote_record"]
+           "code_votes", "flag", "label", "launch_limit", "ranked", "side_effect_free",
+           "step_votes", "tally", "vote_record"]
 
 T = TypeVar("T")
 
@@ -58,13 +60,23 @@ the cost of two executors when they agree."""
 def step_votes(spec: PlanStep, run_votes: int = 1) -> int:
     """The lead step ``spec``'s winning answer needs (1: no vote). ``run_votes``: the
     run's ``--vote K`` (``maker run``; 1 elsewhere)."""
+    if not side_effect_free(spec):
+        return 1  # (a code step's samples: code_votes)
     if spec.votes:
         return spec.votes
-    if not side_effect_free(spec):
-        return 1
     if run_votes > 1:
         return run_votes
     return DEFAULT_CONDITIONAL_VOTES if spec.is_conditional else 1
+
+
+def code_votes(spec: PlanStep, run_votes: int = 1) -> int:
+    """The lead a step whose tools write needs among samples of its code, each in a
+    worktree of its own (``maker run`` only: ``maker.engine.code_vote``): its own
+    ``votes``, else the run's ``--vote K``; 1 (none) for a step whose tools only read
+    (:func:`step_votes`) and for a conditional step."""
+    if side_effect_free(spec) or spec.is_conditional:
+        return 1
+    return spec.votes or run_votes
 
 
 def tally(k: int, ballots: list[dict[str, Any]]) -> Tally[dict[str, Any]]:
@@ -153,6 +165,9 @@ class VoteRecord:
     # plugin), the sample's session_id (``maker run``, as its ledger calls name it).
     ballots: tuple[str | None, ...] = ()
     cost_usd: float | None = None  # the samples' cost; None where maker cannot know it
+    # A vote on what code does (``maker.engine.code_vote``): the shared tests and checks
+    # (``columns``), each sample's outcomes over them (``rows``), flags and diff sizes.
+    matrix: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The record as JSON and YAML hold it."""
@@ -160,7 +175,8 @@ class VoteRecord:
                 "flagged": self.flagged, "margin": self.margin,
                 "tally": [{"answer": a, "votes": n} for a, n in self.tally],
                 "flag_reasons": list(self.flag_reasons), "ballots": list(self.ballots),
-                "cost_usd": self.cost_usd}
+                "cost_usd": self.cost_usd,
+                **({"matrix": self.matrix} if self.matrix is not None else {})}
 
     @classmethod
     def from_dict(cls, data: object) -> VoteRecord:
@@ -187,7 +203,8 @@ class VoteRecord:
             flag_reasons=tuple(str(r) for r in items("flag_reasons")),
             ballots=tuple(b if b is None else str(b) for b in items("ballots")),
             cost_usd=float(cost) if isinstance(cost, (int, float))
-            and not isinstance(cost, bool) else None)
+            and not isinstance(cost, bool) else None,
+            matrix=dict(data["matrix"]) if isinstance(data.get("matrix"), Mapping) else None)
 
 
 def vote_record(vote: Vote[T], answer: Callable[[T], Any],

@@ -25,6 +25,7 @@ A person turns this off with ``main_boundary: off`` in ``plans/settings.yaml``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from maker.core.paths import project_of
@@ -49,16 +50,18 @@ def _spec_path(plans_root: Path, git: bool = False) -> Path:
     return plans_root / ".maker" / SPEC_DIR / (MAIN_GIT_SPEC if git else MAIN_SPEC)
 
 
-def main_boxed(plans_root: Path, command: str, *, setting: str = "auto",
-               cwd: Path | None = None) -> tuple[str | None, str | None]:
+def main_boxed(plans_root: Path, command: str, *, nested: Callable[[Path], bool],
+               setting: str = "auto", cwd: Path | None = None
+               ) -> tuple[str | None, str | None]:
     """``(refusal, command wrapped in the main agent's box)`` for the plan in
     ``plans_root``; ``(None, None)`` where the person's ``setting`` is ``off`` or the
     machine can make no box (as without maker); refused where a path the box must
     protect cannot be written into its spec (a line break in its name: a step could make
-    one to turn the box off)."""
+    one to turn the box off). ``nested(project)``: whether git finds a repository of
+    its own in the project (``maker.tools.box.main_git``)."""
     if setting == "off" or not boundary.protection().kernel:  # (looked up at each call)
         return None, None
-    git = gits_alone(command, Path(project_of(plans_root)), cwd)  # (.git writable to it)
+    git = gits_alone(command, Path(project_of(plans_root)), cwd, nested)  # (.git writable)
     spec = spec_for(plans_root, signs=True, commits=git)
     broken = next((p for _, p in spec.entries if "\n" in p), None)
     if broken is not None:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from maker.tools.command.command_walk import Run, walk
@@ -48,14 +48,15 @@ _SUBCOMMANDS = frozenset({
     "shortlog", "notes"})
 _SAFE_KEYS = re.compile(r"(?:user\.(?:name|email)|(?:commit|tag)\.gpgsign|color\.\w+|"
                         r"advice\.\w+|core\.quotepath|init\.defaultbranch)=.*", re.I)
-_LOOK_S = 10.0  # for git to list what the project holds untracked, at most
 _QUIET_OPTIONS = frozenset({"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs",
                             "--no-replace-objects"})
 
 
-def gits_alone(command: str, project: Path, cwd: Path | None = None) -> bool:
+def gits_alone(command: str, project: Path, cwd: Path | None,
+               nested: Callable[[Path], bool]) -> bool:
     """Whether ``command``, run in ``cwd`` (the project's top when None), may find git's
-    folder writable (see the module's docstring)."""
+    folder writable (see the module's docstring); ``nested(project)``: whether git finds
+    a repository of its own in the project (yes where it cannot say)."""
     project = Path(os.path.realpath(project))
     walked = walk(command, Path(os.path.realpath(cwd)) if cwd is not None else project)
     gits = [run for run in walked.runs if run.name in ("git", "gh")]
@@ -68,25 +69,7 @@ def gits_alone(command: str, project: Path, cwd: Path | None = None) -> bool:
     return all(_found(list(run.argv[:1]), project) and _in_the_project(run.cwds, project)
                and (_options(run) if run.name == "git" else not any(
                    a.startswith("GIT_") for a in run.assignments)) for run in gits) \
-        and not _nested(project)
-
-
-def _nested(project: Path) -> bool:
-    """Whether git finds a repository of its own in the project, untracked (a folder with
-    a ``.git``, which ``git ls-files`` names ending in ``/``, entering none, reading no
-    file's content: no filter or hook runs); yes where git cannot say in time."""
-    git = shutil.which("git")
-    if git is None:
-        return True
-    try:
-        done = subprocess.run([git, "--no-optional-locks", "-c", "core.fsmonitor=false",
-                               "ls-files", "-o", "--exclude-standard", "-z"], cwd=project,
-                              capture_output=True, timeout=_LOOK_S, stdin=subprocess.DEVNULL,
-                              env={k: v for k, v in os.environ.items()
-                                   if not k.startswith("GIT_")}, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return True
-    return done.returncode != 0 or any(p.endswith(b"/") for p in done.stdout.split(b"\0"))
+        and not nested(project)
 
 
 def _message(expansion: str) -> bool:

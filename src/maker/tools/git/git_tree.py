@@ -32,7 +32,7 @@ from maker.errors import GitError, GitRefusedError
 from maker.tools.git.git_run import Git
 
 __all__ = ["DIFF_TIMEOUT_S", "MAX_PATHS", "TIMEOUT_S", "changed_paths", "export_tree",
-           "file_diff", "gitlinks_added", "line_counts", "snapshot_tree"]
+           "file_diff", "gitlinks_added", "line_counts", "repositories_inside", "snapshot_tree"]
 
 # A snapshot gives up after this long (a huge untracked tree), a diff after DIFF_TIMEOUT_S:
 # the gate measures inside a hook that Claude Code gives 30 s (PreToolUse, for a
@@ -140,6 +140,17 @@ def snapshot_tree(project: Path, timeout: float = TIMEOUT_S,
 
 
 _NESTED_MAX = 200  # nested repositories a measure records; more: not measured
+
+
+def repositories_inside(project: Path, timeout: float = TIMEOUT_S) -> list[str] | None:
+    """The untracked folders of ``project``'s working tree that git finds are
+    repositories of their own, at any depth (``ls-files -o`` names each ending in ``/``,
+    entering none); None when git cannot tell. Raises GitRefusedError (see the module's
+    docstring)."""
+    git = _git(project, timeout)
+    out = _run(git, ["ls-files", "-o", "--exclude-standard", "-z"], None, timeout) \
+        if git is not None else None
+    return None if out is None else [e.rstrip("/") for e in out.split("\0") if e.endswith("/")]
 
 
 def _nested(git: Git, project: Path, env: Mapping[str, str], timeout: float
