@@ -7,88 +7,46 @@ and the ledger."""
 
 from __future__ import annotations
 
-import re
-import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from harness.code_votes import (
+    DELETES,
+    OFF_BY_ONE,
+    RIGHT,
+    RIGHT_LONGER,
+    TEST_LOW,
+    TEST_OFF,
+    TEST_RIGHT,
+    TEST_VACUOUS,
+    clamp_project,
+    code_plan,
+    samples,
+)
 from harness.maker_run import run_maker
 from harness.plugin import step, write_plan
-from harness.scenarios import EXECUTOR, handoff
+from harness.scenarios import EXECUTOR
 from maker.engine.ledger import Ledger
 from maker.store.plan_store import PlanStore
-from maker_scripted import FakeMessagesAPI, RecordedRequest, Reply, ToolUseBlock
+from maker_scripted import FakeMessagesAPI
 
 pytestmark = pytest.mark.e2e
 
 TEST_CMD = f"{sys.executable} -m pytest -q -p no:cacheprovider"
-BASE = "def clamp(x, lo, hi):\n    return x\n"
-RIGHT = "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n"
-RIGHT_LONGER = ("def clamp(x, lo, hi):\n    if x < lo:\n        return lo\n"
-                "    if x > hi:\n        return hi\n    return x\n")
-OFF_BY_ONE = "def clamp(x, lo, hi):\n    return max(lo, min(x, hi - 1))\n"
-TEST_RIGHT = "from calc import clamp\n\n\ndef test_high():\n    assert clamp(5, 0, 3) == 3\n"
-TEST_LOW = "from calc import clamp\n\n\ndef test_low():\n    assert clamp(-2, 0, 3) == 0\n"
-TEST_OFF = "from calc import clamp\n\n\ndef test_high():\n    assert clamp(5, 0, 3) == 2\n"
-FILES = ["src/calc.py", "tests/test_calc.py"]
-WORKTREE = re.compile(r"/[^\s`'\"]*/plans/\.maker/worktrees/step-0-s\d+-[0-9a-f]+")
-# In the order the samples' sessions first ask: right, off by one (1 to 1: two more),
-# right written otherwise, right: 3 to 1, a lead of 2.
-VARIANTS = [(RIGHT_LONGER, TEST_LOW), (OFF_BY_ONE, TEST_OFF), (RIGHT, TEST_RIGHT),
-            (RIGHT_LONGER, TEST_RIGHT)]
-
-
-def code_plan() -> dict[str, Any]:
-    return {"task": "Fix clamp", "reasoning": "One code step, voted on.", "plan": [{
-        "step": 0, "task_type": "action_step", "title": "Fix clamp in src/calc.py",
-        "task_description": "clamp(x, lo, hi) must return x bounded to [lo, hi]. Fix it "
-                            "and add a test in tests/test_calc.py.",
-        "primary_tools": ["Read", "Write", "Bash"], "fallback_tools": [],
-        "primary_tool_instructions": "Write the files.", "fallback_tool_instructions": "None.",
-        "input_variables": [], "output_variable": "step_0_output",
-        "output_schema": "{files: list}", "next_step_sequence_number": -1, "depends_on": [],
-        "writes": ["src/calc.py", "tests/"], "votes": 2}]}
-
-
-def samples() -> Callable[[RecordedRequest], Reply]:
-    """Every executor session: orient, write its variant, hand off; its variant chosen by
-    the order in which its worktree (named in its session) first asks."""
-    seen: dict[str, int] = {}
-    turns: dict[str, int] = {}
-
-    def turn(request: RecordedRequest) -> Reply:
-        found = WORKTREE.search(request.system_text + request.all_text)
-        assert found, "expected the sample's worktree in its session"
-        cwd = found.group(0)
-        seen.setdefault(cwd, len(seen))
-        turns[cwd] = turns.get(cwd, 0) + 1
-        code, test = VARIANTS[seen[cwd]]
-        if turns[cwd] == 1:
-            return Reply.tool("Bash", {"command": "maker orient 0 none",
-                                       "description": "Record my orientation"})
-        if turns[cwd] == 2:
-            return Reply.of(*(ToolUseBlock("Write", {"file_path": f"{cwd}/{name}",
-                                                     "content": text})
-                              for name, text in zip(FILES, (code, test), strict=True)))
-        return Reply.text(handoff(0, {"files": FILES}, files=FILES))
-    return turn
 
 
 def test_maker_run_votes_on_what_the_samples_code_does(
         fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
-    (project / "src").mkdir()
-    (project / "src" / "calc.py").write_text(BASE)
-    (project / "tests").mkdir()
-    (project / "pyproject.toml").write_text("[tool.pytest.ini_options]\npythonpath = ['src']\n")
-    for cmd in (["git", "add", "-A"], ["git", "-c", "user.name=a", "-c", "user.email=a@b",
-                                       "commit", "-qm", "base"]):
-        subprocess.run(cmd, cwd=project, check=True, capture_output=True)
+    """Right (written at length), off by one: 1 to 1, two more are drawn; right, right:
+    3 to 1, a lead of 2. Two right samples written differently vote together; the
+    smallest right diff lands."""
+    clamp_project(project)
     write_plan(project, code_plan())
-    fake_api.script(EXECUTOR, *[samples()] * (3 * len(VARIANTS)))
+    variants = [(RIGHT_LONGER, TEST_LOW, ""), (OFF_BY_ONE, TEST_OFF, ""),
+                (RIGHT, TEST_RIGHT, ""), (RIGHT_LONGER, TEST_RIGHT, "")]
+    fake_api.script(EXECUTOR, *[samples(variants)] * (3 * len(variants)))
 
     run = run_maker(fake_api, project, claude_home, "--approve", "auto",
                     extra={"TEST_CMD": TEST_CMD})
@@ -108,3 +66,53 @@ def test_maker_run_votes_on_what_the_samples_code_does(
     assert not list((project / "plans" / ".maker" / "worktrees").glob("step-0-*"))
     calls = Ledger(store).calls()
     assert [c.kind for c in calls].count("vote") == 4 + 1  # (the samples, the record)
+
+
+def test_a_test_that_proves_nothing_and_a_deleted_test_are_flagged(
+        fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
+    """A sample whose only test passes on the code before the step, and one that deletes
+    an existing test, are dropped (never repaired) and drawn again; two right ones win."""
+    clamp_project(project)
+    write_plan(project, code_plan())
+    variants = [(RIGHT, TEST_VACUOUS, ""), (RIGHT, TEST_RIGHT, ""),
+                (RIGHT, TEST_RIGHT, DELETES), (RIGHT_LONGER, TEST_LOW, "")]
+    fake_api.script(EXECUTOR, *[samples(variants)] * (3 * len(variants)))
+
+    run = run_maker(fake_api, project, claude_home, "--approve", "auto", "--events", "-",
+                    extra={"TEST_CMD": TEST_CMD})
+
+    said = run.stdout + run.stderr
+    assert run.returncode == 0, said[-3000:]
+    fake_api.assert_done()
+    flags = PlanStore(project / "plans").read_handoff(0)["vote"]["matrix"]["flags"]
+    assert "none of its tests fails on the code before the step" in flags["s1"]
+    assert "it weakens the tests: tests/test_old.py (deleted)" in flags["s3"]
+    assert said.count("StepFlagged") == 2
+    assert (project / "src" / "calc.py").read_text() == RIGHT
+    assert (project / "tests" / "test_old.py").is_file()
+
+
+def test_an_undecided_vote_fails_the_step_with_the_matrix(
+        fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
+    """Samples that change nothing are each dropped: no behaviour leads by 2 within 4 x 2
+    samples; the step fails, saying the matrix, and the main checkout is as it was.
+    (Samples that disagree, turn about: tests/unit/test_behaviour_vote.py.)"""
+    clamp_project(project)
+    write_plan(project, code_plan())
+    variants = [("", "", "")] * 8
+    fake_api.script(EXECUTOR, *[samples(variants)] * (3 * len(variants)))
+
+    run = run_maker(fake_api, project, claude_home, "--approve", "auto",
+                    extra={"TEST_CMD": TEST_CMD})
+
+    said = " ".join((run.stdout + run.stderr).split())
+    assert run.returncode != 0, said[-3000:]
+    fake_api.assert_done()
+    record = step(project, 0)
+    assert record.status == "failed"
+    reason = " ".join(str(record.meta.get("reasons")).split())
+    assert "the vote on the step's code was undecided: no behaviour led by 2 after 8 " \
+           "samples" in reason, reason
+    assert "rows: none" in reason and "s8: it changed no file" in reason
+    assert (project / "src" / "calc.py").read_text() == "def clamp(x, lo, hi):\n    return x\n"
+    assert not list((project / "plans" / ".maker" / "worktrees").glob("step-0-*"))

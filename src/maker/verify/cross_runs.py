@@ -12,6 +12,8 @@ and the code before the step are written, by git, into folders of their own unde
   JUnit XML: each test, by id (``<sample>:<file>::<test>``), passed or failed;
 - on the base they run twice: a test whose outcome differs between the two runs is
   flaky (the vote leaves it out);
+- the folders run side by side (as many at once as the machine has cores, at most 4),
+  each its checks first and then its tests;
 - a file that cannot even be imported against a sample's code (``ImportError``,
   ``NameError``, a module with no such attribute: another interface) is
   :data:`~maker.voting.behaviour.INCOMPATIBLE` with it; on the base, where what it tests
@@ -23,11 +25,13 @@ exit status; only pytest's files are run (``test_*.py``, ``*_test.py``).
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +43,7 @@ __all__ = ["Run", "SampleTree", "cross_run", "placed"]
 
 Run = Callable[[str, Path, float], int]
 _JUNIT = ".maker-junit.xml"
+_SIDE_BY_SIDE = max(1, min(4, os.cpu_count() or 1))  # folders run at once
 _BASE = "base"
 # What a test that names what a sample's code does not have fails with.
 _OTHER_INTERFACE = re.compile(r"\b(?:ImportError|ModuleNotFoundError|NameError: name '|"
@@ -78,22 +83,27 @@ def cross_run(project: Path, base: str, samples: Sequence[SampleTree], scratch: 
         folders[sample.name] = scratch / f"sample-{sample.name}"
         if tree is None or not export_tree(sample.folder, tree, folders[sample.name]):
             raise OSError(f"git could not write sample {sample.name}'s result")
-    outcomes = Outcomes()
-    for name, folder in folders.items():
-        passed = {c.command: run(c.command, folder, timeout) == 0 for c in checks}
-        if name == _BASE:
-            outcomes.base_checks = passed
-        else:
-            outcomes.checks[name] = passed
     owners = {(s.name, f): s.folder / f for s in samples for f in s.tests
               if (s.folder / f).is_file()}
+
+    def each(name: str) -> tuple[dict[str, bool], list[dict[str, str]]]:
+        """In one folder, one after the other: the checks, then the tests (twice on the
+        base). The folders side by side."""
+        folder = folders[name]
+        passed = {c.command: run(c.command, folder, timeout) == 0 for c in checks}
+        own = None if name == _BASE else name
+        return passed, [_tests(folder, owners, own, run, pytest, timeout)
+                        for _ in range(2 if own is None else 1)]
+
+    with ThreadPoolExecutor(max_workers=_SIDE_BY_SIDE) as pool:
+        done = dict(zip(folders, pool.map(each, folders), strict=True))
+    outcomes = Outcomes(base_checks=done[_BASE][0])
     known: dict[str, tuple[str, ...]] = {}
-    for sample in samples:  # (its own first: the ids of its tests are known from it)
-        ran = _tests(folders[sample.name], owners, sample.name, run, pytest, timeout)
+    for sample in samples:  # (its own run: the ids of its tests are known from it)
+        outcomes.checks[sample.name], (ran,) = done[sample.name]
         known[sample.name] = tuple(i for i in ran if i.startswith(f"{sample.name}:"))
         outcomes.runs.update({(sample.name, i): o for i, o in ran.items()})
-    first = _tests(folders[_BASE], owners, None, run, pytest, timeout)
-    second = _tests(folders[_BASE], owners, None, run, pytest, timeout)
+    first, second = done[_BASE][1]
     for ids in known.values():
         for i in ids:
             outcomes.base[i] = (_on_base(first, i), _on_base(second, i))

@@ -1,0 +1,65 @@
+"""Votes on what code does, as people run them: ``/maker:run`` typed once in the real
+Claude Code CLI, interactive, in a pseudo-terminal with its defaults (auto mode). The
+step's samples are sessions of maker's engine (its stretch, in the background), each in a
+worktree of its own; only the model is scripted, the code and the tests are real. Two
+right samples outvote an off-by-one, and the smallest right diff lands."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.claude_fixtures import StartInteractive
+from harness.code_votes import (
+    OFF_BY_ONE,
+    RIGHT,
+    RIGHT_LONGER,
+    TEST_LOW,
+    TEST_OFF,
+    TEST_RIGHT,
+    clamp_project,
+    code_plan,
+    samples,
+)
+from harness.plugin import step, write_plan
+from harness.queries import RecordingAPI
+from harness.run_loop import RunMain
+from maker.store.plan_store import PlanStore
+from maker_scripted.classify import MAIN
+from maker_scripted.turns import EXECUTOR
+
+pytestmark = pytest.mark.e2e
+
+RUN_TIMEOUT = 240.0
+
+
+def test_a_code_step_typed_in_maker_run_is_voted_on_by_what_it_does(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    clamp_project(project)
+    write_plan(project, code_plan())
+    variants = [(RIGHT_LONGER, TEST_LOW, ""), (OFF_BY_ONE, TEST_OFF, ""),
+                (RIGHT, TEST_RIGHT, ""), (RIGHT_LONGER, TEST_RIGHT, "")]
+    sessions = samples(variants)
+    main = RunMain(fake_api, lambda k: None, on_stretch=lambda: fake_api.script(
+        EXECUTOR, *[sessions] * (3 * len(variants))))
+    fake_api.script(MAIN, main)
+    terminal = interactive(env={"TEST_CMD": f"{sys.executable} -m pytest -q "
+                                            "-p no:cacheprovider"})
+    terminal.submit("/maker:run")
+
+    def done() -> bool:
+        failed = [r for r in fake_api.requests if r.outcome == "error"]
+        if failed:
+            raise AssertionError(f"a scripted turn of {failed[0].agent!r} raised: "
+                                 f"{failed[0].error!r}") from failed[0].error
+        return main.ended == "RUN_DONE" and "RUN_DONE" in terminal.text()
+
+    terminal.wait(done, "the run ended with RUN_DONE", RUN_TIMEOUT)
+    fake_api.assert_done()
+    assert step(project, 0).status == "complete"
+    assert (project / "src" / "calc.py").read_text() == RIGHT
+    vote = PlanStore(project / "plans").read_handoff(0)["vote"]
+    assert (vote["samples"], [t["votes"] for t in vote["tally"]]) == (4, [3, 1])
+    assert main.turns.count("stretch") + main.turns.count("started") == 1
