@@ -293,6 +293,30 @@ def test_a_plan_handed_back_is_gated_at_the_call_and_its_stop_writes_nothing_mor
     assert PlanStore(project / "plans").archived() == []
 
 
+def test_a_code_vote_is_refused_where_maker_cannot_run_the_tests_and_its_cost_said(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A code step's `votes: 2` needs the project's tests run by pytest (its samples are
+    compared by them): refused, with the fix, where the test command is another; written,
+    with what it costs, where it is pytest's."""
+    import yaml
+
+    from maker_scripted.scenarios import greeting_plan
+
+    plan = greeting_plan()
+    plan["plan"][0]["votes"] = 2  # (step 0 writes hello.txt)
+    text = yaml.safe_dump(plan, sort_keys=False)
+    monkeypatch.setenv("TEST_CMD", "npm test")
+    out = handback("planner-1", PLANNER, text)
+    assert decision(out) == "deny"
+    assert "step 0: votes: a vote on a code step runs its samples' tests against one " \
+           "another's code" in said(out) and "fix: remove `votes` from the step" in said(out)
+    monkeypatch.setenv("TEST_CMD", "python3 -m pytest -q")
+    out = handback("planner-1", PLANNER, text)
+    assert out is not None and "Votes on code: step 0 (at least 2 samples); in /maker:run " \
+        "and maker run each sample is a whole session in a worktree of its own" in \
+        out["systemMessage"]
+
+
 def test_two_hand_backs_at_once_are_gated_one_after_the_other(project: Path) -> None:
     """Two SubagentHandback calls in one message: the client runs their PreToolUse hooks
     at once, in two processes. One plan is written, nothing archived."""

@@ -36,7 +36,6 @@ from maker.core.models import AgentResult
 from maker.errors import MakerError, YAMLCleanError
 from maker.executor.rules.vote_rules import SAMPLES_PER_K, VoteRecord
 from maker.handoff.fields import parse_handoff
-from maker.handoff.on_base import pytest_file, pytest_runner
 from maker.handoff.weak_tests import is_test_file, weakened
 from maker.planner.writes import clash
 from maker.red_flag.red_flagger import RedFlagger
@@ -48,6 +47,7 @@ from maker.tools.git.git_tree import file_diff, line_counts
 from maker.verify.check_run import run_check, step_box
 from maker.verify.cross_runs import SampleTree, cross_run
 from maker.verify.detect import VerifyCommand, detect_commands
+from maker.verify.pytest_runs import pytest_file, pytest_runner
 from maker.voting.behaviour import BehaviourVote, CodeSample, Outcomes, decide
 from maker.yaml_cleaner.cleaner import YAMLCleaner
 

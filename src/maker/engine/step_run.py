@@ -47,11 +47,12 @@ from maker.executor.protocol.orient import pending_deviation
 from maker.executor.rules.step_rules import settings
 from maker.executor.rules.vote_rules import VoteRecord, code_votes, step_votes
 from maker.executor.state.lifecycle import fail_step, start_step
-from maker.handoff.on_base import pytest_runner, run_on_base
+from maker.handoff.on_base import run_on_base
 from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord
 from maker.store.workspace import worktree_of
 from maker.verify.fixes import fix_budget_spent
+from maker.verify.pytest_runs import pytest_runner
 from maker.verify.runner import run_verification
 
 __all__ = ["StepRun"]

@@ -44,10 +44,11 @@ from maker.store.workspace import step_project
 from maker.tools.box.boundary import step_tmp
 from maker.tools.git.git_tree import export_tree
 from maker.verify.check_run import TIMEOUT_EXIT_CODE, run_check, step_box
-from maker.verify.detect import VerifyCommand, detect_commands
+from maker.verify.detect import VerifyCommand
+from maker.verify.pytest_runs import pytest_file, pytest_runner
 
 __all__ = ["FAILS", "PASSES", "base_record_path", "check_can_fail", "on_base_said",
-           "passes_on_base", "pytest_file", "pytest_runner", "run_on_base"]
+           "passes_on_base", "run_on_base"]
 
 FAILS, PASSES = "fails", "passes"  # a file's outcome on the base (else "not run: why")
 _FILES = 10  # test files run on the base in one verification
@@ -58,29 +59,6 @@ _SIZE = 1 << 20  # bytes of one test file copied
 
 def base_record_path(store: PlanStore, step: int) -> Path:
     return store.state_dir / "evidence" / f"step-{step:02d}-base.json"
-
-
-def pytest_file(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
-
-
-def pytest_runner(project: Path, env: dict[str, str]) -> list[str] | None:
-    """The project's pytest as its test command starts it (``.venv/bin/python -m
-    pytest``, ``uv run pytest``), its program by an absolute path; None when the test
-    command is not pytest's."""
-    test = next((c for c in detect_commands(project, env) if c.kind == "test"), None)
-    try:
-        words = shlex.split(test.command) if test is not None else []
-    except ValueError:
-        return None
-    at = next((i for i, w in enumerate(words) if w.rsplit("/", 1)[-1] == "pytest"), None)
-    if at is None:
-        return None
-    words = words[:at + 1]
-    if "/" in words[0] and not words[0].startswith("/"):
-        words[0] = str(project / words[0])
-    return words
 
 
 def _sha(path: Path) -> str | None:

@@ -17,6 +17,7 @@ Each outcome is recorded for the main agent's verdict (``maker.hooks.verdicts``)
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from maker.executor.state.attempts import AGAIN, bump, clear
@@ -155,10 +156,13 @@ def _reviewer_stop(hook: HookInput, text: str) -> Output:
 def _planner_stop(hook: HookInput, text: str) -> Output:
     from maker.planner.linter import lint_text
     from maker.store.requests import load_request
+    from maker.verify.pytest_runs import code_vote_note, code_vote_problems
 
     store = store_for(hook)
     key = hook.agent_id or hook.session_id
     plan, problems = lint_text(text)
+    if plan is not None and not problems:
+        problems = code_vote_problems(plan.steps, store.project, dict(os.environ))
     if plan is not None and not problems:
         # The user's exact words, as saved before the command expanded; the
         # planner's echo of them is only the fallback.
@@ -178,7 +182,7 @@ def _planner_stop(hook: HookInput, text: str) -> Output:
         kept = f"; the previous plan is archived in {archived[-1]}/" if archived else ""
         return message(f"maker: plan written to {store.root} ({len(stored.steps)} steps"
                        f"{kept}). Run /maker:status to see it, /maker:step to run the first "
-                       "step.")
+                       f"step.{code_vote_note(plan.steps)}")
     from maker.planner.planner import DEFAULT_MAX_ATTEMPTS as bound
 
     count = bump(store, "planner", key)

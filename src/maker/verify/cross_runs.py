@@ -39,11 +39,11 @@ from maker.tools.git.git_tree import export_tree, snapshot_tree
 from maker.verify.detect import VerifyCommand
 from maker.voting.behaviour import FAIL, INCOMPATIBLE, PASS, Outcomes
 
-__all__ = ["Run", "SampleTree", "cross_run", "placed"]
+__all__ = ["SIDE_BY_SIDE", "Run", "SampleTree", "cross_run", "placed"]
 
 Run = Callable[[str, Path, float], int]
 _JUNIT = ".maker-junit.xml"
-_SIDE_BY_SIDE = max(1, min(4, os.cpu_count() or 1))  # folders run at once
+SIDE_BY_SIDE = max(1, min(4, os.cpu_count() or 1))  # folders run at once
 _BASE = "base"
 # What a test that names what a sample's code does not have fails with.
 _OTHER_INTERFACE = re.compile(r"\b(?:ImportError|ModuleNotFoundError|NameError: name '|"
@@ -71,10 +71,12 @@ def placed(path: str, owner: str) -> str:
 
 def cross_run(project: Path, base: str, samples: Sequence[SampleTree], scratch: Path, run: Run,
               *, pytest: Sequence[str], checks: Sequence[VerifyCommand] = (),
-              timeout: float = 120.0) -> tuple[Outcomes, dict[str, tuple[str, ...]]]:
+              timeout: float = 120.0, side_by_side: int = SIDE_BY_SIDE
+              ) -> tuple[Outcomes, dict[str, tuple[str, ...]]]:
     """``(outcomes, each sample's test ids)``: every sample's tests on every sample's
     result and twice on the base (commit or tree ``base`` of ``project``), and the
-    step's ``checks`` on each. Raises OSError where git cannot write a folder."""
+    step's ``checks`` on each, ``side_by_side`` folders at once. Raises OSError where git
+    cannot write a folder."""
     folders = {_BASE: scratch / _BASE}
     if not export_tree(project, base, folders[_BASE]):
         raise OSError(f"git could not write the tree {base[:12]} into {folders[_BASE]}")
@@ -95,7 +97,7 @@ def cross_run(project: Path, base: str, samples: Sequence[SampleTree], scratch: 
         return passed, [_tests(folder, owners, own, run, pytest, timeout)
                         for _ in range(2 if own is None else 1)]
 
-    with ThreadPoolExecutor(max_workers=_SIDE_BY_SIDE) as pool:
+    with ThreadPoolExecutor(max_workers=side_by_side) as pool:
         done = dict(zip(folders, pool.map(each, folders), strict=True))
     outcomes = Outcomes(base_checks=done[_BASE][0])
     known: dict[str, tuple[str, ...]] = {}
