@@ -145,13 +145,14 @@ def _seal_key_path(xdg: str | None, home: str | None) -> Path:
     return data_dir(found) / SEAL_KEY_FILE
 
 
-def step_tmp_dir(plans_root: Path, step: int) -> Path:
+def step_tmp_dir(plans_root: Path, step: int, key: str = "") -> Path:
     """Where step ``step`` of the plan in ``plans_root`` keeps its box's own ``/tmp``: in
-    a folder of the person's alone (``maker.tools.box.boundary.step_tmp`` makes both)."""
+    a folder of the person's alone (``maker.tools.box.boundary.step_tmp`` makes both);
+    ``key``: one of the step's workspaces (a sample of a vote on its code), its own."""
     import hashlib
 
     name = hashlib.sha256(os.fsencode(os.path.realpath(plans_root))).hexdigest()[:16]
-    return Path("/tmp") / f"maker-{os.getuid()}" / f"{name}-step-{step}"
+    return Path("/tmp") / f"maker-{os.getuid()}" / f"{name}-step-{step}{'-' + key if key else ''}"
 
 
 def forget_step_tmp(plans_root: Path, step: int) -> None:
@@ -159,5 +160,9 @@ def forget_step_tmp(plans_root: Path, step: int) -> None:
     attempt gets a fresh one); nothing when there is none (a link is not followed)."""
     import shutil
 
-    shutil.rmtree(step_tmp_dir(plans_root, step), ignore_errors=True)
+    own = step_tmp_dir(plans_root, step)
+    shutil.rmtree(own, ignore_errors=True)
+    for keyed in own.parent.glob(f"{own.name}-*"):  # (its workspaces')
+        if keyed.is_dir() and not keyed.is_symlink():
+            shutil.rmtree(keyed, ignore_errors=True)
 

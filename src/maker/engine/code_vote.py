@@ -8,11 +8,21 @@ its own box: the first K at once, then as many as the leader's lead still lacks,
 
 - a sample is dropped before any test runs (never repaired) when its session failed or
   was cut, the red flagger rejects its answer, its handoff is not a complete one, it
-  changed no file, it wrote outside the step's ``writes``, or it weakened the tests
-  (``maker.handoff.weak_tests``: deleted, edited, skipped, or no assertion);
+  changed no file, it wrote outside the step's ``writes``, it weakened the tests
+  (``maker.handoff.weak_tests``: deleted, edited, skipped, or no assertion), it changed
+  how the tests run (a ``conftest.py`` can rewrite every outcome; pytest's config,
+  ``sitecustomize.py``, a ``.pth``), or it added no test (its diff is counted over its
+  code alone, so a sample with no test would win by its smaller one);
 - the rest are run against one another's tests and the step's checks
-  (``maker.verify.cross_runs``, in a box whose only writable place is a throwaway
-  folder), and the vote is counted on what they do (``maker.voting.behaviour``).
+  (``maker.verify.cross_runs``, each folder in a box of its own, with a ``/tmp`` of its
+  own, under ``plans/.maker/votes/``), and the vote is counted on what they do
+  (``maker.voting.behaviour``); a sample whose tests gave no result (a hang) is dropped.
+
+A sample's code runs inside pytest when its tests import it: code that rewrites pytest's
+reports as it is imported could still fool the vote; the winner goes through the gate,
+the review and the person's approval all the same. The run stopped (Ctrl-C) removes the
+samples' worktrees, and starts no further test run; a killed run's are removed when the
+step's vote starts again.
 
 The winner (the smallest diff of the behaviour that leads by K) becomes the step's own
 worktree, and the step goes on as a step run beside others does: verified there, landed
@@ -28,6 +38,7 @@ import asyncio
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +89,8 @@ class CodeVote:
         self.flagger, self.draw = flagger, draw
         self.drawn: list[Sampled] = []
         self.vote: BehaviourVote | None = None
+        self.commit = self.tree = ""
+        self.stopped = threading.Event()  # (set: no further test runs start)
 
     async def run(self) -> tuple[Sampled | None, str]:
         """``(winner, "")``, or ``(None, why the step fails)``."""
@@ -91,15 +104,32 @@ class CodeVote:
         rel = os.path.relpath(self.store.root, self.store.project)
         self.commit, self.tree = await asyncio.to_thread(
             worktrees.base_commit, self.store.project, "" if rel == "." else rel)
+        self._stale()
         need, bound = self.k, SAMPLES_PER_K * self.k
-        while need > 0 and len(self.drawn) < bound:
-            batch = range(len(self.drawn), min(len(self.drawn) + need, bound))
-            self.drawn += await asyncio.gather(*(self._one(i) for i in batch))
-            self.vote = await asyncio.to_thread(self._count, pytest, env)
-            if self.vote.decided and self.vote.winner is not None:
-                return next(d for d in self.drawn if d.name == self.vote.winner.name), ""
-            need = self.vote.need
+        try:
+            while need > 0 and len(self.drawn) < bound:
+                batch = range(len(self.drawn), min(len(self.drawn) + need, bound))
+                self.drawn += await asyncio.gather(*(self._one(i) for i in batch))
+                self.vote = await asyncio.to_thread(self._count, pytest, env)
+                if self.vote.decided and self.vote.winner is not None:
+                    return next(d for d in self.drawn if d.name == self.vote.winner.name), ""
+                need = self.vote.need
+        except asyncio.CancelledError:  # (Ctrl-C: no sample's worktree outlives the run)
+            self.stopped.set()
+            self.drop()
+            raise
         return None, self.undecided()
+
+    def _stale(self) -> None:
+        """The samples' worktrees and folders a killed run of this step left: removed."""
+        folder = self.store.root / worktrees.WORKTREES
+        with self.store.lock():
+            for old in folder.glob(f"step-{self.record.number}-s*-*"):
+                worktrees.remove_worktree(self.store.project, old)
+        shutil.rmtree(self._scratch_root(), ignore_errors=True)
+
+    def _scratch_root(self) -> Path:
+        return self.store.state_dir / "votes" / f"step-{self.record.number}"
 
     def undecided(self) -> str:
         vote = self.vote
@@ -184,7 +214,8 @@ class CodeVote:
             return flagged("it changed no file" if changed == [] else
                            "git could not measure its files")
         counts = line_counts(folder, self.tree, end, changed) or {}
-        lines = sum(max(a, 0) + max(r, 0) for a, r in counts.values())
+        lines = sum(max(a, 0) + max(r, 0) for f, (a, r) in counts.items()
+                    if not is_test_file(f))  # (its code's: tests it adds are no cost)
         writes = list(self.record.spec.writes or [])
         outside = [f for f in changed if writes and not clash([f], writes)]
         if outside:
@@ -195,18 +226,28 @@ class CodeVote:
                 for w in [weakened(f, *d)] if w]
         if weak:
             return flagged(f"it weakens the tests: {'; '.join(weak[:3])}", lines)
-        tests = tuple(f for f in changed if pytest_file(f) and (folder / f).is_file())
+        machinery = [f for f in changed if _runs_the_tests(f, folder, self.tree, end)]
+        if machinery:
+            return flagged("it changes how the tests run (a sample's votes must come from "
+                           f"its tests alone): {', '.join(machinery[:3])}", lines)
+        tests = tuple(f for f in changed if pytest_file(f) and (folder / f).is_file()
+                      and not (folder / f).is_symlink())
+        if not tests:
+            return flagged("it added no test (a vote compares samples by their tests)",
+                           lines)
         return Sampled(name, folder, result, CodeSample(name, lines), tests)
 
     def _count(self, pytest: list[str], env: dict[str, str]) -> BehaviourVote:
         """Every sample not flagged run against the others' tests and the step's checks
         (in a box whose only writable place is a throwaway folder), and the vote."""
         live = [d for d in self.drawn if not d.sample.flag]
-        scratch = Path(tempfile.mkdtemp(prefix="maker-vote-"))
+        self._scratch_root().mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix="run-", dir=self._scratch_root()))
         try:
-            box = step_box(self.store, self.record.number, scratch)
-
             def run(command: str, folder: Path, timeout: float) -> int:
+                if self.stopped.is_set():
+                    return 130  # (the run was stopped: not run)
+                box = step_box(self.store, self.record.number, folder)  # (this folder's)
                 return run_check(VerifyCommand("vote", command), 1, 1, folder, env, timeout,
                                  timeout, None, box).exit_code
 
@@ -221,5 +262,24 @@ class CodeVote:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         samples = [CodeSample(d.name, d.sample.diff_lines, known.get(d.name, ()),
-                              d.sample.flag) for d in self.drawn]
+                              d.sample.flag or ("its tests gave no result (a hang, or "
+                                                "pytest's crash)" if d.tests and not
+                                                known.get(d.name) else None))
+                   for d in self.drawn]
         return decide(samples, outcomes or Outcomes(), self.k)
+
+
+# What makes pytest run otherwise than the tests say: a sample's votes must come from its
+# tests alone (a conftest.py can rewrite every outcome).
+_MACHINERY = frozenset({"conftest.py", "pytest.ini", "tox.ini", "setup.cfg",
+                        "sitecustomize.py", "usercustomize.py", ".pytest.ini"})
+
+
+def _runs_the_tests(path: str, folder: Path, start: str, end: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    if name in _MACHINERY or name.endswith(".pth"):
+        return True
+    if name != "pyproject.toml":
+        return False
+    diff = file_diff(folder, start, end, path)
+    return diff is None or any("pytest" in line for line in diff[1])

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from maker.tools.git.git_tree import export_tree, snapshot_tree
 from maker.verify.detect import VerifyCommand
-from maker.voting.behaviour import FAIL, INCOMPATIBLE, PASS, Outcomes
+from maker.voting.behaviour import FAIL, INCOMPATIBLE, NOT_RUN, PASS, Outcomes
 
 __all__ = ["SIDE_BY_SIDE", "Run", "SampleTree", "cross_run", "placed"]
 
@@ -113,15 +113,17 @@ def cross_run(project: Path, base: str, samples: Sequence[SampleTree], scratch: 
         for i in (i for ids in known.values() for i in ids):
             if (sample.name, i) not in outcomes.runs:
                 file = i.partition("::")[0]
-                outcomes.runs[(sample.name, i)] = outcomes.runs.get((sample.name, file), FAIL)
+                outcomes.runs[(sample.name, i)] = outcomes.runs.get((sample.name, file),
+                                                                    NOT_RUN)
     return outcomes, known
 
 
 def _on_base(ran: dict[str, str], test: str) -> str:
     """A test's outcome on the base: a file that could not be imported there fails (what
-    it tests is not there yet)."""
-    said = ran.get(test) or ran.get(test.partition("::")[0]) or FAIL
-    return PASS if said == PASS else FAIL
+    it tests is not there yet); one with no result (the run hung, or pytest crashed) was
+    not run, which proves nothing either way."""
+    said = ran.get(test) or ran.get(test.partition("::")[0])
+    return NOT_RUN if said is None else PASS if said == PASS else FAIL
 
 
 def _tests(folder: Path, owners: dict[tuple[str, str], Path], own: str | None, run: Run,
@@ -130,11 +132,21 @@ def _tests(folder: Path, owners: dict[tuple[str, str], Path], own: str | None, r
     placed), each test's outcome by id; a file that could not be collected by its id
     alone (``<sample>:<file>``): :data:`INCOMPATIBLE` where it names what is not there."""
     where: dict[str, str] = {}  # path in the folder -> "<owner>:<file>"
+    top = os.path.realpath(folder)
     for (owner, file), source in owners.items():
         path = file if owner == own else placed(file, owner)
+        while owner != own and os.path.lexists(folder / path):  # (a name the folder has)
+            path = placed(path, "x")
         target = folder / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target, follow_symlinks=False)
+        if not os.path.realpath(target.parent).startswith(top + os.sep) and \
+                os.path.realpath(target.parent) != top:
+            continue  # (a folder that is a link out of it: nothing is written there)
+        if owner != own:
+            with open(source, "rb") as data, open(os.open(
+                    target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644),
+                    "wb") as out:
+                shutil.copyfileobj(data, out)
         where[path] = f"{owner}:{file}"
     if not where:
         return {}

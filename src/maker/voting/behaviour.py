@@ -85,9 +85,10 @@ class BehaviourVote:
 
 def shared_tests(samples: Sequence[CodeSample], outcomes: Outcomes) -> list[str]:
     """The samples' added tests that fail on the base on both of its runs (one that passed
-    there, on either run, proves nothing or is flaky: left out), in the samples' order."""
+    there, on either run, proves nothing or is flaky; one not run there, nothing: left
+    out), in the samples' order."""
     return [t for s in samples for t in s.tests
-            if t in outcomes.base and all(o != PASS for o in outcomes.base[t])]
+            if t in outcomes.base and all(o == FAIL for o in outcomes.base[t])]
 
 
 def red_flag(sample: CodeSample, others: Sequence[CodeSample], outcomes: Outcomes) -> str | None:
@@ -96,6 +97,10 @@ def red_flag(sample: CodeSample, others: Sequence[CodeSample], outcomes: Outcome
         return sample.flag
     mine = [t for t in sample.tests if t in outcomes.base]
     if mine and not shared_tests([sample], outcomes):
+        unknown = [t for t in mine if NOT_RUN in outcomes.base[t]]
+        if unknown:
+            return (f"its tests could not be run on the code before the step "
+                    f"({_shown(unknown)}: no result, a hang or pytest's crash)")
         return (f"none of its tests fails on the code before the step ({_shown(mine)}): "
                 "they prove nothing about its change")
     failing = [t for t in sample.tests if outcomes.runs.get((sample.name, t)) != PASS]

@@ -88,7 +88,7 @@ def executor_limits(store: PlanStore, record: StepRecord, tool: str,
     given = dict(tool_input)
     sent = given.get("command") if tool == "Bash" else None
     sent = sent if isinstance(sent, str) else ""
-    inner = unwrap(sent, store.root, record.number) if sent else None
+    inner = unwrap(sent, store.root, record.number, workspace) if sent else None
     command = sent if inner is None else inner
     moved = inner is None and bool(sent) and _moved(command, cwd, workspace, record.number)
     if moved:  # a step in its worktree: its commands run there, with no `cd` to remember

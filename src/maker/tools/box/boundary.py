@@ -27,6 +27,7 @@ command under a one-line wrapper (:func:`wrap`): ``/bin/sh …/maker-box SPEC <<
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -202,8 +203,9 @@ def boxed_command(plans_root: Path, step: int, command: str, *,
                     "can set `boundary: auto` to run with the command guard alone."), None
         return None, None
     tmp = None
+    key = workspace_key(workspace)  # (two workspaces of one step: a box and a /tmp each)
     if sys.platform.startswith("linux"):  # (Seatbelt cannot move a folder: macOS shares it)
-        tmp, why = step_tmp(plans_root, step)
+        tmp, why = step_tmp(plans_root, step, key)
         if tmp is None:
             return (f"maker: the step's own /tmp cannot be made ({why}), so no OS boundary "
                     "can be made for this command; hand off with status: blocked and this "
@@ -212,9 +214,18 @@ def boxed_command(plans_root: Path, step: int, command: str, *,
     if any("\n" in p for _, p in spec.entries):
         return ("maker: a path maker must protect holds a line break, so no OS boundary can "
                 "be made for it; hand off with status: blocked and this reason."), None
-    path = plans_root / ".maker" / SPEC_DIR / f"step-{step}.spec"
+    path = plans_root / ".maker" / SPEC_DIR / f"step-{step}{'-' + key if key else ''}.spec"
     write_spec(path, spec)
     return None, wrap(command, path)
+
+
+def workspace_key(workspace: Path | None) -> str:
+    """A name of its own for a step's workspace (its box's spec and ``/tmp``): "" for
+    the main checkout; samples of a vote on one step's code, run at once, each get one,
+    so that no sample's command reads another's box."""
+    if workspace is None:
+        return ""
+    return hashlib.sha256(os.fsencode(os.path.realpath(workspace))).hexdigest()[:10]
 
 
 def write_spec(path: Path, spec: Spec) -> None:
@@ -241,12 +252,13 @@ def step_network(setting: str, tools: list[str] | None) -> bool:
         for t in tools)
 
 
-def step_tmp(plans_root: Path, step: int) -> tuple[Path | None, str]:
-    """``(folder, "")``: step ``step``'s own ``/tmp`` in its box, made when missing, in a
-    folder of the person's that no one else may enter (``/tmp/maker-UID/``); ``(None,
-    why)`` when such a folder cannot be made or is not the person's alone."""
+def step_tmp(plans_root: Path, step: int, key: str = "") -> tuple[Path | None, str]:
+    """``(folder, "")``: step ``step``'s own ``/tmp`` in its box (``key``: one of its
+    workspaces', :func:`workspace_key`), made when missing, in a folder of the person's
+    that no one else may enter (``/tmp/maker-UID/``); ``(None, why)`` when such a folder
+    cannot be made or is not the person's alone."""
     uid = os.getuid()
-    folder = step_tmp_dir(plans_root, step)
+    folder = step_tmp_dir(plans_root, step, key)
     for place in (folder.parent, folder):
         try:
             place.mkdir(mode=0o700, exist_ok=True)
@@ -277,11 +289,14 @@ _BOXED = re.compile(r"/bin/sh (?P<box>\S+) (?P<spec>\S+) <<'(?P<end>MAKER_BOX(?:
                     r"(?P<inner>.*)\n(?P=end)", re.DOTALL)
 
 
-def unwrap(command: str, plans_root: Path, step: int) -> str | None:
+def unwrap(command: str, plans_root: Path, step: int, workspace: Path | None = None
+           ) -> str | None:
     """The command inside ``command`` when it is exactly :func:`wrap`'s call for step
-    ``step`` of the plan in ``plans_root`` (as the client asks a model to send it again
-    after a hook changed it); else None."""
-    return unwrap_at(command, plans_root / ".maker" / SPEC_DIR / f"step-{step}.spec")
+    ``step`` of the plan in ``plans_root`` (``workspace``: the step's, as it was boxed),
+    as the client asks a model to send it again after a hook changed it; else None."""
+    key = workspace_key(workspace)
+    return unwrap_at(command, plans_root / ".maker" / SPEC_DIR /
+                     f"step-{step}{'-' + key if key else ''}.spec")
 
 
 def unwrap_at(command: str, spec: Path) -> str | None:
