@@ -94,3 +94,25 @@ def test_calibrate_budget_counts_only_its_own_samples(project: Path) -> None:
     with pytest.raises(BudgetExceededError, match="on this command's calls"):
         asyncio.run(calibrate(store, engine, 1, 10))
     assert [c.kind for c in ledger.calls()].count("calibrate") == 3
+
+
+def test_a_code_step_is_calibrated_from_the_votes_on_its_code(project: Path) -> None:
+    """Its samples are not drawn again (each would repeat its writes): its p is the share
+    of the counted samples of its votes in the ledger that voted with the winner."""
+    from maker.engine.ledger import Call, Ledger
+
+    store = write(project, [replace(make_step(1, -1), primary_tools=["Edit"], votes=2)])
+    ledger = Ledger(store)
+    for samples, flagged, won in ((4, 0, 3), (6, 1, 3)):
+        ledger.record(Call(kind="vote", step=1, attempt=0, cost_usd=0.5, duration_ms=0,
+                           input_tokens=0, output_tokens=0, model=None, error=None, at="t",
+                           session_id=None, detail={
+                               "k": 2, "samples": samples, "flagged": flagged, "cost_usd": 0.5,
+                               "tally": [{"answer": "pass pass", "votes": won},
+                                         {"answer": "pass fail", "votes": 1}],
+                               "matrix": {"columns": [], "rows": {}}}))
+    result = asyncio.run(calibrate(store, parts(ScriptedModel([])), 1, 5, target=0.95))
+    assert (result.samples, len(result.flagged), result.voted) == (10, 1, 9)
+    assert result.agreement == pytest.approx(6 / 9)
+    assert result.k == k_min(1, 6 / 9, 0.95) and result.cost_usd == pytest.approx(1.0)
+    assert "from 2 vote(s) on the step's code in the ledger" in result.notes[0]

@@ -9,6 +9,10 @@ sample's success ``p`` (it assumes the most common answer is the right one: read
 tally), the law gives the smallest lead ``k`` that reaches a whole-task success
 ``target`` over ``steps`` voted steps, for ``p`` and for the low end of its 95%
 interval.
+
+A code step is not sampled on its own (each sample would repeat its writes): its ``p``
+comes from the votes on its code already in the ledger (``maker.engine.code_vote``), the
+share of the counted samples that voted with the winning behaviour.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from maker.core.models import AgentResult, PlanStep
+from maker.engine.ledger import Ledger
 from maker.engine.parts import EngineParts
 from maker.engine.vote_step import answer_key
 from maker.errors import InputError, Problem
@@ -29,7 +34,7 @@ from maker.store.plan_store import PlanStore
 from maker.store.records import StoredPlan
 from maker.voting import k_min, wilson_interval
 
-__all__ = ["PARALLEL", "Calibration", "calibrate"]
+__all__ = ["PARALLEL", "Calibration", "calibrate", "from_code_votes"]
 
 PARALLEL = 3  # sessions drawn at once
 
@@ -74,6 +79,35 @@ def _flag(plan: StoredPlan, spec: PlanStep, result: AgentResult, parts: EnginePa
     return "; ".join(str(p) for p in problems[:3])
 
 
+def from_code_votes(store: PlanStore, plan: StoredPlan, n: int, target: float,
+                    steps: int | None) -> Calibration | None:
+    """A code step's calibration from the votes on its code in the ledger (None: none):
+    one sample's success taken as the share of the counted samples that voted with the
+    winning behaviour of its vote, summed over the votes."""
+    votes = [c.detail for c in Ledger(store).calls() if c.kind == "vote" and c.step == n
+             and isinstance(c.detail, dict) and isinstance(c.detail.get("matrix"), dict)]
+    if not votes:
+        return None
+    spec = plan.get(n).spec
+    samples = sum(int(v.get("samples") or 0) for v in votes)
+    flagged = sum(int(v.get("flagged") or 0) for v in votes)
+    won = sum(int(t[0].get("votes") or 0) for v in votes
+              for t in [v.get("tally") or [{}]] if isinstance(t[0], dict))
+    voting = sum(1 for r in plan.steps if (r.spec.votes or 1) > 1) or 1
+    out = Calibration(n, spec.title, samples, ["flagged in a vote on its code"] * flagged,
+                      [("with the leading behaviour of its vote", won),
+                       ("with another", samples - flagged - won)], steps or voting, target,
+                      sum(float(v.get("cost_usd") or 0.0) for v in votes))
+    out.notes.append(f"from {len(votes)} vote(s) on the step's code in the ledger (its "
+                     "samples were not drawn again)")
+    if out.voted:
+        out.interval = wilson_interval(won, out.voted)
+        p, low = out.agreement, out.interval[0]
+        out.k = k_min(out.steps, p, target) if p > 0.5 else None
+        out.k_low = k_min(out.steps, low, target) if low > 0.5 else None
+    return out
+
+
 async def calibrate(store: PlanStore, parts: EngineParts, n: int, samples: int, *,
                     target: float = 0.95, steps: int | None = None) -> Calibration:
     """Sample step ``n`` ``samples`` times (see the module docstring). Raises InputError
@@ -83,9 +117,14 @@ async def calibrate(store: PlanStore, parts: EngineParts, n: int, samples: int, 
     record = plan.get(n)
     spec = record.spec
     if not side_effect_free(spec):
+        from_votes = from_code_votes(store, plan, n, target, steps)
+        if from_votes is not None:
+            return from_votes
         tools = ", ".join(spec.primary_tools + spec.fallback_tools)
         raise InputError(f"step {n} ({spec.title}) uses {tools}: sampling it {samples} "
-                         "times would repeat its side effects. Calibrate a step whose "
+                         "times would repeat its side effects. A code step's p comes from "
+                         "its votes on code (`votes: K`, run by maker run or /maker:run), "
+                         "and the ledger holds none for it yet; or calibrate a step whose "
                          "tools only read")
     brief = build_brief(store, plan, n)
     gate = asyncio.Semaphore(PARALLEL)
