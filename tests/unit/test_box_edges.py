@@ -284,6 +284,23 @@ def test_a_git_folder_named_by_a_link_or_a_file_is_read_only_too(kernel: PlanSto
     assert not (project / ".gitdata" / "commondir").exists()
 
 
+def _submodule(project: Path, tmp_path: Path, where: str, *, initialised: bool) -> None:
+    """The person's submodule at ``where``, committed; not ``initialised``: left as a
+    clone without ``--recurse-submodules`` leaves it, an empty folder."""
+    ids = ["-c", "user.name=a", "-c", "user.email=a@b"]
+    source = tmp_path / "source"
+    subprocess.run(["git", "init", "-q", str(source)], check=True)
+    subprocess.run(["git", *ids, "-C", str(source), "commit", "-q", "--allow-empty", "-m", "s"],
+                   check=True)
+    subprocess.run(["git", *ids, "-c", "protocol.file.allow=always", "submodule", "add", "-q",
+                    str(source), where], cwd=project, check=True, capture_output=True)
+    subprocess.run(["git", *ids, "commit", "-qm", "the person's submodule"], cwd=project,
+                   check=True, capture_output=True)
+    if not initialised:
+        subprocess.run(["git", "submodule", "--quiet", "deinit", "-f", where], cwd=project,
+                       check=True, capture_output=True)
+
+
 @pytest.mark.parametrize("where", ["lib", "vendor/lib"])
 @pytest.mark.parametrize("attempt", [
     "printf 'gitdir: ../evil/.git\\n' > {w}/.git",  # (rewritten in place)
@@ -299,18 +316,8 @@ def test_a_submodules_git_file_names_no_other_repository(kernel: PlanStore, tmp_
     uninitialised submodule's empty folder) nor move its folder (or a folder above it)
     away to put another in its place."""
     project = kernel.project
-    ids = ["-c", "user.name=a", "-c", "user.email=a@b"]
-    source = tmp_path / "source"
-    subprocess.run(["git", "init", "-q", str(source)], check=True)
-    subprocess.run(["git", *ids, "-C", str(source), "commit", "-q", "--allow-empty", "-m", "s"],
-                   check=True)
-    subprocess.run(["git", *ids, "-c", "protocol.file.allow=always", "submodule", "add", "-q",
-                    str(source), where], cwd=project, check=True, capture_output=True)
-    subprocess.run(["git", *ids, "commit", "-qm", "the person's submodule"], cwd=project,
-                   check=True, capture_output=True)
-    if not initialised:  # (as a clone without --recurse-submodules leaves it: empty)
-        subprocess.run(["git", "submodule", "--quiet", "deinit", "-f", where], cwd=project,
-                       check=True, capture_output=True)
+    _submodule(project, tmp_path, where, initialised=initialised)
+    if not initialised:
         assert (project / where).is_dir() and not any((project / where).iterdir())
     mark = tmp_path / "ran"
     (project / "evil.sh").write_text(
@@ -326,22 +333,6 @@ def test_a_submodules_git_file_names_no_other_repository(kernel: PlanStore, tmp_
     assert "evil" not in (project / where / ".git").read_text()
 
 
-def _uninitialised(project: Path, tmp_path: Path, where: str) -> None:
-    """The person's submodule at ``where``, committed, then left as a clone without
-    ``--recurse-submodules`` leaves it: an empty folder."""
-    ids = ["-c", "user.name=a", "-c", "user.email=a@b"]
-    source = tmp_path / "source"
-    subprocess.run(["git", "init", "-q", str(source)], check=True)
-    subprocess.run(["git", *ids, "-C", str(source), "commit", "-q", "--allow-empty", "-m", "s"],
-                   check=True)
-    subprocess.run(["git", *ids, "-c", "protocol.file.allow=always", "submodule", "add", "-q",
-                    str(source), where], cwd=project, check=True, capture_output=True)
-    subprocess.run(["git", *ids, "commit", "-qm", "the person's submodule"], cwd=project,
-                   check=True, capture_output=True)
-    subprocess.run(["git", "submodule", "--quiet", "deinit", "-f", where], cwd=project,
-                   check=True, capture_output=True)
-
-
 @pytest.mark.parametrize("written", [
     "quoted", "key-case", "comment", "no-entry", "folder-missing"])
 def test_an_uninitialised_submodule_is_held_however_git_knows_it(
@@ -351,7 +342,7 @@ def test_an_uninitialised_submodule_is_held_however_git_knows_it(
     mistake) is entered all the same: however git knows the folder, no step puts a `.git`
     in it for the person's `git status` to follow."""
     project = kernel.project
-    _uninitialised(project, tmp_path, "lib")
+    _submodule(project, tmp_path, "lib", initialised=False)
     modules = project / ".gitmodules"
     text = modules.read_text()
     modules.write_text({"quoted": text.replace("path = lib", 'path = "lib"'),
@@ -374,8 +365,8 @@ def test_the_main_agents_git_may_remove_or_move_an_uninitialised_submodule(
         kernel: PlanStore, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Where git alone runs, the empty folder is git's to remove or move."""
     project = kernel.project
-    _uninitialised(project, tmp_path_factory.mktemp("one"), "lib")
-    _uninitialised(project, tmp_path_factory.mktemp("two"), "other")
+    _submodule(project, tmp_path_factory.mktemp("one"), "lib", initialised=False)
+    _submodule(project, tmp_path_factory.mktemp("two"), "other", initialised=False)
     for command in ("git rm -q lib", "git mv other moved"):
         refusal, boxed = main_boxed(kernel.root, command, nested=steps_repository)
         assert refusal is None and boxed is not None and "main-git.spec" in boxed
