@@ -13,7 +13,7 @@ import pytest
 
 from maker.verify.cross_runs import SampleTree, cross_run, placed
 from maker.verify.detect import VerifyCommand
-from maker.voting.behaviour import FAIL, INCOMPATIBLE, PASS, CodeSample, decide
+from maker.voting.behaviour import FAIL, INCOMPATIBLE, NOT_RUN, PASS, CodeSample, decide
 
 BASE = "def clamp(x, lo, hi):\n    return x\n"
 RIGHT = "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n"
@@ -105,3 +105,38 @@ def test_the_vote_lands_a_right_sample_and_drops_what_proves_nothing(ran) -> Non
     # Two right samples written differently vote together: a lead of 2 decides.
     again = decide([samples["r2"], samples["r1"]], outcomes, 2)
     assert again.decided and again.winner == samples["r1"]  # (the smaller diff)
+
+
+def test_a_test_that_hangs_on_the_base_proves_nothing(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A run with no result (it hung past its time) is not a failure on the base: the
+    sample's test proves nothing there, and the sample is dropped, saying why."""
+    root = tmp_path_factory.mktemp("hang")
+    project = root / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "calc.py").write_text(BASE)
+    _git(project, "init", "-q")
+    _git(project, "add", "-A")
+    _git(project, "commit", "-qm", "base")
+    base = _git(project, "rev-parse", "HEAD")
+    folder = root / "wt"
+    _git(project, "worktree", "add", "-q", "--detach", str(folder), base)
+    (folder / "src" / "calc.py").write_text(RIGHT)
+    (folder / "tests").mkdir()
+    (folder / "tests" / "test_calc.py").write_text(
+        "import time\nfrom calc import clamp\n\n\ndef test_waits():\n"
+        "    while clamp(5, 0, 3) != 3:\n        time.sleep(0.1)\n")
+
+    def run(command: str, where: Path, timeout: float) -> int:
+        try:
+            return _run(command, where, timeout)
+        except subprocess.TimeoutExpired:
+            return 124
+
+    outcomes, known = cross_run(project, base, [SampleTree("w", folder, ("tests/test_calc.py",))],
+                                root / "scratch", run, pytest=PYTEST, timeout=8)
+    test = "w:tests/test_calc.py::test_waits"
+    assert known["w"] == (test,) and outcomes.runs[("w", test)] == PASS
+    assert outcomes.base[test] == (NOT_RUN, NOT_RUN)
+    vote = decide([CodeSample("w", 2, known["w"])], outcomes, 1)
+    assert "its tests could not be run on the code before the step" in vote.flags["w"]
