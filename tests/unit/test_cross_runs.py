@@ -134,7 +134,7 @@ def test_a_test_that_hangs_on_the_base_proves_nothing(
             return 124
 
     outcomes, known = cross_run(project, base, [SampleTree("w", folder, ("tests/test_calc.py",))],
-                                root / "scratch", run, pytest=PYTEST, timeout=8)
+                                root / "scratch", run, pytest=PYTEST, timeout=12)
     test = "w:tests/test_calc.py::test_waits"
     assert known["w"] == (test,) and outcomes.runs[("w", test)] == PASS
     assert outcomes.base[test] == (NOT_RUN, NOT_RUN)
