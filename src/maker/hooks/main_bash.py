@@ -23,7 +23,6 @@ from maker.hooks.protocol import HookInput, Output, allow, allow_tool, deny_tool
 from maker.store.settings import load_settings
 from maker.tools.box.main_box import main_boxed, main_unwrap
 from maker.tools.command.readonly import is_read_only
-from maker.tools.git.git_tree import repositories_inside
 from maker.tools.guards.decision_guard import decision_refusal
 from maker.tools.guards.person_rules import person_rule
 
@@ -78,7 +77,10 @@ def main_bash(hook: HookInput) -> Output:
 
 def steps_repository(project: Path) -> bool:
     """Whether git finds a repository of its own in the project, untracked (a step's
-    ``git init``, which a git of the main agent's would enter); yes where git cannot say."""
+    ``git init``, which a git of the main agent's would enter); yes where git cannot say.
+    (git's layer imported here: only a command that is git's alone asks, not every call.)"""
+    from maker.tools.git.git_tree import repositories_inside
+
     try:
         return repositories_inside(project) != []
     except GitRefusedError:
