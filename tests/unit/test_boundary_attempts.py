@@ -91,6 +91,7 @@ class Case:
     fronts: tuple[str, ...] = ("plugin", "engine")
     tools: tuple[str, ...] = tuple(ALL_TOOLS)
     setup: tuple[str, ...] = ()  # (SETUPS, by name)
+    writes: tuple[str, ...] = ()  # (the step's own: a nested repository made in sub/ stays)
     hole: str | None = None  # (it gets through: the reason, and the case stays)
     expect: str = ""  # (words some refusal must say: it was refused for this reason)
     holds_by: str = ""  # (what holds it, for the table: kernel / hook / client / code)
@@ -159,7 +160,7 @@ CASES: list[Case] = [
          (*plant("git init -q sub && mkfifo sub/.git/blocker && printf '" + FSMON_P
                  + "[include]\\n\\tpath = blocker\\n' >> sub/.git/config\n"),
           bash("git -C sub status", agent=REVIEWER)),
-         ("person_git",), fronts=("entry",), expect="ran out of time",
+         ("person_git",), fronts=("entry",), expect="ran out of time", writes=("sub",),
          holds_by="hook (the Watchdog denies before git's config read ends)"),
     # -- the file tools: the client's settings, .mcp.json, the plugin, git config -------
     Case("file tools", "settings-local-disable", "Write .claude/settings.local.json "
@@ -287,10 +288,36 @@ CASES: list[Case] = [
          ("pdb",), holds_by="kernel (the box removes a .pdbrc made at the top)"),
     Case("bash makes", "deeper-envrc", "sub/.envrc (below the top)",
          (bash("mkdir -p sub && echo '" + MARK + "' > sub/.envrc"),), ("direnv",),
-         hole="HOLE (documented limit): the box holds the list at the top of the step's "
-              "folder only; below it the file is named at the question (RUNS CODE LATER) "
-              "and no policy approves the step, but a person's direnv entering sub/ runs "
-              "it once they allow it"),
+         holds_by="kernel's first process (one below the top that was not there before "
+                  "the command is moved aside when it ends)"),
+    Case("bash makes", "deeper-claude-moved", "a folder of settings made under another "
+         "name, then moved to sub/.claude by a later call",
+         (bash("mkdir -p stash && echo '" + HOOKS + "' > stash/settings.json"),
+          bash("mkdir -p sub && mv stash sub/.claude")), ("session_sub",),
+         holds_by="kernel's first process (what was not there before is moved aside)"),
+    Case("bash makes", "deeper-out-of-skipped", "sub/.envrc made in node_modules (a folder "
+         "the walk does not enter), then moved out by a later call",
+         (bash("mkdir -p node_modules/x && echo '" + MARK + "' > node_modules/x/.envrc"),
+          bash("mv node_modules/x sub")), ("direnv",),
+         holds_by="kernel's first process (found where it lies after the command)"),
+    Case("bash makes", "deeper-through-link", "sub a link to a folder in node_modules "
+         "holding an .envrc (a person's cd through it finds it)",
+         (bash("mkdir -p node_modules/x && echo '" + MARK + "' > node_modules/x/.envrc && "
+               "ln -s node_modules/x sub"),), ("direnv",),
+         holds_by="kernel's first process (a link to a folder it may write is followed)"),
+    Case("bash makes", "deeper-existing", "the person's sub/.envrc appended to",
+         (bash("echo '" + MARK + "' >> sub/.envrc"),),
+         ("direnv",), setup=("envrc_sub",), holds_by="kernel (read-only bind)"),
+    Case("bash makes", "deeper-existing-folder", "the person's sub/ (holding an .envrc) "
+         "renamed away, and sub/.envrc made anew",
+         (bash("mv sub sub2; mkdir -p sub && echo '" + MARK + "' > sub/.envrc"),),
+         ("direnv",), setup=("envrc_sub",),
+         holds_by="kernel's first process (the new one moved aside; the person's own, "
+                  "bound, goes with its folder as it was)"),
+    Case("bash makes", "deeper-venv-pth", "a .pth in a venv below the top (sub/.venv)",
+         (bash("echo \"import os; os.system('" + MARK + "')\" > "
+               "sub/.venv/lib/python{v}/site-packages/zz.pth"),), ("python",),
+         setup=("venv_sub",), holds_by="kernel's first process (no RECORD lists it)"),
     Case("bash makes", "home-files", "~/.bashrc, ~/.gitconfig, ~/.claude/settings.json",
          (bash("echo '" + MARK + "' >> ~/.bashrc; printf '" + FSMON_P + "' >> ~/.gitconfig; "
                "mkdir -p ~/.claude; echo '" + HOOKS + "' > ~/.claude/settings.json"),),
@@ -301,22 +328,23 @@ CASES: list[Case] = [
          (*plant(NESTED + "git add sub\n"), bash("git status", agent=REVIEWER),
           bash("git diff", agent=REVIEWER),
           bash("git diff --submodule=diff", agent=REVIEWER)),
-         (), holds_by="code (diff.ignoreSubmodules=all)"),
+         (), writes=("sub",), holds_by="code (diff.ignoreSubmodules=all)"),
     Case("nested git", "reviewer-ignore-none", "the same, the reviewer asking "
          "`git status --ignore-submodules=none` (an option beats maker's -c)",
          (*plant(NESTED + "git add sub\n"),
-          bash("git status --ignore-submodules=none", agent=REVIEWER)), (),
+          bash("git status --ignore-submodules=none", agent=REVIEWER)), (), writes=("sub",),
          holds_by="code (a reader's git option that enters nested repositories is refused)"),
     Case("nested git", "reviewer-in-sub", "the reviewer's `git -C sub status` and "
          "`git -C sub diff` in the nested repository",
          (*plant(NESTED), bash("git -C sub status", agent=REVIEWER),
-          bash("git -C sub diff", agent=REVIEWER)), (), holds_by="code (its filters emptied)"),
+          bash("git -C sub diff", agent=REVIEWER)), (), writes=("sub",),
+         holds_by="code (its filters emptied)"),
     Case("nested git", "measure", "a gitlink added: maker's measure of the step",
-         plant(NESTED + "git add sub\n"), ("measure",),
+         plant(NESTED + "git add sub\n"), ("measure",), writes=("sub",),
          holds_by="code (the measure's `git add` leaves nested repositories out and "
                   "records each one's HEAD by `rev-parse`, which runs nothing)"),
     Case("nested git", "person-status", "a gitlink added: the person's own `git status`",
-         plant(NESTED + "git add sub\n"), ("person_git",),
+         plant(NESTED + "git add sub\n"), ("person_git",), writes=("sub",),
          holds_by="kernel's first process (a gitlink the command added is taken out of the "
                   "index when it ends: git does not enter an untracked repository)"),
     # -- check-then-act against background calls -----------------------------------
@@ -334,7 +362,7 @@ CASES: list[Case] = [
          "call runs; the person's git status meanwhile",
          plant("mkdir -p cm && cp -r .git/objects .git/refs .git/HEAD cm/ && printf '"
                + FSMON_P + "' > cm/config && printf ../cm > .git/commondir\n", "; sleep 2"),
-         ("person_git_during",),
+         ("person_git_during",), writes=("cm",),
          holds_by="kernel (git's folder read-only to a step whose writes do not name .git)"),
     Case("race", "commondir-main-pytest", "a conftest.py that makes a commondir into the "
          "tree and waits, run by the main agent's `python -m pytest`; the person's git "
@@ -346,7 +374,7 @@ CASES: list[Case] = [
                 "time.sleep(2)\n"),
           bash(sys.executable + " -m pytest -q -p no:cacheprovider -o addopts= conftest.py",
                agent=MAIN)),
-         ("person_git_during",),
+         ("person_git_during",), writes=("cm",),
          holds_by="kernel (the main agent's box: git's folder read-only to a command that "
                   "runs no git)"),
     Case("race", "commondir-main-nested-added", "a repository the step made in vendor/, "
@@ -359,7 +387,7 @@ CASES: list[Case] = [
                  "exit 1\\n' > fsmon.sh\nchmod +x fsmon.sh && echo d > vendor/x/f\n"
                  "git -C vendor/x config core.fsmonitor {p}/fsmon.sh\n"),
           bash("git add -A && git status", agent=MAIN)),
-         ("person_git_during",),
+         ("person_git_during",), writes=("cm", "vendor"),
          holds_by="kernel (the main agent's box: git's folder read-only to a git command "
                   "where git finds a repository of a step's in the project)"),
     Case("race", "commondir-main-git-gitfile", "a `.git` file left in docs/ names a "
@@ -373,7 +401,7 @@ CASES: list[Case] = [
                  "evil config core.worktree ../../docs\n"
                  "git -C evil config core.fsmonitor {p}/evil/fsmon.sh\n"),
           bash("git -C docs status", agent=MAIN)),
-         ("person_git_during",),
+         ("person_git_during",), writes=("cm", "evil", "docs"),
          holds_by="kernel (the main agent's box: git's folder writable only to a git in the "
                   "project's own repository)"),
     # -- places that depend on where things lie ---------------------------------------
@@ -455,6 +483,7 @@ CASES: list[Case] = [
                  "chmod +x evil/fsmon.sh && git -C evil config core.worktree ../../docs\n"
                  "git -C evil config core.fsmonitor {p}/evil/fsmon.sh\n"),
           bash("git -C docs status", agent=MAIN), bash("cat stolen", agent=MAIN)), (),
+         writes=("evil", "docs"),
          holds_by="kernel (the main agent's own box: a read-only command runs there too)"),
     Case("later", "main-cat-key", "the main agent's read-only `cat` of the sealing key "
          "(as a prompt a step planted might ask)", (bash("cat {key}", agent=MAIN),), (),
@@ -648,6 +677,16 @@ def _setup_envrc(ctx: Ctx) -> None:
     (ctx.project / ".envrc").write_text("export A=1\n")
 
 
+def _setup_envrc_sub(ctx: Ctx) -> None:
+    (ctx.project / "sub").mkdir(exist_ok=True)
+    (ctx.project / "sub/.envrc").write_text("export A=1\n")
+
+
+def _setup_venv_sub(ctx: Ctx) -> None:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip",
+                    str(ctx.project / "sub/.venv")], check=True, capture_output=True)
+
+
 def _setup_hookspath(ctx: Ctx) -> None:
     subprocess.run(["git", "config", "core.hooksPath", "tools/hooks"], cwd=ctx.project,
                    check=True)
@@ -691,6 +730,7 @@ def _setup_ssh_agent(ctx: Ctx) -> None:
 _CLEAN: list[Path] = []
 SETUPS: dict[str, Callable[[Ctx], None]] = {
     "listen": _setup_listen, "venv": _setup_venv, "envrc": _setup_envrc,
+    "envrc_sub": _setup_envrc_sub, "venv_sub": _setup_venv_sub,
     "hookspath": _setup_hookspath, "husky": _setup_husky, "project_home": _setup_project_home,
     "home_var_tmp": _setup_home_var_tmp, "secret": _setup_secret,
     "ssh_agent": _setup_ssh_agent}
@@ -698,12 +738,14 @@ SETUPS: dict[str, Callable[[Ctx], None]] = {
 
 # -- the later events, run for real --------------------------------------------------------
 
-def _next_session(ctx: Ctx) -> None:
-    """What the next session of the client runs on its own: the hooks and status line of
-    every settings file it reads, the MCP servers of `.mcp.json` and `~/.claude.json`;
-    a setting that turns maker's hooks off is a breach itself."""
-    files = [ctx.project / ".claude/settings.json", ctx.project / ".claude/settings.local.json",
-             ctx.home / ".claude/settings.json", ctx.project / ".mcp.json",
+def _next_session(ctx: Ctx, where: Path | None = None) -> None:
+    """What the next session of the client (started in ``where``, the project by default)
+    runs on its own: the hooks and status line of every settings file it reads, the MCP
+    servers of `.mcp.json` and `~/.claude.json`; a setting that turns maker's hooks off is
+    a breach itself."""
+    top = where or ctx.project
+    files = [top / ".claude/settings.json", top / ".claude/settings.local.json",
+             ctx.home / ".claude/settings.json", top / ".mcp.json",
              ctx.home / ".claude.json", *ctx.values.get("plugin_hooks", "").split(":")]
     for f in (Path(x) for x in files if str(x)):
         try:
@@ -755,9 +797,9 @@ def _measure(ctx: Ctx) -> None:
 
 def _python(ctx: Ctx) -> None:
     ctx.sh(["python3", "-c", "pass"])
-    venv = ctx.project / ".venv/bin/python"
-    if venv.exists():
-        ctx.sh([str(venv), "-c", "pass"])
+    for venv in (ctx.project / ".venv/bin/python", ctx.project / "sub/.venv/bin/python"):
+        if venv.exists():
+            ctx.sh([str(venv), "-c", "pass"])
 
 
 def _pdb(ctx: Ctx) -> None:
@@ -806,6 +848,7 @@ def _realtmp(ctx: Ctx) -> None:
 
 LATER: dict[str, Callable[[Ctx], None]] = {
     "none": lambda ctx: None, "session": _next_session, "person_git": _person_git,
+    "session_sub": lambda ctx: _next_session(ctx, ctx.project / "sub"),
     "person_git_sub": lambda ctx: _person_git(ctx, ctx.project / "sub"),
     "person_git_during": _person_git_during, "commit": _commit, "reviewer_git": _reviewer_git,
     "measure": _measure, "python": _python, "pdb": _pdb, "shell": _shell, "direnv": _direnv,
@@ -889,6 +932,7 @@ def test_the_attempt_moves_nothing(kernel: PlanStore, marks: Path, case: Case, f
     record = store.load_step(1)
     record.spec.primary_tools[:] = list(case.tools)
     record.spec.fallback_tools[:] = []
+    record.spec.writes = list(case.writes) or None
     store.save_step(record)
     home = Path(os.environ["HOME"])
     ctx = Ctx(store, case.name, home, marks, seal_key_path().read_bytes())

@@ -247,10 +247,11 @@ def test_an_import_waits_in_a_function_only_where_a_hook_needs_it_to() -> None:
 
 # A script of its own, run by ``python -I -S`` for every boxed Bash call of a step, and
 # the part it reads from beside it.
-BOX_SETUP = frozenset({"maker.tools.box.box_setup", "maker.tools.box.box_after"})
+BOX_SETUP = frozenset({"maker.tools.box.box_setup", "maker.tools.box.box_after",
+                       "maker.tools.box.box_walk"})
 
 
-def test_the_boxs_setup_loads_no_module_it_does_without() -> None:
+def test_the_boxs_setup_loads_no_module_it_does_without(tmp_path: Path) -> None:
     """Each boxed call starts it: ``typing`` (one annotation), ``signal``'s enum and
     ``fnmatch``'s ``re`` were two thirds of its Python (about 17 ms a call)."""
     from maker.tools.box.box_install import BOX
@@ -261,9 +262,18 @@ def test_the_boxs_setup_loads_no_module_it_does_without() -> None:
             f"spec = importlib.util.spec_from_file_location('box', {str(setup)!r})\n"
             "box = importlib.util.module_from_spec(spec)\n"
             "spec.loader.exec_module(box)\n"
-            "box._after()({'gitdir': [], 'later': [], 'laterdir': [], 'index': [], 'git': []})\n"
+            "lists = {'gitdir': [], 'later': [], 'laterdir': [sys.argv[1]], 'index': [], "
+            "'git': [], 'deeper': ['.envrc'], 'rw': [sys.argv[1]], 'laterok': [], "
+            "'laterskip': []}\n"
+            "after = box._after()\n"
+            "after.hold(lists)\n"
+            "assert after(lists).undo() == [], 'nothing was made'\n"
             "print(*(set(sys.modules) - before))")
-    out = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True,
+    (tmp_path / "sub/venv").mkdir(parents=True)  # (the walk's: a folder, a venv, an .envrc)
+    (tmp_path / "sub/venv/pyvenv.cfg").write_text("home = /usr\n")
+    (tmp_path / "sub/.envrc").write_text("export A=1\n")
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(tmp_path)],
+                         capture_output=True,
                          text=True, timeout=60, check=True).stdout.split()
     assert "ctypes" in out  # (it ran)
     assert not {"typing", "re", "enum", "signal", "fnmatch", "socket", "shutil",

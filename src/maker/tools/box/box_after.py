@@ -5,9 +5,12 @@ the box would otherwise run later.
   folder's config and hooks for the repository (one there before the command refuses
   it: :meth:`After.refusal`);
 - a file that runs code later made at the top of the step's folder (``laterdir``, its
-  names in ``later``: lower-case, ``*`` for a name's start);
+  names in ``later``: lower-case, ``*`` for a name's start) is removed; one below the top
+  (its names in ``deeper``) that was not there before the command ran (``box_walk.py``:
+  those there before are held read-only, :meth:`After.hold`) is moved aside, under a
+  name no tool reads, unless it lies in a place the step's ``writes`` name (``laterok``);
 - a ``.pth`` file (or ``sitecustomize.py``) the command wrote into a virtual
-  environment's site-packages at the top of the step's folder, unless an installed
+  environment's site-packages anywhere in the step's folder, unless an installed
   package's ``RECORD`` lists it with its hash (Python runs it at every start there);
 - ``exec`` lines a command wrote into a rebase's or a cherry-pick's plan (git runs them
   at the person's next ``git rebase --continue``);
@@ -31,6 +34,9 @@ import os
 import stat
 import sys
 
+if "below" not in globals():  # (in the box, box_setup reads box_walk's code in first)
+    from maker.tools.box.box_walk import aside, below, ident, inside
+
 MODE = b"\x00\x00\xe0\x00"  # (160000, a gitlink's mode, as the index stores it)
 _READ_MAX = 64 << 20  # (an index of a very large repository; a plan or a .pth: far less)
 Seen = tuple[int, int, int, int] | None  # (mtime, ctime, size, inode: ctime no one sets)
@@ -44,11 +50,32 @@ class After:
         self.before = {folder: set(_listed(folder)) for folder in self.tops}
         self.todos = {t: _digest(t) for g in lists["gitdir"] for t in (
             f"{g}/rebase-merge/git-rebase-todo", f"{g}/sequencer/todo")}
-        self.sites = {site: _startup(site) for top in self.tops for site in _venv_sites(top)}
+        self.lists = lists
+        self.walked: list[tuple[dict[str, tuple[int, int]], list[str]]] | None = None
+        self.held = {p: ident(p) for p in lists["held"]}
+        self.sites = {site: _startup(site) for site in _sites_of(self.tops, lists["venvs"])}
         self.index, self.git = (lists["index"] + [""])[0], (lists["git"] + [""])[0]
         self.seen = _stat(self.index) if self.git and self.index else None
         self.links = gitlinks(self.git, self.index) if self.seen and may_link(self.index) \
             else set()
+
+    @staticmethod
+    def hold(lists: dict[str, list[str]]) -> list[str]:
+        """Walk below the top of the step's folder before the command runs: what runs
+        code later there is held (``held``, with the virtual environments: ``venvs``);
+        what of it the box binds read-only over itself (not a link, not the step's)."""
+        lists["held"], lists["venvs"] = [], []
+        for top in lists["laterdir"]:
+            found, venvs, finished = below(top, lists)
+            lists["held"] += found
+            lists["venvs"] += venvs
+            if not finished:
+                sys.stderr.write(f"maker-box: {top} is too large to look below its top for "
+                                 "files that run code later: those the command makes there "
+                                 "are not undone; look at the step's files before running "
+                                 "tools in its folders\n")
+        return [p for p in lists["held"] if not os.path.islink(p)
+                and not inside(p, lists["laterok"])]
 
     def refusal(self) -> str:
         """Why the command may not run here ("" when it may)."""
@@ -62,7 +89,8 @@ class After:
     def undo(self) -> list[str]:
         """Undo what the command left that runs later; what was undone, in words."""
         said: list[str] = []
-        for part in (self._commondir, self._gitlinks, self._todos, self._sites, self._made):
+        for part in (self._commondir, self._gitlinks, self._todos, self._sites, self._made,
+                     self._deeper):
             try:
                 said += part()
             except Exception as exc:  # (any failure of one part stops none of the others)
@@ -102,7 +130,7 @@ class After:
 
     def _sites(self) -> list[str]:
         said = []
-        now = {site for top in self.tops for site in _venv_sites(top)}
+        now = set(_sites_of(self.tops, [v for _, venvs in self.walk() for v in venvs]))
         for site in sorted(now | set(self.sites)):  # (a venv the command made: all new)
             for path in _unrecorded(site, self.sites.get(site, {})):
                 _remove(path)
@@ -117,6 +145,24 @@ class After:
             said.append(f"removed {path}, which the command made: it runs code later, "
                         "outside the box (the step's writes do not name it)")
         return said
+
+    def _deeper(self) -> list[str]:
+        said = []
+        for found, _ in self.walk():
+            for path, seen in found.items():
+                if self.held.get(path) != seen and not inside(path, self.lists["laterok"]):
+                    moved = aside(path)
+                    said.append(f"moved {path} aside, to {moved}: the command made it or "
+                                "put it there, and it runs code later outside the box (the "
+                                "step's writes do not name it)")
+        return said
+
+    def walk(self) -> list[tuple[dict[str, tuple[int, int]], list[str]]]:
+        """Below the top of each step's folder, once the command has ended: what runs
+        code later, and the virtual environments."""
+        if self.walked is None:
+            self.walked = [below(top, self.lists)[:2] for top in self.tops]
+        return self.walked
 
     def made(self) -> list[str]:
         return [os.path.join(folder, name) for folder, before in self.before.items()
@@ -230,12 +276,14 @@ def _no_exec(todo: str) -> bool:
     return True
 
 
-def _venv_sites(top: str) -> list[str]:
-    """The site-packages of each virtual environment at the top of the step's folder."""
+def _sites_of(tops: list[str], venvs: list[str]) -> list[str]:
+    """The site-packages of each virtual environment: at the top of the step's folder,
+    and those the walk found below it."""
     sites = []
-    for name in _listed(top):
-        lib = os.path.join(top, name, "lib")
-        if os.path.isfile(os.path.join(top, name, "pyvenv.cfg")):
+    found = [os.path.join(top, n) for top in tops for n in _listed(top)]
+    for venv in dict.fromkeys([*found, *venvs]):
+        lib = os.path.join(venv, "lib")
+        if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
             sites += [os.path.join(lib, v, "site-packages") for v in _listed(lib)
                       if os.path.isdir(os.path.join(lib, v, "site-packages"))]
     return sites

@@ -109,8 +109,9 @@ def main() -> None:
             "net": ""}
     command = sys.stdin.read()
     after_class = _after()  # (read now: beside this file, which a private /tmp may hide)
-    lists: dict[str, list[str]] = {k: [] for k in ("rw", "ro", "hide", "gitdir", "index", "git",
-                                   "laterdir", "later", "temp", "keep", "note")}
+    lists: dict[str, list[str]] = {k: [] for k in (
+        "rw", "ro", "hide", "gitdir", "index", "git", "laterdir", "later", "deeper", "laterok",
+        "laterskip", "temp", "keep", "note")}
     with open(sys.argv[1]) as text:
         for line in text.read().splitlines():
             kind, _, value = line.partition(" ")
@@ -120,6 +121,7 @@ def main() -> None:
                 spec[kind] = value
             elif line:
                 fail(f"spec line not understood: {line}")
+    lists["ro"] += after_class.hold(lists)  # (what runs code later below the top: held)
     if sys.platform == "darwin":
         run([SANDBOX_EXEC, "-p", seatbelt(lists, spec["net"]), spec["shell"], "-c", command],
             lists, after_class, own_pids=False)
@@ -290,15 +292,17 @@ def run(argv: list[str], lists: dict[str, list[str]], after_class: Any, *,
 
 
 def _after() -> Any:
-    """``box_after.py``'s ``After``, from beside this file: its ``.pyc``, else its source."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "box_after.py")
+    """``box_after.py``'s ``After`` (``box_walk.py`` read in first), from beside this file:
+    each one's ``.pyc``, else its source."""
     code: dict[str, Any] = {}
-    try:
-        with open(path + "c", "rb") as compiled:  # (-I: no import from beside it)
-            exec(marshal.loads(compiled.read()[16:]), code)
-    except OSError:
-        with open(path) as text:
-            exec(compile(text.read(), path, "exec"), code)
+    for name in ("box_walk.py", "box_after.py"):
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
+        try:
+            with open(path + "c", "rb") as compiled:  # (-I: no import from beside it)
+                exec(marshal.loads(compiled.read()[16:]), code)
+        except OSError:
+            with open(path) as text:
+                exec(compile(text.read(), path, "exec"), code)
     return code["After"]
 
 

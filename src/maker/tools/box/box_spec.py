@@ -13,7 +13,7 @@ from pathlib import Path
 
 from maker.core.paths import project_of, seal_key_path
 from maker.tools.box.protected import maker_data_dirs
-from maker.tools.box.runs_later import at_the_top, hooks_folder
+from maker.tools.box.runs_later import anywhere, at_the_top, hooks_folder, named_places
 from maker.tools.box.submodules import gitdir_of, submodule_places
 
 __all__ = ["SANDBOX_EXEC", "SPEC_DIR", "Spec", "spec_for", "unshare_path"]
@@ -120,6 +120,10 @@ def spec_for(plans_root: Path, workspace: Path | None = None,
     entries += [("ro", p) for p in _client_places(Path(own), later)]
     entries += [("ro", p) for p in _hooks_path(Path(own))]
     entries += [("laterdir", own), *(("later", n) for n in later)]
+    entries += [*(("deeper", n) for n in anywhere(writes)), ("laterskip", f"{own}/.git"),
+                *(("laterok", p) for p in named_places(Path(own), writes))]
+    if not _under(own, _real(plans_root)):  # (read-only, and its worktrees are large)
+        entries.append(("laterskip", _real(plans_root)))
     entries += [("ro", p) for p in _makers_own() if not _under(p, own)]
     key = seal_key_path()
     if key.is_file():

@@ -29,7 +29,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-__all__ = ["at_the_top", "hooks_folder", "runs_later"]
+__all__ = ["anywhere", "at_the_top", "hooks_folder", "named_places", "runs_later"]
 
 _DIRS = {".claude": "the client's settings, agents, commands and hooks",
          ".git": "git's config and hooks", ".husky": "git hooks (husky)",
@@ -80,6 +80,30 @@ def at_the_top(folder: Path, writes: Sequence[str] | None = None) -> tuple[str, 
     out = [n for n in names if n not in firsts]  # (named, or a file inside it named)
     out += [p for p in _PATTERNS if not any(fnmatch.fnmatchcase(f, p) for f in firsts if f)]
     return tuple(dict.fromkeys(out))
+
+
+def anywhere(writes: Sequence[str] | None = None) -> tuple[str, ...]:
+    """The names (lower case, ``*`` ending a name's start) that run code later wherever
+    they lie below the top of a step's folder: what the box holds there (``box_walk``).
+    A step that adds a submodule (its ``writes`` name ``.gitmodules``) makes nested
+    repositories: ``.git`` and ``HEAD`` are then not among them."""
+    names = [*_DIRS, *_FILES, *_PATTERNS]  # (each pattern a name's start)
+    if ".gitmodules" in (w.strip().removeprefix("./").rstrip("/") for w in writes or ()):
+        names = [n for n in names if n not in (".git", "head")]
+    return tuple(dict.fromkeys(names))
+
+
+def named_places(folder: Path, writes: Sequence[str] | None = None) -> list[str]:
+    """The places (resolved) the step's ``writes`` name by their own path, no wildcard in
+    it: what lies in one is the step's to write, below the top of ``folder`` too (an
+    entry with a wildcard names no file that runs code later there)."""
+    places = []
+    for entry in writes or ():
+        rel = os.path.normpath(entry.strip()) if isinstance(entry, str) else "."
+        if rel not in (".", "") and not rel.startswith(("..", "/")) and \
+                not any(c in rel for c in "*?[\n"):
+            places.append(os.path.realpath(folder / rel))
+    return places
 
 
 def hooks_folder(project: Path, home: Path | None = None) -> Path | None:

@@ -1,0 +1,138 @@
+"""What runs code later below the top of a step's folder: held read-only where it was
+there before a boxed command, moved aside where the command made it or put it there
+(``box_walk.py``, read by the box's first process), unless the step's ``writes`` name it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness.boxed import FRONT_ENDS, env_path, kernel, running
+from harness.kernel import require_kernel
+from harness.step_plans import step_spec, write
+from maker.executor.protocol.orient import record_orient
+from maker.executor.state.lifecycle import start_step
+from maker.store.plan_store import PlanStore
+from maker.tools.box import box_walk
+from maker.tools.box.box_walk import aside, below
+from maker.tools.box.runs_later import anywhere, runs_later
+
+__all__ = ["env_path", "kernel", "running"]  # (the fixtures, from the harness)
+
+MADE = [".mcp.json", ".envrc", ".npmrc", "lefthook.yml", ".pnpmfile.cjs", "mise.toml",
+        ".pre-commit-config.yaml", ".pdbrc", ".gitmodules", ".git"]
+MADE_DIRS = [".claude", ".vscode", ".idea", ".husky", ".cargo", ".devcontainer"]
+
+
+def _run(store: PlanStore, front: str, command: str) -> subprocess.CompletedProcess[str]:
+    refusal, run = FRONT_ENDS[front](store, command)
+    assert refusal is None, refusal
+    return subprocess.run(["bash", "-c", run], cwd=store.project, capture_output=True,
+                          text=True, timeout=30, check=False)
+
+
+def _step(project: Path, writes: list[str]) -> PlanStore:
+    require_kernel()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    store = write(project, [step_spec(1, -1, primary_tools=["Read", "Write", "Bash"],
+                                      writes=writes)], policy="never")
+    start_step(store, 1, session_id="sess-1")
+    record_orient(store, 1, "none")
+    return store
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("front", sorted(FRONT_ENDS))
+def test_what_a_command_makes_below_the_top_is_moved_aside(kernel: PlanStore,
+                                                          front: str) -> None:
+    command = (f"python3 -c \"import os\nos.makedirs('a/b')\nfor f in {MADE!r}: "
+               "open('a/b/' + f, 'w').write('{}')\n"
+               f"for d in {MADE_DIRS!r}: os.mkdir('a/' + d); open('a/' + d + '/x.json', 'w')\"; "
+               "echo kept > a/notes.txt; exit 5")
+    done = _run(kernel, front, command)
+    assert done.returncode == 5, done.stderr
+    left = {p.name for p in (kernel.project / "a").iterdir()} | \
+        {p.name for p in (kernel.project / "a/b").iterdir()}
+    assert not left & {*MADE, *MADE_DIRS}, left
+    assert (kernel.project / "a/notes.txt").read_text() == "kept\n"
+    for name in MADE:
+        assert f"moved {kernel.project / 'a/b' / name} aside" in done.stderr, name
+        moved = kernel.project / "a/b" / f"maker-aside.{name}"
+        assert moved.read_text() == "{}"  # (nothing lost: the person may move it back)
+        assert runs_later(moved, kernel.project) is None, moved  # (no tool reads it there)
+    for name in MADE_DIRS:
+        assert (kernel.project / "a" / f"maker-aside.{name}/x.json").is_file(), name
+
+
+@pytest.mark.kernel
+def test_one_there_before_is_read_only_and_stays_where_it_is(kernel: PlanStore) -> None:
+    (kernel.project / "sub/.vscode").mkdir(parents=True)
+    (kernel.project / "sub/.envrc").write_text("export A=1\n")
+    (kernel.project / "sub/.vscode/tasks.json").write_text("{}\n")
+    done = _run(kernel, "plugin", "echo 'curl x | sh' >> sub/.envrc; "
+                                  "echo bad > sub/.vscode/tasks.json; rm -f sub/.envrc; "
+                                  "mv sub/.envrc e; mv sub/.vscode v2; echo after")
+    assert done.stdout == "after\n", done.stderr
+    assert (kernel.project / "sub/.envrc").read_text() == "export A=1\n"
+    assert (kernel.project / "sub/.vscode/tasks.json").read_text() == "{}\n"
+    assert not (kernel.project / "e").exists() and not (kernel.project / "v2").exists()
+    assert "aside" not in done.stderr  # (the person's own: nothing moved)
+
+
+@pytest.mark.kernel
+def test_what_the_steps_writes_name_by_path_is_its_own(plugin_project: Path,
+                                                       env_path: None) -> None:
+    store = _step(plugin_project, ["sub", "docs/*/.envrc", ".gitmodules"])
+    done = _run(store, "plugin", "mkdir -p sub/a docs/x && echo 'use nix' > sub/a/.envrc && "
+                                 "echo x > docs/x/.envrc && git init -q vendor/lib")
+    assert done.returncode == 0, done.stderr
+    assert (plugin_project / "sub/a/.envrc").read_text() == "use nix\n"  # (a folder named)
+    assert not (plugin_project / "docs/x/.envrc").exists()  # (a wildcard names none)
+    assert (plugin_project / "docs/x/maker-aside..envrc").is_file()
+    assert (plugin_project / "vendor/lib/.git").is_dir()  # (a step adding submodules)
+
+
+def test_the_walk_finds_below_the_top_only_and_skips_what_no_one_works_in(
+        tmp_path: Path) -> None:
+    top = tmp_path / "p"
+    for folder in ("src/x", ".venv/lib", "node_modules/y", "build", ".git/hooks", "plans"):
+        (top / folder).mkdir(parents=True)
+    for name in (".envrc", "src/x/.envrc", "src/x/Lefthook.yml", "node_modules/y/.envrc",
+                 ".venv/.envrc", "build/.npmrc", "plans/.envrc", ".git/hooks/.envrc"):
+        (top / name).write_text("x\n")
+    (top / ".venv/pyvenv.cfg").write_text("home = /usr\n")
+    (top / "build/CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / ".envrc").write_text("x\n")
+    (top / "src/up").symlink_to(top)  # (a loop: walked once)
+    (top / "src/out").symlink_to(outside)  # (not a place the box may write)
+    (top / "link").symlink_to(top / "node_modules/y")  # (followed: the box may write there)
+    lists = {"deeper": list(anywhere()), "rw": [str(top)],
+             "laterskip": [str(top / ".git"), str(top / "plans")]}
+    found, venvs, finished = below(str(top), lists)
+    assert finished
+    assert sorted(found) == sorted(str(top / p) for p in (
+        "src/x/.envrc", "src/x/Lefthook.yml", "node_modules/y/.envrc"))
+    assert venvs == [str(top / ".venv")]
+
+
+def test_a_walk_past_its_bound_says_it_did_not_finish(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    for n in range(30):
+        (tmp_path / f"d{n}").mkdir()
+    monkeypatch.setattr(box_walk, "_MOST", 20)
+    lists = {"deeper": [".envrc"], "rw": [str(tmp_path)], "laterskip": []}
+    assert below(str(tmp_path), lists)[2] is False
+
+
+def test_moved_aside_under_a_free_name(tmp_path: Path) -> None:
+    (tmp_path / ".envrc").write_text("1\n")
+    (tmp_path / "maker-aside..envrc").write_text("0\n")
+    moved = aside(str(tmp_path / ".envrc"))
+    assert os.path.basename(moved) == "maker-aside.1..envrc"
+    assert Path(moved).read_text() == "1\n"
+    assert (tmp_path / "maker-aside..envrc").read_text() == "0\n"
