@@ -21,8 +21,9 @@ its own box: the first K at once, then as many as the leader's lead still lacks,
 A sample's code runs inside pytest when its tests import it: code that rewrites pytest's
 reports as it is imported could still fool the vote; the winner goes through the gate,
 the review and the person's approval all the same. The run stopped (Ctrl-C) removes the
-samples' worktrees, and starts no further test run; a killed run's are removed when the
-step's vote starts again.
+samples' worktrees (those whose sessions were still at work too), each with its box's own
+``/tmp``, and the vote's scratch, and starts no further test run; a killed run's are
+removed when the step's vote starts again.
 
 The winner (the smallest diff of the behaviour that leads by K) becomes the step's own
 worktree, and the step goes on as a step run beside others does: verified there, landed
@@ -44,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from maker.core.models import AgentResult
+from maker.core.paths import step_tmp_dir
 from maker.errors import MakerError, YAMLCleanError
 from maker.executor.rules.vote_rules import SAMPLES_PER_K, VoteRecord
 from maker.handoff.fields import parse_handoff
@@ -53,6 +55,7 @@ from maker.red_flag.red_flagger import RedFlagger
 from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord
 from maker.store.workspace import BASE_KEY, READY_KEY, WORKTREE_KEY
+from maker.tools.box.boundary import workspace_key
 from maker.tools.git import worktrees
 from maker.tools.git.git_tree import file_diff, line_counts
 from maker.verify.check_run import run_check, step_box
@@ -88,6 +91,7 @@ class CodeVote:
         self.store, self.record, self.k = store, record, k
         self.flagger, self.draw = flagger, draw
         self.drawn: list[Sampled] = []
+        self.made: dict[str, Path] = {}  # (every sample's worktree, its session done or not)
         self.vote: BehaviourVote | None = None
         self.commit = self.tree = ""
         self.stopped = threading.Event()  # (set: no further test runs start)
@@ -121,12 +125,19 @@ class CodeVote:
         return None, self.undecided()
 
     def _stale(self) -> None:
-        """The samples' worktrees and folders a killed run of this step left: removed."""
+        """The samples' worktrees (each with its own ``/tmp``) and the scratch a killed run
+        of this step left: removed."""
         folder = self.store.root / worktrees.WORKTREES
         with self.store.lock():
             for old in folder.glob(f"step-{self.record.number}-s*-*"):
-                worktrees.remove_worktree(self.store.project, old)
+                self._remove(old)
         shutil.rmtree(self._scratch_root(), ignore_errors=True)
+
+    def _remove(self, folder: Path) -> None:
+        """A sample's worktree gone, and its box's own ``/tmp`` (under the plan lock)."""
+        shutil.rmtree(step_tmp_dir(self.store.root, self.record.number,
+                                   workspace_key(folder)), ignore_errors=True)
+        worktrees.remove_worktree(self.store.project, folder)
 
     def _scratch_root(self) -> Path:
         return self.store.state_dir / "votes" / f"step-{self.record.number}"
@@ -167,10 +178,13 @@ class CodeVote:
         self.drop(keep=winner.name)
 
     def drop(self, keep: str | None = None) -> None:
+        """Every sample's worktree but ``keep``'s removed, with its own ``/tmp``; the
+        vote's scratch too."""
         with self.store.lock():
-            for d in self.drawn:
-                if d.name != keep:
-                    worktrees.remove_worktree(self.store.project, d.folder)
+            for name, folder in self.made.items():
+                if name != keep:
+                    self._remove(folder)
+        shutil.rmtree(self._scratch_root(), ignore_errors=True)
 
     def _rel(self, name: str) -> str:
         return os.path.join(worktrees.WORKTREES, f"step-{self.record.number}-{name}-"
@@ -183,6 +197,7 @@ class CodeVote:
         with self.store.lock():  # (on the loop's thread: the lock is the process's)
             worktrees.remove_worktree(self.store.project, folder)  # (a killed run's)
             worktrees.add_worktree(self.store.project, folder, self.commit)
+            self.made[name] = folder
         sample = self.store.load_step(self.record.number)  # (a copy: never saved)
         sample.meta.update({WORKTREE_KEY: rel, BASE_KEY: self.commit, READY_KEY: True,
                             "measured_from": self.tree})
