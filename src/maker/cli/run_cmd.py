@@ -217,7 +217,9 @@ def run_until_stopped(orch: Orchestrator, task: str | None) -> RunResult:
               help="Write one JSON object per event to FILE (or stdout with -).")
 @click.option("--vote", "vote", type=click.IntRange(1, MAX_VOTES), default=None, metavar="K",
               help="Vote on every step that can be sampled without side effects "
-                   "(conditional steps, read-only steps): the winning answer leads by K.")
+                   "(conditional steps, read-only steps): the winning answer leads by K; "
+                   "where the project's tests run with pytest, on code steps too, by what "
+                   "their samples do.")
 @click.option("--target-success", type=click.FloatRange(0, 1, min_open=True, max_open=True),
               default=None, metavar="T",
               help="With --sample-success: K is the law's smallest lead for a whole-task "

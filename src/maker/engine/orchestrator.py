@@ -35,8 +35,9 @@ Exit codes (:attr:`RunResult.exit_code`):
 - 3 ``EXIT_BUDGET``: stopped by ``--max-budget-usd`` (``maker run`` continues);
 - 4 ``EXIT_APPROVAL``: a step awaits a person's approval (``maker step approve N`` or
   ``/maker:step``, then ``maker run``, continues): the ``never`` policy, review skipped,
-  or the reviewer's findings past ``max_review_attempts``. No Task* event is emitted then:
-  the task is neither done nor failed.
+  or the reviewer's findings past ``max_review_attempts``; or a person decides a step in
+  progress (a deviation; a code vote undecided under ``undecided_code_vote: ask``). No
+  Task* event is emitted then: the task is neither done nor failed.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from maker.core.events import (
@@ -73,7 +75,7 @@ from maker.engine.stops import (
     stop_asked,
     what_is_kept,
 )
-from maker.engine.vote_step import law_votes
+from maker.engine.vote_step import plan_checks, run_votes
 from maker.engine.wave_loop import WaveLoop
 from maker.errors import (
     AgentSDKError,
@@ -184,12 +186,11 @@ class Orchestrator(Module):
             if self.approve is not None:
                 set_policy(self.store, self.approve,
                            f"person (maker run --approve {self.approve})")
-            if self.vote_law is not None:
-                try:
-                    self.parts.votes, self.vote_note = law_votes(self.store.load(),
-                                                                 *self.vote_law)
-                except ValueError as exc:
-                    raise RunStop(EXIT_USAGE, str(exc), None) from None
+            try:  # (what the law asked for, and what --vote cannot do here: said at the end)
+                self.parts.votes, self.vote_note = run_votes(self.store, self.parts.votes,
+                                                             self.vote_law)
+            except ValueError as exc:
+                raise RunStop(EXIT_USAGE, str(exc), None) from None
             async for event in self._steps():
                 yield event
         except RunStop as stop:
@@ -225,9 +226,13 @@ class Orchestrator(Module):
         yield submitted
         self.planner.max_budget_usd = self.parts.call_budget()
         self.planner.session_timeout = session_limit(self.store.root, self.parts.session_timeout)
+        project = Path(config.cwd) if config.cwd else project_to_be(self.store.root)
+        self.planner.plan_checks = checks = plan_checks(project)
         try:
             async for event in self.planner.process(submitted):
                 if isinstance(event, PlanCreated):
+                    if problems := checks(event.plan):  # (whatever planner made it)
+                        raise PlanRefusedError(problems, attempts=1)
                     self.store.write_plan(event.plan, task)
                     yield event
         finally:
@@ -269,7 +274,7 @@ class Orchestrator(Module):
                                     output=_mapping(step.output))
                 # (start_step checks it again: this only saves reading the whole plan)
                 follows = step.next_ready[0] if step.next_ready else None
-            elif step.status == "deviation":  # (a gate of its own: a person decides)
+            elif step.status == "person":  # (a gate of its own: a person decides)
                 raise RunStop(EXIT_APPROVAL, step.reason, None)
             elif step.status != AWAITING:
                 reason = f"step {n} is {step.status}: {step.reason}"

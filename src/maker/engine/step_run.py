@@ -39,20 +39,20 @@ from maker.engine.code_vote import CodeVote
 from maker.engine.deviation import after_answer, stop_reason
 from maker.engine.feedback import failure, fix_feedback, refusal_feedback
 from maker.engine.parts import EngineParts
-from maker.engine.vote_step import record_of, undecided_reason, vote_on
+from maker.engine.vote_step import code_lead, record_of, undecided_reason, vote_on
 from maker.errors import AgentSDKError, HandoffRejectedError, MakerError, SessionTimeoutError
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.launch.brief import build_brief
 from maker.executor.protocol.orient import pending_deviation
 from maker.executor.rules.step_rules import settings
-from maker.executor.rules.vote_rules import VoteRecord, code_votes, step_votes
+from maker.executor.rules.vote_rules import VoteRecord, step_votes
+from maker.executor.state.held_vote import held, hold
 from maker.executor.state.lifecycle import fail_step, start_step
 from maker.handoff.on_base import run_on_base
 from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord
 from maker.store.workspace import worktree_of
 from maker.verify.fixes import fix_budget_spent
-from maker.verify.pytest_runs import pytest_runner
 from maker.verify.runner import run_verification
 
 __all__ = ["StepRun"]
@@ -61,7 +61,8 @@ __all__ = ["StepRun"]
 class StepRun:
     """Runs step ``n`` once through; :meth:`events` yields its events, then ``status``
     holds where the step ended (``complete``, ``awaiting-approval``, ``blocked``,
-    ``failed``) and ``reason`` why it failed."""
+    ``failed``, or ``person``: it stays in progress and a person decides, on a deviation
+    or an undecided code vote they said to be asked about) and ``reason`` why."""
 
     def __init__(self, parts: EngineParts, store: PlanStore, n: int) -> None:
         self.parts = parts
@@ -84,8 +85,9 @@ class StepRun:
         started = start_step(store, n, session_id=parts.session_id, take_over=True)
         yield StepStarted(timestamp=time.time(), step=n, title=started.title)
         record = store.load_step(n)  # (one file: the whole plan was checked just now)
-        if pending_deviation(record) is not None:  # (still a person's to decide)
-            self.status, self.reason = "deviation", stop_reason(record)
+        waits = stop_reason(record) if pending_deviation(record) is not None else held(record)
+        if waits:  # (still a person's to decide: a deviation, a code vote held for them)
+            self.status, self.reason = "person", waits
             return
         brief = build_brief(store, None, n)
         feedback, kind = "", "executor"
@@ -94,13 +96,12 @@ class StepRun:
         voted: AgentResult | None = None  # the winner of a vote, when the step votes
         vote: VoteRecord | None = None
         k = step_votes(record.spec, parts.votes)
-        code_k = code_votes(record.spec, parts.votes)
-        if k > 1 or (code_k > 1 and (record.spec.votes or pytest_runner(
-                store.project, dict(os.environ)))):  # (--vote: where maker runs its tests)
+        code_k = code_lead(record.spec, parts.votes, store.project, os.environ)
+        if k > 1 or code_k > 1:
             async for event in (self._vote(record, brief, k) if k > 1
                                 else self._vote_code(record, brief, code_k)):
                 yield event
-            if self._winner is None:  # undecided: the step failed with the tally
+            if self._winner is None:  # undecided: the step failed (or waits) with the tally
                 return
             voted, vote = self._winner
             record = store.load_step(n)  # (a code vote's winner: its worktree now)
@@ -217,7 +218,8 @@ class StepRun:
                          ) -> AsyncIterator[Event]:
         """Vote on the step's code (``maker.engine.code_vote``): samples in worktrees of
         their own, decided by what they do. Sets ``_winner`` (its worktree now the step's),
-        or fails the step with the matrix."""
+        or fails the step with the matrix (under ``undecided_code_vote: ask``, a person's
+        setting, stops it for them with the matrix instead)."""
         async def draw(sample: StepRecord) -> AgentResult | None:
             try:
                 result = await self._sample(sample, brief, "vote")
@@ -246,6 +248,10 @@ class StepRun:
                                   reason=f"sample {name}: {why_flagged}")
         if winner is None or winner.result is None:
             vote.drop()
+            if vote.vote is not None and settings(  # (counted, undecided: a person's word)
+                    self.store.root).undecided_code_vote == "ask":
+                self.status, self.reason = "person", hold(self.store, self.n, why)
+                return
             yield self._fail(why)
             return
         vote.keep(winner)
@@ -320,7 +326,7 @@ class StepRun:
         what, said = after_answer(self.store, self.n)
         if what == "stop":
             self._record("executor", result, self.store.load_step(self.n))
-            self.status, self.reason = "deviation", said
+            self.status, self.reason = "person", said
             return None
         return said
 

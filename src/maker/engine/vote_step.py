@@ -19,17 +19,25 @@ The winner then goes through the usual path (verification, the gate, approval), 
 the vote's record (``vote_rules.VoteRecord``, the plugin's shape: samples, flagged,
 margin, tally, the samples' session ids, cost) in its handoff and the ledger. An
 undecided vote fails the step with the tally.
+
+A step whose tools write is voted on by what its code does (``maker.engine.code_vote``),
+which needs the project's tests run by pytest: where they are not, ``--vote K`` leaves
+such a step to run once (:func:`code_lead`), and the run says so (:func:`unvoted_code`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Hashable
+import os
+from collections.abc import Awaitable, Callable, Hashable, Mapping
+from pathlib import Path
 
-from maker.core.models import AgentResult, PlanStep
+from maker.core.models import AgentResult, Plan, PlanStep
+from maker.errors import Problem
 from maker.executor.rules.vote_rules import (
     SAMPLES_PER_K,
     VoteRecord,
     answer_form,
+    code_votes,
     flag,
     ranked,
     side_effect_free,
@@ -39,9 +47,11 @@ from maker.planner.parser import MAX_VOTES
 from maker.red_flag.red_flagger import RedFlagger
 from maker.store.plan_store import PlanStore
 from maker.store.records import StoredPlan
+from maker.verify.pytest_runs import code_vote_problems, pytest_runner
 from maker.voting import Vote, canonical, first_to_ahead_by_k, k_min
 
-__all__ = ["answer_key", "law_votes", "record_of", "undecided_reason", "vote_on"]
+__all__ = ["answer_key", "code_lead", "law_votes", "plan_checks", "record_of", "run_votes",
+           "undecided_reason", "unvoted_code", "vote_on"]
 
 
 def law_votes(plan: StoredPlan, p: float, target: float) -> tuple[int, str]:
@@ -59,6 +69,18 @@ def law_votes(plan: StoredPlan, p: float, target: float) -> tuple[int, str]:
                          "or aim lower")
     return k, (f"voting: a lead of {k} per voting step (the law's k_min for {voting} voting "
                f"step{'s' if voting != 1 else ''}, per-sample success {p}, target {target})")
+
+
+def run_votes(store: PlanStore, votes: int, law: tuple[float, float] | None
+              ) -> tuple[int, str]:
+    """The run's ``--vote`` lead (with ``law``, ``(p, target)``: :func:`law_votes`'), and
+    what to tell the person of it ("" for nothing): the law's K, and what
+    :func:`unvoted_code` says. ValueError as :func:`law_votes` raises it."""
+    plan, said = store.load(), ""
+    if law is not None:
+        votes, said = law_votes(plan, *law)
+    unvoted = unvoted_code(plan, votes, store.project, os.environ)
+    return votes, ". ".join(s for s in (said, unvoted) if s)
 
 
 def answer_key(spec: PlanStep, result: AgentResult) -> Hashable:
@@ -89,3 +111,40 @@ def undecided_reason(spec: PlanStep, vote: Vote[AgentResult]) -> str:
     tally = ", ".join(f"{n} for {a}" for a, n in shown)
     return (f"the vote was undecided: no answer led by {vote.k} after {vote.samples} "
             f"samples ({vote.flagged} flagged); votes: {tally or 'none'}")
+
+
+def plan_checks(project: Path) -> Callable[[Plan], list[Problem]]:
+    """What ``maker run``'s planning checks in a linted plan for ``project``: what the
+    plugin's planner hook checks, by the same function (``code_vote_problems``: a vote on
+    a code step where maker cannot run the project's tests with pytest)."""
+    def problems(plan: Plan) -> list[Problem]:
+        return code_vote_problems(plan.steps, project, dict(os.environ))
+    return problems
+
+
+def code_lead(spec: PlanStep, run_votes: int, project: Path, env: Mapping[str, str]) -> int:
+    """The lead step ``spec``'s code needs in this run (``vote_rules.code_votes``); 1 (it
+    runs once) where only the run's ``--vote K`` asks and maker cannot run the project's
+    tests with pytest. A step's own ``votes`` stands: the planners refuse it there, and a
+    plan edited by hand fails the step with the fix (``maker.engine.code_vote``)."""
+    k = code_votes(spec, run_votes)
+    if k > 1 and not spec.votes and pytest_runner(project, dict(env)) is None:
+        return 1
+    return k
+
+
+def unvoted_code(plan: StoredPlan, run_votes: int, project: Path,
+                 env: Mapping[str, str]) -> str:
+    """What ``--vote K`` cannot do in this project, in a sentence ("" when nothing): the
+    code steps left to do that it would vote on, which :func:`code_lead` runs once."""
+    steps = [r.number for r in plan.steps if r.status != "complete" and not r.spec.votes
+             and code_votes(r.spec, run_votes) > 1]
+    if not steps or pytest_runner(project, dict(env)) is not None:
+        return ""
+    named = f"step{'s' if len(steps) > 1 else ''} {', '.join(map(str, steps[:10]))}" + (
+        f" and {len(steps) - 10} more" if len(steps) > 10 else "")
+    return (f"--vote {run_votes} cannot vote on code steps in this project: maker compares a "
+            "code step's samples by running their tests against one another's code, with "
+            "pytest only, and this project's test command (maker verify's) is not pytest's. "
+            f"So {named} run{'s' if len(steps) == 1 else ''} once, as without --vote (a step "
+            "whose tools only read, and a conditional step, still votes)")

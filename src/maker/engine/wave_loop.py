@@ -99,9 +99,9 @@ class WaveLoop:
                 if run.status == "complete":
                     yield StepCompleted(timestamp=time.time(), step=n,
                                         output=_mapping(run.output))
-                elif run.status == "deviation" and stop is None:
+                elif run.status == "person" and stop is None:
                     stop = RunStop(EXIT_APPROVAL, run.reason, None)
-                elif run.status not in ("complete", AWAITING, "deviation") and stop is None:
+                elif run.status not in ("complete", AWAITING, "person") and stop is None:
                     reason = f"step {n} is {run.status}: {run.reason}"
                     stop = RunStop(EXIT_FAILED, reason, TaskFailed(timestamp=time.time(),
                                                                    reason=reason))

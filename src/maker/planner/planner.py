@@ -3,10 +3,13 @@
 
 One claude-agent-sdk session plans the task with the plugin planner's own prompt and
 read-only tools (``agents/planner.md``, via :mod:`maker.prompts`). Its answer goes
-through maker's linter; a refused plan goes back to the model with every problem
-(MAKER: flag, do not repair), in the same session, at most ``max_attempts`` times in
-all. Then :class:`~maker.errors.PlanRefusedError` carries the last problems. SDK
-failures are raised as :class:`~maker.errors.AgentSDKError`, never retried here.
+through maker's linter, then through :attr:`PlannerModule.plan_checks` (what the project
+adds: the engine refuses there, as the plugin's planner hook does, a vote on a code step
+where maker cannot run the project's tests with pytest); a refused plan goes back to the
+model with every problem (MAKER: flag, do not repair), in the same session, at most
+``max_attempts`` times in all. Then :class:`~maker.errors.PlanRefusedError` carries the
+last problems. SDK failures are raised as :class:`~maker.errors.AgentSDKError`, never
+retried here.
 
 Every call's cost, duration, tokens and session are in :attr:`PlannerModule.calls`
 (failed calls too), for the run's ledger.
@@ -15,13 +18,13 @@ Every call's cost, duration, tokens and session are in :attr:`PlannerModule.call
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from maker.core.events import Event, PlanCreated, TaskSubmitted
 from maker.core.isolation import isolated
-from maker.core.models import TaskConfig
+from maker.core.models import Plan, TaskConfig
 from maker.core.module import Module
 from maker.core.sdk import SdkAnswer, bounded, install_sdk, read_answer
 from maker.errors import (
@@ -74,6 +77,10 @@ class PlannerModule(Module):
         self.session_timeout: float | None = None
         """Each call's wall-clock limit in seconds (None: none): past it the session is
         cut and SessionTimeoutError raised, its cost unknown."""
+        self.plan_checks: Callable[[Plan], Sequence[Problem]] | None = None
+        """The problems of a linted plan in the project it is for (None: none checked);
+        the orchestrator sets it before each task. A plan with any is refused as the
+        linter refuses one."""
 
     @property
     def cost_usd(self) -> float:
@@ -102,13 +109,13 @@ class PlannerModule(Module):
             except BudgetExceededError as exc:
                 # The budget stopped the call after the model answered: a valid plan
                 # was paid for, and is kept (the caller writes it); the stop stands.
-                paid = lint_text(exc.answer, self._registry)[0] if exc.answer else None
+                paid = self._lint(exc.answer)[0] if exc.answer else None
                 if paid is not None:
                     paid.task = event.instruction
                     yield PlanCreated(timestamp=time.time(), plan=paid)
                 raise
             session = next((c.session_id for c in reversed(self.calls[before:])), None)
-            plan, problems = lint_text(text, self._registry)
+            plan, problems = self._lint(text)
             if plan is not None:
                 plan.task = event.instruction  # the user's words, not the model's echo
                 yield PlanCreated(timestamp=time.time(), plan=plan)
@@ -117,6 +124,13 @@ class PlannerModule(Module):
             if session is None:  # a fresh session: it must see the task and its answer
                 prompt = f"{first}\n\nYour previous answer:\n\n{text}\n\n{prompt}"
         raise PlanRefusedError(problems, attempts=self.max_attempts)
+
+    def _lint(self, text: str) -> tuple[Plan | None, list[Problem]]:
+        """``lint_text``'s answer, then :attr:`plan_checks`' on a plan it passed."""
+        plan, problems = lint_text(text, self._registry)
+        if plan is not None and self.plan_checks is not None:
+            problems = list(self.plan_checks(plan))
+        return (None, problems) if problems else (plan, [])
 
     async def _bounded(self, prompt: str, system_prompt: str, config: TaskConfig,
                        resume: str | None) -> str:

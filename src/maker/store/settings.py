@@ -21,9 +21,13 @@
     main_boundary: auto        # any other agent's Bash (the main one's) in its own OS
                                # boundary while a plan exists: auto (where the machine
                                # can make one), off
+    undecided_code_vote: fail  # a vote on a code step that no behaviour won (``maker
+                               # run``): fail the step with the matrix, or ask (the
+                               # step stays in progress, the run stops for a person)
 
 The file lives under ``plans/``, which no step executor may write (the PreToolUse
-guard), so it is a person's word, like the approval policy. It is read on use, never
+guard, nor any agent's file tools or Bash), so it is a person's word, like the approval
+policy; no plan field sets any of it, since a model writes the plan. It is read on use, never
 cached across commands, and a hand edit that breaks it is an error naming the key and
 the fix (``PlanFileError``), never a silent default: a typo must not quietly turn a
 bound off.
@@ -39,7 +43,7 @@ from maker.core.bounded import read_text_file
 from maker.errors import InputError, PlanFileError, YAMLCleanError
 
 __all__ = ["BOUNDARY_CHOICES", "MAIN_BOUNDARY_CHOICES", "NETWORK_CHOICES", "SETTINGS_FILE",
-           "Settings", "load_settings"]
+           "UNDECIDED_CHOICES", "Settings", "load_settings"]
 
 SETTINGS_FILE = "settings.yaml"
 _LIMIT = 256 * 1024  # a settings file is a few lines; this is generous
@@ -62,6 +66,7 @@ class Settings:
     boundary: str = "auto"  # the executor's Bash in an OS boundary: auto, required, off
     network: str = "auto"  # the network in the box: auto, on, off
     main_boundary: str = "auto"  # the main agent's Bash in its own OS boundary: auto, off
+    undecided_code_vote: str = "fail"  # an undecided vote on a code step: fail, ask
     source: str = ""  # the file they came from ("" = the defaults)
 
 
@@ -75,9 +80,12 @@ _INTS: dict[str, tuple[int, int, str]] = {
 BOUNDARY_CHOICES = ("auto", "required", "off")
 NETWORK_CHOICES = ("auto", "on", "off")
 MAIN_BOUNDARY_CHOICES = ("auto", "off")
+UNDECIDED_CHOICES = ("fail", "ask")
 _CHOICES = {"boundary": (BOUNDARY_CHOICES, "the executor's Bash in an OS boundary"),
             "network": (NETWORK_CHOICES, "the network in the step's box"),
-            "main_boundary": (MAIN_BOUNDARY_CHOICES, "the main agent's Bash in an OS boundary")}
+            "main_boundary": (MAIN_BOUNDARY_CHOICES, "the main agent's Bash in an OS boundary"),
+            "undecided_code_vote": (UNDECIDED_CHOICES, "what an undecided vote on a code "
+                                    "step does")}
 _TIMES = {"session_timeout": 1800, "subagent_timeout": 3000}  # key -> the default, shown
 _KEYS = (*_INTS, *_TIMES, "boundaries", "shared", *_CHOICES)
 
@@ -130,7 +138,7 @@ def _settings(path: Path, data: dict[Any, Any]) -> Settings:
             if value not in choices:
                 problems.append(PlanFileError(
                     path, f"must be one of {', '.join(choices)} ({what}), not "
-                    f"{_show(value)}", key, f"`{key}: auto`"))
+                    f"{_show(value)}", key, f"`{key}: {choices[0]}`"))
             else:
                 values[key] = value
         elif key in _TIMES:

@@ -14,12 +14,14 @@ from maker.planner.parser import parse_step, structure_problems, unknown_key_pro
 from maker.store.frontmatter import read_front_matter, render_front_matter
 from maker.store.records import StepRecord
 
-__all__ = ["ATTEMPT_META", "EDGE_CASES", "HISTORY_META", "REVISION_META", "RUN_META",
+__all__ = ["ATTEMPT_META", "EDGE_CASES", "HELD_VOTE", "HISTORY_META", "REVISION_META", "RUN_META",
            "STEP_KEYS", "read_step", "render_step"]
 
 STEP_KEYS = ("step", "title", "task_type", "status", "depends_on", "input_variables",
              "output_variable", "output_schema", "primary_tools", "fallback_tools", "next",
              "model", "votes", "writes", "component")
+# A code step's undecided vote, held for a person (``maker.executor.state.held_vote``).
+HELD_VOTE = "vote_undecided"
 # What maker records in a step's front matter as the step runs. One attempt's record is
 # cleared when the step starts again or is reset (``awaiting_approval`` is an older
 # spelling of the awaiting-approval status, cleared with the attempt it belonged to);
@@ -29,7 +31,8 @@ ATTEMPT_META = ("started_at", "started_by", "forced", "forced_over", "finished_a
                 "approval_seal", "awaiting_approval", "orient", "deviation", "review_skipped",
                 # a step run beside others (maker.executor.parallel.waves, .land)
                 "worktree", "worktree_base", "worktree_ready", "landed_at", "landed_files",
-                "land_attempts", "land_failure")
+                "land_attempts", "land_failure",
+                HELD_VOTE)
 # (``rejected_by``: who sent the newest revision notes back; a rejection with notes runs
 # the step again at once, and the new attempt keeps saying who asked for it.)
 HISTORY_META = ("resets", "revision_notes", "revised_task", "rejected_by", "unlanded")

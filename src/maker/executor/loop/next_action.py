@@ -31,6 +31,7 @@ from maker.executor.acceptance.approval import approval_question, approve_step, 
 from maker.executor.acceptance.review_route import review_need
 from maker.executor.protocol.orient import deviation_question, pending_deviation
 from maker.executor.rules.instructions import EXECUTOR_AGENT
+from maker.executor.state.held_vote import held
 from maker.executor.state.run import (
     ENGINE,
     end_run,
@@ -151,13 +152,14 @@ def _engine_said(store: PlanStore, typed: bool) -> Action | None:
 
 
 def _engine_busy(store: PlanStore, plan: StoredPlan) -> Action | None:
-    """A step in progress under the engine: its deviation's question, else the engine
-    goes on with it (a stretch killed mid-step resumes it)."""
+    """A step in progress under the engine: its deviation's question, or a stop at its
+    code vote held for a person; else the engine goes on (a killed stretch's step too)."""
     steps = [r for r in plan.steps if r.status == "in-progress"]
     for record in steps:
-        dev = pending_deviation(record)
-        if dev is not None:
+        if (dev := pending_deviation(record)) is not None:
             return _ask(deviation_question(record.number, dev))
+        if (why := held(record)) is not None:  # (a stretch again would vote again)
+            return _stop(store, why)
     return _stretch() if steps else None
 
 

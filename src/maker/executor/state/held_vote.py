@@ -1,0 +1,53 @@
+"""A code step whose vote was undecided, held for a person.
+
+Where a person wrote ``undecided_code_vote: ask`` in ``plans/settings.yaml``, ``maker
+run``'s engine does not fail a code step whose samples no behaviour won
+(``maker.engine.code_vote``): it records the vote's words (its matrix) on the step, which
+stays in progress, and the run stops for the person. Until they decide, every front end
+that would run the step again stops there instead, with the same words: ``maker run``
+(``maker.engine.step_run``) and ``/maker:run`` (``maker.executor.loop.next_action``);
+else each would draw another whole vote, and ``/maker:run``'s stretches would do so
+again and again. A reset or a new start of the step clears the mark (it is one of
+``store.step_file.ATTEMPT_META``): ``maker step reset N`` (or ``/maker:reset N``), then
+a run, votes anew; ``maker step fail N`` fails it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from maker.store.step_file import HELD_VOTE
+
+if TYPE_CHECKING:
+    from maker.store.plan_store import PlanStore
+    from maker.store.records import StepRecord
+
+__all__ = ["hold", "held"]
+
+_WHY = 4000  # characters of the vote's words kept (a matrix of 4·K samples fits)
+
+
+def hold(store: PlanStore, n: int, why: str) -> str:
+    """Hold step ``n`` (in progress) for a person, ``why`` its undecided vote and matrix;
+    return what to tell them (:func:`held`)."""
+    with store.lock():
+        record = store.load_step(n)
+        record.meta[HELD_VOTE] = why[:_WHY]
+        store.save_step(record)
+    return held(record) or ""
+
+
+def held(record: StepRecord) -> str | None:
+    """What the person is told of step ``record``'s vote held for them, and how they go
+    on; None when it is not held."""
+    why = record.meta.get(HELD_VOTE)
+    if not why or record.status != "in-progress":
+        return None
+    n = record.number
+    return (f"step {n} ({record.title}) waits for a person: {why}. plans/settings.yaml says "
+            "`undecided_code_vote: ask`, so the step stays in progress rather than failing. "
+            f"A person decides: reset it (`maker step reset {n}` in a terminal, or "
+            f"/maker:reset {n}) and run it again (`maker run`, or /maker:run) for a fresh "
+            "vote, first making the step clearer (its task, its tests) or taking its "
+            f"`votes` away if need be; or fail it (`maker step fail {n} --reason \"…\"` in "
+            "a terminal)")
