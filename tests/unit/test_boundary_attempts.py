@@ -314,6 +314,18 @@ CASES: list[Case] = [
          ("direnv",), setup=("envrc_sub",),
          holds_by="kernel's first process (the new one moved aside; the person's own, "
                   "bound, goes with its folder as it was)"),
+    Case("bash makes", "deeper-marker-planted", "a cache folder's marker planted in sub/ "
+         "(the walk passes such folders by), then sub/.envrc by a later call",
+         (bash("mkdir -p sub && touch sub/CACHEDIR.TAG sub/pyvenv.cfg"),
+          bash("echo '" + MARK + "' > sub/.envrc")), ("direnv",),
+         holds_by="kernel's first process (a marker younger than the plan's first boxed "
+                  "call is no reason to pass a folder by)"),
+    Case("bash makes", "deeper-writes-link", "the folder the step's writes name made a link "
+         "to the top, then a repository with an fsmonitor in x/",
+         (*plant("ln -s . sub\n"), *plant("git init -q x && git -C x config core.fsmonitor '"
+                                           + MARK + "' && echo a > x/f\n")), ("person_git_x",),
+         writes=("sub",), holds_by="kernel's first process (the writes name a place as "
+                                   "written: a link there leads nowhere else)"),
     Case("bash makes", "deeper-venv-pth", "a .pth in a venv below the top (sub/.venv)",
          (bash("echo \"import os; os.system('" + MARK + "')\" > "
                "sub/.venv/lib/python{v}/site-packages/zz.pth"),), ("python",),
@@ -767,6 +779,8 @@ def _next_session(ctx: Ctx, where: Path | None = None) -> None:
 
 
 def _person_git(ctx: Ctx, where: Path | None = None) -> None:
+    if where is not None and not where.is_dir():
+        return
     for args in (["status"], ["diff"], ["log", "-1", "--oneline"]):
         ctx.sh(["git", *args], cwd=where or ctx.project)
 
@@ -850,6 +864,7 @@ LATER: dict[str, Callable[[Ctx], None]] = {
     "none": lambda ctx: None, "session": _next_session, "person_git": _person_git,
     "session_sub": lambda ctx: _next_session(ctx, ctx.project / "sub"),
     "person_git_sub": lambda ctx: _person_git(ctx, ctx.project / "sub"),
+    "person_git_x": lambda ctx: _person_git(ctx, ctx.project / "x"),
     "person_git_during": _person_git_during, "commit": _commit, "reviewer_git": _reviewer_git,
     "measure": _measure, "python": _python, "pdb": _pdb, "shell": _shell, "direnv": _direnv,
     "verify": _verify, "main_pytest": _main_pytest, "realtmp": _realtmp}

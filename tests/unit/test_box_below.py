@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -111,13 +112,17 @@ def test_the_walk_finds_below_the_top_only_and_skips_what_no_one_works_in(
     (top / "src/up").symlink_to(top)  # (a loop: walked once)
     (top / "src/out").symlink_to(outside)  # (not a place the box may write)
     (top / "link").symlink_to(top / "node_modules/y")  # (followed: the box may write there)
-    lists = {"deeper": list(anywhere()), "rw": [str(top)],
-             "laterskip": [str(top / ".git"), str(top / "plans")]}
-    found, venvs, finished = below(str(top), lists)
-    assert finished
-    assert sorted(found) == sorted(str(top / p) for p in (
+    later = time.time_ns() + 1  # (the venv and the cache folder: older than the plan's first call)
+    lists = {"deeper": list(anywhere()), "rw": [str(top)], "temp": [],
+             "laterskip": [str(top / ".git"), str(top / "plans")], "since": [str(later)]}
+    walk = below(str(top), lists)
+    assert walk.finished
+    assert sorted(walk.found) == sorted(str(top / p) for p in (
         "src/x/.envrc", "src/x/Lefthook.yml", "node_modules/y/.envrc"))
-    assert venvs == [str(top / ".venv")]
+    assert walk.venvs == [str(top / ".venv")]
+    lists["since"] = ["0"]  # (made since: a command could have made them to be passed by)
+    assert {str(top / ".venv/.envrc"), str(top / "build/.npmrc")} <= set(
+        below(str(top), lists).found)
 
 
 def test_a_walk_past_its_bound_says_it_did_not_finish(tmp_path: Path,
@@ -125,8 +130,8 @@ def test_a_walk_past_its_bound_says_it_did_not_finish(tmp_path: Path,
     for n in range(30):
         (tmp_path / f"d{n}").mkdir()
     monkeypatch.setattr(box_walk, "_MOST", 20)
-    lists = {"deeper": [".envrc"], "rw": [str(tmp_path)], "laterskip": []}
-    assert below(str(tmp_path), lists)[2] is False
+    lists = {"deeper": [".envrc"], "rw": [str(tmp_path)], "temp": [], "laterskip": []}
+    assert below(str(tmp_path), lists).finished is False
 
 
 def test_moved_aside_under_a_free_name(tmp_path: Path) -> None:
@@ -136,3 +141,119 @@ def test_moved_aside_under_a_free_name(tmp_path: Path) -> None:
     assert os.path.basename(moved) == "maker-aside.1..envrc"
     assert Path(moved).read_text() == "1\n"
     assert (tmp_path / "maker-aside..envrc").read_text() == "0\n"
+
+
+def _after_of(top: Path, **more: list[str]) -> tuple[object, dict[str, list[str]]]:
+    """``box_after``'s ``After`` for ``top``, as the box's first process makes it (no mount:
+    what it holds is not bound here)."""
+    from maker.tools.box.box_after import After
+
+    lists = {k: [] for k in ("gitdir", "later", "index", "git", "laterok", "laterokname",
+                             "laterskip", "temp")}
+    lists.update({"laterdir": [str(top)], "rw": [str(top)], "since": ["0"],
+                  "deeper": list(anywhere())}, **more)
+    After.hold(lists)
+    return After(lists), lists
+
+
+def test_one_that_cannot_be_moved_aside_is_removed_and_the_rest_still_go(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    after, _ = _after_of(tmp_path)
+    for name in ("a/.envrc", "b/.envrc", "c/.npmrc"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("evil\n")
+    real = box_walk.aside
+    monkeypatch.setattr(box_walk, "aside", lambda p: (_ for _ in ()).throw(OSError("full"))
+                        if p.endswith("b/.envrc") else real(p))
+    said = after.undo()  # type: ignore[attr-defined]
+    assert not (tmp_path / "b/.envrc").exists() and "removed" in " ".join(said)
+    assert (tmp_path / "a/maker-aside..envrc").is_file()
+    assert (tmp_path / "c/maker-aside..npmrc").is_file()
+
+
+def test_one_held_goes_with_its_folder_as_it_was(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub/.envrc").write_text("export A=1\n")
+    after, _ = _after_of(tmp_path)
+    (tmp_path / "sub").rename(tmp_path / "zzz")
+    (tmp_path / "zzz/y").mkdir()
+    (tmp_path / "zzz/y/.envrc").write_text("evil\n")
+    after.undo()  # type: ignore[attr-defined]
+    assert (tmp_path / "zzz/.envrc").read_text() == "export A=1\n"  # (the person's)
+    assert not (tmp_path / "zzz/y/.envrc").exists()
+
+
+def test_a_held_link_replaced_is_new_whatever_its_inode(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub/.envrc").symlink_to("../notes")
+    after, _ = _after_of(tmp_path)
+    time.sleep(0.02)
+    (tmp_path / "sub/.envrc").unlink()
+    (tmp_path / "sub/.envrc").symlink_to("../evil.sh")  # (an inode may come back)
+    after.undo()  # type: ignore[attr-defined]
+    assert not os.path.lexists(tmp_path / "sub/.envrc")
+
+
+def test_a_folder_named_like_a_file_is_no_match(tmp_path: Path) -> None:
+    for path in ("cmd/head/main.go", "src/mise.rs", "tools/lefthook_utils.py"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("x\n")
+    lists = {"deeper": list(anywhere()), "rw": [str(tmp_path)], "temp": [], "laterskip": []}
+    assert below(str(tmp_path), lists).found == {}
+
+
+def test_a_new_link_out_of_the_folder_goes_not_what_it_leads_to(tmp_path: Path) -> None:
+    top, outside = tmp_path / "p", tmp_path / "elsewhere"
+    (outside / "clone").mkdir(parents=True)
+    (outside / "clone/.envrc").write_text("the person's\n")
+    top.mkdir()
+    after, _ = _after_of(top, temp=[str(tmp_path)])
+    (top / "other").symlink_to(outside)
+    said = after.undo()  # type: ignore[attr-defined]
+    assert (outside / "clone/.envrc").read_text() == "the person's\n"
+    assert not os.path.lexists(top / "other") and "leads out" in " ".join(said)
+
+
+def test_a_link_there_before_leads_to_what_is_held(tmp_path: Path) -> None:
+    top, outside = tmp_path / "p", tmp_path / "elsewhere"
+    (outside / "clone/.git").mkdir(parents=True)
+    top.mkdir()
+    (top / "scratch").symlink_to(outside)
+    after, lists = _after_of(top, temp=[str(tmp_path)])
+    assert str(outside / "clone/.git") in lists["held"]
+    assert after.undo() == []  # type: ignore[attr-defined]
+    assert (outside / "clone/.git").is_dir()
+
+
+def test_one_too_deep_to_remove_at_the_top_is_moved_aside(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from maker.tools.box import box_after
+
+    (tmp_path / ".vscode").mkdir()
+    monkeypatch.setattr(shutil, "rmtree", lambda p: (_ for _ in ()).throw(RecursionError()))
+    box_after._remove(str(tmp_path / ".vscode"))
+    assert (tmp_path / "maker-aside..vscode").is_dir()
+
+
+@pytest.mark.kernel
+def test_a_name_in_no_encoding_stops_no_box(kernel: PlanStore) -> None:
+    odd = os.fsdecode(b"caf\xe9")
+    (kernel.project / odd).mkdir()
+    (kernel.project / odd / ".envrc").write_text("export A=1\n")
+    for _ in range(2):
+        done = _run(kernel, "plugin", "echo ran")
+        assert done.stdout == "ran\n", done.stderr
+    assert (kernel.project / odd / ".envrc").read_text() == "export A=1\n"
+
+
+@pytest.mark.kernel
+def test_a_repository_there_before_stays_held_for_a_step_adding_submodules(
+        plugin_project: Path, env_path: None) -> None:
+    store = _step(plugin_project, [".gitmodules"])
+    subprocess.run(["git", "init", "-q", str(plugin_project / "vendor/old")], check=True)
+    done = _run(store, "plugin", "touch vendor/old/.git/config && echo writable")
+    assert "writable" not in done.stdout
+    done = _run(store, "plugin", "git init -q vendor/new && echo made")
+    assert done.stdout == "made\n" and (plugin_project / "vendor/new/.git").is_dir()

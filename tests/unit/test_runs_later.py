@@ -144,15 +144,23 @@ def test_a_path_with_a_nul_byte_is_refused_not_a_traceback(project: Path) -> Non
     assert why is not None and "NUL" in why
 
 
-def test_the_boxs_names_are_names_or_a_names_start() -> None:
+def test_the_boxs_names_are_names_with_one_star_at_most() -> None:
     """The box matches them without fnmatch (its import costs every boxed call): a name,
-    or a start followed by one `*`; lower case, as it lowers what it finds."""
-    from maker.tools.box.runs_later import at_the_top
+    one `*` in it at most; lower case, as it lowers what it finds; `name/` a folder's."""
+    from maker.tools.box.box_walk import matches
+    from maker.tools.box.runs_later import anywhere, at_the_top
 
     names = at_the_top(Path("/nowhere"))
-    assert ".mcp.json" in names and "lefthook*" in names and ".claude" not in names
-    for name in names:
-        assert name == name.lower() and not set(name.rstrip("*")) & set("*?[]!"), name
+    assert ".mcp.json" in names and "lefthook*.yml" in names and ".claude" not in names
+    deeper = anywhere()
+    assert {".claude/", ".git/", ".git", ".envrc", "head"} <= set(deeper)
+    assert not {".git", ".git/", "head"} & set(anywhere(nested=True))
+    for name in (*names, *deeper):
+        assert name == name.lower() and name.count("*") <= 1, name
+        assert not set(name) & set("?[]!"), name
+    assert matches("lefthook-local.yml", "lefthook*.yml")
+    assert not matches("lefthook_utils.py", "lefthook*.yml")
+    assert matches("mise.local.toml", "mise.*toml") and not matches("mise.rs", "mise.*toml")
 
 
 def test_the_folder_core_hookspath_names_is_protected(project: Path) -> None:

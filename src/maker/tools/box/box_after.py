@@ -35,7 +35,16 @@ import stat
 import sys
 
 if "below" not in globals():  # (in the box, box_setup reads box_walk's code in first)
-    from maker.tools.box.box_walk import aside, below, ident, inside
+    from maker.tools.box.box_walk import (
+        UNFINISHED,
+        Walk,
+        below,
+        ident,
+        inside,
+        matches,
+        put_aside,
+        sites_of,
+    )
 
 MODE = b"\x00\x00\xe0\x00"  # (160000, a gitlink's mode, as the index stores it)
 _READ_MAX = 64 << 20  # (an index of a very large repository; a plan or a .pth: far less)
@@ -51,9 +60,9 @@ class After:
         self.todos = {t: _digest(t) for g in lists["gitdir"] for t in (
             f"{g}/rebase-merge/git-rebase-todo", f"{g}/sequencer/todo")}
         self.lists = lists
-        self.walked: list[tuple[dict[str, tuple[int, int]], list[str]]] | None = None
-        self.held = {p: ident(p) for p in lists["held"]}
-        self.sites = {site: _startup(site) for site in _sites_of(self.tops, lists["venvs"])}
+        self.walked: list[Walk] | None = None
+        self.held = {ident(p) for p in lists["held"]}  # (wherever it lies now: the same)
+        self.sites = {site: _startup(site) for site in sites_of(self.tops, lists["venvs"])}
         self.index, self.git = (lists["index"] + [""])[0], (lists["git"] + [""])[0]
         self.seen = _stat(self.index) if self.git and self.index else None
         self.links = gitlinks(self.git, self.index) if self.seen and may_link(self.index) \
@@ -64,18 +73,17 @@ class After:
         """Walk below the top of the step's folder before the command runs: what runs
         code later there is held (``held``, with the virtual environments: ``venvs``);
         what of it the box binds read-only over itself (not a link, not the step's)."""
-        lists["held"], lists["venvs"] = [], []
+        lists["held"], lists["venvs"], lists["followed"] = [], [], []
         for top in lists["laterdir"]:
-            found, venvs, finished = below(top, lists)
-            lists["held"] += found
-            lists["venvs"] += venvs
-            if not finished:
-                sys.stderr.write(f"maker-box: {top} is too large to look below its top for "
-                                 "files that run code later: those the command makes there "
-                                 "are not undone; look at the step's files before running "
-                                 "tools in its folders\n")
-        return [p for p in lists["held"] if not os.path.islink(p)
-                and not inside(p, lists["laterok"])]
+            walk = below(top, lists)
+            lists["held"] += walk.found
+            lists["venvs"] += walk.venvs
+            lists["followed"] += walk.links.values()
+            if not walk.finished:
+                sys.stderr.write(f"maker-box: {UNFINISHED.format(top)}\n")
+        held = [os.path.realpath(p) if os.path.islink(p) else p for p in lists["held"]]
+        return [p for p in held if os.path.exists(p) and not inside(p, lists["laterok"])
+                and inside(p, lists["rw"] + lists["temp"])]  # (a link's folder or file too)
 
     def refusal(self) -> str:
         """Why the command may not run here ("" when it may)."""
@@ -130,7 +138,7 @@ class After:
 
     def _sites(self) -> list[str]:
         said = []
-        now = set(_sites_of(self.tops, [v for _, venvs in self.walk() for v in venvs]))
+        now = set(sites_of(self.tops, [v for walk in self.walk() for v in walk.venvs]))
         for site in sorted(now | set(self.sites)):  # (a venv the command made: all new)
             for path in _unrecorded(site, self.sites.get(site, {})):
                 _remove(path)
@@ -147,28 +155,34 @@ class After:
         return said
 
     def _deeper(self) -> list[str]:
-        said = []
-        for found, _ in self.walk():
-            for path, seen in found.items():
-                if self.held.get(path) != seen and not inside(path, self.lists["laterok"]):
-                    moved = aside(path)
-                    said.append(f"moved {path} aside, to {moved}: the command made it or "
-                                "put it there, and it runs code later outside the box (the "
-                                "step's writes do not name it)")
+        said, ok, names = [], self.lists["laterok"], self.lists["laterokname"]
+        for top, walk in zip(self.tops, self.walk(), strict=True):
+            new = {link: real for link, real in walk.links.items()
+                   if real not in self.lists["followed"]}  # (a folder not looked in before)
+            cut: set[str] = set()
+            for path, seen in walk.found.items():
+                if seen in self.held or inside(path, ok) or \
+                        os.path.basename(path).lower() in names:
+                    continue
+                through = [link for link, real in new.items() if inside(path, [real])]
+                cut.update(through)  # (not the person's files there: the way to them)
+                said += [] if through else [put_aside(path, "the command made it, changed it "
+                                                   "or put it there")]
+            said += [put_aside(link, "it leads out of the step's folder to what runs code "
+                                  "later") for link in sorted(cut)]
+            said += [] if walk.finished else [UNFINISHED.format(top)]
         return said
 
-    def walk(self) -> list[tuple[dict[str, tuple[int, int]], list[str]]]:
-        """Below the top of each step's folder, once the command has ended: what runs
-        code later, and the virtual environments."""
+    def walk(self) -> list[Walk]:
+        """Below the top of each step's folder, once the command has ended."""
         if self.walked is None:
-            self.walked = [below(top, self.lists)[:2] for top in self.tops]
+            self.walked = [below(top, self.lists) for top in self.tops]
         return self.walked
 
     def made(self) -> list[str]:
         return [os.path.join(folder, name) for folder, before in self.before.items()
                 for name in _listed(folder) if name not in before and
-                any(name.lower().startswith(n[:-1]) if n.endswith("*")  # (a name's start)
-                    else name.lower() == n for n in self.names)]
+                any(matches(name.lower(), n) for n in self.names)]
 
 
 def gitlinks(git: str, index: str) -> set[str]:
@@ -276,19 +290,6 @@ def _no_exec(todo: str) -> bool:
     return True
 
 
-def _sites_of(tops: list[str], venvs: list[str]) -> list[str]:
-    """The site-packages of each virtual environment: at the top of the step's folder,
-    and those the walk found below it."""
-    sites = []
-    found = [os.path.join(top, n) for top in tops for n in _listed(top)]
-    for venv in dict.fromkeys([*found, *venvs]):
-        lib = os.path.join(venv, "lib")
-        if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
-            sites += [os.path.join(lib, v, "site-packages") for v in _listed(lib)
-                      if os.path.isdir(os.path.join(lib, v, "site-packages"))]
-    return sites
-
-
 def _startup(site: str) -> dict[str, Seen]:
     """What Python runs at every start from ``site``: its ``.pth`` files and
     ``sitecustomize.py``/``usercustomize.py``, each with its stat."""
@@ -339,5 +340,6 @@ def _remove(path: str) -> None:
     try:
         shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else \
             os.unlink(path)
-    except OSError as exc:
-        sys.stderr.write(f"maker-box: could not remove {path} ({exc}): remove it yourself\n")
+    except Exception:  # (too deep for rmtree too): moved aside, then
+        sys.stderr.write(f"maker-box: {put_aside(path, 'it could not be removed')}\n")
+

@@ -82,7 +82,7 @@ def unescape(field: str) -> str:
 def mounts() -> list[tuple[str, int]]:
     """``[(mount point, its per-mount flags)]``, in the order they were made."""
     found = []
-    with open("/proc/self/mountinfo") as info:
+    with open("/proc/self/mountinfo", errors="surrogateescape") as info:  # (any name)
         for line in info:
             fields = line.split()
             flags = 0
@@ -111,7 +111,7 @@ def main() -> None:
     after_class = _after()  # (read now: beside this file, which a private /tmp may hide)
     lists: dict[str, list[str]] = {k: [] for k in (
         "rw", "ro", "hide", "gitdir", "index", "git", "laterdir", "later", "deeper", "laterok",
-        "laterskip", "temp", "keep", "note")}
+        "laterokname", "laterskip", "since", "temp", "keep", "note")}
     with open(sys.argv[1]) as text:
         for line in text.read().splitlines():
             kind, _, value = line.partition(" ")
@@ -138,9 +138,12 @@ def main() -> None:
     for path, flags in mounts():
         if not inside(path, lists["rw"]) and not inside(path, _LEFT):
             mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
+    table = dict(mounts())  # (read once: a walk may hold thousands below the top)
     for path in [*lists["ro"], *(k for k in _KNOBS if os.path.exists(k))]:
+        flags = next(table[p] for p in _and_above(path) if p in table)
         mount(path, path, None, MS_BIND | MS_REC)
-        read_only(path)
+        mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
+        table[path] = flags
     for path in lists["hide"]:
         if not os.path.lexists(path):
             continue  # (nothing there to hide: a socket's folder in the shared /tmp)
@@ -240,6 +243,10 @@ def seatbelt(lists: dict[str, list[str]], net: str = "") -> str:
         rules += ['(deny network-outbound (remote ip "*:*"))',
                   '(allow network-outbound (remote ip "localhost:*"))']
     return "\n".join(rules) + "\n"
+
+
+def _and_above(path: str) -> list[str]:
+    return [path, *_folders_above(path), "/"]
 
 
 def _folders_above(path: str) -> list[str]:

@@ -66,7 +66,7 @@ class Spec:
 def spec_for(plans_root: Path, workspace: Path | None = None,
              writes: list[str] | None = None, *, network: bool = True,
              private_tmp: Path | None = None, signs: bool = False,
-             commits: bool = False) -> Spec:
+             commits: bool = False, nested: bool = False) -> Spec:
     """The box of a step of the plan in ``plans_root``; ``workspace`` is the worktree of
     a step run beside others (writable, in a read-only main checkout); ``writes`` the
     step's own (a file that runs code later, named there, is the step's to write);
@@ -77,7 +77,8 @@ def spec_for(plans_root: Path, workspace: Path | None = None,
     stays writable (the main agent's ``git commit``), as it does for a step whose
     ``writes`` name ``.git`` or ``.gitmodules``; else it is read-only: maker measures a
     step's files and a person commits them, and no ``commondir``, gitlink or ref a
-    command makes there is read by a git outside the box while the command runs."""
+    command makes there is read by a git outside the box while the command runs;
+    ``nested``: a repository made below the top is the person's (the main agent's box)."""
     project = _real(project_of(plans_root))
     home = os.path.expanduser("~")
     with contextlib.suppress(OSError):  # (the cache every tool may want: never missing)
@@ -120,8 +121,12 @@ def spec_for(plans_root: Path, workspace: Path | None = None,
     entries += [("ro", p) for p in _client_places(Path(own), later)]
     entries += [("ro", p) for p in _hooks_path(Path(own))]
     entries += [("laterdir", own), *(("later", n) for n in later)]
-    entries += [*(("deeper", n) for n in anywhere(writes)), ("laterskip", f"{own}/.git"),
-                *(("laterok", p) for p in named_places(Path(own), writes))]
+    entries += [*(("deeper", n) for n in anywhere(writes, nested)), ("since", _since(
+        plans_root)), ("laterskip", f"{own}/.git"),
+        *(("laterok", p) for p in named_places(Path(own), writes))]
+    if any(isinstance(w, str) and w.strip().removeprefix("./").rstrip("/") == ".gitmodules"
+           for w in writes or []):
+        entries += [("laterokname", ".git"), ("laterokname", "head")]  # (a submodule's)
     if not _under(own, _real(plans_root)):  # (read-only, and its worktrees are large)
         entries.append(("laterskip", _real(plans_root)))
     entries += [("ro", p) for p in _makers_own() if not _under(p, own)]
@@ -135,6 +140,19 @@ def spec_for(plans_root: Path, workspace: Path | None = None,
         else:
             entries.append(("hide", place))
     return Spec(tuple(dict.fromkeys(entries)))
+
+
+def _since(plans_root: Path) -> str:
+    """When the plan's first boxed call was made (ns, its mark's ctime, made then): a
+    folder the walk passes by (a venv, a cache) must be older."""
+    mark = plans_root / ".maker" / SPEC_DIR / "since"
+    try:
+        mark.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        return str(os.stat(mark).st_ctime_ns)
+    except OSError:
+        return "0"  # (none: the walk passes by no venv or cache)
 
 
 def _own_git(project: Path) -> Path | None:

@@ -1,91 +1,191 @@
 """What lies below the top of a step's folder that makes code run later, found by walking
 the folder: once before a boxed command runs (each is then bound read-only over itself:
-the command can neither change it, nor rename or remove it) and once after it ends (any
-other is new: the command made it, or moved it there). The top itself is held by the
-spec's own lists (``later``).
+the command can neither change it nor remove it) and once after it ends (any other is
+new, or no longer the same file: the command made it, changed it or moved it there). The
+top itself is held by the spec's own lists (``later``).
 
-The walk lists names only (no ``stat`` but for a link to a folder). It does not enter
-what a person does not work in and what is large: the top's ``.git``, a virtual
-environment (a folder holding ``pyvenv.cfg``: its start-up files are ``box_after``'s, so
-the walk names it), ``node_modules``, ``__pycache__``, a cache folder (one holding a
-``CACHEDIR.TAG``), and the places it is told to skip (the plans' root: read-only). A link
-to a folder where the box may write (``roots``) is followed once: a person's ``cd``
-through it finds what lies there. A file found there is held by its own path. At most
-``_MOST`` entries are listed; past that the walk says it did not finish.
+The names (``deeper``, lower case): ``name/`` is a folder's, ``name`` a file's; one ``*``
+stands for any run of characters (``lefthook*.yml``); a link matches either. The walk
+lists names only (a ``stat`` for a name that matches and for a link to a folder). It does
+not enter the top's ``.git`` and what it is told to skip (``laterskip``: the plans'
+root), ``node_modules``, and a virtual environment (``pyvenv.cfg``: its start-up files
+are ``box_after``'s, so the walk names it) or a cache folder (``CACHEDIR.TAG``) that was
+there before the plan's first boxed call (``since``): each of these and its marker
+older, so that no command makes a folder the walk passes by. A link to a folder where
+the box may write (``rw``, ``temp``) is followed once, however many lead there. At most
+``_MOST`` entries are listed and ``_LINKS`` links followed; past that, or where a folder
+cannot be read, the walk says it did not finish.
 
 Standard library only: ``box_setup.py`` reads it from beside it, for every boxed call.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 
-_SKIP = frozenset({"node_modules", "__pycache__"})
+UNFINISHED = ("{} is too large to look below its top for what runs code later (or a folder "
+               "there cannot be read): what the command made there is not undone; look at "
+               "the step's files before running tools in its folders")
 _MOST = 400_000  # (about half a second of listing; a source tree holds far fewer)
-Walked = tuple[dict[str, tuple[int, int]], list[str], bool]  # (found, venvs, finished)
+_LINKS = 1_000
+Ident = tuple[int, int, int]  # (device, inode, ctime in ns: what no command can set back)
 
 
-def below(top: str, lists: dict[str, list[str]]) -> Walked:
-    """Below ``top``: each file or folder whose name is among the spec's ``deeper`` (lower
-    case; ``*`` ends a name's start) with its identity (:func:`ident`); each virtual
-    environment; whether the walk finished. ``rw``: where a link may lead it;
-    ``laterskip``: what it does not enter."""
-    names, roots, skip = lists["deeper"], lists["rw"], lists["laterskip"]
-    exact = {n for n in names if not n.endswith("*")}
-    starts = tuple(n[:-1] for n in names if n.endswith("*"))
-    found: dict[str, tuple[int, int]] = {}
-    venvs: list[str] = []
-    stack, seen, listed = [top], {top}, 0
+class Walk:
+    """One walk: ``found`` (path → :func:`ident`), ``venvs``, ``links`` (a link whose
+    folder lies outside the top → that folder), ``finished``."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, Ident] = {}
+        self.venvs: list[str] = []
+        self.links: dict[str, str] = {}
+        self.finished = True
+
+
+def below(top: str, lists: dict[str, list[str]]) -> Walk:
+    """What lies below ``top`` (see the module's docstring)."""
+    files = {n for n in lists["deeper"] if "*" not in n and not n.endswith("/")}
+    dirs = {n[:-1] for n in lists["deeper"] if "*" not in n and n.endswith("/")}
+    patterns = [n for n in lists["deeper"] if "*" in n]
+    starts = tuple(p.partition("*")[0] for p in patterns)
+    roots, skip = lists["rw"] + lists["temp"], lists["laterskip"]
+    since = int((lists.get("since") or ["0"])[0])
+    walk, stack, seen, listed = Walk(), [top], {_id(top)}, 0
     while stack:
         folder = stack.pop()
         try:
             with os.scandir(folder) as listing:
                 entries = list(listing)
-        except OSError:
-            continue  # (gone, or not the box's to read: nothing the command made)
+        except OSError as exc:
+            walk.finished &= exc.errno in (errno.ENOENT, errno.ENOTDIR)
+            continue
         listed += len(entries)
         if listed > _MOST:
-            return found, venvs, False
-        if folder != top and any(e.name in ("pyvenv.cfg", "CACHEDIR.TAG") for e in entries):
-            venvs += [folder] if any(e.name == "pyvenv.cfg" for e in entries) else []
+            walk.finished = False
+            return walk
+        walk.venvs += [folder] if any(e.name == "pyvenv.cfg" for e in entries) else []
+        if folder != top and _passed_by(folder, entries, since):
             continue
         for entry in entries:
             low = entry.name.lower()
-            if low in exact or low.startswith(starts):
+            folder_like = entry.is_dir(follow_symlinks=False)
+            link = entry.is_symlink()
+            if (link or not folder_like) and low in files or (link or folder_like) and \
+                    low in dirs or low.startswith(starts) and any(
+                        matches(low, p) for p in patterns
+                        if link or p.endswith("/") == folder_like):
                 if folder != top:  # (the top's are the spec's)
-                    found[entry.path] = ident(entry.path)
-            elif low in _SKIP or entry.path in skip:
+                    walk.found[entry.path] = ident(entry.path)
+            elif low == "node_modules" or entry.path in skip:
                 continue
-            elif entry.is_dir(follow_symlinks=False):
+            elif folder_like:
                 stack.append(entry.path)
-            elif entry.is_symlink() and os.path.isdir(entry.path):
+            elif link and os.path.isdir(entry.path):
+                there = _id(entry.path)
+                if there in seen:
+                    continue
+                seen.add(there)
+                if len(seen) > _LINKS:
+                    walk.finished = False
+                    return walk
                 real = os.path.realpath(entry.path)
-                if real not in seen and inside(real, roots) and not inside(real, skip):
-                    seen.add(real)
+                if inside(real, roots) and not inside(real, skip):
                     stack.append(real)
-    return found, venvs, True
+                    if not inside(real, [top]):
+                        walk.links[entry.path] = real
+    return walk
 
 
-def ident(path: str) -> tuple[int, int]:
-    """What a path is (device, inode: a link's own, not its target's); (0, 0) if gone."""
+def sites_of(tops: list[str], venvs: list[str]) -> list[str]:
+    """The site-packages of each virtual environment: at the top of the step's folder,
+    and those the walk found below it."""
+    sites = []
+    found = [os.path.join(top, n) for top in tops for n in _names(top)]
+    for venv in dict.fromkeys([*found, *venvs]):
+        lib = os.path.join(venv, "lib")
+        if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
+            sites += [os.path.join(lib, v, "site-packages") for v in _names(lib)
+                      if os.path.isdir(os.path.join(lib, v, "site-packages"))]
+    return sites
+
+
+def matches(name: str, pattern: str) -> bool:
+    """Whether ``name`` is ``pattern``'s (a trailing ``/`` dropped; one ``*``: any run)."""
+    pattern = pattern.rstrip("/")
+    start, star, end = pattern.partition("*")
+    if not star:
+        return name == pattern
+    return len(name) >= len(start) + len(end) and name.startswith(start) and \
+        name.endswith(end)
+
+
+def ident(path: str) -> Ident:
+    """What a path is (device, inode, ctime: a link's own, not its target's); zeros if
+    gone."""
     try:
         seen = os.lstat(path)
     except OSError:
-        return 0, 0
-    return seen.st_dev, seen.st_ino
+        return 0, 0, 0
+    return seen.st_dev, seen.st_ino, seen.st_ctime_ns
 
 
 def aside(path: str) -> str:
     """Move ``path`` aside in its own folder, under a name no tool reads
-    (``maker-aside.<name>``, numbered if taken); its new path."""
+    (``maker-aside.<name>``, numbered if taken, the name left out if too long); its new
+    path."""
     folder, name = os.path.split(path)
-    for n in range(1000):
-        moved = os.path.join(folder, f"maker-aside{'.' + str(n) if n else ''}.{name}")
+    for n in range(100):
+        moved = f"maker-aside.{n}.{name}" if n else f"maker-aside.{name}"
+        moved = os.path.join(folder, moved if len(os.fsencode(moved)) <= 255
+                             else f"maker-aside.{n}")
         if not os.path.lexists(moved):
             os.rename(path, moved)
             return moved
     raise OSError(f"no free name beside {path}")
 
 
+def put_aside(path: str, why: str) -> str:
+    """Move ``path`` aside (removed where it cannot be); what was done, in words."""
+    try:
+        return (f"moved {path} aside, to {aside(path)}: {why}, and it runs code later "
+                "outside the box (the step's writes do not name it)")
+    except Exception as exc:
+        try:
+            os.unlink(path)
+            return f"removed {path}: {why}, and it runs code later outside the box"
+        except Exception:
+            return (f"could not move {path} aside ({exc}): it runs code later outside the "
+                    "box; remove it before running tools in its folder")
+
+
 def inside(path: str, roots: list[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def _passed_by(folder: str, entries: list[os.DirEntry[str]], since: int) -> bool:
+    """Whether the walk passes by ``folder``: a venv or a cache folder older than the
+    plan's first boxed call, its marker too."""
+    for entry in entries:
+        if entry.name in ("pyvenv.cfg", "CACHEDIR.TAG"):
+            try:
+                return max(os.lstat(folder).st_ctime_ns,
+                           entry.stat(follow_symlinks=False).st_ctime_ns) < since
+            except OSError:
+                return False
+    return False
+
+
+def _id(path: str) -> tuple[int, int]:
+    try:
+        seen = os.stat(path)
+    except OSError:
+        return 0, 0
+    return seen.st_dev, seen.st_ino
+
+
+def _names(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder) if os.path.isdir(folder) else []
+    except OSError:
+        return []

@@ -62,7 +62,7 @@ def main_boxed(plans_root: Path, command: str, *, nested: Callable[[Path], bool]
     if setting == "off" or not boundary.protection().kernel:  # (looked up at each call)
         return None, None
     git = gits_alone(command, Path(project_of(plans_root)), cwd, nested)  # (.git writable)
-    spec = spec_for(plans_root, signs=True, commits=git)
+    spec = spec_for(plans_root, signs=True, commits=git, nested=True)
     broken = next((p for _, p in spec.entries if "\n" in p), None)
     if broken is not None:
         return (f"maker: {broken!r} holds a line break, so maker's box for the main agent "

@@ -54,9 +54,10 @@ _FILES = {".mcp.json": "MCP servers the next session starts",
           ".nvimrc": "commands Neovim runs when started in the folder",
           ".nvim.lua": "commands Neovim runs when started in the folder"}
 # (names and folders, any case: a file system that ignores case reads `.Claude` as `.claude`)
-_PATTERNS = {"lefthook*": "git hooks (lefthook)", ".lefthook*": "git hooks (lefthook)",
-             ".pnpmfile.*": "code pnpm runs at install",
-             "mise.*": "mise's settings (the hooks it runs on entering the folder)",
+_PATTERNS = {**{f"lefthook*.{k}": "git hooks (lefthook)" for k in ("yml", "yaml", "json",
+                                                                      "jsonc", "toml")},
+             ".lefthook*": "git hooks (lefthook)", ".pnpmfile.*": "code pnpm runs at install",
+             "mise.*toml": "mise's settings (the hooks it runs on entering the folder)",
              ".mise*": "mise's settings (the hooks it runs on entering the folder)"}
 _SITE = ("site-packages", "dist-packages")  # (where Python runs a `.pth` file at start)
 _STARTUP = ("sitecustomize.py", "usercustomize.py")  # (imported at start from there too)
@@ -82,27 +83,28 @@ def at_the_top(folder: Path, writes: Sequence[str] | None = None) -> tuple[str, 
     return tuple(dict.fromkeys(out))
 
 
-def anywhere(writes: Sequence[str] | None = None) -> tuple[str, ...]:
-    """The names (lower case, ``*`` ending a name's start) that run code later wherever
-    they lie below the top of a step's folder: what the box holds there (``box_walk``).
-    A step that adds a submodule (its ``writes`` name ``.gitmodules``) makes nested
-    repositories: ``.git`` and ``HEAD`` are then not among them."""
-    names = [*_DIRS, *_FILES, *_PATTERNS]  # (each pattern a name's start)
-    if ".gitmodules" in (w.strip().removeprefix("./").rstrip("/") for w in writes or ()):
-        names = [n for n in names if n not in (".git", "head")]
+def anywhere(writes: Sequence[str] | None = None, nested: bool = False) -> tuple[str, ...]:
+    """The names (lower case, ``*`` for any run of characters; ``name/`` a folder's) that
+    run code later wherever they lie below the top of a step's folder: what the box holds
+    there (``box_walk``). ``nested``: the main agent's box, where a nested repository is
+    the person's to make (``.git``, ``HEAD`` left out)."""
+    names = [*(f"{d}/" for d in _DIRS), *_FILES, *_PATTERNS, ".lefthook*/", ".mise*/"]
+    if nested:
+        names = [n for n in names if n not in (".git/", ".git", "head")]
     return tuple(dict.fromkeys(names))
 
 
 def named_places(folder: Path, writes: Sequence[str] | None = None) -> list[str]:
-    """The places (resolved) the step's ``writes`` name by their own path, no wildcard in
-    it: what lies in one is the step's to write, below the top of ``folder`` too (an
-    entry with a wildcard names no file that runs code later there)."""
+    """The places the step's ``writes`` name by their own path, no wildcard in it (as
+    written: a link there leads nowhere else), each below ``folder``: what lies in one is
+    the step's to write, below the top of ``folder`` too (an entry with a wildcard names
+    no file that runs code later there)."""
     places = []
     for entry in writes or ():
         rel = os.path.normpath(entry.strip()) if isinstance(entry, str) else "."
         if rel not in (".", "") and not rel.startswith(("..", "/")) and \
                 not any(c in rel for c in "*?[\n"):
-            places.append(os.path.realpath(folder / rel))
+            places.append(os.path.join(folder, rel))
     return places
 
 
