@@ -326,6 +326,13 @@ CASES: list[Case] = [
                                            + MARK + "' && echo a > x/f\n")), ("person_git_x",),
          writes=("sub",), holds_by="kernel's first process (the writes name a place as "
                                    "written: a link there leads nowhere else)"),
+    Case("bash makes", "deeper-pyc", "sub/mod.pyc compiled from planted code (python "
+         "imports a .pyc with no source, or one whose source's time and size agree)",
+         (write("{p}/e.py", "import os\nos.system('" + MARK + "')\n"),
+          bash("mkdir -p sub && python3 -c \"import py_compile; py_compile.compile('e.py', "
+               "cfile='sub/mod.pyc')\"")), ("python_sub",),
+         holds_by="kernel's first process (a .pyc a command leaves in the project is "
+                  "removed: the box's python writes its own elsewhere)"),
     Case("bash makes", "deeper-venv-pth", "a .pth in a venv below the top (sub/.venv)",
          (bash("echo \"import os; os.system('" + MARK + "')\" > "
                "sub/.venv/lib/python{v}/site-packages/zz.pth"),), ("python",),
@@ -865,6 +872,8 @@ LATER: dict[str, Callable[[Ctx], None]] = {
     "session_sub": lambda ctx: _next_session(ctx, ctx.project / "sub"),
     "person_git_sub": lambda ctx: _person_git(ctx, ctx.project / "sub"),
     "person_git_x": lambda ctx: _person_git(ctx, ctx.project / "x"),
+    "python_sub": lambda ctx: ctx.sh(["python3", "-c", "import mod"], cwd=ctx.project / "sub")
+    if (ctx.project / "sub").is_dir() else None,
     "person_git_during": _person_git_during, "commit": _commit, "reviewer_git": _reviewer_git,
     "measure": _measure, "python": _python, "pdb": _pdb, "shell": _shell, "direnv": _direnv,
     "verify": _verify, "main_pytest": _main_pytest, "realtmp": _realtmp}

@@ -257,3 +257,50 @@ def test_a_repository_there_before_stays_held_for_a_step_adding_submodules(
     assert "writable" not in done.stdout
     done = _run(store, "plugin", "git init -q vendor/new && echo made")
     assert done.stdout == "made\n" and (plugin_project / "vendor/new/.git").is_dir()
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("front", sorted(FRONT_ENDS))
+def test_compiled_python_the_command_leaves_in_the_project_goes(kernel: PlanStore,
+                                                                front: str) -> None:
+    """python runs a `.pyc` in place of its source when their times and sizes agree: one
+    a command wrote goes, and the box's own python writes its `.pyc` files elsewhere."""
+    (kernel.project / "pkg").mkdir()
+    (kernel.project / "pkg/__init__.py").write_text("X = 1\n")
+    (kernel.project / "pkg/__pycache__").mkdir()
+    mine = kernel.project / "pkg/__pycache__/old.cpython-311.pyc"
+    mine.write_bytes(b"the person's")
+    done = _run(kernel, front, "python3 -c 'import pkg' && python3 -m py_compile pkg/__init__.py"
+                               " && cp pkg/__init__.py mod.pyc && echo done")
+    assert done.stdout == "done\n", done.stderr
+    left = sorted(p.name for p in (kernel.project / "pkg/__pycache__").iterdir())
+    assert left == ["old.cpython-311.pyc"] and mine.read_bytes() == b"the person's"
+    assert not (kernel.project / "mod.pyc").exists()
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("signal_name", ["SIGHUP", "SIGTERM", "SIGQUIT"])
+def test_a_box_signalled_from_outside_still_undoes(kernel: PlanStore, signal_name: str) -> None:
+    """A closed terminal (SIGHUP), a timeout (SIGTERM), a SIGQUIT, sent to the call's
+    process group: the command ends, one that ignores them too, and the box still undoes
+    what it left."""
+    import signal
+
+    refusal, run = FRONT_ENDS["plugin"](kernel, (
+        "mkdir -p sub && echo x > sub/.envrc && echo y > .mcp.json && python3 -c 'import "
+        "signal, time; [signal.signal(s, signal.SIG_IGN) for s in (1, 3, 15)]; "
+        "print(\"ready\", flush=True); time.sleep(30)'"))  # (it stays on)
+    assert refusal is None, refusal
+    call = subprocess.Popen(["bash", "-c", run], cwd=kernel.project, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    assert call.stdout is not None and call.stdout.readline() == "ready\n"
+    os.killpg(call.pid, getattr(signal, signal_name))
+    call.wait(timeout=30)
+    call.stdout.close()
+    for _ in range(100):  # (the box's first process undoes once all in it has ended)
+        if not (kernel.project / ".mcp.json").exists() and \
+                not (kernel.project / "sub/.envrc").exists():
+            break
+        time.sleep(0.1)
+    assert not (kernel.project / ".mcp.json").exists()
+    assert not (kernel.project / "sub/.envrc").exists()

@@ -83,7 +83,8 @@ class After:
                 sys.stderr.write(f"maker-box: {UNFINISHED.format(top)}\n")
         held = [os.path.realpath(p) if os.path.islink(p) else p for p in lists["held"]]
         return [p for p in held if os.path.exists(p) and not inside(p, lists["laterok"])
-                and inside(p, lists["rw"] + lists["temp"])]  # (a link's folder or file too)
+                and inside(p, lists["rw"] + lists["temp"])  # (a link's folder or file too)
+                and not p.endswith(".pyc")]  # (the box's python writes its own elsewhere)
 
     def refusal(self) -> str:
         """Why the command may not run here ("" when it may)."""
@@ -141,17 +142,19 @@ class After:
         now = set(sites_of(self.tops, [v for walk in self.walk() for v in walk.venvs]))
         for site in sorted(now | set(self.sites)):  # (a venv the command made: all new)
             for path in _unrecorded(site, self.sites.get(site, {})):
-                _remove(path)
+                done = _remove(path)
                 said.append(f"removed {path}, which the command wrote: Python runs it at "
-                            "every start of the venv, and no installed package lists it")
+                            "every start of the venv, and no installed package lists it"
+                            if done.startswith("removed") else done)
         return said
 
     def _made(self) -> list[str]:
         said = []
         for path in self.made():
-            _remove(path)
+            done = _remove(path)
             said.append(f"removed {path}, which the command made: it runs code later, "
-                        "outside the box (the step's writes do not name it)")
+                        "outside the box (the step's writes do not name it)"
+                        if done.startswith("removed") else done)
         return said
 
     def _deeper(self) -> list[str]:
@@ -166,8 +169,8 @@ class After:
                     continue
                 through = [link for link, real in new.items() if inside(path, [real])]
                 cut.update(through)  # (not the person's files there: the way to them)
-                said += [] if through else [put_aside(path, "the command made it, changed it "
-                                                   "or put it there")]
+                said += [] if through else [_remove(path) if path.endswith(".pyc") else
+                                            put_aside(path, "the command made or moved it")]
             said += [put_aside(link, "it leads out of the step's folder to what runs code "
                                   "later") for link in sorted(cut)]
             said += [] if walk.finished else [UNFINISHED.format(top)]
@@ -334,12 +337,14 @@ def _listed(folder: str) -> list[str]:
         return []
 
 
-def _remove(path: str) -> None:
+def _remove(path: str) -> str:
+    """Remove ``path``; what was done, in words."""
     import shutil  # (rarely needed: not every boxed call's import)
 
     try:
         shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else \
             os.unlink(path)
+        return f"removed {path}, which the command made: it runs code later outside the box"
     except Exception:  # (too deep for rmtree too): moved aside, then
-        sys.stderr.write(f"maker-box: {put_aside(path, 'it could not be removed')}\n")
+        return put_aside(path, "it could not be removed")
 

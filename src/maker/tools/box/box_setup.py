@@ -111,7 +111,7 @@ def main() -> None:
     after_class = _after()  # (read now: beside this file, which a private /tmp may hide)
     lists: dict[str, list[str]] = {k: [] for k in (
         "rw", "ro", "hide", "gitdir", "index", "git", "laterdir", "later", "deeper", "laterok",
-        "laterokname", "laterskip", "since", "temp", "keep", "note")}
+        "laterokname", "laterskip", "since", "temp", "keep", "note", "pycache")}
     with open(sys.argv[1]) as text:
         for line in text.read().splitlines():
             kind, _, value = line.partition(" ")
@@ -140,7 +140,7 @@ def main() -> None:
             mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
     table = dict(mounts())  # (read once: a walk may hold thousands below the top)
     for path in [*lists["ro"], *(k for k in _KNOBS if os.path.exists(k))]:
-        flags = next(table[p] for p in _and_above(path) if p in table)
+        flags = next(table[p] for p in [path, *_folders_above(path), "/"] if p in table)
         mount(path, path, None, MS_BIND | MS_REC)
         mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
         table[path] = flags
@@ -245,10 +245,6 @@ def seatbelt(lists: dict[str, list[str]], net: str = "") -> str:
     return "\n".join(rules) + "\n"
 
 
-def _and_above(path: str) -> list[str]:
-    return [path, *_folders_above(path), "/"]
-
-
 def _folders_above(path: str) -> list[str]:
     folders = []
     while (path := os.path.dirname(path)) not in ("/", ""):
@@ -280,12 +276,16 @@ def run(argv: list[str], lists: dict[str, list[str]], after_class: Any, *,
               signal.SIGUSR2, signal.SIGPIPE, signal.SIGALRM)
     for number in caught:
         signal.signal(number, signal.SIG_IGN)
+    if own_pids:  # (unshare gone, a SIGHUP's or a SIGKILL's: all ends, then the undo)
+        signal.signal(signal.SIGTERM, lambda *_: os.kill(-1, 9))
     child = os.fork()
     if child == 0:
         for number in caught:
             signal.signal(number, signal.SIG_DFL)
         if not own_pids:
             os.setpgid(0, 0)  # (its group is what the supervisor ends)
+        for folder in lists["pycache"]:  # (its own .pyc files: any in the project goes)
+            os.environ["PYTHONPYCACHEPREFIX"] = folder
         if sys.platform.startswith("linux"):
             scope_sockets()
         try:

@@ -48,7 +48,8 @@ def below(top: str, lists: dict[str, list[str]]) -> Walk:
     files = {n for n in lists["deeper"] if "*" not in n and not n.endswith("/")}
     dirs = {n[:-1] for n in lists["deeper"] if "*" not in n and n.endswith("/")}
     patterns = [n for n in lists["deeper"] if "*" in n]
-    starts = tuple(p.partition("*")[0] for p in patterns)
+    starts = tuple(p.partition("*")[0] for p in patterns if not p.startswith("*"))
+    ends = tuple(p.rstrip("/").partition("*")[2] for p in patterns if p.startswith("*"))
     roots, skip = lists["rw"] + lists["temp"], lists["laterskip"]
     since = int((lists.get("since") or ["0"])[0])
     walk, stack, seen, listed = Walk(), [top], {_id(top)}, 0
@@ -72,7 +73,7 @@ def below(top: str, lists: dict[str, list[str]]) -> Walk:
             folder_like = entry.is_dir(follow_symlinks=False)
             link = entry.is_symlink()
             if (link or not folder_like) and low in files or (link or folder_like) and \
-                    low in dirs or low.startswith(starts) and any(
+                    low in dirs or (low.startswith(starts) or low.endswith(ends)) and any(
                         matches(low, p) for p in patterns
                         if link or p.endswith("/") == folder_like):
                 if folder != top:  # (the top's are the spec's)

@@ -58,7 +58,8 @@ _PATTERNS = {**{f"lefthook*.{k}": "git hooks (lefthook)" for k in ("yml", "yaml"
                                                                       "jsonc", "toml")},
              ".lefthook*": "git hooks (lefthook)", ".pnpmfile.*": "code pnpm runs at install",
              "mise.*toml": "mise's settings (the hooks it runs on entering the folder)",
-             ".mise*": "mise's settings (the hooks it runs on entering the folder)"}
+             ".mise*": "mise's settings (the hooks it runs on entering the folder)",
+             "*.pyc": "compiled Python, which python runs in place of its source"}
 _SITE = ("site-packages", "dist-packages")  # (where Python runs a `.pth` file at start)
 _STARTUP = ("sitecustomize.py", "usercustomize.py")  # (imported at start from there too)
 _HOME = {".gitconfig": "the person's git config", ".bashrc": "the person's shell start-up",
