@@ -14,6 +14,10 @@ Measured in one run, interleaved, so a busy machine slows both alike:
   (the main checkout read-only around it), and the box as it was before its own
   ``/tmp`` and network (the shared ``/tmp``, the machine's network), and the main agent's
   own box (every command of the main agent's while a plan exists);
+- **a larger tree**: a step in the main checkout of a project holding a copy of maker's
+  own sources, tests and docs (some 1,300 files and folders: the box walks below the top
+  of the step's folder before and after each command), and, with ``--against``, the box
+  of that tree in the same project;
 - **decision**: what the PreToolUse decision adds in the hook's process (the box's
   spec, read or written), against the decision with ``boundary: off``.
 
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -49,8 +54,11 @@ from maker.tools.box.box_spec import spec_for
 from maker.tools.box.main_box import main_boxed
 
 
-def _project(root: Path) -> PlanStore:
+def _project(root: Path, copy: bool = False) -> PlanStore:
     subprocess.run(["git", "init", "-q", str(root)], check=True)
+    for part in ("src", "tests", "docs", "benchmarks") if copy else ():
+        shutil.copytree(Path(__file__).parents[1] / part, root / part,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     store = PlanStore(root / "plans")
     step = PlanStep(step=1, title="Bench", task_description="Bench.", task_type="action_step",
                     primary_tools=["Read", "Write", "Bash"], fallback_tools=[],
@@ -74,7 +82,7 @@ print(json.dumps(run))
 
 def _other_box(ref: str, plans: Path, command: str, work: Path) -> str:
     """``command`` as the tree at ``ref`` boxes it for step 9 of the plan in ``plans``."""
-    root = _tree(ref, work, "against")
+    root = work / "against" if (work / "against").is_dir() else _tree(ref, work, "against")
     out = subprocess.run([sys.executable, "-c", _OTHER, str(plans), command],
                          env={**os.environ, "PYTHONPATH": str(root / "src")},
                          capture_output=True, text=True, check=True).stdout
@@ -107,6 +115,8 @@ def main() -> None:
         sys.exit(f"no OS boundary on this machine: {found.how}")
     with tempfile.TemporaryDirectory(prefix="bench-boundary-") as scratch:
         store = _project(Path(scratch) / "project")
+        large = _project(Path(scratch) / "large", copy=True)
+        entries = sum(len(d) + len(f) for _, d, f in os.walk(large.project))
         tree = store.root / ".maker" / "worktrees" / "step-1-bench"
         (tree / "plans").mkdir(parents=True)
         _, serial = boxed_command(store.root, 1, args.command)
@@ -115,7 +125,8 @@ def main() -> None:
         shared = Path(scratch) / "shared.spec"  # (the box before its own /tmp and network)
         shared.write_text(spec_for(store.root).text())
         _, main_agent = main_boxed(store.root, args.command, nested=steps_repository)
-        assert serial and reader and wave and main_agent
+        _, in_large = boxed_command(large.root, 1, args.command)
+        assert serial and reader and wave and main_agent and in_large
         cases = {"bare `bash -c`": (args.command, store.project),
                  "boxed, shared /tmp and network (the box before)": (wrap(args.command, shared),
                                                                     store.project),
@@ -124,11 +135,16 @@ def main() -> None:
                                                                                store.project),
                  "boxed, a step in its own worktree": (wave, tree),
                  "boxed, the main agent's own box (while a plan exists)": (main_agent,
-                                                                           store.project)}
+                                                                           store.project),
+                 f"boxed, a step in a tree of {entries:,} files and folders": (
+                     in_large, large.project)}
         if args.against:
             cases[f"boxed, a step in the main checkout, at {args.against}"] = (
                 _other_box(args.against, store.root, args.command, Path(scratch)),
                 store.project)
+            cases[f"boxed, a step in the tree of {entries:,}, at {args.against}"] = (
+                _other_box(args.against, large.root, args.command, Path(scratch)),
+                large.project)
         times: dict[str, list[float]] = {name: [] for name in cases}
         for _ in range(args.runs):
             for name, (command, cwd) in cases.items():  # (interleaved)
