@@ -214,15 +214,16 @@ def test_a_new_link_out_of_the_folder_goes_not_what_it_leads_to(tmp_path: Path) 
     assert not os.path.lexists(top / "other") and "leads out" in " ".join(said)
 
 
-def test_a_link_there_before_leads_to_what_is_held(tmp_path: Path) -> None:
+def test_a_link_out_there_before_is_the_persons_and_not_looked_in(tmp_path: Path) -> None:
+    """Nothing there is held (bound into the box) nor undone: it is not the step's."""
     top, outside = tmp_path / "p", tmp_path / "elsewhere"
     (outside / "clone/.git").mkdir(parents=True)
     top.mkdir()
     (top / "scratch").symlink_to(outside)
     after, lists = _after_of(top, temp=[str(tmp_path)])
-    assert str(outside / "clone/.git") in lists["held"]
+    assert lists["held"] == [] and lists["links"] == [str(top / "scratch")]
     assert after.undo() == []  # type: ignore[attr-defined]
-    assert (outside / "clone/.git").is_dir()
+    assert (outside / "clone/.git").is_dir() and (top / "scratch").is_symlink()
 
 
 def test_one_too_deep_to_remove_at_the_top_is_moved_aside(
@@ -302,5 +303,75 @@ def test_a_box_signalled_from_outside_still_undoes(kernel: PlanStore, signal_nam
                 not (kernel.project / "sub/.envrc").exists():
             break
         time.sleep(0.1)
+    assert not (kernel.project / ".mcp.json").exists()
+    assert not (kernel.project / "sub/.envrc").exists()
+
+
+def test_a_venv_passed_by_before_is_passed_by_after_whatever_the_command_added(
+        tmp_path: Path) -> None:
+    """A venv older than the plan, whose folder a command changes (`pip install` adds
+    `share/`), is not walked after the command as if all in it were new."""
+    site = tmp_path / ".venv/lib/python3.11/site-packages"
+    (site / "pkg/__pycache__").mkdir(parents=True)
+    (tmp_path / ".venv/pyvenv.cfg").write_text("home = /usr\n")
+    (site / "pkg/__pycache__/m.cpython-311.pyc").write_bytes(b"pip's")
+    after, _ = _after_of(tmp_path, since=[str(time.time_ns() + 1)])
+    time.sleep(0.05)  # (past a coarse clock's tick: the folder is then younger than that)
+    (tmp_path / ".venv/share").mkdir()
+    assert after.undo() == []  # type: ignore[attr-defined]
+    assert (site / "pkg/__pycache__/m.cpython-311.pyc").is_file()
+
+
+def test_sitecustomize_in_any_form_a_command_adds_to_a_venv_goes(tmp_path: Path) -> None:
+    site = tmp_path / "v2/lib/python3.11/site-packages"
+    site.mkdir(parents=True)
+    (tmp_path / "v2/pyvenv.cfg").write_text("home = /usr\n")
+    after, _ = _after_of(tmp_path)
+    (site / "sitecustomize").mkdir()
+    (site / "sitecustomize/__init__.py").write_text("import os\n")
+    (site / "usercustomize.pyc").write_bytes(b"\0")
+    said = after.undo()  # type: ignore[attr-defined]
+    assert not (site / "sitecustomize").exists() and not (site / "usercustomize.pyc").exists()
+    assert len([s for s in said if "every start" in s]) == 2
+
+
+@pytest.mark.kernel
+def test_a_persons_link_into_tmp_shows_the_step_nothing_of_it(kernel: PlanStore) -> None:
+    """The box's /tmp is its own: a link of the person's into the real /tmp is not looked
+    in, and nothing there is carried into the box's /tmp."""
+    import tempfile
+
+    other = Path(tempfile.mkdtemp(prefix="someone-", dir="/tmp"))
+    (other / "proj").mkdir()
+    (other / "proj/.npmrc").write_text("token=SECRET\n")
+    (kernel.project / "scratch").symlink_to(other)
+    done = _run(kernel, "plugin", f"cat {other}/proj/.npmrc; echo done")
+    assert "SECRET" not in done.stdout and done.stdout.endswith("done\n"), done.stdout
+    assert (other / "proj/.npmrc").read_text() == "token=SECRET\n"
+
+
+@pytest.mark.kernel
+def test_a_link_to_the_top_held_leaves_the_project_writable(kernel: PlanStore) -> None:
+    (kernel.project / "sub").mkdir()
+    (kernel.project / "sub/.vscode").symlink_to("..")  # (the person's, odd as it is)
+    for _ in range(2):
+        done = _run(kernel, "plugin", "echo x > notes.txt && echo written")
+        assert done.stdout == "written\n", done.stderr
+    assert (kernel.project / "sub/.vscode").is_symlink()
+
+
+@pytest.mark.kernel
+def test_a_check_out_of_time_still_undoes(kernel: PlanStore) -> None:
+    """maker verify's check past its time is told to stop (SIGTERM, then SIGKILL): the
+    box ends it and undoes what it left."""
+    from maker.verify.check_run import run_check, step_box
+    from maker.verify.detect import VerifyCommand
+
+    (kernel.project / "plant.sh").write_text("mkdir -p sub && echo x > sub/.envrc && "
+                                             "echo '{}' > .mcp.json && sleep 30\n")
+    evidence = run_check(VerifyCommand("test", "bash plant.sh"), 1, 1, kernel.project, {},
+                         timeout=2, heartbeat_s=60, progress=None,
+                         boxed=step_box(kernel, 1, kernel.project))
+    assert evidence.exit_code != 0
     assert not (kernel.project / ".mcp.json").exists()
     assert not (kernel.project / "sub/.envrc").exists()

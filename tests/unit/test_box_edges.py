@@ -48,7 +48,7 @@ def _run(store: PlanStore, front: str, command: str) -> subprocess.CompletedProc
 
 
 @pytest.mark.parametrize("front", sorted(FRONT_ENDS))
-def test_what_runs_later_made_by_a_command_is_removed_when_it_ends(
+def test_what_runs_later_made_by_a_command_is_moved_aside_when_it_ends(
         kernel: PlanStore, front: str) -> None:
     command = (f"python3 -c \"import os\nfor f in {MADE!r}: open(f, 'w').write('{{}}')\n"
                f"for d in {MADE_DIRS!r}: os.mkdir(d); open(d + '/tasks.json', 'w')\"; "
@@ -59,7 +59,7 @@ def test_what_runs_later_made_by_a_command_is_removed_when_it_ends(
     assert not set(left) & {*MADE, *MADE_DIRS}, left
     assert (kernel.project / "notes.txt").read_text() == "kept\n"
     for name in [*MADE, *MADE_DIRS]:
-        assert f"removed {kernel.project / name}," in done.stderr, name
+        assert f"moved {kernel.project / name} aside," in done.stderr, name
     assert "runs code later" in done.stderr
 
 

@@ -184,3 +184,12 @@ def test_a_project_that_is_the_home_folder_keeps_the_start_up_files(project: Pat
     assert executor_decision(_Spec(None), "Write", {"file_path": "notes.md", "content": "x"},
                              cwd=project, plans_root=project / "plans", data_dirs=(),
                              home=home) is None
+
+
+@pytest.mark.parametrize("path", ["build/CACHEDIR.TAG", "tools/pyvenv.cfg",
+                                  "sub/rust-toolchain.toml", "sub/.dir-locals.el"])
+def test_a_mark_the_box_passes_by_or_a_toolchain_is_not_the_file_tools_to_write(
+        project: Path, path: str) -> None:
+    """A venv's or a cache's mark makes the box's walk pass its folder by: a step's file
+    tools may not make one (its commands may: a venv, a cache, made then, is walked)."""
+    assert decide(project, "Write", path) is not None

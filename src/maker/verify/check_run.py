@@ -3,6 +3,7 @@ for a step, inside the step's OS boundary (``maker.tools.box.boundary``)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -29,6 +30,7 @@ TAIL_LINES = 40
 TAIL_BYTES = 4096
 TIMEOUT_EXIT_CODE = 124  # what timeout(1) returns
 _CHUNK = 65536
+_GRACE_S = 5.0  # (a box that is told to stop undoes what its command left, then ends)
 
 @dataclass(frozen=True)
 class Progress:
@@ -126,8 +128,12 @@ def _kill(proc: subprocess.Popen[bytes], posix: bool) -> None:
     if proc.poll() is not None:
         return
     try:
-        if posix:
-            os.killpg(proc.pid, signal.SIGKILL)
+        if posix:  # (SIGTERM first: a box's first process ends all in it, then undoes)
+            os.killpg(proc.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=_GRACE_S)
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
         else:  # pragma: no cover
             proc.kill()
     except (ProcessLookupError, PermissionError):

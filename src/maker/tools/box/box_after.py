@@ -62,6 +62,8 @@ class After:
         self.lists = lists
         self.walked: list[Walk] | None = None
         self.held = {ident(p) for p in lists["held"]}  # (wherever it lies now: the same)
+        self.bound = {ident(p)[:2] for p in lists["bound"]}  # (changed from outside only)
+        self.held_links = {ident(p) for p in lists["links"]}  # (out of the folder: kept)
         self.sites = {site: _startup(site) for site in sites_of(self.tops, lists["venvs"])}
         self.index, self.git = (lists["index"] + [""])[0], (lists["git"] + [""])[0]
         self.seen = _stat(self.index) if self.git and self.index else None
@@ -73,18 +75,19 @@ class After:
         """Walk below the top of the step's folder before the command runs: what runs
         code later there is held (``held``, with the virtual environments: ``venvs``);
         what of it the box binds read-only over itself (not a link, not the step's)."""
-        lists["held"], lists["venvs"], lists["followed"] = [], [], []
+        for key in ("held", "venvs", "passed", "bound", "links"):
+            lists[key] = []
         for top in lists["laterdir"]:
             walk = below(top, lists)
             lists["held"] += walk.found
             lists["venvs"] += walk.venvs
-            lists["followed"] += walk.links.values()
+            lists["passed"] += walk.passed
+            lists["links"] += walk.links
             if not walk.finished:
                 sys.stderr.write(f"maker-box: {UNFINISHED.format(top)}\n")
-        held = [os.path.realpath(p) if os.path.islink(p) else p for p in lists["held"]]
-        return [p for p in held if os.path.exists(p) and not inside(p, lists["laterok"])
-                and inside(p, lists["rw"] + lists["temp"])  # (a link's folder or file too)
-                and not p.endswith(".pyc")]  # (the box's python writes its own elsewhere)
+        lists["bound"] = [p for p in lists["held"] if not os.path.islink(p) and not inside(
+            p, lists["laterok"]) and not p.endswith(".pyc")]  # (a link: by what it is)
+        return lists["bound"]
 
     def refusal(self) -> str:
         """Why the command may not run here ("" when it may)."""
@@ -150,29 +153,22 @@ class After:
 
     def _made(self) -> list[str]:
         said = []
-        for path in self.made():
-            done = _remove(path)
-            said.append(f"removed {path}, which the command made: it runs code later, "
-                        "outside the box (the step's writes do not name it)"
-                        if done.startswith("removed") else done)
+        for path in self.made():  # (moved aside: nothing lost, a person's editor's too)
+            said.append(put_aside(path, "the command made it"))
         return said
 
     def _deeper(self) -> list[str]:
         said, ok, names = [], self.lists["laterok"], self.lists["laterokname"]
         for top, walk in zip(self.tops, self.walk(), strict=True):
-            new = {link: real for link, real in walk.links.items()
-                   if real not in self.lists["followed"]}  # (a folder not looked in before)
-            cut: set[str] = set()
             for path, seen in walk.found.items():
-                if seen in self.held or inside(path, ok) or \
+                if seen in self.held or seen[:2] in self.bound or inside(path, ok) or \
                         os.path.basename(path).lower() in names:
                     continue
-                through = [link for link, real in new.items() if inside(path, [real])]
-                cut.update(through)  # (not the person's files there: the way to them)
-                said += [] if through else [_remove(path) if path.endswith(".pyc") else
-                                            put_aside(path, "the command made or moved it")]
-            said += [put_aside(link, "it leads out of the step's folder to what runs code "
-                                  "later") for link in sorted(cut)]
+                said.append(_remove(path) if path.endswith(".pyc") else
+                            put_aside(path, "the command made or moved it"))
+            said += [put_aside(link, "it leads out of the step's folder, where a command "
+                                     "may write") for link in walk.links
+                     if ident(link) not in self.held_links and not inside(link, ok)]
             said += [] if walk.finished else [UNFINISHED.format(top)]
         return said
 
@@ -296,8 +292,8 @@ def _no_exec(todo: str) -> bool:
 def _startup(site: str) -> dict[str, Seen]:
     """What Python runs at every start from ``site``: its ``.pth`` files and
     ``sitecustomize.py``/``usercustomize.py``, each with its stat."""
-    return {n: _stat(os.path.join(site, n)) for n in _listed(site)
-            if n.endswith(".pth") or n in ("sitecustomize.py", "usercustomize.py")}
+    return {n: _stat(os.path.join(site, n)) for n in _listed(site) if n.endswith(".pth")
+            or n.partition(".")[0] in ("sitecustomize", "usercustomize")}  # (any form)
 
 
 def _unrecorded(site: str, before: dict[str, Seen]) -> list[str]:

@@ -17,13 +17,10 @@ library, and calls ``mount(2)`` itself.
    elsewhere. The command (stdin: ``maker-box``'s here-document) runs there.
 
 On macOS it runs the command under Seatbelt (``/usr/bin/sandbox-exec``) with a profile
-of the same places (:func:`seatbelt`; ``/tmp`` and ``/dev/shm`` shared).
-
-It stays as the box's first process: when the command ends it ends whatever the command
-left running, then undoes what git or a tool outside the box would run later
-(``box_after.py``: a ``commondir``, a file that runs code later made at the top of the
-step's folder, a gitlink added to the index). Anything that fails ends the box with exit 126
-and the reason: nothing runs unboxed.
+of the same places (:func:`seatbelt`; ``/tmp`` and ``/dev/shm`` shared). It stays as the
+box's first process: when the command ends (or it is told to stop: SIGTERM) it ends all
+the command left running, then undoes what would run later outside the box
+(``box_after.py``). Anything that fails ends the box with exit 126: nothing runs unboxed.
 """
 
 from __future__ import annotations
@@ -45,6 +42,7 @@ CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 _FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": MS_NOATIME,
           "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME, "strictatime": MS_STRICTATIME}
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"  # (macOS's own, in a folder only the system writes)
+_HELD_MOST = 2_000  # (bound; past them, one is held by what it is: undone when changed)
 _LEFT = ("/proc", "/dev")  # (their own kinds: devices, the fresh /proc)
 # The kernel's own knobs (a person who is root is root in the box: a core pattern or a
 # uevent helper written there runs as root outside it), and /dev's nodes (their devices
@@ -105,13 +103,12 @@ def read_only(path: str) -> None:
 
 
 def main() -> None:
-    spec = {"ids": "0 0", "shell": "/bin/sh", "python": "", "unshare": "", "tmp": "",
-            "net": ""}
+    spec = {"ids": "0 0", "shell": "/bin/sh", "python": "", "unshare": "", "tmp": "", "net": ""}
     command = sys.stdin.read()
     after_class = _after()  # (read now: beside this file, which a private /tmp may hide)
     lists: dict[str, list[str]] = {k: [] for k in (
         "rw", "ro", "hide", "gitdir", "index", "git", "laterdir", "later", "deeper", "laterok",
-        "laterokname", "laterskip", "since", "temp", "keep", "note", "pycache")}
+        "laterokname", "laterskip", "since", "temp", "keep", "note")}
     with open(sys.argv[1]) as text:
         for line in text.read().splitlines():
             kind, _, value = line.partition(" ")
@@ -121,9 +118,10 @@ def main() -> None:
                 spec[kind] = value
             elif line:
                 fail(f"spec line not understood: {line}")
-    lists["ro"] += after_class.hold(lists)  # (what runs code later below the top: held)
+    held = after_class.hold(lists)  # (what runs code later below the top: held)
     if sys.platform == "darwin":
-        run([SANDBOX_EXEC, "-p", seatbelt(lists, spec["net"]), spec["shell"], "-c", command],
+        run([SANDBOX_EXEC, "-p", seatbelt({**lists, "ro": lists["ro"] + held}, spec["net"]),
+             spec["shell"], "-c", command],
             lists, after_class, own_pids=False)
     if spec["net"] == "none":
         loopback_up()
@@ -138,10 +136,13 @@ def main() -> None:
     for path, flags in mounts():
         if not inside(path, lists["rw"]) and not inside(path, _LEFT):
             mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
-    table = dict(mounts())  # (read once: a walk may hold thousands below the top)
-    for path in [*lists["ro"], *(k for k in _KNOBS if os.path.exists(k))]:
+    table, optional = dict(mounts()), set(held)  # (the table read once: held may be many)
+    for path in [*lists["ro"], *(k for k in _KNOBS if os.path.exists(k)), *held[:_HELD_MOST]]:
         flags = next(table[p] for p in [path, *_folders_above(path), "/"] if p in table)
-        mount(path, path, None, MS_BIND | MS_REC)
+        if _libc.mount(_enc(path), _enc(path), None, MS_BIND | MS_REC, None) != 0:
+            if path in optional:  # (gone meanwhile, another call's undo: not held)
+                continue
+            fail(f"cannot mount {path} ({os.strerror(ctypes.get_errno())})")
         mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
         table[path] = flags
     for path in lists["hide"]:
@@ -277,15 +278,14 @@ def run(argv: list[str], lists: dict[str, list[str]], after_class: Any, *,
     for number in caught:
         signal.signal(number, signal.SIG_IGN)
     if own_pids:  # (unshare gone, a SIGHUP's or a SIGKILL's: all ends, then the undo)
-        signal.signal(signal.SIGTERM, lambda *_: os.kill(-1, 9))
+        signal.signal(signal.SIGTERM, _end_all)
     child = os.fork()
     if child == 0:
         for number in caught:
             signal.signal(number, signal.SIG_DFL)
         if not own_pids:
             os.setpgid(0, 0)  # (its group is what the supervisor ends)
-        for folder in lists["pycache"]:  # (its own .pyc files: any in the project goes)
-            os.environ["PYTHONPYCACHEPREFIX"] = folder
+        os.environ["PYTHONDONTWRITEBYTECODE"] = "1"  # (a .pyc it leaves in the project goes)
         if sys.platform.startswith("linux"):
             scope_sockets()
         try:
@@ -313,6 +313,13 @@ def _after() -> Any:
     return code["After"]
 
 
+def _end_all(who: object = -1, *_: object) -> None:  # (-1: all of its PID namespace)
+    try:
+        os.kill(who if isinstance(who, int) and who < 0 else -1, 9)
+    except OSError:  # (none left)
+        pass
+
+
 def supervise(child: int, after: Any, *, own_pids: bool) -> int:
     """As the box's first process: wait for the command, end whatever it left running
     (nothing acts once the box is gone: in the box's own PID namespace, every other
@@ -328,13 +335,7 @@ def supervise(child: int, after: Any, *, own_pids: bool) -> int:
             except InterruptedError:
                 continue
     finally:
-        try:
-            if own_pids:
-                os.kill(-1, 9)  # (in its own PID namespace: every other process of the box)
-            else:
-                os.killpg(child, 9)
-        except OSError:
-            pass
+        _end_all(-child if not own_pids else -1)
         while True:
             try:
                 os.waitpid(-1, 0)

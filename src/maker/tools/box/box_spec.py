@@ -92,8 +92,6 @@ def spec_for(plans_root: Path, workspace: Path | None = None,
     entries += [("temp", p) for p in temp]
     if private_tmp is not None:
         entries += [("tmp", _real(private_tmp)), ("keep", _real(home))]
-    entries.append(("pycache", "/tmp/.pycache" if private_tmp is not None else
-                    os.path.join(_real(home), ".cache", "maker-pycache")))
     if any(_under(_real(home), _real(t)) for t in temp):  # (a temp home: not the step's)
         entries.append(("ro", _real(home)))
     if not network:

@@ -11,10 +11,12 @@ not enter the top's ``.git`` and what it is told to skip (``laterskip``: the pla
 root), ``node_modules``, and a virtual environment (``pyvenv.cfg``: its start-up files
 are ``box_after``'s, so the walk names it) or a cache folder (``CACHEDIR.TAG``) that was
 there before the plan's first boxed call (``since``): each of these and its marker
-older, so that no command makes a folder the walk passes by. A link to a folder where
-the box may write (``rw``, ``temp``) is followed once, however many lead there. At most
-``_MOST`` entries are listed and ``_LINKS`` links followed; past that, or where a folder
-cannot be read, the walk says it did not finish.
+older, so that no command makes a folder the walk passes by. A link to a folder inside the
+top is followed (each folder is walked once, however many links lead there: one passed by
+is then looked in); one to a folder outside it where a command may write (``rw``,
+``temp``) is not looked in, and one a command made is moved aside. At most ``_MOST``
+entries are listed; past that, or where a folder cannot be read, the walk says it did not
+finish.
 
 Standard library only: ``box_setup.py`` reads it from beside it, for every boxed call.
 """
@@ -23,36 +25,40 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 
 UNFINISHED = ("{} is too large to look below its top for what runs code later (or a folder "
                "there cannot be read): what the command made there is not undone; look at "
                "the step's files before running tools in its folders")
 _MOST = 400_000  # (about half a second of listing; a source tree holds far fewer)
-_LINKS = 1_000
 Ident = tuple[int, int, int]  # (device, inode, ctime in ns: what no command can set back)
 
 
 class Walk:
-    """One walk: ``found`` (path → :func:`ident`), ``venvs``, ``links`` (a link whose
-    folder lies outside the top → that folder), ``finished``."""
+    """One walk: ``found`` (path → :func:`ident`), ``venvs``, ``passed`` (the folders it
+    passed by, by :func:`folder_id`), ``links`` (a link to a folder outside the top where
+    a command may write → that folder: not followed), ``finished``."""
 
     def __init__(self) -> None:
         self.found: dict[str, Ident] = {}
         self.venvs: list[str] = []
+        self.passed: list[str] = []
         self.links: dict[str, str] = {}
         self.finished = True
 
 
 def below(top: str, lists: dict[str, list[str]]) -> Walk:
-    """What lies below ``top`` (see the module's docstring)."""
+    """What lies below ``top`` (see the module's docstring). A folder the walk before the
+    command passed by (``passed``) it passes by after it too, wherever it lies now."""
     files = {n for n in lists["deeper"] if "*" not in n and not n.endswith("/")}
     dirs = {n[:-1] for n in lists["deeper"] if "*" not in n and n.endswith("/")}
     patterns = [n for n in lists["deeper"] if "*" in n]
     starts = tuple(p.partition("*")[0] for p in patterns if not p.startswith("*"))
     ends = tuple(p.rstrip("/").partition("*")[2] for p in patterns if p.startswith("*"))
     roots, skip = lists["rw"] + lists["temp"], lists["laterskip"]
-    since = int((lists.get("since") or ["0"])[0])
-    walk, stack, seen, listed = Walk(), [top], {_id(top)}, 0
+    since, passed = int((lists.get("since") or ["0"])[0]), set(lists.get("passed", []))
+    walk, stack, seen, listed = Walk(), [top], {folder_id(top)}, 0
+    device = folder_id(top).partition(":")[0]
     while stack:
         folder = stack.pop()
         try:
@@ -65,9 +71,13 @@ def below(top: str, lists: dict[str, list[str]]) -> Walk:
         if listed > _MOST:
             walk.finished = False
             return walk
-        walk.venvs += [folder] if any(e.name == "pyvenv.cfg" for e in entries) else []
-        if folder != top and _passed_by(folder, entries, since):
+        marked = [e for e in entries if e.name in ("pyvenv.cfg", "CACHEDIR.TAG")]
+        walk.venvs += [folder] if any(e.name == "pyvenv.cfg" for e in marked) else []
+        if folder != top and marked and (folder_id(folder) in passed or _older(
+                folder, marked[0], since)):
+            walk.passed.append(folder_id(folder))
             continue
+        links = []
         for entry in entries:
             low = entry.name.lower()
             folder_like = entry.is_dir(follow_symlinks=False)
@@ -81,20 +91,20 @@ def below(top: str, lists: dict[str, list[str]]) -> Walk:
             elif low == "node_modules" or entry.path in skip:
                 continue
             elif folder_like:
+                seen.add(f"{device}:{entry.inode()}")  # (no stat: each folder's, once)
                 stack.append(entry.path)
-            elif link and os.path.isdir(entry.path):
-                there = _id(entry.path)
-                if there in seen:
-                    continue
+            elif link:
+                links.append(entry.path)
+        for path in links:  # (after the folders beside them: each folder walked once)
+            there = folder_id(path)
+            if there == "" or there in seen:
+                continue  # (not a folder, or one walked already)
+            real = os.path.realpath(path)
+            if inside(real, [top]) and not inside(real, skip):
                 seen.add(there)
-                if len(seen) > _LINKS:
-                    walk.finished = False
-                    return walk
-                real = os.path.realpath(entry.path)
-                if inside(real, roots) and not inside(real, skip):
-                    stack.append(real)
-                    if not inside(real, [top]):
-                        walk.links[entry.path] = real
+                stack.append(real)
+            elif inside(real, roots):
+                walk.links[path] = real  # (a command may write there: not looked in)
     return walk
 
 
@@ -164,25 +174,23 @@ def inside(path: str, roots: list[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
-def _passed_by(folder: str, entries: list[os.DirEntry[str]], since: int) -> bool:
-    """Whether the walk passes by ``folder``: a venv or a cache folder older than the
-    plan's first boxed call, its marker too."""
-    for entry in entries:
-        if entry.name in ("pyvenv.cfg", "CACHEDIR.TAG"):
-            try:
-                return max(os.lstat(folder).st_ctime_ns,
-                           entry.stat(follow_symlinks=False).st_ctime_ns) < since
-            except OSError:
-                return False
-    return False
+def _older(folder: str, marker: os.DirEntry[str], since: int) -> bool:
+    """Whether a venv or a cache folder is older than the plan's first boxed call, its
+    marker too."""
+    try:
+        return max(os.lstat(folder).st_ctime_ns,
+                   marker.stat(follow_symlinks=False).st_ctime_ns) < since
+    except OSError:
+        return False
 
 
-def _id(path: str) -> tuple[int, int]:
+def folder_id(path: str) -> str:
+    """A folder's device and inode (a link's target's), as text; "" if it is none."""
     try:
         seen = os.stat(path)
     except OSError:
-        return 0, 0
-    return seen.st_dev, seen.st_ino
+        return ""
+    return f"{seen.st_dev}:{seen.st_ino}" if stat.S_ISDIR(seen.st_mode) else ""
 
 
 def _names(folder: str) -> list[str]:

@@ -52,7 +52,14 @@ _FILES = {".mcp.json": "MCP servers the next session starts",
           "pip.conf": "pip's settings", "pip.ini": "pip's settings",
           ".exrc": "commands vim runs when started in the folder",
           ".nvimrc": "commands Neovim runs when started in the folder",
-          ".nvim.lua": "commands Neovim runs when started in the folder"}
+          ".nvim.lua": "commands Neovim runs when started in the folder",
+          "rust-toolchain": "the Rust toolchain rustup runs in the folder (its path)",
+          "rust-toolchain.toml": "the Rust toolchain rustup runs in the folder (its path)",
+          ".dir-locals.el": "code Emacs evaluates in the folder",
+          ".dir-locals-2.el": "code Emacs evaluates in the folder"}
+# (the file tools' only: a box's commands make them, a venv's, a cache's, where they must)
+_MARKERS = {"pyvenv.cfg": "a mark that makes maker's box pass the folder by (a venv's)",
+            "cachedir.tag": "a mark that makes maker's box pass the folder by (a cache's)"}
 # (names and folders, any case: a file system that ignores case reads `.Claude` as `.claude`)
 _PATTERNS = {**{f"lefthook*.{k}": "git hooks (lefthook)" for k in ("yml", "yaml", "json",
                                                                       "jsonc", "toml")},
@@ -172,8 +179,8 @@ def _protected(part: str, last: bool) -> str | None:
     name = part.lower()
     if name in _DIRS and (not last or name != ".git"):
         return _DIRS[name]
-    if last and name in _FILES:
-        return _FILES[name]
+    if last and (name in _FILES or name in _MARKERS):
+        return _FILES.get(name) or _MARKERS[name]
     for pattern, what in _PATTERNS.items():
         if fnmatch.fnmatchcase(name, pattern):
             return what
