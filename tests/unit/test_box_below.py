@@ -131,7 +131,10 @@ def test_a_walk_past_its_bound_says_it_did_not_finish(tmp_path: Path,
         (tmp_path / f"d{n}").mkdir()
     monkeypatch.setattr(box_walk, "_MOST", 20)
     lists = {"deeper": [".envrc"], "rw": [str(tmp_path)], "temp": [], "laterskip": []}
-    assert below(str(tmp_path), lists).finished is False
+    walk = below(str(tmp_path), lists)
+    assert walk.finished is False and "more than 20 files and folders" in walk.why
+    _, held = _after_of(tmp_path)  # (the box then runs nothing: it could not look)
+    assert held["unfinished"] and "remove what stops it" in held["unfinished"][0]
 
 
 def test_moved_aside_under_a_free_name(tmp_path: Path) -> None:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 
 if "below" not in globals():  # (in the box, box_setup reads box_walk's code in first)
     from maker.tools.box.box_walk import (
@@ -75,7 +74,7 @@ class After:
         """Walk below the top of the step's folder before the command runs: what runs
         code later there is held (``held``, with the virtual environments: ``venvs``);
         what of it the box binds read-only over itself (not a link, not the step's)."""
-        for key in ("held", "venvs", "passed", "bound", "links"):
+        for key in ("held", "venvs", "passed", "bound", "links", "unfinished"):
             lists[key] = []
         for top in lists["laterdir"]:
             walk = below(top, lists)
@@ -83,8 +82,7 @@ class After:
             lists["venvs"] += walk.venvs
             lists["passed"] += walk.passed
             lists["links"] += walk.links
-            if not walk.finished:
-                sys.stderr.write(f"maker-box: {UNFINISHED.format(top)}\n")
+            lists["unfinished"] += [] if walk.finished else [UNFINISHED.format(top, walk.why)]
         lists["bound"] = [p for p in lists["held"] if not os.path.islink(p) and not inside(
             p, lists["laterok"]) and not p.endswith(".pyc")]  # (a link: by what it is)
         return lists["bound"]
@@ -169,7 +167,7 @@ class After:
             said += [put_aside(link, "it leads out of the step's folder, where a command "
                                      "may write") for link in walk.links
                      if ident(link) not in self.held_links and not inside(link, ok)]
-            said += [] if walk.finished else [UNFINISHED.format(top)]
+            said += [] if walk.finished else [UNFINISHED.format(top, walk.why)]
         return said
 
     def walk(self) -> list[Walk]:

@@ -35,9 +35,8 @@ TYPE_CHECKING = False  # (not typing's: its import costs every boxed call ~10 ms
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND = 32, 1024, 2048, 4096
-MS_REC, MS_RELATIME, MS_STRICTATIME = 16384, 1 << 21, 1 << 24
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 1, 2, 4, 8, 32, 4096
+MS_NOATIME, MS_NODIRATIME, MS_REC, MS_RELATIME, MS_STRICTATIME = 1024, 2048, 16384, 1 << 21, 1 << 24
 CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 _FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": MS_NOATIME,
           "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME, "strictatime": MS_STRICTATIME}
@@ -98,10 +97,6 @@ def inside(path: str, roots: list[str] | tuple[str, ...]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
-def read_only(path: str) -> None:
-    mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags_at(path))
-
-
 def main() -> None:
     spec = {"ids": "0 0", "shell": "/bin/sh", "python": "", "unshare": "", "tmp": "", "net": ""}
     command = sys.stdin.read()
@@ -119,6 +114,8 @@ def main() -> None:
             elif line:
                 fail(f"spec line not understood: {line}")
     held = after_class.hold(lists)  # (what runs code later below the top: held)
+    if lists["unfinished"]:  # (it could not look below the top: nothing runs)
+        fail(lists["unfinished"][0])
     if sys.platform == "darwin":
         run([SANDBOX_EXEC, "-p", seatbelt({**lists, "ro": lists["ro"] + held}, spec["net"]),
              spec["shell"], "-c", command],
@@ -131,7 +128,7 @@ def main() -> None:
     for path in lists["rw"] + lists["temp"]:
         mount(path, path, None, MS_BIND | MS_REC)
     for path in seen:  # (after: a bind made in a read-only mount would be read-only)
-        read_only(path)
+        mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags_at(path))
     lists["rw"] += lists["temp"]
     for path, flags in mounts():
         if not inside(path, lists["rw"]) and not inside(path, _LEFT):

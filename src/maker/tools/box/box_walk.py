@@ -27,9 +27,10 @@ import errno
 import os
 import stat
 
-UNFINISHED = ("{} is too large to look below its top for what runs code later (or a folder "
-               "there cannot be read): what the command made there is not undone; look at "
-               "the step's files before running tools in its folders")
+UNFINISHED = ("maker cannot look below the top of {} for what runs code later: {}. What "
+              "a command makes there could not be undone, so none runs until it can: remove "
+              "what stops it (a person may set boundary: off, or main_boundary: off, in "
+              "plans/settings.yaml)")
 _MOST = 400_000  # (about half a second of listing; a source tree holds far fewer)
 Ident = tuple[int, int, int]  # (device, inode, ctime in ns: what no command can set back)
 
@@ -45,6 +46,7 @@ class Walk:
         self.passed: list[str] = []
         self.links: dict[str, str] = {}
         self.finished = True
+        self.why = ""
 
 
 def below(top: str, lists: dict[str, list[str]]) -> Walk:
@@ -65,11 +67,14 @@ def below(top: str, lists: dict[str, list[str]]) -> Walk:
             with os.scandir(folder) as listing:
                 entries = list(listing)
         except OSError as exc:
-            walk.finished &= exc.errno in (errno.ENOENT, errno.ENOTDIR)
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR) and not _others(folder, exc):
+                walk.finished, walk.why = False, f"{folder} cannot be read ({exc.strerror})"
             continue
         listed += len(entries)
         if listed > _MOST:
-            walk.finished = False
+            walk.finished, walk.why = False, (
+                f"more than {_MOST:,} files and folders below it (node_modules, and venvs "
+                "and caches older than the plan, not counted)")
             return walk
         marked = [e for e in entries if e.name in ("pyvenv.cfg", "CACHEDIR.TAG")]
         walk.venvs += [folder] if any(e.name == "pyvenv.cfg" for e in marked) else []
@@ -180,6 +185,16 @@ def _older(folder: str, marker: os.DirEntry[str], since: int) -> bool:
     try:
         return max(os.lstat(folder).st_ctime_ns,
                    marker.stat(follow_symlinks=False).st_ctime_ns) < since
+    except OSError:
+        return False
+
+
+def _others(folder: str, exc: OSError) -> bool:
+    """Whether ``folder`` is unreadable as another user's (a container's volume): no
+    command of the person's made it so, or put anything there."""
+    try:
+        return exc.errno in (errno.EACCES, errno.EPERM) and os.lstat(folder).st_uid != \
+            os.getuid()
     except OSError:
         return False
 
