@@ -151,8 +151,9 @@ class After:
 
     def _made(self) -> list[str]:
         said = []
-        for path in self.made():  # (moved aside: nothing lost, a person's editor's too)
-            said.append(put_aside(path, "the command made it"))
+        for path in self.made():  # (a folder moved aside: a person's editor's, made meanwhile)
+            said.append(put_aside(path, "the command made it") if os.path.isdir(path)
+                        and not os.path.islink(path) else _remove(path))
         return said
 
     def _deeper(self) -> list[str]:
