@@ -14,6 +14,7 @@ import pytest
 
 from harness.code_votes import (
     DELETES,
+    HIGH_ONLY,
     OFF_BY_ONE,
     RIGHT,
     RIGHT_LONGER,
@@ -117,4 +118,42 @@ def test_an_undecided_vote_fails_the_step_with_the_matrix(
            "samples" in reason, reason
     assert "rows: none" in reason and "s8: it changed no file" in reason
     assert (project / "src" / "calc.py").read_text() == "def clamp(x, lo, hi):\n    return x\n"
+    assert not list((project / "plans" / ".maker" / "worktrees").glob("step-0-*"))
+
+
+def test_a_probes_test_parts_two_samples_that_agree_wrongly(
+        fake_api: FakeMessagesAPI, project: Path, claude_home: Path) -> None:
+    """`probe: true`: one more session, told to write tests alone, adds a test of the low
+    bound. A sample that clamps only above and a right one pass each other's tests, but
+    not the probe's: 1 to 1, two more right ones decide it, and a right one lands. The
+    probe is no voter (four samples), its session in the ledger and the matrix, its test
+    not landed."""
+    clamp_project(project)
+    write_plan(project, code_plan(probe=True))
+    variants = [(HIGH_ONLY, TEST_RIGHT, ""), (RIGHT, TEST_RIGHT, ""),
+                (RIGHT, TEST_RIGHT, ""), (RIGHT, TEST_RIGHT, "")]
+    told: dict[str, str] = {}
+    turns = samples(variants, {"tests/test_clamp_low.py": TEST_LOW}, told)
+    fake_api.script(EXECUTOR, *[turns] * (3 * (len(variants) + 1)))
+
+    run = run_maker(fake_api, project, claude_home, "--approve", "auto",
+                    extra={"TEST_CMD": TEST_CMD})
+
+    said = run.stdout + run.stderr
+    assert run.returncode == 0, said[-3000:]
+    fake_api.assert_done()
+    assert "You are this step's probe, not its executor" in told["probe"]
+    assert (project / "src" / "calc.py").read_text() == RIGHT
+    assert not (project / "tests" / "test_clamp_low.py").exists()
+    store = PlanStore(project / "plans")
+    vote = store.read_handoff(0)["vote"]
+    assert (vote["samples"], vote["decided"]) == (4, True)
+    assert [t["votes"] for t in vote["tally"]] == [3, 1]
+    probe = vote["matrix"]["probe"]
+    assert probe["flag"] is None and probe["tests"] == [
+        "probe:tests/test_clamp_low.py::test_low"]
+    assert "probe" not in vote["matrix"]["rows"]
+    calls = Ledger(store).calls()
+    assert [c.kind for c in calls].count("probe") == 1
+    assert [c.kind for c in calls].count("vote") == 4 + 1
     assert not list((project / "plans" / ".maker" / "worktrees").glob("step-0-*"))

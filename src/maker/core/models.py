@@ -76,6 +76,11 @@ class PlanStep:
     # brief then carries the NOTES.md facts of its component, of the steps it depends on
     # and the plan-wide ones (``maker.store.fact_scope``). Checked by the parser.
     component: str | None = None
+    # Optional: a vote on this step's code also draws a probe, one more session that
+    # writes only tests of the step's interface, which every sample then runs
+    # (``maker.engine.code_probe``). Only where the step's code is voted on; the parser
+    # checks it.
+    probe: bool = False
 
     # A spec a store keeps (``maker.store.records.kept``) is shared by every record of
     # its step, handed out or kept: nothing may change it in place.

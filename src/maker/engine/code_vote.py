@@ -8,11 +8,11 @@ its own box: the first K at once, then as many as the leader's lead still lacks,
 
 - a sample is dropped before any test runs (never repaired) when its session failed or
   was cut, the red flagger rejects its answer, its handoff is not a complete one, it
-  changed no file, it wrote outside the step's ``writes``, it weakened the tests
-  (``maker.handoff.weak_tests``: deleted, edited, skipped, or no assertion), it changed
-  how the tests run (a ``conftest.py`` can rewrite every outcome; pytest's config,
-  ``sitecustomize.py``, a ``.pth``), or it added no test (its diff is counted over its
-  code alone, so a sample with no test would win by its smaller one);
+  changed no file, it wrote outside the step's ``writes``, it weakened the tests, it
+  changed how the tests run, or it added no test (``maker.engine.code_sample``);
+- where the step asks (``probe: true``), one more session, the probe, writes only tests
+  of the step's interface, with the first samples; its tests join every sample's row
+  (``maker.engine.code_probe``);
 - the rest are run against one another's tests and the step's checks
   (``maker.verify.cross_runs``, each folder in a box of its own, with a ``/tmp`` of its
   own, under ``plans/.maker/votes/``), and the vote is counted on what they do
@@ -41,56 +41,46 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from maker.core.models import AgentResult
 from maker.core.paths import step_tmp_dir
-from maker.errors import MakerError, YAMLCleanError
+from maker.engine.code_probe import PROBE, probe_matrix
+from maker.engine.code_sample import Sampled, measure
+from maker.errors import MakerError
 from maker.executor.rules.vote_rules import SAMPLES_PER_K, VoteRecord
-from maker.handoff.fields import parse_handoff
-from maker.handoff.weak_tests import is_test_file, weakened
-from maker.planner.writes import clash
 from maker.red_flag.red_flagger import RedFlagger
 from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord
 from maker.store.workspace import BASE_KEY, READY_KEY, WORKTREE_KEY
 from maker.tools.box.boundary import workspace_key
 from maker.tools.git import worktrees
-from maker.tools.git.git_tree import file_diff, line_counts
 from maker.verify.check_run import run_check, step_box
 from maker.verify.cross_runs import SampleTree, cross_run
 from maker.verify.detect import VerifyCommand, detect_commands
-from maker.verify.pytest_runs import pytest_file, pytest_runner
+from maker.verify.pytest_runs import pytest_runner
 from maker.voting.behaviour import BehaviourVote, CodeSample, Outcomes, decide
-from maker.yaml_cleaner.cleaner import YAMLCleaner
 
-__all__ = ["CodeVote", "Sampled"]
+__all__ = ["CodeVote", "Draw"]
 
 _RUN_S = 300.0  # one run of the tests (or of a check) in a sample's folder, at most
-
-
-@dataclass
-class Sampled:
-    """One sample: its session's answer (None: it failed or was cut), its worktree."""
-
-    name: str
-    folder: Path
-    result: AgentResult | None
-    sample: CodeSample
-    tests: tuple[str, ...] = ()
+Draw = Callable[[StepRecord], Awaitable[AgentResult | None]]
 
 
 class CodeVote:
     """The vote on step ``record``'s code (``k``: the lead it needs); ``draw(record)``
     runs one session of the brief for the copy of the step that names a sample's
-    worktree, and says its answer (None when it failed or was cut)."""
+    worktree, and says its answer (None when it failed or was cut); ``probe`` as
+    ``draw``, of the probe's brief (``code_probe.probe_prompt``): drawn once where the
+    step asks for a probe."""
 
     def __init__(self, store: PlanStore, record: StepRecord, k: int, flagger: RedFlagger,
-                 draw: Callable[[StepRecord], Awaitable[AgentResult | None]]) -> None:
+                 draw: Draw, probe: Draw | None = None) -> None:
         self.store, self.record, self.k = store, record, k
         self.flagger, self.draw = flagger, draw
+        self.probing = probe if record.spec.probe else None
         self.drawn: list[Sampled] = []
+        self.probe: Sampled | None = None  # (drawn with the first samples)
         self.made: dict[str, Path] = {}  # (every sample's worktree, its session done or not)
         self.vote: BehaviourVote | None = None
         self.commit = self.tree = ""
@@ -113,7 +103,12 @@ class CodeVote:
         try:
             while need > 0 and len(self.drawn) < bound:
                 batch = range(len(self.drawn), min(len(self.drawn) + need, bound))
-                self.drawn += await asyncio.gather(*(self._one(i) for i in batch))
+                drawing = [self._one(f"s{i + 1}", self.draw) for i in batch]
+                if self.probing is not None and not self.drawn:  # (with the first ones)
+                    drawing.append(self._one(PROBE, self.probing))
+                got = await asyncio.gather(*drawing)
+                self.drawn += [d for d in got if d.name != PROBE]
+                self.probe = next((d for d in got if d.name == PROBE), self.probe)
                 self.vote = await asyncio.to_thread(self._count, pytest, env)
                 if self.vote.decided and self.vote.winner is not None:
                     return next(d for d in self.drawn if d.name == self.vote.winner.name), ""
@@ -129,7 +124,8 @@ class CodeVote:
         of this step left: removed."""
         folder = self.store.root / worktrees.WORKTREES
         with self.store.lock():
-            for old in folder.glob(f"step-{self.record.number}-s*-*"):
+            for old in [*folder.glob(f"step-{self.record.number}-s*-*"),
+                        *folder.glob(f"step-{self.record.number}-{PROBE}-*")]:
                 self._remove(old)
         shutil.rmtree(self._scratch_root(), ignore_errors=True)
 
@@ -145,17 +141,28 @@ class CodeVote:
     def undecided(self) -> str:
         vote = self.vote
         rows = "; ".join(f"{n}: {' '.join(r)}" for n, r in (vote.rows if vote else {}).items())
-        flags = "; ".join(f"{n}: {w}" for n, w in (vote.flags if vote else {}).items())
+        flags = "; ".join(f"{n}: {w}" for n, w in [
+            *(vote.flags if vote else {}).items(),
+            *([(PROBE, vote.probe_flag)] if vote and vote.probe_flag else [])])
         return (f"the vote on the step's code was undecided: no behaviour led by {self.k} "
                 f"after {len(self.drawn)} samples (columns: "
                 f"{', '.join(vote.columns) if vote else '-'}; rows: {rows or 'none'}; "
                 f"flagged: {flags or 'none'})")
 
     def record_of(self) -> VoteRecord:
-        """The vote as the handoff and the ledger keep it, its matrix included."""
-        vote = self.vote
+        """The vote as the handoff and the ledger keep it, its matrix (and its probe's
+        session, why its tests were not used, the columns they gave) included."""
+        vote, probe = self.vote, self.probe
         rows = dict(vote.rows) if vote else {}
         flags = dict(vote.flags) if vote else {}
+        matrix = {"columns": list(vote.columns) if vote else [],
+                  "rows": {n: list(r) for n, r in rows.items()}, "flags": flags,
+                  "diff_lines": {d.name: d.sample.diff_lines for d in self.drawn}}
+        if probe is not None:
+            matrix[PROBE] = probe_matrix(probe.result.session_id if probe.result else None,
+                                         vote.probe_flag if vote else probe.sample.flag,
+                                         vote.columns if vote else ())
+        sessions = [*self.drawn, *([probe] if probe else [])]  # (the probe's costs too)
         return VoteRecord(
             k=self.k, decided=bool(vote and vote.decided), samples=len(self.drawn),
             flagged=len(flags), margin=(vote.tally[0][1] - (vote.tally[1][1] if len(
@@ -163,10 +170,16 @@ class CodeVote:
             tally=tuple((" ".join(r), n) for r, n in vote.tally) if vote else (),
             flag_reasons=tuple(f"{n}: {w}"[:200] for n, w in flags.items())[:5],
             ballots=tuple(d.result.session_id if d.result else None for d in self.drawn),
-            cost_usd=round(sum(d.result.cost_usd for d in self.drawn if d.result), 6),
-            matrix={"columns": list(vote.columns) if vote else [],
-                    "rows": {n: list(r) for n, r in rows.items()}, "flags": flags,
-                    "diff_lines": {d.name: d.sample.diff_lines for d in self.drawn}})
+            cost_usd=round(sum(d.result.cost_usd for d in sessions if d.result), 6),
+            matrix=matrix)
+
+    def flagged(self) -> list[str]:
+        """Why each sample the vote dropped was dropped, and the probe's tests unused."""
+        vote = self.vote
+        said = {d.name: d.sample.flag for d in self.drawn if d.sample.flag}
+        said.update({n: w for n, w in (vote.flags if vote else {}).items() if n not in said})
+        return [f"sample {n}: {w}" for n, w in said.items()] + (
+            [f"the probe: {vote.probe_flag}"] if vote and vote.probe_flag else [])
 
     def keep(self, winner: Sampled) -> None:
         """The winner's worktree becomes the step's own; every other sample's is removed."""
@@ -190,8 +203,8 @@ class CodeVote:
         return os.path.join(worktrees.WORKTREES, f"step-{self.record.number}-{name}-"
                                                  f"{self.commit[:12]}")
 
-    async def _one(self, i: int) -> Sampled:
-        name = f"s{i + 1}"
+    async def _one(self, name: str, draw: Draw) -> Sampled:
+        """Sample (or the probe) ``name``: its worktree, its session, and what it did."""
         rel = self._rel(name)
         folder = self.store.root / rel
         with self.store.lock():  # (on the loop's thread: the lock is the process's)
@@ -201,61 +214,18 @@ class CodeVote:
         sample = self.store.load_step(self.record.number)  # (a copy: never saved)
         sample.meta.update({WORKTREE_KEY: rel, BASE_KEY: self.commit, READY_KEY: True,
                             "measured_from": self.tree})
-        result = await self.draw(sample)
-        return await asyncio.to_thread(self._measured, name, folder, result)
-
-    def _measured(self, name: str, folder: Path, result: AgentResult | None) -> Sampled:
-        """The sample as the vote sees it: its diff, its tests, and a flag found before
-        any test runs."""
-        def flagged(why: str, lines: int = 0) -> Sampled:
-            return Sampled(name, folder, result, CodeSample(name, lines, (), why))
-
-        if result is None:
-            return flagged("its session failed or was cut at its bound")
-        bad, why = self.flagger.check_with_reason(result)
-        if bad:
-            return flagged(why)
-        try:
-            data, _ = YAMLCleaner().clean_mapping(result.raw_response)
-        except YAMLCleanError as exc:
-            return flagged(f"no handoff: {exc}")
-        handoff, problems = parse_handoff(data)
-        if handoff is None or handoff.status != "complete":
-            return flagged("its handoff is not a complete one: " + (
-                "; ".join(str(p) for p in problems[:2]) or str(data.get("status"))))
-        end = worktrees.snapshot(folder)
-        changed = worktrees.changes(folder, self.tree, end) if end else None
-        if not changed or end is None:
-            return flagged("it changed no file" if changed == [] else
-                           "git could not measure its files")
-        counts = line_counts(folder, self.tree, end, changed) or {}
-        lines = sum(max(a, 0) + max(r, 0) for f, (a, r) in counts.items()
-                    if not is_test_file(f))  # (its code's: tests it adds are no cost)
-        writes = list(self.record.spec.writes or [])
-        outside = [f for f in changed if writes and not clash([f], writes)]
-        if outside:
-            return flagged(f"it wrote outside the step's writes: {', '.join(outside[:3])}",
-                           lines)
-        weak = [w for f in changed if is_test_file(f)
-                for d in [file_diff(folder, self.tree, end, f)] if d is not None
-                for w in [weakened(f, *d)] if w]
-        if weak:
-            return flagged(f"it weakens the tests: {'; '.join(weak[:3])}", lines)
-        machinery = [f for f in changed if _runs_the_tests(f, folder, self.tree, end)]
-        if machinery:
-            return flagged("it changes how the tests run (a sample's votes must come from "
-                           f"its tests alone): {', '.join(machinery[:3])}", lines)
-        tests = tuple(f for f in changed if pytest_file(f) and (folder / f).is_file()
-                      and not (folder / f).is_symlink())
-        if not tests:
-            return flagged("it added no test (a vote compares samples by their tests)",
-                           lines)
-        return Sampled(name, folder, result, CodeSample(name, lines), tests)
+        result = await draw(sample)
+        return await asyncio.to_thread(
+            measure, name, folder, result, flagger=self.flagger, tree=self.tree,
+            writes=list(self.record.spec.writes or []), probe=name == PROBE)
 
     def _count(self, pytest: list[str], env: dict[str, str]) -> BehaviourVote:
         """Every sample not flagged run against the others' tests and the step's checks
         (in a box whose only writable place is a throwaway folder), and the vote."""
         live = [d for d in self.drawn if not d.sample.flag]
+        probe = self.probe
+        probes = [SampleTree(PROBE, probe.folder, probe.tests)] if probe and live and \
+            not probe.sample.flag else []
         self._scratch_root().mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix="run-", dir=self._scratch_root()))
         try:
@@ -271,7 +241,8 @@ class CodeVote:
             outcomes, known = cross_run(
                 self.store.project, self.commit,
                 [SampleTree(d.name, d.folder, d.tests) for d in live], scratch, run,
-                pytest=pytest, checks=checks, timeout=_RUN_S) if live else (None, {})
+                pytest=pytest, checks=checks, timeout=_RUN_S, probes=probes
+            ) if live else (None, {})
         except OSError as exc:
             raise MakerError(f"maker could not run the samples' tests: {exc}") from None
         finally:
@@ -281,20 +252,7 @@ class CodeVote:
                                                 "pytest's crash)" if d.tests and not
                                                 known.get(d.name) else None))
                    for d in self.drawn]
-        return decide(samples, outcomes or Outcomes(), self.k)
+        probed = None if probe is None or not (live or probe.sample.flag) else \
+            CodeSample(PROBE, 0, known.get(PROBE, ()), probe.sample.flag)
+        return decide(samples, outcomes or Outcomes(), self.k, probe=probed)
 
-
-# What makes pytest run otherwise than the tests say: a sample's votes must come from its
-# tests alone (a conftest.py can rewrite every outcome).
-_MACHINERY = frozenset({"conftest.py", "pytest.ini", "tox.ini", "setup.cfg",
-                        "sitecustomize.py", "usercustomize.py", ".pytest.ini"})
-
-
-def _runs_the_tests(path: str, folder: Path, start: str, end: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    if name in _MACHINERY or name.endswith(".pth"):
-        return True
-    if name != "pyproject.toml":
-        return False
-    diff = file_diff(folder, start, end, path)
-    return diff is None or any("pytest" in line for line in diff[1])

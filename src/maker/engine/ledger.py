@@ -26,9 +26,9 @@ from maker.store.plan_store import PlanStore
 __all__ = ["CALLS_LIMIT", "EPSILON", "KINDS", "LINE_LIMIT", "Call", "Ledger", "LedgerSummary",
            "token_split", "usd"]
 
-KINDS = ("planner", "executor", "reviewer", "flagged", "fix", "vote", "calibrate")
-# ``vote``: a voted sample (maker.engine.vote_step), and the vote's own record (its
-# ``detail``, at no cost); ``calibrate``: a sample drawn by ``maker calibrate``.
+KINDS = ("planner", "executor", "reviewer", "flagged", "fix", "vote", "probe", "calibrate")
+# ``vote``: a voted sample (maker.engine.vote_step), the vote's own record (its ``detail``,
+# at no cost); ``probe``: a code vote's probe; ``calibrate``: ``maker calibrate``'s sample.
 # One call's record is a few hundred bytes; a longer line is not maker's and is skipped.
 LINE_LIMIT = 64 * 1024
 # ``calls()`` returns the most recent calls within this many bytes of the ledger's end

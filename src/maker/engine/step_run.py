@@ -35,7 +35,8 @@ from maker.core.events import Event, StepFailed, StepFlagged, StepStarted
 from maker.core.models import AgentResult
 from maker.core.sdk import bounded
 from maker.engine.apart import land_apart, land_feedback, verify_apart
-from maker.engine.code_vote import CodeVote
+from maker.engine.code_probe import probe_prompt
+from maker.engine.code_vote import CodeVote, Draw
 from maker.engine.deviation import after_answer, stop_reason
 from maker.engine.feedback import failure, fix_feedback, refusal_feedback
 from maker.engine.parts import EngineParts
@@ -220,15 +221,18 @@ class StepRun:
         their own, decided by what they do. Sets ``_winner`` (its worktree now the step's),
         or fails the step with the matrix (under ``undecided_code_vote: ask``, a person's
         setting, stops it for them with the matrix instead)."""
-        async def draw(sample: StepRecord) -> AgentResult | None:
-            try:
-                result = await self._sample(sample, brief, "vote")
-            except SessionTimeoutError:  # (in the ledger already): a flagged sample
-                return None
-            self._record("vote", result, record)
-            return result
+        def drawer(prompt: str, kind: str) -> Draw:
+            async def draw(sample: StepRecord) -> AgentResult | None:
+                try:
+                    result = await self._sample(sample, prompt, kind)
+                except SessionTimeoutError:  # (in the ledger already): a flagged sample
+                    return None
+                self._record(kind, result, record)
+                return result
+            return draw
 
-        vote = CodeVote(self.store, record, k, self.parts.flagger, draw)
+        vote = CodeVote(self.store, record, k, self.parts.flagger, drawer(brief, "vote"),
+                        probe=drawer(probe_prompt(brief), "probe"))
         try:
             winner, why = await vote.run()
         except MakerError as exc:
@@ -239,13 +243,8 @@ class StepRun:
         self.parts.record("vote", self.n, 0, detail=kept.to_dict(),
                           model=self.parts.model_for(record),
                           error=None if winner is not None else "undecided")
-        for drawn in (d for d in vote.drawn if d.sample.flag):
-            yield StepFlagged(timestamp=time.time(), step=self.n,
-                              reason=f"sample {drawn.name}: {drawn.sample.flag}")
-        for name, why_flagged in (vote.vote.flags.items() if vote.vote else ()):
-            if not any(d.name == name and d.sample.flag for d in vote.drawn):
-                yield StepFlagged(timestamp=time.time(), step=self.n,
-                                  reason=f"sample {name}: {why_flagged}")
+        for said in vote.flagged():
+            yield StepFlagged(timestamp=time.time(), step=self.n, reason=said)
         if winner is None or winner.result is None:
             vote.drop()
             if vote.vote is not None and settings(  # (counted, undecided: a person's word)

@@ -17,7 +17,7 @@ from maker.core.agent_context import CONTEXT_OUTPUT_FIELDS, read_context
 from maker.core.models import TASK_TYPES, Plan, PlanStep
 from maker.errors import PlanValidationError, Problem
 from maker.planner.writes import writes_problems
-from maker.tools.registry import READ_ONLY_TOOLS
+from maker.tools.registry import READ_ONLY_TOOLS, only_read
 from maker.yaml_cleaner.load import bracket_depth
 
 __all__ = ["MAX_SCHEMA_DEPTH", "PLAN_FIELDS", "REQUIRED_FIELDS", "STEP_FIELDS", "nesting_depth",
@@ -40,7 +40,7 @@ _TEXT_FIELDS = ("primary_tool_instructions", "fallback_tool_instructions")
 # Every field a planner's step may have, and every top-level key of a plan (the
 # seed's parser reads `reasoning` and `plan` or `steps`; maker adds the `task`).
 STEP_FIELDS = (*REQUIRED_FIELDS, *_LIST_FIELDS, *_TEXT_FIELDS, "output_variable", "depends_on",
-               "model", "votes", "writes", "component")
+               "model", "votes", "writes", "component", "probe")
 MAX_VOTES = 20  # a lead of 20 already asks for ~40 sessions per step
 # A model name or id as Claude Code takes it: an alias (`sonnet`, `opus`, `haiku`), an
 # id (`claude-sonnet-4-5`), a provider's id (`us.anthropic.claude-…-v1:0`, `…@2025…`),
@@ -154,6 +154,7 @@ def _step_problems(index: int, item: Any) -> list[Problem]:
                                f"{MODEL_CHARS} characters), or remove the line to use the "
                                "run's model"))
     out += _votes_problems(item, prefix, where)
+    out += _probe_problems(item, prefix, where)
     out += _component_problems(item.get("component"), prefix, where)
     out += writes_problems(item.get("writes"), prefix, where)
     deps = item.get("depends_on")
@@ -184,6 +185,32 @@ def _votes_problems(item: dict[str, Any], prefix: str, where: int | None) -> lis
                             "Grep, Glob, WebFetch…): split the deciding part into its own "
                             "step, or remove `votes`")]
     return []  # (a code step's samples each work in a worktree: maker.engine.code_vote)
+
+
+def _probe_problems(item: dict[str, Any], prefix: str, where: int | None) -> list[Problem]:
+    """``probe: true`` only where the step's code is voted on (``maker.engine.code_probe``):
+    tools that write, not a conditional step, and no ``votes: 1``."""
+    probe, votes = item.get("probe"), item.get("votes")
+    if probe is None or probe is False:
+        return []
+    if not isinstance(probe, bool):
+        return [Problem(prefix + "probe", f"must be true or false, got {_show(probe)}", where,
+                        fix="write `probe: true` (a vote on the step's code also draws one "
+                            "session that writes only tests), or remove the line")]
+    tools = [t for key in ("primary_tools", "fallback_tools")
+             for t in (item.get(key) or []) if isinstance(t, str)]
+    why = ("it has no tool that writes, so its answer is voted on, not its code"
+           if only_read(tools) else
+           "a conditional step's code is never voted on"
+           if item.get("task_type") == "conditional_step" else
+           "`votes: 1` turns its vote off" if votes == 1 else "")
+    if not why:
+        return []  # (votes: K, or none: `maker run --vote K` votes on its code)
+    return [Problem(prefix + "probe", "a probe writes tests for a vote on a step's code "
+                                      f"(samples in worktrees of their own), and {why}",
+                    where, fix="remove `probe`, or give it to an action step whose tools "
+                               "write and whose code is voted on (`votes: 2` or more, or "
+                               "none and `maker run --vote K`)")]
 
 
 def _component_problems(value: Any, prefix: str, where: int | None) -> list[Problem]:
@@ -272,6 +299,7 @@ def parse_step(item: dict[str, Any]) -> PlanStep:
         votes=item.get("votes"),
         writes=[w.strip() for w in item["writes"]] if item.get("writes") is not None else None,
         component=item.get("component"),
+        probe=item.get("probe") is True,
     )
 
 

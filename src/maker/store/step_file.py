@@ -19,7 +19,7 @@ __all__ = ["ATTEMPT_META", "EDGE_CASES", "HELD_VOTE", "HISTORY_META", "REVISION_
 
 STEP_KEYS = ("step", "title", "task_type", "status", "depends_on", "input_variables",
              "output_variable", "output_schema", "primary_tools", "fallback_tools", "next",
-             "model", "votes", "writes", "component")
+             "model", "votes", "writes", "component", "probe")
 # A code step's undecided vote, held for a person (``maker.executor.state.held_vote``).
 HELD_VOTE = "vote_undecided"
 # What maker records in a step's front matter as the step runs. One attempt's record is
@@ -109,6 +109,8 @@ def render_step(record: StepRecord) -> str:
         meta["writes"] = list(s.writes)
     if s.component is not None:
         meta["component"] = s.component
+    if s.probe:
+        meta["probe"] = True
     meta.update(record.meta)
     parts = [f"# Step {s.step}: {s.title}", "", "## Task", "", s.task_description.strip()]
     for heading, name in list(_SECTIONS.items())[1:]:

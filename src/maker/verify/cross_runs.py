@@ -12,6 +12,10 @@ and the code before the step are written, by git, into folders of their own unde
   JUnit XML: each test, by id (``<sample>:<file>::<test>``), passed or failed;
 - on the base they run twice: a test whose outcome differs between the two runs is
   flaky (the vote leaves it out);
+- a probe's test files (``probes``: trees that added tests alone, on the base's code) go
+  into every sample's folder and the base's alike; a probe's own folder is not run (its
+  code is the base's), so its tests' ids are those the runs found (each test, by id,
+  where some folder could collect its file; else the file's);
 - the folders run side by side (as many at once as the machine has cores, at most 4),
   each its checks first and then its tests;
 - a file that cannot even be imported against a sample's code (``ImportError``,
@@ -71,12 +75,13 @@ def placed(path: str, owner: str) -> str:
 
 def cross_run(project: Path, base: str, samples: Sequence[SampleTree], scratch: Path, run: Run,
               *, pytest: Sequence[str], checks: Sequence[VerifyCommand] = (),
-              timeout: float = 120.0, side_by_side: int = SIDE_BY_SIDE
+              timeout: float = 120.0, side_by_side: int = SIDE_BY_SIDE,
+              probes: Sequence[SampleTree] = ()
               ) -> tuple[Outcomes, dict[str, tuple[str, ...]]]:
-    """``(outcomes, each sample's test ids)``: every sample's tests on every sample's
-    result and twice on the base (commit or tree ``base`` of ``project``), and the
-    step's ``checks`` on each, ``side_by_side`` folders at once. Raises OSError where git
-    cannot write a folder."""
+    """``(outcomes, each sample's and probe's test ids)``: every sample's and probe's
+    tests on every sample's result and twice on the base (commit or tree ``base`` of
+    ``project``), and the step's ``checks`` on each, ``side_by_side`` folders at once.
+    Raises OSError where git cannot write a folder."""
     folders = {_BASE: scratch / _BASE}
     if not export_tree(project, base, folders[_BASE]):
         raise OSError(f"git could not write the tree {base[:12]} into {folders[_BASE]}")
@@ -85,7 +90,7 @@ def cross_run(project: Path, base: str, samples: Sequence[SampleTree], scratch: 
         folders[sample.name] = scratch / f"sample-{sample.name}"
         if tree is None or not export_tree(sample.folder, tree, folders[sample.name]):
             raise OSError(f"git could not write sample {sample.name}'s result")
-    owners = {(s.name, f): s.folder / f for s in samples for f in s.tests
+    owners = {(s.name, f): s.folder / f for s in (*samples, *probes) for f in s.tests
               if (s.folder / f).is_file()}
 
     def each(name: str) -> tuple[dict[str, bool], list[dict[str, str]]]:
@@ -106,6 +111,9 @@ def cross_run(project: Path, base: str, samples: Sequence[SampleTree], scratch: 
         known[sample.name] = tuple(i for i in ran if i.startswith(f"{sample.name}:"))
         outcomes.runs.update({(sample.name, i): o for i, o in ran.items()})
     first, second = done[_BASE][1]
+    for probe in probes:
+        known[probe.name] = _found(probe.name, [*(done[s.name][1][0] for s in samples),
+                                                first])
     for ids in known.values():
         for i in ids:
             outcomes.base[i] = (_on_base(first, i), _on_base(second, i))
@@ -116,6 +124,14 @@ def cross_run(project: Path, base: str, samples: Sequence[SampleTree], scratch: 
                 outcomes.runs[(sample.name, i)] = outcomes.runs.get((sample.name, file),
                                                                     NOT_RUN)
     return outcomes, known
+
+
+def _found(owner: str, runs: Sequence[dict[str, str]]) -> tuple[str, ...]:
+    """The ids of ``owner``'s tests as ``runs`` found them, in their order: each test
+    where some run collected its file; a file that none could, by its own id."""
+    ids = dict.fromkeys(i for ran in runs for i in ran if i.startswith(f"{owner}:"))
+    tested = {i.partition("::")[0] for i in ids if "::" in i}
+    return tuple(i for i in ids if "::" in i or i not in tested)
 
 
 def _on_base(ran: dict[str, str], test: str) -> str:

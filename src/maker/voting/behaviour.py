@@ -14,6 +14,11 @@ row vote together (``maker.voting.Tally``: the first behaviour to lead by ``k`` 
   same function) is *incompatible* with it, not failed by it: an outcome of its own, so
   samples of one interface vote together and another interface's stand apart.
 
+A **probe** (``probe``: one more sample that wrote tests alone, at the step's interface,
+and no code) is not a voter and never wins: its tests that fail on the base on both runs
+are shared tests too, in every sample's row; when none does, or its tests gave no result,
+it adds nothing (:func:`probe_flag`).
+
 The rows are recomputed as samples arrive (each adds its tests). A sample is dropped,
 never repaired (a red flag, :func:`red_flag`): none of its added tests fails on the base
 (they are evidence of nothing), one fails on its own result, it fails a check that the
@@ -34,7 +39,7 @@ from dataclasses import dataclass, field
 from maker.voting.vote import Tally
 
 __all__ = ["FAIL", "INCOMPATIBLE", "NOT_RUN", "PASS", "BehaviourVote", "CodeSample", "Outcomes",
-           "decide", "red_flag", "shared_tests"]
+           "decide", "probe_flag", "red_flag", "shared_tests"]
 
 PASS, FAIL, INCOMPATIBLE, NOT_RUN = "pass", "fail", "incompatible", "not run"
 _DIFF_TIMES, _DIFF_LINES = 5, 40  # a diff "far larger": this many times the others', and more
@@ -70,8 +75,9 @@ class BehaviourVote:
     """The vote so far: ``winner`` (the smallest diff of the winning behaviour; None while
     undecided), ``columns`` (the shared tests and checks compared), ``rows`` (each sample
     the vote counted: its outcome per column; one that came once it was decided is not),
-    ``flags`` (each dropped sample: why), ``tally`` (each behaviour's votes, most first)
-    and ``need`` (the fewest further samples that could decide)."""
+    ``flags`` (each dropped sample: why), ``tally`` (each behaviour's votes, most first),
+    ``need`` (the fewest further samples that could decide) and ``probe_flag`` (why the
+    probe's tests are not among the columns; None: they are, or there is no probe)."""
 
     k: int
     decided: bool
@@ -81,6 +87,7 @@ class BehaviourVote:
     flags: Mapping[str, str]
     tally: tuple[tuple[tuple[str, ...], int], ...]
     need: int
+    probe_flag: str | None = None
 
 
 def shared_tests(samples: Sequence[CodeSample], outcomes: Outcomes) -> list[str]:
@@ -95,14 +102,9 @@ def red_flag(sample: CodeSample, others: Sequence[CodeSample], outcomes: Outcome
     """Why ``sample`` is dropped (see the module's docstring), or None."""
     if sample.flag:
         return sample.flag
-    mine = [t for t in sample.tests if t in outcomes.base]
-    if mine and not shared_tests([sample], outcomes):
-        unknown = [t for t in mine if NOT_RUN in outcomes.base[t]]
-        if unknown:
-            return (f"its tests could not be run on the code before the step "
-                    f"({_shown(unknown)}: no result, a hang or pytest's crash)")
-        return (f"none of its tests fails on the code before the step ({_shown(mine)}): "
-                "they prove nothing about its change")
+    on_base = _on_base(sample, outcomes)
+    if on_base:
+        return on_base
     failing = [t for t in sample.tests if outcomes.runs.get((sample.name, t)) != PASS]
     if failing:
         return f"its own test fails on its own result: {_shown(failing)}"
@@ -119,8 +121,33 @@ def red_flag(sample: CodeSample, others: Sequence[CodeSample], outcomes: Outcome
     return None
 
 
-def decide(samples: Sequence[CodeSample], outcomes: Outcomes, k: int) -> BehaviourVote:
-    """The vote among ``samples`` (in the order they arrived) on what they ran."""
+def _on_base(sample: CodeSample, outcomes: Outcomes) -> str | None:
+    """Why none of ``sample``'s tests that ran on the base proves anything, or None."""
+    mine = [t for t in sample.tests if t in outcomes.base]
+    if not mine or shared_tests([sample], outcomes):
+        return None
+    unknown = [t for t in mine if NOT_RUN in outcomes.base[t]]
+    if unknown:
+        return (f"its tests could not be run on the code before the step "
+                f"({_shown(unknown)}: no result, a hang or pytest's crash)")
+    return (f"none of its tests fails on the code before the step ({_shown(mine)}): "
+            "they prove nothing about its change")
+
+
+def probe_flag(probe: CodeSample, outcomes: Outcomes) -> str | None:
+    """Why the probe's tests join no sample's row (its flag before any test ran; no
+    result; none fails on the base), or None."""
+    if probe.flag:
+        return probe.flag
+    if not any(t in outcomes.base for t in probe.tests):
+        return "its tests gave no result (a hang, or pytest's crash)"
+    return _on_base(probe, outcomes)
+
+
+def decide(samples: Sequence[CodeSample], outcomes: Outcomes, k: int,
+           probe: CodeSample | None = None) -> BehaviourVote:
+    """The vote among ``samples`` (in the order they arrived) on what they ran, with
+    ``probe``'s tests among the shared ones where it is not flagged (:func:`probe_flag`)."""
     flags: dict[str, str] = {}
     for sample in samples:
         why = red_flag(sample, samples, outcomes)
@@ -128,7 +155,8 @@ def decide(samples: Sequence[CodeSample], outcomes: Outcomes, k: int) -> Behavio
             flags[sample.name] = why
     live = [s for s in samples if s.name not in flags]
     checks = sorted({c for s in live for c in outcomes.checks.get(s.name, {})})
-    columns = shared_tests(live, outcomes)
+    probed = probe_flag(probe, outcomes) if probe is not None else None
+    columns = shared_tests([*live, *([probe] if probe and not probed else [])], outcomes)
 
     def row(sample: CodeSample) -> tuple[str, ...]:
         ran = outcomes.checks.get(sample.name, {})
@@ -151,7 +179,7 @@ def decide(samples: Sequence[CodeSample], outcomes: Outcomes, k: int) -> Behavio
     return BehaviourVote(k=k, decided=counted.decided, winner=winner,
                          columns=(*checks, *columns),
                          rows={n: r for n, r in rows.items() if n in voted}, flags=flags,
-                         tally=tally, need=counted.need())
+                         tally=tally, need=counted.need(), probe_flag=probed)
 
 
 def _row_of(key: object) -> tuple[str, ...]:
