@@ -5,11 +5,13 @@ the box would otherwise run later.
   folder's config and hooks for the repository (one there before the command refuses
   it: :meth:`After.refusal`);
 - a file that runs code later made at the top of the step's folder (``laterdir``, its
-  names in ``later``: lower-case, ``*`` for a name's start) is removed; one below the top
-  (its names in ``deeper``) that was not there before the command ran (``box_walk.py``:
-  those there before are held read-only, :meth:`After.hold`) is moved aside, under a
-  name no tool reads, unless it lies in a place the step's ``writes`` name (``laterok``);
-- a ``.pth`` file (or ``sitecustomize.py``) the command wrote into a virtual
+  names in ``later``: lower case, one ``*`` for any run) is removed, a folder moved aside;
+  one below the top (its names in ``deeper``) that was not there before the command ran,
+  or is no longer what it was (``box_walk.py``: those there before are held,
+  :meth:`After.hold`), is moved aside under a name no tool reads (a ``.pyc`` removed),
+  unless it lies in a place the step's ``writes`` name (``laterok``), as is a link the
+  command made out of the step's folder to a place a command may write;
+- a ``.pth`` file (or ``sitecustomize`` in any form) the command wrote into a virtual
   environment's site-packages anywhere in the step's folder, unless an installed
   package's ``RECORD`` lists it with its hash (Python runs it at every start there);
 - ``exec`` lines a command wrote into a rebase's or a cherry-pick's plan (git runs them
@@ -290,7 +292,8 @@ def _no_exec(todo: str) -> bool:
 
 def _startup(site: str) -> dict[str, Seen]:
     """What Python runs at every start from ``site``: its ``.pth`` files and
-    ``sitecustomize.py``/``usercustomize.py``, each with its stat."""
+    ``sitecustomize``/``usercustomize`` (a module, a package, compiled), each with its
+    stat."""
     return {n: _stat(os.path.join(site, n)) for n in _listed(site) if n.endswith(".pth")
             or n.partition(".")[0] in ("sitecustomize", "usercustomize")}  # (any form)
 

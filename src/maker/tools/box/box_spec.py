@@ -146,6 +146,8 @@ def _since(plans_root: Path) -> str:
     """When the plan's first boxed call was made (ns, its mark's ctime, made then): a
     folder the walk passes by (a venv, a cache) must be older."""
     mark = plans_root / ".maker" / SPEC_DIR / "since"
+    with contextlib.suppress(OSError):
+        return str(os.stat(mark).st_ctime_ns)  # (every call but the plan's first)
     try:
         mark.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileExistsError):
