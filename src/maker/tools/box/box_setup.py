@@ -41,7 +41,6 @@ CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 _FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": MS_NOATIME,
           "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME, "strictatime": MS_STRICTATIME}
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"  # (macOS's own, in a folder only the system writes)
-_HELD_MOST = 2_000  # (bound; past them, one is held by what it is: undone when changed)
 _LEFT = ("/proc", "/dev")  # (their own kinds: devices, the fresh /proc)
 # The kernel's own knobs (a person who is root is root in the box: a core pattern or a
 # uevent helper written there runs as root outside it), and /dev's nodes (their devices
@@ -134,7 +133,7 @@ def main() -> None:
         if not inside(path, lists["rw"]) and not inside(path, _LEFT):
             mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
     table, optional = dict(mounts()), set(held)  # (the table read once: held may be many)
-    for path in [*lists["ro"], *(k for k in _KNOBS if os.path.exists(k)), *held[:_HELD_MOST]]:
+    for path in [*lists["ro"], *(k for k in _KNOBS if os.path.exists(k)), *held]:
         flags = next(table[p] for p in [path, *_folders_above(path), "/"] if p in table)
         if _libc.mount(_enc(path), _enc(path), None, MS_BIND | MS_REC, None) != 0:
             if path in optional:  # (gone meanwhile, another call's undo: not held)

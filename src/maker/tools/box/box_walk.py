@@ -37,7 +37,7 @@ Ident = tuple[int, int, int]  # (device, inode, ctime in ns: what no command can
 
 class Walk:
     """One walk: ``found`` (path → :func:`ident`), ``venvs``, ``passed`` (the folders it
-    passed by, by :func:`folder_id`), ``links`` (a link to a folder outside the top where
+    passed by: :func:`folder_id` and path), ``links`` (a link to a folder outside the top where
     a command may write → that folder: not followed), ``finished``."""
 
     def __init__(self) -> None:
@@ -51,7 +51,7 @@ class Walk:
 
 def below(top: str, lists: dict[str, list[str]]) -> Walk:
     """What lies below ``top`` (see the module's docstring). A folder the walk before the
-    command passed by (``passed``) it passes by after it too, wherever it lies now."""
+    command passed by (``passed``) it passes by after it too, where it still lies."""
     files = {n for n in lists["deeper"] if "*" not in n and not n.endswith("/")}
     dirs = {n[:-1] for n in lists["deeper"] if "*" not in n and n.endswith("/")}
     patterns = [n for n in lists["deeper"] if "*" in n]
@@ -78,9 +78,9 @@ def below(top: str, lists: dict[str, list[str]]) -> Walk:
             return walk
         marked = [e for e in entries if e.name in ("pyvenv.cfg", "CACHEDIR.TAG")]
         walk.venvs += [folder] if any(e.name == "pyvenv.cfg" for e in marked) else []
-        if folder != top and marked and (folder_id(folder) in passed or _older(
+        if folder != top and marked and (f"{folder_id(folder)} {folder}" in passed or _older(
                 folder, marked[0], since)):
-            walk.passed.append(folder_id(folder))
+            walk.passed.append(f"{folder_id(folder)} {folder}")
             continue
         links = []
         for entry in entries:
