@@ -125,18 +125,6 @@ def test_the_walk_finds_below_the_top_only_and_skips_what_no_one_works_in(
         below(str(top), lists).found)
 
 
-def test_a_walk_past_its_bound_says_it_did_not_finish(tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    for n in range(30):
-        (tmp_path / f"d{n}").mkdir()
-    monkeypatch.setattr(box_walk, "_MOST", 20)
-    lists = {"deeper": [".envrc"], "rw": [str(tmp_path)], "temp": [], "laterskip": []}
-    walk = below(str(tmp_path), lists)
-    assert walk.finished is False and "more than 20 files and folders" in walk.why
-    _, held = _after_of(tmp_path)  # (the box then runs nothing: it could not look)
-    assert held["unfinished"] and "remove what stops it" in held["unfinished"][0]
-
-
 def test_moved_aside_under_a_free_name(tmp_path: Path) -> None:
     (tmp_path / ".envrc").write_text("1\n")
     (tmp_path / "maker-aside..envrc").write_text("0\n")

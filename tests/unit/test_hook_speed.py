@@ -248,7 +248,7 @@ def test_an_import_waits_in_a_function_only_where_a_hook_needs_it_to() -> None:
 # A script of its own, run by ``python -I -S`` for every boxed Bash call of a step, and
 # the part it reads from beside it.
 BOX_SETUP = frozenset({"maker.tools.box.box_setup", "maker.tools.box.box_after",
-                       "maker.tools.box.box_walk"})
+                       "maker.tools.box.box_walk", "maker.tools.box.box_sites"})
 
 
 def test_the_boxs_setup_loads_no_module_it_does_without(tmp_path: Path) -> None:

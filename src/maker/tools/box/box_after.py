@@ -24,10 +24,10 @@ the box would otherwise run later.
   names ``.gitmodules`` in its ``writes`` (no ``index`` line then).
 
 Each part is undone on its own: one that fails is said and the others still run. Only
-regular files are read, without waiting (a FIFO there is not one), and no more than
-``_READ_MAX`` of any. Read by ``box_setup.py`` from beside it (maker's data dir, read-only
-to every step), for every boxed call: the standard library only, and ``subprocess`` only
-where the index may hold a gitlink.
+regular files are read, without waiting and within a bound (``box_sites.read_file``).
+Read by ``box_setup.py`` from beside it (maker's data dir, read-only to every step), for
+every boxed call: the standard library only, and ``subprocess`` only where the index may
+hold a gitlink.
 """
 
 from __future__ import annotations
@@ -35,7 +35,15 @@ from __future__ import annotations
 import os
 import stat
 
-if "below" not in globals():  # (in the box, box_setup reads box_walk's code in first)
+if "below" not in globals():  # (in the box, box_setup reads box_walk's and box_sites' first)
+    from maker.tools.box.box_sites import (
+        listed,
+        read_file,
+        sites_of,
+        startup,
+        stat_of,
+        unrecorded,
+    )
     from maker.tools.box.box_walk import (
         UNFINISHED,
         Walk,
@@ -44,13 +52,10 @@ if "below" not in globals():  # (in the box, box_setup reads box_walk's code in 
         inside,
         matches,
         put_aside,
-        sites_of,
     )
 
 _BOUND_MOST = 2_000  # (bound read-only; past them, one is held by what it is, ctime too)
 MODE = b"\x00\x00\xe0\x00"  # (160000, a gitlink's mode, as the index stores it)
-_READ_MAX = 64 << 20  # (an index of a very large repository; a plan or a .pth: far less)
-Seen = tuple[int, int, int, int] | None  # (mtime, ctime, size, inode: ctime no one sets)
 
 
 class After:
@@ -58,17 +63,18 @@ class After:
         self.guarded = [f"{g}/commondir" for g in lists["gitdir"]]
         self.names = lists["later"]
         self.tops = lists["laterdir"]
-        self.before = {folder: set(_listed(folder)) for folder in self.tops}
+        self.before = {folder: set(listed(folder)) for folder in self.tops}
         self.todos = {t: _digest(t) for g in lists["gitdir"] for t in (
             f"{g}/rebase-merge/git-rebase-todo", f"{g}/sequencer/todo")}
         self.lists = lists
         self.walked: list[Walk] | None = None
+        self.judged: list[str] = []
         self.held = {ident(p) for p in lists["held"]}  # (wherever it lies now: the same)
         self.bound = {ident(p)[:2] for p in lists["bound"]}  # (changed from outside only)
-        self.held_links = {ident(p) for p in lists["links"]}  # (out of the folder: kept)
-        self.sites = {site: _startup(site) for site in sites_of(self.tops, lists["venvs"])}
+        self.held_links = {ident(p) for p in lists["links"]}  # (the person's: kept)
+        self.sites = {site: startup(site) for site in sites_of(self.tops, lists["venvs"])}
         self.index, self.git = (lists["index"] + [""])[0], (lists["git"] + [""])[0]
-        self.seen = _stat(self.index) if self.git and self.index else None
+        self.seen = stat_of(self.index) if self.git and self.index else None
         self.links = gitlinks(self.git, self.index) if self.seen and may_link(self.index) \
             else set()
 
@@ -122,8 +128,8 @@ class After:
         return said
 
     def _gitlinks(self) -> list[str]:
-        if not self.git or not self.index or _stat(self.index) == self.seen \
-                or _stat(self.index) is None or not may_link(self.index):
+        if not self.git or not self.index or stat_of(self.index) == self.seen \
+                or stat_of(self.index) is None or not may_link(self.index):
             return []
         added, failed = take_out(self.git, self.index, self.links)
         said = [f"took the nested repository {p} out of git's index: git would run the "
@@ -145,7 +151,7 @@ class After:
         said = []
         now = set(sites_of(self.tops, [v for walk in self.walk() for v in walk.venvs]))
         for site in sorted(now | set(self.sites)):  # (a venv the command made: all new)
-            for path in _unrecorded(site, self.sites.get(site, {})):
+            for path in unrecorded(site, self.sites.get(site, {})):
                 done = _remove(path)
                 said.append(f"removed {path}, which the command wrote: Python runs it at "
                             "every start of the venv, and no installed package lists it"
@@ -160,29 +166,38 @@ class After:
         return said
 
     def _deeper(self) -> list[str]:
-        said, ok, names = [], self.lists["laterok"], self.lists["laterokname"]
-        for top, walk in zip(self.tops, self.walk(), strict=True):
-            for path, seen in walk.found.items():
-                if seen in self.held or seen[:2] in self.bound or inside(path, ok) or \
-                        os.path.basename(path).lower() in names:
-                    continue
-                said.append(_remove(path) if path.endswith(".pyc") else
-                            put_aside(path, "the command made or moved it"))
-            said += [put_aside(link, "it leads out of the step's folder, where a command "
-                                     "may write") for link in walk.links
-                     if ident(link) not in self.held_links and not inside(link, ok)]
-            said += [] if walk.finished else [UNFINISHED.format(top, walk.why)]
-        return said
+        walks = self.walk()  # (first: what it undoes is said as it goes)
+        return self.judged + [UNFINISHED.format(top, walk.why) for top, walk in zip(
+            self.tops, walks, strict=True) if not walk.finished]
 
     def walk(self) -> list[Walk]:
-        """Below the top of each step's folder, once the command has ended."""
+        """Below the top of each step's folder, once the command has ended: what it made
+        there is undone as the walk finds it (:meth:`judge`)."""
         if self.walked is None:
-            self.walked = [below(top, self.lists) for top in self.tops]
+            self.judged = []
+            self.walked = [below(top, self.lists, self.judge) for top in self.tops]
         return self.walked
+
+    def judge(self, kind: str, path: str) -> bool:
+        """What the walk after the command found (``box_walk.below``), undone where the
+        command made it or changed it; whether a link into a folder passed by is kept."""
+        seen, said = ident(path), self.judged
+        if kind == "venv":  # (past the ones whose start-up files were kept: RECORDs unread)
+            for site in sites_of([], [path]):
+                said += [_remove(p) for p in unrecorded(site, self.sites.get(site, {}), 0)]
+        elif kind == "found" and seen not in self.held and seen[:2] not in self.bound:
+            said.append(_remove(path) if path.endswith(".pyc") else
+                        put_aside(path, "the command made or moved it"))
+        elif kind in ("out", "into") and seen not in self.held_links:
+            said.append(put_aside(path, "it leads out of the step's folder, where a command "
+                                        "may write" if kind == "out" else
+                                  "it leads into a folder the walk passes by"))
+            return False
+        return True
 
     def made(self) -> list[str]:
         return [os.path.join(folder, name) for folder, before in self.before.items()
-                for name in _listed(folder) if name not in before and
+                for name in listed(folder) if name not in before and
                 any(matches(name.lower(), n) for n in self.names)]
 
 
@@ -225,50 +240,24 @@ def _git(git: str, index: str) -> list[str]:
             "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"]
 
 
-def _stat(path: str) -> Seen:
-    try:
-        seen = os.lstat(path)
-    except OSError:
-        return None
-    return seen.st_mtime_ns, seen.st_ctime_ns, seen.st_size, seen.st_ino
-
-
-def _read(path: str, limit: int = _READ_MAX, *, follow: bool = False) -> bytes | None:
-    """A regular file's bytes (None for anything else, and for one over ``limit``),
-    opened without waiting: a FIFO there never holds the box. ``follow``: through a
-    symbolic link (as git reads its index)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | (0 if follow else os.O_NOFOLLOW))
-    except OSError:
-        return None
-    try:
-        seen = os.fstat(fd)
-        if not stat.S_ISREG(seen.st_mode) or seen.st_size > limit:
-            return None
-        with os.fdopen(os.dup(fd), "rb") as data:
-            return data.read(limit + 1)[:limit]
-    finally:
-        os.close(fd)
-
-
 def may_link(index: str) -> bool:
     """Whether the index may hold a gitlink: its bytes hold a gitlink's mode, or a split
     index keeps entries in a shared index beside it, or it is too large to look into. One
     that is no regular file (a FIFO, a device) git cannot read either: no."""
-    data = _read(index, follow=True)
+    data = read_file(index, follow=True)
     if data is None:
         try:
             return stat.S_ISREG(os.stat(index).st_mode)  # (a regular one: too large)
         except OSError:
             return False
     return MODE in data or any(n.startswith("sharedindex.")
-                               for n in _listed(os.path.dirname(index)))
+                               for n in listed(os.path.dirname(index)))
 
 
 def _digest(path: str) -> bytes | None:
     """A plan's content, to compare (a stat can be put back as it was); a mark for one
     that is not a plain file, or is too large; None where there is none."""
-    data = _read(path, 1 << 20)
+    data = read_file(path, 1 << 20)
     if data is None:
         return None if not os.path.lexists(path) else b"\0(not a plain file)"
     return data
@@ -277,7 +266,7 @@ def _digest(path: str) -> bytes | None:
 def _no_exec(todo: str) -> bool:
     """A rebase's or a sequencer's plan without its ``exec`` (``x``) lines, which git runs
     as commands; whether it had any (one that is not a plain file, or too large, goes)."""
-    data = _read(todo, 1 << 20)
+    data = read_file(todo, 1 << 20)
     if data is None:
         _remove(todo)
         return True
@@ -289,52 +278,6 @@ def _no_exec(todo: str) -> bool:
     with open(todo, "w", encoding="utf-8", errors="surrogateescape") as out:
         out.write("\n".join(kept))
     return True
-
-
-def _startup(site: str) -> dict[str, Seen]:
-    """What Python runs at every start from ``site``: its ``.pth`` files and
-    ``sitecustomize``/``usercustomize`` (a module, a package, compiled), with their stat."""
-    return {n: _stat(os.path.join(site, n)) for n in _listed(site) if n.endswith(".pth")
-            or n.partition(".")[0] in ("sitecustomize", "usercustomize")}  # (any form)
-
-
-def _unrecorded(site: str, before: dict[str, Seen]) -> list[str]:
-    """The start-up files the command made or changed in ``site`` that no installed
-    package's RECORD lists with their hash (an installer's own are: pip's, an editable
-    install's; a file changed by hand no longer matches)."""
-    changed = [n for n, seen in _startup(site).items() if before.get(n, ()) != seen]
-    if not changed:
-        return []
-    recorded: dict[str, str] = {}
-    budget = 64 << 20  # (all RECORDs read, at most: past it, what is not yet read is none)
-    for info in _listed(site):
-        record = _read(os.path.join(site, info, "RECORD"), min(16 << 20, budget)) \
-            if info.endswith(".dist-info") and budget > 0 else None
-        budget -= len(record or b"")
-        for line in (record or b"").decode("utf-8", "replace").splitlines():
-            name, _, rest = line.partition(",")
-            recorded[name] = rest.split(",")[0]
-    return [os.path.join(site, n) for n in changed
-            if not _matches(os.path.join(site, n), recorded.get(n, ""))]
-
-
-def _matches(path: str, hashed: str) -> bool:
-    """Whether the file's content is what its RECORD line says (``sha256=<urlsafe b64>``)."""
-    import base64
-    import hashlib
-
-    data = _read(path, 16 << 20)
-    if data is None or not hashed.startswith("sha256="):
-        return False
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
-    return digest.decode() == hashed.removeprefix("sha256=")
-
-
-def _listed(folder: str) -> list[str]:
-    try:
-        return os.listdir(folder) if os.path.isdir(folder) else []
-    except OSError:
-        return []
 
 
 def _remove(path: str) -> str:

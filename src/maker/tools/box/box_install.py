@@ -21,7 +21,8 @@ from maker.core.paths import data_dir
 __all__ = ["BOX", "box_stamp", "installed_box"]
 
 BOX = Path(__file__).with_name("maker-box")
-_BOX_FILES = (BOX, *(BOX.with_name(f"{n}.py") for n in ("box_setup", "box_after", "box_walk")))
+_PARTS = ("box_setup", "box_after", "box_walk", "box_sites")
+_BOX_FILES = (BOX, *(BOX.with_name(f"{n}.py") for n in _PARTS))
 
 
 @functools.lru_cache(maxsize=1)
@@ -68,7 +69,7 @@ def _compiled(folder: Path) -> None:
     a quarter of what the box costs it. The copy's name holds this Python's version."""
     import py_compile  # (once a box is installed)
 
-    for name in ("box_setup", "box_after", "box_walk"):
+    for name in _PARTS:
         try:
             py_compile.compile(str(folder / f"{name}.py"), cfile=str(folder / f"{name}.pyc"),
                                doraise=True,

@@ -10,13 +10,17 @@ lists names only (a ``stat`` for a name that matches and for a link to a folder)
 not enter the top's ``.git`` and what it is told to skip (``laterskip``: the plans'
 root), ``node_modules``, and a virtual environment (``pyvenv.cfg``: its start-up files
 are ``box_after``'s, so the walk names it) or a cache folder (``CACHEDIR.TAG``) that was
-there before the plan's first boxed call (``since``): each of these and its marker
-older, so that no command makes a folder the walk passes by. A link to a folder inside the
-top is followed (each folder is walked once, however many links lead there: one passed by
-is then looked in); one to a folder outside it where a command may write (``rw``,
-``temp``) is not looked in, and one a command made is moved aside. At most ``_MOST``
-entries are listed; past that, or where a folder cannot be read, the walk says it did not
-finish.
+there before the plan's first boxed call (``since``): each of these and its markers
+older, so that no command makes a folder the walk passes by. A link into a folder the walk
+passes by is followed (each folder once); one to a folder it walks anyway is not; one to
+a folder outside the top where a command may write (``rw``, ``temp``) is not looked in.
+
+The walk has no bound on what it lists, and its memory does not grow with it: a folder's
+names are read a share at a time (``_SHARE``), the folders among them walked before the
+rest is read. What it keeps grows only with what it finds, and before a command that is
+the person's own (a command's is moved aside after it), within bounds it says it passed.
+After a command (``act``) each find is handed on as it is found, and a folder that cannot
+be read does not stop the walk; before one, the walk stops there and says why.
 
 Standard library only: ``box_setup.py`` reads it from beside it, for every boxed call.
 """
@@ -31,99 +35,238 @@ UNFINISHED = ("maker cannot look below the top of {} for what runs code later: {
               "a command makes there could not be undone, so none runs until it can: remove "
               "what stops it (a person may set boundary: off, or main_boundary: off, in "
               "plans/settings.yaml)")
-_MOST = 400_000  # (about half a second of listing; a source tree holds far fewer)
+_SHARE = 1_024  # (names of one folder held at once, before the folders among them are walked)
+_OPEN_MOST = 256  # (folders read in shares at once, a descriptor each; past it, one is whole)
+_FOUND_MOST = 500_000  # (held before a command: the person's own; a command's go after it)
+_LINKS_MOST = 100_000  # (the person's links into a folder passed by, or out of the top)
+_VENVS_MOST = 10_000  # (with their start-up files' stat; past it, those change-checked only)
+_MARKS = ("pyvenv.cfg", "CACHEDIR.TAG")
 Ident = tuple[int, int, int]  # (device, inode, ctime in ns: what no command can set back)
 
 
 class Walk:
     """One walk: ``found`` (path → :func:`ident`), ``venvs``, ``passed`` (the folders it
-    passed by: :func:`folder_id` and path), ``links`` (a link to a folder outside the top where
-    a command may write → that folder: not followed), ``finished``."""
+    passed by: :func:`folder_id` and path), ``links`` (a link into a folder passed by, or to
+    one outside the top where a command may write → that folder), ``listed``, ``finished``."""
 
     def __init__(self) -> None:
         self.found: dict[str, Ident] = {}
+        self.links: dict[str, str] = {}
         self.venvs: list[str] = []
         self.passed: list[str] = []
-        self.links: dict[str, str] = {}
-        self.finished = True
-        self.why = ""
+        self.listed, self.finished, self.why = 0, True, ""
 
 
-def below(top: str, lists: dict[str, list[str]]) -> Walk:
+def below(top: str, lists: dict[str, list[str]], act: object = None) -> Walk:
     """What lies below ``top`` (see the module's docstring). A folder the walk before the
-    command passed by (``passed``) it passes by after it too, where it still lies."""
-    files = {n for n in lists["deeper"] if "*" not in n and not n.endswith("/")}
-    dirs = {n[:-1] for n in lists["deeper"] if "*" not in n and n.endswith("/")}
-    patterns = [n for n in lists["deeper"] if "*" in n]
-    starts = tuple(p.partition("*")[0] for p in patterns if not p.startswith("*"))
-    ends = tuple(p.rstrip("/").partition("*")[2] for p in patterns if p.startswith("*"))
-    roots, skip = lists["rw"] + lists["temp"], lists["laterskip"]
-    since, passed = int((lists.get("since") or ["0"])[0]), set(lists.get("passed", []))
-    walk, stack, seen, listed = Walk(), [top], {folder_id(top)}, 0
-    device = folder_id(top).partition(":")[0]
-    while stack:
-        folder = stack.pop()
+    command passed by (``passed``) it passes by after it too, where it still lies. ``act``
+    (the walk after a command): called as ``act(kind, path)`` for each find instead of
+    keeping it: ``found`` (a name that runs code later), ``out`` (a link out of the top),
+    ``into`` (a link into a folder passed by: followed only where ``act`` says true), and
+    ``venv`` (one past ``_VENVS_MOST``)."""
+    return _Walker(top, lists, act).run()
+
+
+class _Folder:
+    __slots__ = ("path", "listing", "pending", "early", "marks", "decided", "followed")
+
+    def __init__(self, path: str, listing: object, followed: bool) -> None:
+        self.path, self.listing, self.followed = path, listing, followed
+        self.pending: list[tuple[str, bool]] = []  # (folders to walk; True: through a link)
+        self.early: list[tuple[str, str]] = []  # (finds before it is known to be passed by)
+        self.marks: list[str] = []
+        self.decided = False
+
+
+class _Walker:
+    def __init__(self, top: str, lists: dict[str, list[str]], act: object) -> None:
+        deeper = lists["deeper"]
+        self.files = {n for n in deeper if "*" not in n and not n.endswith("/")}
+        self.dirs = {n[:-1] for n in deeper if "*" not in n and n.endswith("/")}
+        self.patterns = [n for n in deeper if "*" in n]
+        self.starts = tuple(p.partition("*")[0] for p in self.patterns if not p.startswith("*"))
+        self.ends = tuple(p.rstrip("/").partition("*")[2] for p in self.patterns
+                          if p.startswith("*"))
+        self.roots, self.skip = lists["rw"] + lists["temp"], lists["laterskip"]
+        self.ok, self.oknames = lists.get("laterok", []), set(lists.get("laterokname", []))
+        self.since = int((lists.get("since") or ["0"])[0])
+        self.passed = set(lists.get("passed", []))
+        self.top, self.act, self.walk, self.open = top, act, Walk(), 0
+        self.seen: set[str] = set()  # (folders reached through a link: each once)
+        self.places: dict[str, bool] = {}  # (whether a folder is passed by, as a link finds)
+
+    def run(self) -> Walk:
+        stack = [f for f in [self._open(self.top, True)] if f]
+        while stack and (self.walk.finished or self.act):
+            folder = stack[-1]
+            if folder.pending:
+                child = self._open(*folder.pending.pop())
+                stack += [child] if child else []
+            elif folder.listing is not None:
+                self._read(folder)
+            else:
+                stack.pop()
+        for folder in stack:
+            self._close(folder)
+        return self.walk
+
+    def _open(self, path: str, followed: bool) -> _Folder | None:
         try:
-            with os.scandir(folder) as listing:
-                entries = list(listing)
+            listing = os.scandir(path)
         except OSError as exc:
-            if exc.errno not in (errno.ENOENT, errno.ENOTDIR) and not _others(folder, exc):
-                walk.finished, walk.why = False, f"{folder} cannot be read ({exc.strerror})"
-            continue
-        listed += len(entries)
-        if listed > _MOST:
-            walk.finished, walk.why = False, (
-                f"more than {_MOST:,} files and folders below it (node_modules, and venvs "
-                "and caches older than the plan, not counted)")
-            return walk
-        marked = [e for e in entries if e.name in ("pyvenv.cfg", "CACHEDIR.TAG")]
-        walk.venvs += [folder] if any(e.name == "pyvenv.cfg" for e in marked) else []
-        if folder != top and marked and (f"{folder_id(folder)} {folder}" in passed or _older(
-                folder, marked[0], since)):
-            walk.passed.append(f"{folder_id(folder)} {folder}")
-            continue
-        links = []
-        for entry in entries:
-            low = entry.name.lower()
-            folder_like = entry.is_dir(follow_symlinks=False)
-            link = entry.is_symlink()
-            if (link or not folder_like) and low in files or (link or folder_like) and \
-                    low in dirs or (low.startswith(starts) or low.endswith(ends)) and any(
-                        matches(low, p) for p in patterns
-                        if link or p.endswith("/") == folder_like):
-                if folder != top:  # (the top's are the spec's)
-                    walk.found[entry.path] = ident(entry.path)
-            elif low == "node_modules" or entry.path in skip:
-                continue
-            elif folder_like:
-                seen.add(f"{device}:{entry.inode()}")  # (no stat: each folder's, once)
-                stack.append(entry.path)
-            elif link:
-                links.append(entry.path)
-        for path in links:  # (after the folders beside them: each folder walked once)
-            there = folder_id(path)
-            if there == "" or there in seen:
-                continue  # (not a folder, or one walked already)
-            real = os.path.realpath(path)
-            if inside(real, [top]) and not inside(real, skip):
-                seen.add(there)
-                stack.append(real)
-            elif inside(real, roots):
-                walk.links[path] = real  # (a command may write there: not looked in)
-    return walk
+            if not self._reopened(path, exc):
+                return None
+            listing = os.scandir(path)
+        self.open += 1
+        return _Folder(path, listing, followed)
 
+    def _reopened(self, path: str, exc: OSError) -> bool:
+        """Whether a folder that could not be read can be now: after a command, one of the
+        person's it made unreadable is made readable again (before it, none was). Else why
+        not is kept, unless it is gone, or another user's (a container's volume)."""
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR) or _others(path, exc):
+            return False
+        if self.act and exc.errno == errno.EACCES:
+            try:
+                os.chmod(path, stat.S_IMODE(os.lstat(path).st_mode) | 0o700)
+                os.scandir(path).close()
+                return True
+            except OSError:
+                pass
+        if self.walk.finished:
+            self.walk.finished, self.walk.why = False, f"{path} cannot be read ({exc.strerror})"
+        return False
 
-def sites_of(tops: list[str], venvs: list[str]) -> list[str]:
-    """The site-packages of each virtual environment: at the top of the step's folder,
-    and those the walk found below it."""
-    sites = []
-    found = [os.path.join(top, n) for top in tops for n in _names(top)]
-    for venv in dict.fromkeys([*found, *venvs]):
-        lib = os.path.join(venv, "lib")
-        if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
-            sites += [os.path.join(lib, v, "site-packages") for v in _names(lib)
-                      if os.path.isdir(os.path.join(lib, v, "site-packages"))]
-    return sites
+    def _read(self, folder: _Folder) -> None:
+        """Read on in ``folder``'s names: to their end, or until a share is held."""
+        whole = self.open > _OPEN_MOST
+        try:
+            for entry in folder.listing:  # type: ignore[attr-defined]
+                self.walk.listed += 1
+                self._entry(folder, entry)
+                if not whole and len(folder.pending) + len(folder.early) >= _SHARE:
+                    if not folder.decided:
+                        self._decide(folder, [m for m in _MARKS if os.path.lexists(
+                            os.path.join(folder.path, m))])
+                    return
+        except OSError as exc:  # (a folder's names that cannot all be read: said)
+            if self.walk.finished and exc.errno != errno.ENOENT:
+                self.walk.finished = False
+                self.walk.why = f"{folder.path} cannot be read ({exc.strerror})"
+        self._close(folder)
+        if not folder.decided:
+            self._decide(folder, folder.marks)
+
+    def _close(self, folder: _Folder) -> None:
+        if folder.listing is not None:
+            folder.listing.close()  # type: ignore[attr-defined]
+            folder.listing, self.open = None, self.open - 1
+
+    def _entry(self, folder: _Folder, entry: os.DirEntry[str]) -> None:
+        low = entry.name.lower()
+        if entry.name in _MARKS:
+            folder.marks.append(entry.name)
+        folder_like = entry.is_dir(follow_symlinks=False)
+        link = entry.is_symlink()
+        if self._named(low, folder_like, link):
+            if folder.path != self.top:  # (the top's are the spec's)
+                self._find(folder, "found", entry.path)
+        elif low == "node_modules" or entry.path in self.skip:
+            return
+        elif folder_like:
+            folder.pending.append((entry.path, False))
+        elif link:
+            self._find(folder, "link", entry.path)
+
+    def _named(self, low: str, folder_like: bool, link: bool) -> bool:
+        return (link or not folder_like) and low in self.files or (
+            link or folder_like) and low in self.dirs or (
+            low.startswith(self.starts) or low.endswith(self.ends)) and any(
+            matches(low, p) for p in self.patterns if link or p.endswith("/") == folder_like)
+
+    def _find(self, folder: _Folder, kind: str, path: str) -> None:
+        if not folder.decided:
+            folder.early.append((kind, path))
+        elif kind == "link":
+            self._link(folder, path)
+        elif inside(path, self.ok):
+            return  # (the step's: neither held before nor undone after)
+        elif self.act:  # (a name the step may make anywhere is held before: a repository)
+            if os.path.basename(path).lower() not in self.oknames:
+                self.act("found", path)  # type: ignore[operator]
+        else:
+            self.walk.found[path] = ident(path)
+            self._bound(len(self.walk.found), _FOUND_MOST, "files that run code later")
+
+    def _decide(self, folder: _Folder, marks: list[str]) -> None:
+        """Whether ``folder`` is passed by (a venv or a cache older than the plan, or one
+        passed by before the command), now its markers are known; its early finds then."""
+        path, folder.decided = folder.path, True
+        if "pyvenv.cfg" in marks:
+            self._venv(path)
+        key = f"{folder_id(path)} {path}" if marks else ""
+        if marks and not folder.followed and path != self.top and (
+                key in self.passed or _older(path, marks, self.since)):
+            self.walk.passed.append(key)
+            folder.pending.clear()
+            folder.early.clear()
+            self._close(folder)
+        for kind, found in folder.early:
+            self._find(folder, kind, found)
+        folder.early.clear()
+
+    def _venv(self, path: str) -> None:
+        if len(self.walk.venvs) < _VENVS_MOST:
+            self.walk.venvs.append(path)
+        elif self.act:
+            self.act("venv", path)  # type: ignore[operator]
+
+    def _link(self, folder: _Folder, path: str) -> None:
+        """A link among the names: into a folder the walk passes by, followed; out of the
+        top where a command may write, kept (not looked in); else the walk goes there anyway,
+        or it leads where no command writes."""
+        there = folder_id(path)
+        if not there or inside(path, self.ok):
+            return  # (not a folder; or in the step's own place)
+        real = os.path.realpath(path)
+        if inside(real, [self.top]):
+            if inside(real, self.skip) or not self._passed_place(real) or (
+                    self.act and not self.act("into", path)):  # type: ignore[operator]
+                return
+            if there not in self.seen:
+                self.seen.add(there)
+                folder.pending.append((real, True))
+        elif inside(real, self.roots):
+            if self.act:
+                self.act("out", path)  # type: ignore[operator]
+                return
+        else:
+            return
+        if not self.act:
+            self.walk.links[path] = real
+            self._bound(len(self.walk.links), _LINKS_MOST, "links into folders passed by, or out")
+
+    def _passed_place(self, real: str) -> bool:
+        """Whether the walk passes by a folder inside the top, or one above it."""
+        path = self.top
+        for part in filter(None, real[len(self.top):].split("/")):
+            path, low = os.path.join(path, part), part.lower()
+            if low == "node_modules" or path in self.skip or self._named(low, True, False):
+                return True
+            if path not in self.places:
+                if len(self.places) >= _LINKS_MOST:
+                    self.places.clear()
+                marks = [m for m in _MARKS if os.path.lexists(os.path.join(path, m))]
+                self.places[path] = bool(marks) and (
+                    f"{folder_id(path)} {path}" in self.passed or _older(path, marks, self.since))
+            if self.places[path]:
+                return True
+        return False
+
+    def _bound(self, kept: int, most: int, what: str) -> None:
+        if kept > most and self.walk.finished:
+            self.walk.finished, self.walk.why = False, (
+                f"more than {most:,} {what} below it (each held while a command runs)")
 
 
 def matches(name: str, pattern: str) -> bool:
@@ -179,12 +322,11 @@ def inside(path: str, roots: list[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
-def _older(folder: str, marker: os.DirEntry[str], since: int) -> bool:
+def _older(folder: str, marks: list[str], since: int) -> bool:
     """Whether a venv or a cache folder is older than the plan's first boxed call, its
-    marker too."""
+    markers too."""
     try:
-        return max(os.lstat(folder).st_ctime_ns,
-                   marker.stat(follow_symlinks=False).st_ctime_ns) < since
+        return max(os.lstat(os.path.join(folder, m)).st_ctime_ns for m in ["", *marks]) < since
     except OSError:
         return False
 
@@ -206,10 +348,3 @@ def folder_id(path: str) -> str:
     except OSError:
         return ""
     return f"{seen.st_dev}:{seen.st_ino}" if stat.S_ISDIR(seen.st_mode) else ""
-
-
-def _names(folder: str) -> list[str]:
-    try:
-        return os.listdir(folder) if os.path.isdir(folder) else []
-    except OSError:
-        return []
