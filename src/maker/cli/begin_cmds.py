@@ -21,9 +21,10 @@ from maker.cli._common import (
     session_option,
 )
 from maker.cli.main import step
-from maker.errors import DependencyError, MakerError, RequestError
+from maker.errors import DependencyError, MakerError, RequestError, StepError
 from maker.executor.parallel.land import recover
 from maker.executor.parallel.wave_begin import begin_wave
+from maker.executor.state.held_vote import refuse_held
 from maker.executor.state.lifecycle import reset_step, start_step
 from maker.executor.state.owner import OWNER_IDLE_S, owner_gone
 from maker.executor.state.run import stop_run
@@ -122,6 +123,16 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
                    "more; then /maker:step works.\nNEXT: tell the user exactly this, start "
                    "no step, and end your reply with the line STEP_BLOCKED.")
         return
+    if store.exists():  # a step whose vote is held for a person: nothing changes
+        try:
+            refuse_held(store, number)
+        except StepError as exc:
+            click.echo(f"REFUSED: {exc}.\nNEXT: tell the user exactly this (it is theirs to "
+                       "decide, never yours), start no step, and end your reply with the "
+                       "line STEP_BLOCKED.")
+            return
+        except MakerError:
+            pass  # (a broken plan: the start below says so)
     if store.exists():  # a step typed by hand: a run that drove the plan waits for it
         with store.lock():
             stop_run(store, "the user ran /maker:step by hand; /maker:run goes on from there")

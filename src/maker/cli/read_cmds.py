@@ -10,6 +10,7 @@ import click
 from maker.cli._common import echo_json, plans_dir_option, reports_errors, resolve_plans_dir
 from maker.cli.main import cli
 from maker.executor.protocol.orient import DEVIATIONS, orient_section, record_orient
+from maker.executor.state.held_vote import held_note
 from maker.executor.state.schedule import nothing_ready_reason, plan_schedule
 from maker.store.plan_store import PlanStore
 from maker.store.records import in_progress
@@ -29,13 +30,15 @@ def next_cmd(as_json: bool, plans_dir: Path | None) -> None:
     sched = plan_schedule(store, plan)
     running = in_progress(plan)
     if as_json:
-        echo_json({"in_progress": [{"step": r.number, "title": r.title} for r in running],
+        echo_json({"in_progress": [{"step": r.number, "title": r.title, "held": held_note(r)}
+                                   for r in running],
                    "next": [{"step": n, "title": plan.get(n).title} for n in sched.ready],
                    "done": all(s in ("complete", "skipped") for s in sched.statuses.values()),
                    "reason": nothing_ready_reason(sched, plan) or None})
         return
     for r in running:
-        click.echo(f"step {r.number} ({r.title}) is in progress: it needs its handoff")
+        need = held_note(r) or "it needs its handoff"
+        click.echo(f"step {r.number} ({r.title}) is in progress: {need}")
     for n in sched.ready:
         click.echo(f"step {n}: {plan.get(n).title}")
     if not sched.ready and not running:

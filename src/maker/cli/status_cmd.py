@@ -155,6 +155,8 @@ def status(as_json: bool, exit_zero: bool, watch: bool, every: float, one_line: 
                    f"{p['text']} (`/maker:proposal accept|drop {p['id']}`, or `maker proposal "
                    f"accept|drop {p['id']}` in a terminal)")
     for r in rows:
+        if r.held:
+            click.echo(f"Waits for you: step {r.step} ({r.title}): {r.held}")
         if r.status in ("failed", "blocked"):
             why = "; ".join(r.reasons) or "no reason recorded"
             click.echo(f"{r.status[:1].upper()}{r.status[1:]}: step {r.step} ({r.title}): "

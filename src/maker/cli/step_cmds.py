@@ -18,6 +18,7 @@ from maker.cli._common import (
 from maker.cli.main import cli, step
 from maker.executor.launch.brief import build_brief
 from maker.executor.parallel.land import recover
+from maker.executor.state.held_vote import refuse_held
 from maker.executor.state.lifecycle import default_step, fail_step, reset_step, start_step
 from maker.executor.state.schedule import plan_schedule
 from maker.executor.verdicts.outcome import outcome
@@ -41,6 +42,7 @@ def step_start(number: int | None, force: bool, session_id: str, take_over: bool
     """Start a step (default: the next ready one) and print its brief."""
 
     store = PlanStore(resolve_plans_dir(plans_dir))
+    refuse_held(store, number)  # (its vote held for a person: theirs to decide, not ours)
     result = start_step(store, number, force=force, session_id=session_id or None,
                         take_over=take_over)
     brief = build_brief(store, None, result.step)

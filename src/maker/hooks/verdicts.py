@@ -20,8 +20,9 @@ The records themselves (and "gated once") are ``maker.hooks.records``; which ver
 and so are its words and the reads behind them (``maker.executor.verdicts.verdict``).
 
 PreToolUse on the Agent tool (``on_agent_launch``) refuses a second executor for a
-step whose executor has not returned (``maker.executor.votes.runs``), and the reviewer when a
-person set ``STEP_SKIP_REVIEW=1``.
+step whose executor has not returned (``maker.executor.votes.runs``), any executor for a
+step whose code vote is held for a person (``maker.executor.state.held_vote``), and the
+reviewer when a person set ``STEP_SKIP_REVIEW=1``.
 """
 
 from __future__ import annotations
@@ -58,8 +59,9 @@ def _subagent(hook: HookInput) -> str:
 
 
 def on_agent_launch(hook: HookInput) -> Output:
-    """Refuse a second executor while one runs the step (in the foreground or not), and
-    the reviewer when a person set ``STEP_SKIP_REVIEW=1``."""
+    """Refuse a second executor while one runs the step (in the foreground or not), any
+    while its vote is held for a person, and the reviewer when a person set
+    ``STEP_SKIP_REVIEW=1``."""
     if _subagent(hook) == "maker:reviewer" and not hook.agent_type:
         from maker.executor.rules.step_rules import skip_review
 
@@ -84,11 +86,26 @@ def on_agent_launch(hook: HookInput) -> Output:
         return deny_tool(f"maker: steps {', '.join(map(str, wave))} run at once, each with "
                          "its own executor: launch each with the prompt `Execute maker step "
                          "N.` (N: one of them), one Agent call per step in one message.")
-    refusal = start_launch(store, hook.text("tool_use_id"), hook.session_id,
-                           hook.text("prompt_id"), named if wave else None)
+    refusal = _held(store, named if wave else step) or start_launch(
+        store, hook.text("tool_use_id"), hook.session_id, hook.text("prompt_id"),
+        named if wave else None)
     if refusal:
         return deny_tool(refusal)
     return _with_brief(hook, store, named if wave else step)
+
+
+def _held(store: Any, step: int | None) -> str | None:
+    """The refusal of an executor for a step whose code vote is held for a person
+    (``maker.executor.state.held_vote``): it would vote again; None otherwise, and for a
+    step file that cannot be read (the launch's brief says so)."""
+    from maker.executor.state.held_vote import held
+
+    try:
+        why = held(store.load_step(step)) if step is not None else None
+    except (MakerError, OSError):
+        return None
+    return None if why is None else (f"maker: {why}. Launch no executor for it; tell the "
+                                     "user this: it is theirs to decide.")
 
 
 def _with_brief(hook: HookInput, store: Any, step: int | None) -> Output:

@@ -4,9 +4,9 @@ In this order, so that a person is never kept waiting behind work that can wait:
 
 1. a step awaits approval: the reviewer, when its review is due and none runs; the
    person's question (under the run's own policy ``auto``, approved in code instead);
-2. a step is in progress: its deviation's question; its executor, when none runs (a
-   launch lost to a crash, a compaction or a closed terminal); else wait for the ones
-   that run in the background;
+2. a step is in progress: a stop at its code vote held for a person; its deviation's
+   question; its executor, when none runs (a launch lost to a crash, a compaction or a
+   closed terminal); else wait for the ones that run in the background;
 3. a step failed or is blocked: stop, a person decides;
 4. every step is done: the run's report;
 5. the next ready steps: a wave of them (``--parallel N``) or the next one, started here.
@@ -31,7 +31,7 @@ from maker.executor.acceptance.approval import approval_question, approve_step, 
 from maker.executor.acceptance.review_route import review_need
 from maker.executor.protocol.orient import deviation_question, pending_deviation
 from maker.executor.rules.instructions import EXECUTOR_AGENT
-from maker.executor.state.held_vote import held
+from maker.executor.state.held_vote import first_held
 from maker.executor.state.run import (
     ENGINE,
     end_run,
@@ -104,6 +104,8 @@ def next_action(store: PlanStore, session_id: str, prompt_id: str, *,
             if decided is not None:
                 return decided
             plan = store.load()  # (approved by the run's policy: on to the next)
+    if (why := first_held(plan.steps)) is not None:  # (a stretch, an executor: a new vote)
+        return _stop(store, why)
     busy = _engine_busy(store, plan) if engine else \
         _in_progress(store, plan, session_id, prompt_id, typed)
     if busy is not None:
@@ -152,14 +154,12 @@ def _engine_said(store: PlanStore, typed: bool) -> Action | None:
 
 
 def _engine_busy(store: PlanStore, plan: StoredPlan) -> Action | None:
-    """A step in progress under the engine: its deviation's question, or a stop at its
-    code vote held for a person; else the engine goes on (a killed stretch's step too)."""
+    """A step in progress under the engine: its deviation's question; else the engine
+    goes on (a killed stretch's step too)."""
     steps = [r for r in plan.steps if r.status == "in-progress"]
     for record in steps:
         if (dev := pending_deviation(record)) is not None:
             return _ask(deviation_question(record.number, dev))
-        if (why := held(record)) is not None:  # (a stretch again would vote again)
-            return _stop(store, why)
     return _stretch() if steps else None
 
 

@@ -11,6 +11,7 @@ from maker.core.statuses import AWAITING
 from maker.core.text import task_line
 from maker.errors import MakerError
 from maker.executor.rules.instructions import decide_hint
+from maker.executor.state.held_vote import held_note
 from maker.executor.state.schedule import SKIPPED, Schedule, plan_schedule
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ class StepRow:
     ready: bool
     waiting_on: dict[int, str] = field(default_factory=dict)  # deps not complete → their status
     reasons: list[str] = field(default_factory=list)  # why it failed or is blocked
+    held: str | None = None  # why it waits for a person: its vote held for them, and how
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -42,6 +44,7 @@ class StepRow:
             "ready": self.ready,
             "waiting_on": {str(k): v for k, v in self.waiting_on.items()},
             "reasons": list(self.reasons),
+            "held": self.held,
         }
 
 
@@ -61,6 +64,7 @@ def summary_rows(plan: StoredPlan, store: PlanStore,
             ready=n in sched.ready,
             waiting_on=dict(sched.waiting_on.get(n, {})),
             reasons=_reasons(record) if status in ("failed", "blocked") else [],
+            held=held_note(record),
         ))
     return rows
 

@@ -25,6 +25,7 @@ from maker.core.flow import decides_next
 from maker.core.models import END, RUNTIME_DECIDED, step_refs
 from maker.core.statuses import AWAITING
 from maker.executor.rules.instructions import decide_hint
+from maker.executor.state.held_vote import held
 from maker.store.step_cache import stat_stamp
 
 if TYPE_CHECKING:
@@ -291,7 +292,8 @@ def _update(kept: _Kept, steps: list[StepRecord], changed: list[int]) -> Schedul
 def nothing_ready_reason(sched: Schedule, plan: StoredPlan | None = None) -> str:
     """Why no step is ready, in a sentence that says what to do ("" if one is ready).
 
-    With ``plan``, a step that awaits the user's approval is named as such."""
+    With ``plan``, a step that awaits the user's approval is named as such, and so is one
+    whose code vote is held for them (``maker.executor.state.held_vote``)."""
     if sched.ready:
         return ""
     awaiting = [r.number for r in plan.steps if r.status == AWAITING] if plan else []
@@ -302,14 +304,18 @@ def nothing_ready_reason(sched: Schedule, plan: StoredPlan | None = None) -> str
     open_steps = [n for n, s in sched.statuses.items() if s not in ("complete", SKIPPED)]
     if not open_steps:
         return "every step of the plan is complete (or skipped)"
-    running = [f"step {n} is in progress" for n in open_steps
-               if sched.statuses[n] == "in-progress"]
+    held_now = {r.number for r in plan.steps if held(r) is not None} if plan else set()
+    running = [f"step {n} " + ("waits for you (its code vote was undecided)" if n in held_now
+                               else "is in progress")
+               for n in open_steps if sched.statuses[n] == "in-progress"]
     stuck = [f"step {n} is {sched.statuses[n]}" for n in open_steps
              if sched.statuses[n] in ("blocked", "failed")]
     waiting = [f"step {n} waits for " + ", ".join(f"step {d} ({s})" for d, s in deps.items())
                for n, deps in sched.waiting_on.items()]
     detail = "; ".join(running + stuck + waiting) or "no pending step can start"
-    hint = ("finish the step in progress with its handoff" if running else
+    hint = ("decide the step that waits for you: `maker step reset N` and run it again, "
+            "or `maker step fail N`" if held_now else
+            "finish the step in progress with its handoff" if running else
             "reset a blocked or failed step with `maker step reset N`, or start one anyway "
             "with `maker step start N --force`")
     return f"no step is ready: {detail}. To go on: {hint}"
