@@ -9,18 +9,18 @@ stands for any run of characters (``lefthook*.yml``); a link matches either. The
 lists names only (a ``stat`` for a name that matches and for a link to a folder). It does
 not enter the top's ``.git`` and what it is told to skip (``laterskip``: the plans'
 root), ``node_modules``, and a virtual environment (``pyvenv.cfg``: its start-up files
-are ``box_after``'s, so the walk names it) or a cache folder (``CACHEDIR.TAG``) that was
-there before the plan's first boxed call (``since``): each of these and its markers
-older, so that no command makes a folder the walk passes by. A link into a folder the walk
-passes by is followed (each folder once); one to a folder it walks anyway is not; one to
-a folder outside the top where a command may write (``rw``, ``temp``) is not looked in.
+are ``box_sites``', so the walk names it) or a cache folder (``CACHEDIR.TAG``) that was
+there before the plan's first boxed call (``since``), its markers too: no command makes
+a folder the walk passes by. A link into a folder the walk passes by is followed (each
+folder once); one to a folder it walks anyway is not; one to a folder outside the top
+where a command may write (``rw``, ``temp``) is not looked in.
 
-The walk has no bound on what it lists, and its memory does not grow with it: a folder's
-names are read a share at a time (``_SHARE``), the folders among them walked before the
-rest is read. What it keeps grows only with what it finds, and before a command that is
-the person's own (a command's is moved aside after it), within bounds it says it passed.
-After a command (``act``) each find is handed on as it is found, and a folder that cannot
-be read does not stop the walk; before one, the walk stops there and says why.
+No bound on what it lists, and memory that does not grow with it: a folder's names are
+read a share at a time (``_SHARE``), the folders among them walked before the rest is
+read. What it keeps grows with what it finds only: before a command, the person's own (a
+command's is moved aside after it), within bounds it says it passed. After a command
+(``act``) each find is handed on as it is found, and a folder that cannot be read is said
+and does not stop the walk; before one, the walk stops there and says why.
 
 Standard library only: ``box_setup.py`` reads it from beside it, for every boxed call.
 """
@@ -58,12 +58,10 @@ class Walk:
 
 
 def below(top: str, lists: dict[str, list[str]], act: object = None) -> Walk:
-    """What lies below ``top`` (see the module's docstring). A folder the walk before the
-    command passed by (``passed``) it passes by after it too, where it still lies. ``act``
-    (the walk after a command): called as ``act(kind, path)`` for each find instead of
-    keeping it: ``found`` (a name that runs code later), ``out`` (a link out of the top),
-    ``into`` (a link into a folder passed by: followed only where ``act`` says true), and
-    ``venv`` (one past ``_VENVS_MOST``)."""
+    """What lies below ``top`` (the module's docstring); a folder passed by before the
+    command (``passed``) is passed by after it, where it still lies. ``act``, after it: called
+    as ``act(kind, path)`` for each find, not kept: ``found``, ``out`` (a link out of the top),
+    ``into`` (a link into a folder passed by: followed where it says true), ``venv``."""
     return _Walker(top, lists, act).run()
 
 
@@ -71,11 +69,11 @@ class _Folder:
     __slots__ = ("path", "listing", "pending", "early", "marks", "decided", "followed")
 
     def __init__(self, path: str, listing: object, followed: bool) -> None:
-        self.path, self.listing, self.followed = path, listing, followed
-        self.pending: list[tuple[str, bool]] = []  # (folders to walk; True: through a link)
+        self.path, self.listing, self.followed = path, listing, followed  # (through a link)
+        self.pending: list[tuple[str, bool]] = []  # (folders to walk, and followed)
         self.early: list[tuple[str, str]] = []  # (finds before it is known to be passed by)
-        self.marks: list[str] = []
-        self.decided = False
+        self.marks: list[str] = []  # (a venv's or a cache's, among its names)
+        self.decided = False  # (whether it is passed by is known)
 
 
 class _Walker:
@@ -138,21 +136,39 @@ class _Walker:
         return False
 
     def _read(self, folder: _Folder) -> None:
-        """Read on in ``folder``'s names: to their end, or until a share is held."""
-        whole = self.open > _OPEN_MOST
+        """Read on in ``folder``'s names: to their end, or until a share is held. (The
+        walk's hot loop: a plain file, most names, costs a set lookup and two prefix tests.)"""
+        whole, files, starts, ends = self.open > _OPEN_MOST, self.files, self.starts, self.ends
+        pending, early, listed = folder.pending, folder.early, 0
         try:
             for entry in folder.listing:  # type: ignore[attr-defined]
-                self.walk.listed += 1
-                self._entry(folder, entry)
-                if not whole and len(folder.pending) + len(folder.early) >= _SHARE:
+                listed, low = listed + 1, entry.name.lower()
+                if entry.name in _MARKS:  # (in any form: a venv whose marker is a link too)
+                    folder.marks.append(entry.name)
+                if entry.is_dir(follow_symlinks=False):
+                    if self._named(low, True, False):
+                        self._find(folder, "found", entry.path)
+                    elif low != "node_modules" and entry.path not in self.skip:
+                        pending.append((entry.path, False))
+                elif entry.is_symlink():
+                    if self._named(low, False, True):
+                        self._find(folder, "found", entry.path)
+                    elif low != "node_modules" and entry.path not in self.skip:
+                        self._find(folder, "link", entry.path)
+                elif low in files or (low.startswith(starts) or low.endswith(ends)) and \
+                        self._named(low, False, False):
+                    self._find(folder, "found", entry.path)
+                if not whole and len(pending) + len(early) >= _SHARE:
                     if not folder.decided:
                         self._decide(folder, [m for m in _MARKS if os.path.lexists(
                             os.path.join(folder.path, m))])
+                    self.walk.listed += listed
                     return
         except OSError as exc:  # (a folder's names that cannot all be read: said)
             if self.walk.finished and exc.errno != errno.ENOENT:
                 self.walk.finished = False
                 self.walk.why = f"{folder.path} cannot be read ({exc.strerror})"
+        self.walk.listed += listed
         self._close(folder)
         if not folder.decided:
             self._decide(folder, folder.marks)
@@ -162,22 +178,6 @@ class _Walker:
             folder.listing.close()  # type: ignore[attr-defined]
             folder.listing, self.open = None, self.open - 1
 
-    def _entry(self, folder: _Folder, entry: os.DirEntry[str]) -> None:
-        low = entry.name.lower()
-        if entry.name in _MARKS:
-            folder.marks.append(entry.name)
-        folder_like = entry.is_dir(follow_symlinks=False)
-        link = entry.is_symlink()
-        if self._named(low, folder_like, link):
-            if folder.path != self.top:  # (the top's are the spec's)
-                self._find(folder, "found", entry.path)
-        elif low == "node_modules" or entry.path in self.skip:
-            return
-        elif folder_like:
-            folder.pending.append((entry.path, False))
-        elif link:
-            self._find(folder, "link", entry.path)
-
     def _named(self, low: str, folder_like: bool, link: bool) -> bool:
         return (link or not folder_like) and low in self.files or (
             link or folder_like) and low in self.dirs or (
@@ -185,6 +185,8 @@ class _Walker:
             matches(low, p) for p in self.patterns if link or p.endswith("/") == folder_like)
 
     def _find(self, folder: _Folder, kind: str, path: str) -> None:
+        if kind == "found" and folder.path == self.top:
+            return  # (the top's are the spec's)
         if not folder.decided:
             folder.early.append((kind, path))
         elif kind == "link":
@@ -205,13 +207,13 @@ class _Walker:
         if "pyvenv.cfg" in marks:
             self._venv(path)
         key = f"{folder_id(path)} {path}" if marks else ""
-        if marks and not folder.followed and path != self.top and (
-                key in self.passed or _older(path, marks, self.since)):
+        passed = bool(marks) and not folder.followed and path != self.top and (
+            key in self.passed or _older(path, marks, self.since))
+        if passed:
             self.walk.passed.append(key)
             folder.pending.clear()
-            folder.early.clear()
             self._close(folder)
-        for kind, found in folder.early:
+        for kind, found in [] if passed else folder.early:
             self._find(folder, kind, found)
         folder.early.clear()
 
@@ -236,11 +238,10 @@ class _Walker:
             if there not in self.seen:
                 self.seen.add(there)
                 folder.pending.append((real, True))
-        elif inside(real, self.roots):
-            if self.act:
-                self.act("out", path)  # type: ignore[operator]
-                return
-        else:
+        elif not inside(real, self.roots):
+            return
+        elif self.act:
+            self.act("out", path)  # type: ignore[operator]
             return
         if not self.act:
             self.walk.links[path] = real
@@ -265,8 +266,7 @@ class _Walker:
 
     def _bound(self, kept: int, most: int, what: str) -> None:
         if kept > most and self.walk.finished:
-            self.walk.finished, self.walk.why = False, (
-                f"more than {most:,} {what} below it (each held while a command runs)")
+            self.walk.finished, self.walk.why = False, f"more than {most:,} {what} below it"
 
 
 def matches(name: str, pattern: str) -> bool:
