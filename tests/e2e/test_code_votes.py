@@ -126,8 +126,8 @@ def test_a_probes_test_parts_two_samples_that_agree_wrongly(
     """`probe: true`: one more session, told to write tests alone, adds a test of the low
     bound. A sample that clamps only above and a right one pass each other's tests, but
     not the probe's: 1 to 1, two more right ones decide it, and a right one lands. The
-    probe is no voter (four samples), its session in the ledger and the matrix, its test
-    not landed."""
+    probe is no voter (four samples), its session in the ledger and the matrix; its test,
+    which chose the winner, lands with it (in the handoff's files too)."""
     clamp_project(project)
     write_plan(project, code_plan(probe=True))
     variants = [(HIGH_ONLY, TEST_RIGHT, ""), (RIGHT, TEST_RIGHT, ""),
@@ -144,14 +144,17 @@ def test_a_probes_test_parts_two_samples_that_agree_wrongly(
     fake_api.assert_done()
     assert "You are this step's probe, not its executor" in told["probe"]
     assert (project / "src" / "calc.py").read_text() == RIGHT
-    assert not (project / "tests" / "test_clamp_low.py").exists()
+    assert (project / "tests" / "test_clamp_low.py").read_text() == TEST_LOW
     store = PlanStore(project / "plans")
-    vote = store.read_handoff(0)["vote"]
+    handed = store.read_handoff(0)
+    assert "tests/test_clamp_low.py" in handed["files_changed"]
+    vote = handed["vote"]
     assert (vote["samples"], vote["decided"]) == (4, True)
     assert [t["votes"] for t in vote["tally"]] == [3, 1]
     probe = vote["matrix"]["probe"]
     assert probe["flag"] is None and probe["tests"] == [
         "probe:tests/test_clamp_low.py::test_low"]
+    assert probe["landed"] == ["tests/test_clamp_low.py"] and probe["not_landed"] == {}
     assert "probe" not in vote["matrix"]["rows"]
     calls = Ledger(store).calls()
     assert [c.kind for c in calls].count("probe") == 1

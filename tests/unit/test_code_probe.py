@@ -60,7 +60,8 @@ def test_without_a_probe_two_samples_agree_wrongly_and_with_one_the_right_one_wi
     one lands (the first of equal diffs). With the probe's test among the columns they
     part; two more right samples decide it, and the first right one wins. The probe is
     no voter: not in the rows, not the winner; its session is in the cost and the
-    matrix names it."""
+    matrix names it. Kept, the winner's worktree holds the probe's test that chose it, and
+    the winner's answer names it among its files."""
     store = voting_store(project, monkeypatch, probe=True)
     blind = run_vote(store, draws([WRONG, GOOD, GOOD, GOOD]))  # (no probe drawn)
     assert blind.winner is not None and blind.winner.name == "s1", blind.why
@@ -81,11 +82,16 @@ def test_without_a_probe_two_samples_agree_wrongly_and_with_one_the_right_one_wi
     assert kept.samples == 4 and kept.ballots == ("sess-0", "sess-1", "sess-2", "sess-3")
     assert kept.cost_usd == pytest.approx(0.05)  # (four samples and the probe)
     assert kept.matrix is not None and kept.matrix["probe"] == {
-        "name": "probe", "session": "probe-0", "flag": None, "tests": [column]}
+        "name": "probe", "session": "probe-0", "flag": None, "tests": [column],
+        "landed": [], "not_landed": {}}
     assert (project / "src" / "calc.py").read_text().endswith("return x\n")  # (untouched)
-    vote.keep(vote.winner)  # (the winner's worktree the step's; the probe's gone too)
-    assert [p.name.split("-")[2] for p in (store.root / ".maker" / "worktrees").glob(
-        "step-0-*")] == ["s2"]
+    answer, kept = vote.keep(vote.winner)  # (the winner's worktree the step's; the probe's
+    (folder,) = (store.root / ".maker" / "worktrees").glob("step-0-*")  # (gone too)
+    assert folder.name.split("-")[2] == "s2"
+    assert (folder / PROBE_TEST).read_text() == TEST_LOW
+    assert kept.matrix is not None and kept.matrix["probe"]["landed"] == [PROBE_TEST]
+    assert yaml.safe_load(answer.raw_response)["files_changed"] == [
+        "src/calc.py", "tests/test_calc.py", PROBE_TEST]
 
 
 @pytest.mark.parametrize(("probe", "why"), [
@@ -184,13 +190,14 @@ def test_maker_run_draws_the_probe_with_its_own_brief_and_counts_it(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """In the engine: the probe's session is told to write tests alone (the step's brief
     after that), is in the ledger as kind probe and in the vote's cost; the right sample
-    lands."""
+    lands, and the probe's test that chose it with it (the gate takes it: the handoff
+    names it), the record saying so."""
     store = voting_store(project, monkeypatch, probe=True, output_schema="{files: list}")
     sessions, ledger = _Sessions(store), FakeLedger()
     result = run(Orchestrator(store, parts(sessions, ledger)))  # type: ignore[arg-type]
     assert result.exit_code == EXIT_COMPLETE, result.message
     assert (project / "src" / "calc.py").read_text() == RIGHT
-    assert not (project / PROBE_TEST).exists()  # (the probe's tests are not landed)
+    assert (project / PROBE_TEST).read_text() == TEST_LOW  # (landed with the winner)
     said = sessions.prompts["probe"]
     assert said.startswith("# You are this step's probe, not its executor")
     assert "you do NOT do the step" in said and sessions.prompts["s1"] in said
@@ -200,8 +207,10 @@ def test_maker_run_draws_the_probe_with_its_own_brief_and_counts_it(
     (record,) = [c.detail for c in ledger.calls if c.kind == "vote" and c.detail]
     assert record["cost_usd"] == pytest.approx(0.05)
     assert record["matrix"]["probe"]["session"] == "probe"
-    assert store.read_handoff(0)["vote"]["matrix"]["probe"]["tests"] == [
-        f"probe:{PROBE_TEST}::test_low"]
+    handed = store.read_handoff(0)
+    assert handed["vote"]["matrix"]["probe"]["tests"] == [f"probe:{PROBE_TEST}::test_low"]
+    assert handed["vote"]["matrix"]["probe"]["landed"] == [PROBE_TEST]
+    assert PROBE_TEST in handed["files_changed"] and PROBE_TEST in handed["files_measured"]
 
 
 def _shell(command: str, folder: Path, timeout: float) -> int:

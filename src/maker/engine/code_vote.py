@@ -26,11 +26,14 @@ samples' worktrees (those whose sessions were still at work too), each with its 
 removed when the step's vote starts again.
 
 The winner (the smallest diff of the behaviour that leads by K) becomes the step's own
-worktree, and the step goes on as a step run beside others does: verified there, landed
-into the main checkout, through the gate, the review and the person's approval. The other
-samples' worktrees are removed. No lead within the bound: the step fails with the matrix.
-The vote's record (its matrix: the shared tests, each sample's outcomes, flags and diff
-sizes) goes into the handoff and the ledger.
+worktree, with the probe's tests that chose it (``code_probe.copy_tests``), and the step
+goes on as a step run beside others does: verified there, landed into the main checkout,
+through the gate, the review and the person's approval. The other samples' worktrees are
+removed. The winner's answer and the vote's record are kept with it
+(``maker.engine.code_winner``): a run killed before the step landed goes on from them.
+No lead within the bound: the step fails with the matrix. The vote's record (its matrix:
+the shared tests, each sample's outcomes, flags and diff sizes) goes into the handoff and
+the ledger.
 """
 
 from __future__ import annotations
@@ -45,8 +48,9 @@ from pathlib import Path
 
 from maker.core.models import AgentResult
 from maker.core.paths import step_tmp_dir
-from maker.engine.code_probe import PROBE, probe_matrix
+from maker.engine.code_probe import PROBE, chose, copy_tests, probe_matrix
 from maker.engine.code_sample import Sampled, measure
+from maker.engine.code_winner import forget, save, with_files
 from maker.errors import MakerError
 from maker.executor.rules.vote_rules import SAMPLES_PER_K, VoteRecord
 from maker.red_flag.red_flagger import RedFlagger
@@ -84,6 +88,7 @@ class CodeVote:
         self.made: dict[str, Path] = {}  # (every sample's worktree, its session done or not)
         self.vote: BehaviourVote | None = None
         self.commit = self.tree = ""
+        self.landed: tuple[list[str], dict[str, str]] = ([], {})  # (the probe's tests)
         self.stopped = threading.Event()  # (set: no further test runs start)
 
     async def run(self) -> tuple[Sampled | None, str]:
@@ -124,9 +129,11 @@ class CodeVote:
         of this step left: removed."""
         folder = self.store.root / worktrees.WORKTREES
         with self.store.lock():
-            for old in [*folder.glob(f"step-{self.record.number}-s*-*"),
-                        *folder.glob(f"step-{self.record.number}-{PROBE}-*")]:
-                self._remove(old)
+            old = [*folder.glob(f"step-{self.record.number}-s*-*"),
+                   *folder.glob(f"step-{self.record.number}-{PROBE}-*")]
+            forget(self.store, self.record.number, old)  # (a winner kept, never landed)
+            for stale in old:
+                self._remove(stale)
         shutil.rmtree(self._scratch_root(), ignore_errors=True)
 
     def _remove(self, folder: Path) -> None:
@@ -161,7 +168,7 @@ class CodeVote:
         if probe is not None:
             matrix[PROBE] = probe_matrix(probe.result.session_id if probe.result else None,
                                          vote.probe_flag if vote else probe.sample.flag,
-                                         vote.columns if vote else ())
+                                         vote.columns if vote else (), *self.landed)
         sessions = [*self.drawn, *([probe] if probe else [])]  # (the probe's costs too)
         return VoteRecord(
             k=self.k, decided=bool(vote and vote.decided), samples=len(self.drawn),
@@ -181,14 +188,36 @@ class CodeVote:
         return [f"sample {n}: {w}" for n, w in said.items()] + (
             [f"the probe: {vote.probe_flag}"] if vote and vote.probe_flag else [])
 
-    def keep(self, winner: Sampled) -> None:
-        """The winner's worktree becomes the step's own; every other sample's is removed."""
+    def keep(self, winner: Sampled) -> tuple[AgentResult, VoteRecord]:
+        """The winner's worktree becomes the step's own, the probe's tests that chose it
+        copied in; every other sample's is removed. Returns the winner's answer (its
+        ``files_changed`` naming those tests too) and the vote's record, both kept with
+        the worktree (``code_winner.save``)."""
+        assert winner.result is not None  # (a sample with no answer is flagged)
+        self.landed = self._land_probe(winner)
+        result, kept = with_files(winner.result, self.landed[0]), self.record_of()
         with self.store.lock():
             record = self.store.load_step(self.record.number)
             record.meta.update({WORKTREE_KEY: self._rel(winner.name), BASE_KEY: self.commit,
                                 READY_KEY: True, "measured_from": self.tree})
+            save(self.store, self.record.number, self._rel(winner.name), result, kept)
             self.store.save_step(record)
         self.drop(keep=winner.name)
+        return result, kept
+
+    def _land_probe(self, winner: Sampled) -> tuple[list[str], dict[str, str]]:
+        """The probe's test files that chose ``winner`` (``code_probe.chose``), copied
+        into its worktree (``code_probe.copy_tests``): those that landed, and why any
+        other did not."""
+        vote, probe = self.vote, self.probe
+        if vote is None or probe is None or vote.probe_flag or winner.name not in vote.rows:
+            return [], {}
+        files, left = chose(vote.columns, vote.rows[winner.name])
+        end = worktrees.snapshot(winner.folder)
+        theirs = worktrees.changes(winner.folder, self.tree, end) if end else None
+        landed, more = copy_tests(probe.folder, winner.folder, files,
+                                  list(self.record.spec.writes or []), theirs)
+        return landed, {**left, **more}
 
     def drop(self, keep: str | None = None) -> None:
         """Every sample's worktree but ``keep``'s removed, with its own ``/tmp``; the

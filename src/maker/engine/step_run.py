@@ -37,6 +37,7 @@ from maker.core.sdk import bounded
 from maker.engine.apart import land_apart, land_feedback, verify_apart
 from maker.engine.code_probe import probe_prompt
 from maker.engine.code_vote import CodeVote, Draw
+from maker.engine.code_winner import kept_winner
 from maker.engine.deviation import after_answer, stop_reason
 from maker.engine.feedback import failure, fix_feedback, refusal_feedback
 from maker.engine.parts import EngineParts
@@ -220,7 +221,11 @@ class StepRun:
         """Vote on the step's code (``maker.engine.code_vote``): samples in worktrees of
         their own, decided by what they do. Sets ``_winner`` (its worktree now the step's),
         or fails the step with the matrix (under ``undecided_code_vote: ask``, a person's
-        setting, stops it for them with the matrix instead)."""
+        setting, stops it for them with the matrix instead). A winner a killed run kept
+        (``code_winner``) is gone on from: no new vote."""
+        if (won := kept_winner(self.store, record)) is not None:
+            self._winner = won
+            return
         def drawer(prompt: str, kind: str) -> Draw:
             async def draw(sample: StepRecord) -> AgentResult | None:
                 try:
@@ -239,13 +244,14 @@ class StepRun:
             vote.drop()
             yield self._fail(f"the vote on the step's code could not run: {exc}")
             return
-        kept = vote.record_of()
-        self.parts.record("vote", self.n, 0, detail=kept.to_dict(),
+        won = vote.keep(winner) if winner is not None and winner.result is not None else None
+        self.parts.record("vote", self.n, 0, detail=(won[1] if won else vote.record_of()
+                                                     ).to_dict(),
                           model=self.parts.model_for(record),
-                          error=None if winner is not None else "undecided")
+                          error=None if won is not None else "undecided")
         for said in vote.flagged():
             yield StepFlagged(timestamp=time.time(), step=self.n, reason=said)
-        if winner is None or winner.result is None:
+        if won is None:
             vote.drop()
             if vote.vote is not None and settings(  # (counted, undecided: a person's word)
                     self.store.root).undecided_code_vote == "ask":
@@ -253,8 +259,7 @@ class StepRun:
                 return
             yield self._fail(why)
             return
-        vote.keep(winner)
-        self._winner = (winner.result, kept)
+        self._winner = won
 
     async def _draw(self, record: StepRecord, brief: str, feedback: str, kind: str,
                     resume: str | None) -> AgentResult:
