@@ -508,5 +508,8 @@ def test_the_planner_is_told_every_rule_the_linter_enforces() -> None:
     rules = prompt.split("Rules that the validator enforces:", 1)[1]
     for said in ("0 or more", "unique", "misspelt or unknown\n  field", "`step_<N>_output`",
                  "step M's `output_schema`", "`depends_on`", "every step must",
-                 "`next_step`", "mcp__<server>__<tool>", "no placeholders"):
+                 "`next_step`", "mcp__<server>__<tool>", "no placeholders",
+                 # (a code step's vote and probe: when, where, and what they cost)
+                 "`votes: K`", "`probe: true`", "K to\n  4·K", "pytest projects only",
+                 "never on a conditional step"):
         assert said in rules, said
