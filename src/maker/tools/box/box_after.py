@@ -23,7 +23,9 @@ the box would otherwise run later.
   and git does not enter an untracked repository. A step that means to add a submodule
   names ``.gitmodules`` in its ``writes`` (no ``index`` line then).
 
-Each part is undone on its own: one that fails is said and the others still run. Only
+Each part is undone on its own: one that fails is said and the others still run, and
+a mark at the top of the step's folder (``UNDONE_NOT``) then stops every later command
+there (what the command left is not taken as the person's) until a person removes it. Only
 regular files are read, without waiting and within a bound (``box_sites.read_file``).
 Read by ``box_setup.py`` from beside it (maker's data dir, read-only to every step), for
 every boxed call: the standard library only, and ``subprocess`` only where the index may
@@ -37,23 +39,20 @@ import stat
 
 if "below" not in globals():  # (in the box, box_setup reads box_walk's and box_sites' first)
     from maker.tools.box.box_sites import (
+        ident,
+        inside,
         listed,
+        matches,
+        put_aside,
         read_file,
         sites_of,
         startup,
         stat_of,
         unrecorded,
     )
-    from maker.tools.box.box_walk import (
-        UNFINISHED,
-        Walk,
-        below,
-        ident,
-        inside,
-        matches,
-        put_aside,
-    )
+    from maker.tools.box.box_walk import UNFINISHED, Walk, below
 
+UNDONE_NOT = "maker-undo-unfinished"  # (at the top: an undo that did not finish, and why)
 _BOUND_MOST = 2_000  # (bound read-only; past them, one is held by what it is, ctime too)
 MODE = b"\x00\x00\xe0\x00"  # (160000, a gitlink's mode, as the index stores it)
 
@@ -82,18 +81,27 @@ class After:
     def hold(lists: dict[str, list[str]]) -> list[str]:
         """Walk below the top of the step's folder before the command runs: what runs
         code later there is held (``held``, with the virtual environments: ``venvs``);
-        what of it the box binds read-only over itself (not a link, not the step's)."""
+        what of it the box binds read-only over itself (not a link, not the step's; the
+        person's first, then the repositories the step may make: ``laterokname``)."""
         for key in ("held", "venvs", "passed", "bound", "links", "unfinished"):
             lists[key] = []
+        named: list[str] = []
         for top in lists["laterdir"]:
             walk = below(top, lists)
             lists["held"] += walk.found
+            named += walk.named
             lists["venvs"] += walk.venvs
             lists["passed"] += walk.passed
             lists["links"] += walk.links
             lists["unfinished"] += [] if walk.finished else [UNFINISHED.format(top, walk.why)]
-        lists["bound"] = [p for p in lists["held"] if not os.path.islink(p) and not inside(
-            p, lists["laterok"]) and not p.endswith(".pyc")][:_BOUND_MOST]
+            if os.path.lexists(os.path.join(top, UNDONE_NOT)):  # (an earlier undo's)
+                lists["unfinished"].append(UNFINISHED.format(top, (
+                    f"the undo after an earlier command did not finish, and what it made may "
+                    f"still be there (what stopped it: {os.path.join(top, UNDONE_NOT)}); "
+                    "look below it, then remove that file")))
+        lists["bound"] = [p for p in [*lists["held"], *named] if not os.path.islink(
+            p) and not inside(p, lists["laterok"]) and not p.endswith(".pyc")][:_BOUND_MOST]
+        lists["held"] += named
         return lists["bound"]
 
     def refusal(self) -> str:
@@ -108,14 +116,17 @@ class After:
     def undo(self) -> list[str]:
         """Undo what the command left that runs later; what was undone, in words."""
         said: list[str] = []
+        failed = []
         for part in (self._commondir, self._gitlinks, self._todos, self._made, self._deeper,
                      self._sites):  # (what reads a venv's RECORD files last: the slowest)
             try:
                 said += part()
             except Exception as exc:  # (any failure of one part stops none of the others)
-                said.append(f"could not finish undoing what the command left "
-                            f"({part.__name__[1:]}: {type(exc).__name__}: {exc}); look at it "
-                            "before running git or the project's python yourself")
+                failed.append(f"{part.__name__[1:]}: {type(exc).__name__}: {exc}")
+                said.append(f"could not finish undoing what the command left ({failed[-1]}); "
+                            "look at it before running git or the project's python yourself")
+        if failed or any(not w.finished for w in self.walked or []):
+            _mark_undone(self.tops, failed + [w.why for w in self.walked or [] if w.why])
         return said
 
     def _commondir(self) -> list[str]:
@@ -182,7 +193,10 @@ class After:
         """What the walk after the command found (``box_walk.below``), undone where the
         command made it or changed it; whether a link into a folder passed by is kept."""
         seen, said = ident(path), self.judged
-        if kind == "venv":  # (past the ones whose start-up files were kept: RECORDs unread)
+        if kind == "deep":
+            said.append(f"moved a folder the command made too deep to name to {path}: what "
+                        "runs code later in it is moved aside as anywhere")
+        elif kind == "venv":  # (past the ones whose start-up files were kept: RECORDs unread)
             for site in sites_of([], [path]):
                 said += [_remove(p) for p in unrecorded(site, self.sites.get(site, {}), 0)]
         elif kind == "found" and seen not in self.held and seen[:2] not in self.bound:
@@ -199,6 +213,18 @@ class After:
         return [os.path.join(folder, name) for folder, before in self.before.items()
                 for name in listed(folder) if name not in before and
                 any(matches(name.lower(), n) for n in self.names)]
+
+
+def _mark_undone(tops: list[str], why: list[str]) -> None:
+    """Say at the top of the step's folder that the undo did not finish: until a person
+    removes the mark, no command runs there (what the command left is not taken as
+    theirs)."""
+    for top in tops:
+        try:
+            with open(os.path.join(top, UNDONE_NOT), "a") as mark:
+                mark.write("; ".join(why)[:4000] + "\n")
+        except OSError:
+            pass
 
 
 def gitlinks(git: str, index: str) -> set[str]:

@@ -295,10 +295,10 @@ def run(argv: list[str], lists: dict[str, list[str]], after_class: Any, *,
 
 
 def _after() -> Any:
-    """``box_after.py``'s ``After`` (``box_walk.py`` and ``box_sites.py`` read in first),
+    """``box_after.py``'s ``After`` (``box_sites.py`` and ``box_walk.py`` read in first),
     from beside this file: each one's ``.pyc``, else its source."""
     code: dict[str, Any] = {}
-    for name in ("box_walk.py", "box_sites.py", "box_after.py"):
+    for name in ("box_sites.py", "box_walk.py", "box_after.py"):
         path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
         try:
             with open(path + "c", "rb") as compiled:  # (-I: no import from beside it)

@@ -1,10 +1,11 @@
-"""What Python runs at every start of a virtual environment in a step's folder (its
-``.pth`` files, ``sitecustomize`` and ``usercustomize`` in any form), and how the box's
-first process reads files: a regular file only, without waiting (a FIFO there is not
-one), and no more than a bound of it.
+"""How the box's first process looks at files: what Python runs at every start of a
+virtual environment in a step's folder (its ``.pth`` files, ``sitecustomize`` and
+``usercustomize`` in any form); a file read (a regular file only, without waiting: a FIFO
+there is not one; no more than a bound of it); what a path is (:func:`ident`); and a file
+moved aside under a name no tool reads (:func:`put_aside`).
 
-Standard library only: ``box_setup.py`` reads it from beside it (after ``box_walk.py``,
-before ``box_after.py``), for every boxed call.
+Standard library only: ``box_setup.py`` reads it from beside it (first, then
+``box_walk.py`` and ``box_after.py``), for every boxed call.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import stat
 
 _READ_MAX = 64 << 20  # (an index of a very large repository; a plan or a .pth: far less)
 Seen = tuple[int, int, int, int] | None  # (mtime, ctime, size, inode: ctime no one sets)
+Ident = tuple[int, int, int]  # (device, inode, ctime in ns: what no command can set back)
 
 
 def sites_of(tops: list[str], venvs: list[str]) -> list[str]:
@@ -23,7 +25,8 @@ def sites_of(tops: list[str], venvs: list[str]) -> list[str]:
     found = [os.path.join(top, n) for top in tops for n in listed(top)]
     for venv in dict.fromkeys([*found, *venvs]):
         lib = os.path.join(venv, "lib")
-        if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
+        if os.path.isfile(os.path.join(venv, "pyvenv.cfg")) or os.path.isdir(
+                os.path.join(venv, "conda-meta")):  # (a venv, or a conda or pixi env)
             sites += [os.path.join(lib, v, "site-packages") for v in listed(lib)
                       if os.path.isdir(os.path.join(lib, v, "site-packages"))]
     return sites
@@ -96,3 +99,85 @@ def listed(folder: str) -> list[str]:
         return os.listdir(folder) if os.path.isdir(folder) else []
     except OSError:
         return []
+
+
+def matches(name: str, pattern: str) -> bool:
+    """Whether ``name`` is ``pattern``'s (a trailing ``/`` dropped; one ``*``: any run)."""
+    pattern = pattern.rstrip("/")
+    start, star, end = pattern.partition("*")
+    if not star:
+        return name == pattern
+    return len(name) >= len(start) + len(end) and name.startswith(start) and \
+        name.endswith(end)
+
+
+def ident(path: str) -> Ident:
+    """What a path is (device, inode, ctime: a link's own, not its target's); zeros if
+    gone."""
+    try:
+        seen = os.lstat(path)
+    except OSError:
+        return 0, 0, 0
+    return seen.st_dev, seen.st_ino, seen.st_ctime_ns
+
+
+def aside(path: str) -> str:
+    """Move ``path`` aside in its own folder, under a name no tool reads
+    (``maker-aside.<name>``, numbered if taken, the name left out if too long); its new
+    path. Done in the folder by its handle: a path too long to name whole still moves."""
+    folder, name = os.path.split(path)
+    fd = os.open(folder or ".", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for n in range(100):
+            moved = f"maker-aside.{n}.{name}" if n else f"maker-aside.{name}"
+            moved = moved if len(os.fsencode(moved)) <= 255 else f"maker-aside.{n}"
+            try:
+                os.lstat(moved, dir_fd=fd)
+            except FileNotFoundError:
+                os.rename(name, moved, src_dir_fd=fd, dst_dir_fd=fd)
+                return os.path.join(folder, moved)
+    finally:
+        os.close(fd)
+    raise OSError(f"no free name beside {path}")
+
+
+def put_aside(path: str, why: str) -> str:
+    """Move ``path`` aside (removed where it cannot be); what was done, in words."""
+    try:
+        return (f"moved {path} aside, to {aside(path)}: {why}, and it runs code later "
+                "outside the box (the step's writes do not name it)")
+    except Exception as exc:
+        try:
+            os.unlink(path)
+            return f"removed {path}: {why}, and it runs code later outside the box"
+        except Exception:
+            return (f"could not move {path} aside ({exc}): it runs code later outside the "
+                    "box; remove it before running tools in its folder")
+
+
+def inside(path: str, roots: list[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def folder_id(path: str) -> str:
+    """A folder's device and inode (a link's target's), as text; "" if it is none."""
+    try:
+        seen = os.stat(path)
+    except OSError:
+        return ""
+    return f"{seen.st_dev}:{seen.st_ino}" if stat.S_ISDIR(seen.st_mode) else ""
+
+
+def real_folder(path: str) -> str:
+    """Where a link to a folder leads, as the kernel names it (one call, however deep),
+    else as ``realpath`` finds it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return os.path.realpath(path)
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(path)
+    finally:
+        os.close(fd)

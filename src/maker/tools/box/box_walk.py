@@ -9,18 +9,21 @@ stands for any run of characters (``lefthook*.yml``); a link matches either. The
 lists names only (a ``stat`` for a name that matches and for a link to a folder). It does
 not enter the top's ``.git`` and what it is told to skip (``laterskip``: the plans'
 root), ``node_modules``, and a virtual environment (``pyvenv.cfg``: its start-up files
-are ``box_sites``', so the walk names it) or a cache folder (``CACHEDIR.TAG``) that was
-there before the plan's first boxed call (``since``), its markers too: no command makes
-a folder the walk passes by. A link into a folder the walk passes by is followed (each
-folder once); one to a folder it walks anyway is not; one to a folder outside the top
-where a command may write (``rw``, ``temp``) is not looked in.
+are ``box_sites``', so the walk names it), a conda or pixi environment (``conda-meta``),
+or a cache folder (``CACHEDIR.TAG``) that was there before the plan's first boxed call
+(``since``), its markers too: no command makes a folder the walk passes by. A link into a
+folder it passes by is followed (each folder once; one into a place it skips, or 256
+levels below the top, is not); one to a folder it walks anyway is not; one to a folder
+outside the top where a command may write (``rw``, ``temp``, ``/dev``'s shared memory)
+is not looked in. After a command, such a link it did not find before is moved aside.
 
 No bound on what it lists, and memory that does not grow with it: a folder's names are
-read a share at a time (``_SHARE``), the folders among them walked before the rest is
-read. What it keeps grows with what it finds only: before a command, the person's own (a
-command's is moved aside after it), within bounds it says it passed. After a command
-(``act``) each find is handed on as it is found, and a folder that cannot be read is said
-and does not stop the walk; before one, the walk stops there and says why.
+read a share at a time, half as many a level deeper (``_NAMES``: twice that in all), the
+folders among them walked before the rest is read, by name. What it keeps grows with
+what it finds only: before a command, the person's own (a command's is moved aside after
+it), within bounds it says it passed. After a command (``act``) each find is handed on as
+it is found; a folder that cannot be read is said and does not stop the walk, and one
+too deep for its path to be named is moved to the top and walked there.
 
 Standard library only: ``box_setup.py`` reads it from beside it, for every boxed call.
 """
@@ -29,28 +32,34 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
+
+if "ident" not in globals():  # (in the box, box_setup reads box_sites' code in first)
+    from maker.tools.box.box_sites import Ident, folder_id, ident, inside, matches, real_folder
 
 UNFINISHED = ("maker cannot look below the top of {} for what runs code later: {}. What "
               "a command makes there could not be undone, so none runs until it can: remove "
               "what stops it (a person may set boundary: off, or main_boundary: off, in "
               "plans/settings.yaml)")
-_SHARE = 1_024  # (names of one folder held at once, before the folders among them are walked)
-_OPEN_MOST = 256  # (folders read in shares at once, a descriptor each; past it, one is whole)
+_NAMES = 65_536  # (a share of a folder's names: half as many a level deeper; in all, twice)
+_SHARE_LEAST = 32  # (a share, however deep the walk)
+_OPEN_MOST = 4_096  # (folders being read at once, a descriptor each; past it, one is whole)
 _FOUND_MOST = 500_000  # (held before a command: the person's own; a command's go after it)
+_NAMED_MOST = 2_000  # (of those the step may make anywhere, held: more would not be bound)
 _LINKS_MOST = 100_000  # (the person's links into a folder passed by, or out of the top)
 _VENVS_MOST = 10_000  # (with their start-up files' stat; past it, those change-checked only)
-_MARKS = ("pyvenv.cfg", "CACHEDIR.TAG")
-Ident = tuple[int, int, int]  # (device, inode, ctime in ns: what no command can set back)
+_DEEPEST = 256  # (a link's target this far below the top, or more: not followed)
+_MARKS = ("pyvenv.cfg", "CACHEDIR.TAG", "conda-meta")  # (a venv's, a cache's, a conda env's)
 
 
 class Walk:
-    """One walk: ``found`` (path → :func:`ident`), ``venvs``, ``passed`` (the folders it
-    passed by: :func:`folder_id` and path), ``links`` (a link into a folder passed by, or to
-    one outside the top where a command may write → that folder), ``listed``, ``finished``."""
+    """One walk: ``found`` (path → :func:`ident`), ``named`` (the same, of names the step may
+    make anywhere), ``venvs``, ``passed`` (the folders it passed by: :func:`folder_id` and
+    path), ``links`` (a link into a folder passed by, or to one outside the top where a
+    command may write → that folder), ``listed``, ``finished``."""
 
     def __init__(self) -> None:
         self.found: dict[str, Ident] = {}
+        self.named: dict[str, Ident] = {}
         self.links: dict[str, str] = {}
         self.venvs: list[str] = []
         self.passed: list[str] = []
@@ -61,7 +70,8 @@ def below(top: str, lists: dict[str, list[str]], act: object = None) -> Walk:
     """What lies below ``top`` (the module's docstring); a folder passed by before the
     command (``passed``) is passed by after it, where it still lies. ``act``, after it: called
     as ``act(kind, path)`` for each find, not kept: ``found``, ``out`` (a link out of the top),
-    ``into`` (a link into a folder passed by: followed where it says true), ``venv``."""
+    ``into`` (a link into a folder passed by: followed where it says true), ``venv``, and
+    ``deep`` (a folder too deep to name, moved to the top: walked there)."""
     return _Walker(top, lists, act).run()
 
 
@@ -70,7 +80,7 @@ class _Folder:
 
     def __init__(self, path: str, listing: object, followed: bool) -> None:
         self.path, self.listing, self.followed = path, listing, followed  # (through a link)
-        self.pending: list[tuple[str, bool]] = []  # (folders to walk, and followed)
+        self.pending: list[str] = []  # (the folders in it to walk, by name; a link's: by path)
         self.early: list[tuple[str, str]] = []  # (finds before it is known to be passed by)
         self.marks: list[str] = []  # (a venv's or a cache's, among its names)
         self.decided = False  # (whether it is passed by is known)
@@ -85,38 +95,76 @@ class _Walker:
         self.starts = tuple(p.partition("*")[0] for p in self.patterns if not p.startswith("*"))
         self.ends = tuple(p.rstrip("/").partition("*")[2] for p in self.patterns
                           if p.startswith("*"))
-        self.roots, self.skip = lists["rw"] + lists["temp"], lists["laterskip"]
+        self.roots, self.skip = lists["rw"] + lists["temp"] + ["/dev"], lists["laterskip"]
         self.ok, self.oknames = lists.get("laterok", []), set(lists.get("laterokname", []))
         self.since = int((lists.get("since") or ["0"])[0])
         self.passed = set(lists.get("passed", []))
         self.top, self.act, self.walk, self.open = top, act, Walk(), 0
         self.seen: set[str] = set()  # (folders reached through a link: each once)
         self.places: dict[str, bool] = {}  # (whether a folder is passed by, as a link finds)
+        self.most_open = _OPEN_MOST
 
     def run(self) -> Walk:
-        stack = [f for f in [self._open(self.top, True)] if f]
-        while stack and (self.walk.finished or self.act):
-            folder = stack[-1]
-            if folder.pending:
-                child = self._open(*folder.pending.pop())
-                stack += [child] if child else []
-            elif folder.listing is not None:
-                self._read(folder)
-            else:
-                stack.pop()
-        for folder in stack:
-            self._close(folder)
+        import resource  # (a folder being read holds a descriptor: as many as the walk may)
+
+        was = resource.getrlimit(resource.RLIMIT_NOFILE)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (was[1], was[1]))
+            self.most_open = max(16, min(_OPEN_MOST, was[1] - 64))
+        except (OSError, ValueError):
+            self.most_open = max(16, min(_OPEN_MOST, was[0] - 64))
+        try:
+            stack = [f for f in [self._open(self.top, "", True)] if f]
+            while stack and (self.walk.finished or self.act):
+                folder = stack[-1]
+                if folder.pending:
+                    child = self._open(folder.path, folder.pending.pop(), False)
+                    stack += [child] if child else []
+                elif folder.listing is not None:
+                    self._read(folder, max(_SHARE_LEAST, _NAMES >> min(len(stack), 30)))
+                else:
+                    stack.pop()
+            for folder in stack:
+                self._close(folder)
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, was)
         return self.walk
 
-    def _open(self, path: str, followed: bool) -> _Folder | None:
+    def _open(self, parent: str, name: str, followed: bool) -> _Folder | None:
+        path = os.path.join(parent, name) if name else parent  # (a link's target: a path)
         try:
             listing = os.scandir(path)
         except OSError as exc:
-            if not self._reopened(path, exc):
+            if exc.errno == errno.ENAMETOOLONG and self.act:
+                path = self._lift(parent, name) or path
+            elif not self._reopened(path, exc):
                 return None
-            listing = os.scandir(path)
+            try:
+                listing = os.scandir(path)
+            except OSError as again:
+                self._unreadable(path, again)
+                return None
         self.open += 1
-        return _Folder(path, listing, followed)
+        return _Folder(path, listing, followed or name.startswith("/"))
+
+    def _lift(self, parent: str, name: str) -> str:
+        """A folder a command made too deep for its path to be named (the walk before it
+        found none such): moved to the top, under a name no tool reads, and walked there."""
+        fds = [os.open(p, os.O_RDONLY | os.O_DIRECTORY) for p in (parent, self.top)]
+        try:
+            for n in range(100):
+                moved = os.path.join(self.top, f"maker-aside.deep.{n}")
+                if not os.path.lexists(moved):
+                    os.rename(name, os.path.basename(moved), src_dir_fd=fds[0],
+                              dst_dir_fd=fds[1])
+                    self.act("deep", moved)  # type: ignore[operator]
+                    return moved
+        except OSError:
+            pass
+        finally:
+            for fd in fds:
+                os.close(fd)
+        return ""
 
     def _reopened(self, path: str, exc: OSError) -> bool:
         """Whether a folder that could not be read can be now: after a command, one of the
@@ -126,19 +174,21 @@ class _Walker:
             return False
         if self.act and exc.errno == errno.EACCES:
             try:
-                os.chmod(path, stat.S_IMODE(os.lstat(path).st_mode) | 0o700)
-                os.scandir(path).close()
+                os.chmod(path, (os.lstat(path).st_mode & 0o7777) | 0o700)
                 return True
             except OSError:
                 pass
-        if self.walk.finished:
-            self.walk.finished, self.walk.why = False, f"{path} cannot be read ({exc.strerror})"
+        self._unreadable(path, exc)
         return False
 
-    def _read(self, folder: _Folder) -> None:
+    def _unreadable(self, path: str, exc: OSError) -> None:
+        if self.walk.finished:
+            self.walk.finished, self.walk.why = False, f"{path} cannot be read ({exc.strerror})"
+
+    def _read(self, folder: _Folder, share: int) -> None:
         """Read on in ``folder``'s names: to their end, or until a share is held. (The
         walk's hot loop: a plain file, most names, costs a set lookup and two prefix tests.)"""
-        whole, files, starts, ends = self.open > _OPEN_MOST, self.files, self.starts, self.ends
+        whole, files, starts, ends = self.open > self.most_open, self.files, self.starts, self.ends
         pending, early, listed = folder.pending, folder.early, 0
         try:
             for entry in folder.listing:  # type: ignore[attr-defined]
@@ -149,7 +199,7 @@ class _Walker:
                     if self._named(low, True, False):
                         self._find(folder, "found", entry.path)
                     elif low != "node_modules" and entry.path not in self.skip:
-                        pending.append((entry.path, False))
+                        pending.append(entry.name)
                 elif entry.is_symlink():
                     if self._named(low, False, True):
                         self._find(folder, "found", entry.path)
@@ -158,16 +208,15 @@ class _Walker:
                 elif low in files or (low.startswith(starts) or low.endswith(ends)) and \
                         self._named(low, False, False):
                     self._find(folder, "found", entry.path)
-                if not whole and len(pending) + len(early) >= _SHARE:
+                if not whole and len(pending) + len(early) >= share:
                     if not folder.decided:
                         self._decide(folder, [m for m in _MARKS if os.path.lexists(
                             os.path.join(folder.path, m))])
                     self.walk.listed += listed
                     return
         except OSError as exc:  # (a folder's names that cannot all be read: said)
-            if self.walk.finished and exc.errno != errno.ENOENT:
-                self.walk.finished = False
-                self.walk.why = f"{folder.path} cannot be read ({exc.strerror})"
+            if exc.errno != errno.ENOENT:
+                self._unreadable(folder.path, exc)
         self.walk.listed += listed
         self._close(folder)
         if not folder.decided:
@@ -193,9 +242,11 @@ class _Walker:
             self._link(folder, path)
         elif inside(path, self.ok):
             return  # (the step's: neither held before nor undone after)
-        elif self.act:  # (a name the step may make anywhere is held before: a repository)
-            if os.path.basename(path).lower() not in self.oknames:
-                self.act("found", path)  # type: ignore[operator]
+        elif os.path.basename(path).lower() in self.oknames:
+            if not self.act and len(self.walk.named) < _NAMED_MOST:  # (a repository there)
+                self.walk.named[path] = ident(path)  # (held, not counted as the person's)
+        elif self.act:
+            self.act("found", path)  # type: ignore[operator]
         else:
             self.walk.found[path] = ident(path)
             self._bound(len(self.walk.found), _FOUND_MOST, "files that run code later")
@@ -204,7 +255,7 @@ class _Walker:
         """Whether ``folder`` is passed by (a venv or a cache older than the plan, or one
         passed by before the command), now its markers are known; its early finds then."""
         path, folder.decided = folder.path, True
-        if "pyvenv.cfg" in marks:
+        if "pyvenv.cfg" in marks or "conda-meta" in marks:
             self._venv(path)
         key = f"{folder_id(path)} {path}" if marks else ""
         passed = bool(marks) and not folder.followed and path != self.top and (
@@ -224,20 +275,21 @@ class _Walker:
             self.act("venv", path)  # type: ignore[operator]
 
     def _link(self, folder: _Folder, path: str) -> None:
-        """A link among the names: into a folder the walk passes by, followed; out of the
-        top where a command may write, kept (not looked in); else the walk goes there anyway,
-        or it leads where no command writes."""
+        """A link among the names: into a folder the walk passes by, followed (into a place
+        it skips, or deep below the top: not); out of the top where a command may write,
+        kept, not looked in; else the walk goes there anyway, or no command writes there."""
         there = folder_id(path)
         if not there or inside(path, self.ok):
             return  # (not a folder; or in the step's own place)
-        real = os.path.realpath(path)
+        real = real_folder(path)
         if inside(real, [self.top]):
-            if inside(real, self.skip) or not self._passed_place(real) or (
+            skipped = inside(real, self.skip) or real.count("/") > _DEEPEST + self.top.count("/")
+            if not skipped and not self._passed_place(real) or (
                     self.act and not self.act("into", path)):  # type: ignore[operator]
                 return
-            if there not in self.seen:
+            if there not in self.seen and not skipped:
                 self.seen.add(there)
-                folder.pending.append((real, True))
+                folder.pending.append(real)  # (by its path: a link's)
         elif not inside(real, self.roots):
             return
         elif self.act:
@@ -252,7 +304,7 @@ class _Walker:
         path = self.top
         for part in filter(None, real[len(self.top):].split("/")):
             path, low = os.path.join(path, part), part.lower()
-            if low == "node_modules" or path in self.skip or self._named(low, True, False):
+            if low == "node_modules" or self._named(low, True, False):
                 return True
             if path not in self.places:
                 if len(self.places) >= _LINKS_MOST:
@@ -267,59 +319,6 @@ class _Walker:
     def _bound(self, kept: int, most: int, what: str) -> None:
         if kept > most and self.walk.finished:
             self.walk.finished, self.walk.why = False, f"more than {most:,} {what} below it"
-
-
-def matches(name: str, pattern: str) -> bool:
-    """Whether ``name`` is ``pattern``'s (a trailing ``/`` dropped; one ``*``: any run)."""
-    pattern = pattern.rstrip("/")
-    start, star, end = pattern.partition("*")
-    if not star:
-        return name == pattern
-    return len(name) >= len(start) + len(end) and name.startswith(start) and \
-        name.endswith(end)
-
-
-def ident(path: str) -> Ident:
-    """What a path is (device, inode, ctime: a link's own, not its target's); zeros if
-    gone."""
-    try:
-        seen = os.lstat(path)
-    except OSError:
-        return 0, 0, 0
-    return seen.st_dev, seen.st_ino, seen.st_ctime_ns
-
-
-def aside(path: str) -> str:
-    """Move ``path`` aside in its own folder, under a name no tool reads
-    (``maker-aside.<name>``, numbered if taken, the name left out if too long); its new
-    path."""
-    folder, name = os.path.split(path)
-    for n in range(100):
-        moved = f"maker-aside.{n}.{name}" if n else f"maker-aside.{name}"
-        moved = os.path.join(folder, moved if len(os.fsencode(moved)) <= 255
-                             else f"maker-aside.{n}")
-        if not os.path.lexists(moved):
-            os.rename(path, moved)
-            return moved
-    raise OSError(f"no free name beside {path}")
-
-
-def put_aside(path: str, why: str) -> str:
-    """Move ``path`` aside (removed where it cannot be); what was done, in words."""
-    try:
-        return (f"moved {path} aside, to {aside(path)}: {why}, and it runs code later "
-                "outside the box (the step's writes do not name it)")
-    except Exception as exc:
-        try:
-            os.unlink(path)
-            return f"removed {path}: {why}, and it runs code later outside the box"
-        except Exception:
-            return (f"could not move {path} aside ({exc}): it runs code later outside the "
-                    "box; remove it before running tools in its folder")
-
-
-def inside(path: str, roots: list[str]) -> bool:
-    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
 def _older(folder: str, marks: list[str], since: int) -> bool:
@@ -339,12 +338,3 @@ def _others(folder: str, exc: OSError) -> bool:
             os.getuid()
     except OSError:
         return False
-
-
-def folder_id(path: str) -> str:
-    """A folder's device and inode (a link's target's), as text; "" if it is none."""
-    try:
-        seen = os.stat(path)
-    except OSError:
-        return ""
-    return f"{seen.st_dev}:{seen.st_ino}" if stat.S_ISDIR(seen.st_mode) else ""
