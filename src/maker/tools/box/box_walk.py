@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import errno
 import os
+import time
 
 if "ident" not in globals():  # (in the box, box_setup reads box_sites' code in first)
     from maker.tools.box.box_sites import Ident, folder_id, ident, inside, matches, real_folder
@@ -152,13 +153,12 @@ class _Walker:
         found none such): moved to the top, under a name no tool reads, and walked there."""
         fds = [os.open(p, os.O_RDONLY | os.O_DIRECTORY) for p in (parent, self.top)]
         try:
-            for n in range(100):
-                moved = os.path.join(self.top, f"maker-aside.deep.{n}")
-                if not os.path.lexists(moved):
-                    os.rename(name, os.path.basename(moved), src_dir_fd=fds[0],
-                              dst_dir_fd=fds[1])
-                    self.act("deep", moved)  # type: ignore[operator]
-                    return moved
+            for n in range(1_000):
+                moved = f"maker-aside.deep.{n if n < 100 else time.time_ns()}"
+                if not os.path.lexists(os.path.join(self.top, moved)):
+                    os.rename(name, moved, src_dir_fd=fds[0], dst_dir_fd=fds[1])
+                    self.act("deep", os.path.join(self.top, moved))  # type: ignore[operator]
+                    return os.path.join(self.top, moved)
         except OSError:
             pass
         finally:
