@@ -179,8 +179,9 @@ class _Walker:
     def _lift(self, parent: str, name: str) -> str:
         """A folder a command made too deep for its path to be named (none was before it):
         moved to the top, under a name no tool reads, and walked there."""
-        fds = [os.open(p, os.O_RDONLY | os.O_DIRECTORY) for p in (parent, self.top)]
+        fds: list[int] = []
         try:
+            fds += [os.open(parent, _DIR), os.open(self.top, _DIR)]  # (one gone: none lifted)
             for n in range(1_000):
                 free = f"maker-aside.deep.{n if n < 100 else time.time_ns()}"
                 if not os.path.lexists(os.path.join(self.top, free)):
