@@ -23,13 +23,14 @@ from maker.executor.state.lifecycle import start_step
 from maker.red_flag.red_flagger import RedFlagger
 from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord
-from maker.store.workspace import WORKTREE_KEY
+from maker.store.workspace import BASE_KEY, READY_KEY, WORKTREE_KEY
+from maker.tools.git import worktrees
 from maker_scripted import RecordedRequest, Reply, ToolUseBlock
 
 __all__ = ["BASE", "DELETES", "FILES", "HIGH_ONLY", "OFF_BY_ONE", "RIGHT", "RIGHT_LONGER",
            "TEST_LOW", "TEST_OFF", "TEST_RIGHT", "TEST_VACUOUS", "Sample", "Variant",
-           "answer", "clamp_project", "code_plan", "draws", "run_vote", "samples",
-           "voting_store"]
+           "answer", "clamp_project", "code_plan", "draws", "run_vote", "sample_tree",
+           "samples", "voting_store"]
 
 BASE = "def clamp(x, lo, hi):\n    return x\n"
 RIGHT = "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n"
@@ -121,15 +122,29 @@ def samples(variants: Sequence[Variant], probe: Sample | None = None,
 
 def voting_store(project: Path, monkeypatch: pytest.MonkeyPatch, **changes: Any) -> PlanStore:
     """A git project whose clamp does not clamp (:func:`clamp_project`), its tests
-    pytest's; one code step (0) with ``votes: 2`` and ``changes``, started."""
+    pytest's; one code step (0) with ``votes: 2``, the output its samples hand off
+    (:func:`answer`) and ``changes``, started."""
     monkeypatch.setenv("TEST_CMD", f"{sys.executable} -m pytest -q -p no:cacheprovider")
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     clamp_project(project)
     store = write(project, [step_spec(0, -1, **{
         "primary_tools": ["Read", "Write", "Bash"], "writes": ["src/calc.py", "tests/"],
-        "votes": 2, **changes})])
+        "votes": 2, "output_schema": "{files: list}", **changes})])
     start_step(store, 0)
     return store
+
+
+def sample_tree(store: PlanStore, name: str) -> tuple[Path, StepRecord, str]:
+    """Sample ``name``'s worktree of step 0, cut from the main checkout as it is now, where
+    a vote makes one (``CodeVote._one``), and the step's record as its session gets it:
+    ``(folder, record, tree)``, ``tree`` the base its changes are measured from."""
+    commit, tree = worktrees.base_commit(store.project, "plans")
+    rel = f"{worktrees.WORKTREES}/step-0-{name}-{commit[:12]}"
+    worktrees.add_worktree(store.project, store.root / rel, commit)
+    record = store.load_step(0)
+    record.meta.update({WORKTREE_KEY: rel, BASE_KEY: commit, READY_KEY: True,
+                        "measured_from": tree})
+    return store.root / rel, record, tree
 
 
 def draws(scripted: list[Sample], extra: Callable[[Path, int], None] | None = None,

@@ -26,6 +26,7 @@ from harness.code_votes import (
     answer,
     draws,
     run_vote,
+    sample_tree,
     voting_store,
 )
 from harness.engine_fakes import FakeLedger, parts, run
@@ -39,7 +40,6 @@ from maker.planner.linter import lint_text
 from maker.planner.parser import parse_plan
 from maker.red_flag.red_flagger import RedFlagger
 from maker.store.plan_store import PlanStore
-from maker.tools.git import worktrees
 from maker.verify.cross_runs import SampleTree, cross_run
 from maker.verify.pytest_runs import code_vote_note
 from maker.voting.behaviour import FAIL, INCOMPATIBLE, PASS, CodeSample, decide
@@ -135,15 +135,13 @@ def test_the_probe_is_measured_as_a_sample_is_and_may_change_tests_alone(
     """Before any test runs (``code_sample.measure``): a probe's diff is of tests
     alone; one that changes any other file, how the tests run, or an existing test, or
     that adds no test, is flagged. A sample may change code."""
-    voting_store(project, monkeypatch, probe=True)
-    commit, tree = worktrees.base_commit(project, "plans")
-    folder = project.parent / "probe"
-    worktrees.add_worktree(project, folder, commit)
+    store = voting_store(project, monkeypatch, probe=True)
+    folder, record, tree = sample_tree(store, "probe")
     for name, text in probe.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text)
     got = measure("probe", folder, answer(sorted(probe), "p"), flagger=RedFlagger(),
-                  tree=tree, writes=[], probe=True)
+                  tree=tree, writes=[], store=store, record=record, probe=True)
     if why is None:
         assert got.sample.flag is None and got.tests == (PROBE_TEST,)
         assert got.sample.diff_lines == 0  # (tests are no cost)
@@ -151,7 +149,8 @@ def test_the_probe_is_measured_as_a_sample_is_and_may_change_tests_alone(
     assert (got.sample.flag or "").startswith(why), got.sample.flag
     if why.startswith("it changed files"):
         assert measure("s1", folder, answer(sorted(probe), "p"), flagger=RedFlagger(),
-                       tree=tree, writes=[]).sample.flag is None  # (a sample may)
+                       tree=tree, writes=[], store=store, record=record
+                       ).sample.flag is None  # (a sample may)
 
 
 @dataclass

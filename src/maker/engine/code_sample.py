@@ -4,13 +4,16 @@ A sample (``maker.engine.code_vote``) is the step's brief done by a fresh sessio
 worktree of its own. :func:`measure` reads what it did there: its diff (its code's lines:
 tests it adds are no cost), the pytest files it added or changed, or why it is dropped
 before any test runs (never repaired): its session failed or was cut, the red flagger
-rejects its answer, its handoff is not a complete one, it changed no file, it wrote
-outside the step's ``writes``, it weakened the tests (``maker.handoff.weak_tests``), it
-changed how the tests run (a ``conftest.py`` can rewrite every outcome; pytest's config,
-``sitecustomize.py``, a ``.pth``), or it added no test (its diff is counted over its code
-alone, so a sample with no test would win by its smaller one). The vote's probe
-(``maker.engine.code_probe``) is measured the same way, and dropped too where it changed
-a file that is not a test.
+rejects its answer, its handoff is not a complete one, it changed no file, the gate would
+refuse its handoff on what applies to a sample (``maker.handoff.gate.check_sample``: it
+is for another step, its output lacks a key of the step's ``output_schema``, maker's red
+flags, its sweep, a ``files_changed`` that is not what git measures in its worktree; the
+gate's own words in the flag), it wrote outside the step's ``writes``, it weakened the
+tests (``maker.handoff.weak_tests``), it changed how the tests run (a ``conftest.py`` can
+rewrite every outcome; pytest's config, ``sitecustomize.py``, a ``.pth``), or it added no
+test (its diff is counted over its code alone, so a sample with no test would win by its
+smaller one). The vote's probe (``maker.engine.code_probe``) is measured the same way,
+and dropped too where it changed a file that is not a test.
 """
 
 from __future__ import annotations
@@ -20,11 +23,14 @@ from pathlib import Path
 
 from maker.core.models import AgentResult
 from maker.engine.code_probe import not_tests
-from maker.errors import YAMLCleanError
+from maker.errors import Problem, YAMLCleanError
 from maker.handoff.fields import parse_handoff
+from maker.handoff.gate import check_sample
 from maker.handoff.weak_tests import is_test_file, weakened
 from maker.planner.writes import clash
 from maker.red_flag.red_flagger import RedFlagger
+from maker.store.plan_store import PlanStore
+from maker.store.records import StepRecord
 from maker.tools.git import worktrees
 from maker.tools.git.git_tree import file_diff, line_counts
 from maker.verify.pytest_runs import pytest_file
@@ -46,10 +52,13 @@ class Sampled:
 
 
 def measure(name: str, folder: Path, result: AgentResult | None, *, flagger: RedFlagger,
-            tree: str, writes: list[str], probe: bool = False) -> Sampled:
+            tree: str, writes: list[str], store: PlanStore, record: StepRecord,
+            probe: bool = False) -> Sampled:
     """The sample ``name`` (its worktree ``folder``, cut from ``tree``) as the vote sees
     it: its diff, its tests, and a flag found before any test runs (see the module's
-    docstring); ``probe``: the vote's probe, which may change test files only."""
+    docstring); ``record``: the step's record its session got (naming ``folder`` and
+    ``tree``), which the gate's stages read; ``probe``: the vote's probe, which may
+    change test files only."""
     def flagged(why: str, lines: int = 0) -> Sampled:
         return Sampled(name, folder, result, CodeSample(name, lines, (), why))
 
@@ -74,6 +83,9 @@ def measure(name: str, folder: Path, result: AgentResult | None, *, flagger: Red
     counts = line_counts(folder, tree, end, changed) or {}
     lines = sum(max(a, 0) + max(r, 0) for f, (a, r) in counts.items()
                 if not is_test_file(f))  # (its code's: tests it adds are no cost)
+    refused = check_sample(store, record, handoff, data, result.raw_response)
+    if refused:
+        return flagged(f"its handoff is refused by the gate: {_said(refused)}", lines)
     code = not_tests(changed) if probe else None
     if code:
         return flagged(code, lines)
@@ -94,6 +106,12 @@ def measure(name: str, folder: Path, result: AgentResult | None, *, flagger: Red
     if not tests:
         return flagged("it added no test (a vote compares samples by their tests)", lines)
     return Sampled(name, folder, result, CodeSample(name, lines), tests)
+
+
+def _said(problems: list[Problem]) -> str:
+    """The gate's first problems, short: where and what (a sample is never told the fix)."""
+    text = "; ".join(f"{p.field}: {p.message}" for p in problems[:2])
+    return text if len(text) <= 300 else text[:299] + "…"
 
 
 # What makes pytest run otherwise than the tests say: a sample's votes must come from its

@@ -8,8 +8,9 @@ its own box: the first K at once, then as many as the leader's lead still lacks,
 
 - a sample is dropped before any test runs (never repaired) when its session failed or
   was cut, the red flagger rejects its answer, its handoff is not a complete one, it
-  changed no file, it wrote outside the step's ``writes``, it weakened the tests, it
-  changed how the tests run, or it added no test (``maker.engine.code_sample``);
+  changed no file, the gate would refuse its handoff on what applies to a sample, it
+  wrote outside the step's ``writes``, it weakened the tests, it changed how the tests
+  run, or it added no test (``maker.engine.code_sample``);
 - where the step asks (``probe: true``), one more session, the probe, writes only tests
   of the step's interface, with the first samples; its tests join every sample's row
   (``maker.engine.code_probe``);
@@ -246,7 +247,8 @@ class CodeVote:
         result = await draw(sample)
         return await asyncio.to_thread(
             measure, name, folder, result, flagger=self.flagger, tree=self.tree,
-            writes=list(self.record.spec.writes or []), probe=name == PROBE)
+            writes=list(self.record.spec.writes or []), store=self.store, record=sample,
+            probe=name == PROBE)
 
     def _count(self, pytest: list[str], env: dict[str, str]) -> BehaviourVote:
         """Every sample not flagged run against the others' tests and the step's checks

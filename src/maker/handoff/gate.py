@@ -23,12 +23,15 @@ The stages, each with its own module and typed result:
   ``files_changed`` names every one and nothing else;
 - tests that can fail (``maker.handoff.on_base``): a step that changed code has a test
   that fails on the code before it, or says why none can (``behaviour_kept``).
+
+A sample of a vote on a step's code is checked on the stages that apply to it in its own
+worktree (:func:`check_sample`) and dropped where one refuses its handoff.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from maker.core.models import Handoff
 from maker.errors import Problem
@@ -46,7 +49,7 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.verify.result import VerificationRun
 
-__all__ = ["CheckedHandoff", "check_handoff", "inspect_handoff"]
+__all__ = ["CheckedHandoff", "check_handoff", "check_sample", "inspect_handoff"]
 
 
 @dataclass(frozen=True)
@@ -123,3 +126,41 @@ def inspect_handoff(store: PlanStore, text: str | bytes,
         check_can_fail(store, record, measured, handoff.behaviour_kept if handoff else "",
                        problems)
     return CheckedHandoff(handoff, problems, was_repaired, plan, record, run, measured)
+
+
+def check_sample(store: PlanStore, sample: StepRecord, handoff: Handoff, data: dict[str, Any],
+                 text: str | bytes) -> list[Problem]:
+    """Every problem for which the gate would refuse ``handoff``, the complete handoff of a
+    sample of a vote on a step's code (``maker.engine.code_sample``; ``data``: its YAML,
+    ``text``: the answer); ``sample`` is the step's record as the sample's session got it,
+    naming its worktree and the vote's base (``measured_from``). Raises MakerError where
+    the plan cannot be read. Of the gate's stages, those that apply to a sample:
+
+    - against the plan: the handoff is for this step; its ``output`` has every top-level
+      key of the step's ``output_schema`` (a conditional step's ``next_step`` is -1 or a
+      step still to run); maker's red flags; its sweep (the handoff's own words);
+    - the files it changed: ``files_changed`` names every file git measures as changed in
+      its worktree since the base, and nothing else.
+
+    Not the evidence (a sealed ``maker verify`` run) nor tests that can fail (the
+    on-base stage): the vote's own runs of every sample's tests and of the step's checks,
+    in each sample's folder and on the base (``maker.verify.cross_runs``), stand in for
+    them, and the winner meets both when it is gated whole after it lands; nor having
+    landed (the winner lands after the vote). Nor orientation: ``maker orient N`` is
+    maker's plumbing, run against the plan, so it records the step's orientation, never
+    a sample's, and could not tell one sample from another. ``maker run``'s edit guard
+    refuses a sample's edits until the step's is recorded (and a sample that changed no
+    file is dropped already), so one that changed a file finds it; should it be missing all
+    the same, the winner's refusal costs one gate attempt (a fresh session orients and
+    hands off again), where dropping every sample would fail the vote.
+    """
+    problems: list[Problem] = []
+    plan = store.load()
+    target_step(plan, [sample], handoff.step, problems)
+    check_output(plan, sample, handoff.status, handoff.output, problems)
+    red_flags(data.get("output"), text, problems)
+    check_sweep(plan, sample, handoff.edge_cases, problems)
+    check_sweep_record(sample, handoff.status, handoff.sweep, handoff.edge_cases,
+                       handoff.proposals, problems)
+    check_measured(store, sample, data.get("files_changed"), problems, handoff.status)
+    return problems
