@@ -1,5 +1,6 @@
-"""Votes on what code does, as people run them: ``/maker:run`` typed once in the real
-Claude Code CLI, interactive, in a pseudo-terminal with its defaults (auto mode). The
+"""Votes on what code does, as people run them: ``/maker:run`` (or ``/maker:step``) typed
+once in the real Claude Code CLI, interactive, in a pseudo-terminal with its defaults (auto
+mode). The
 step's samples are sessions of maker's engine (its stretch, in the background), each in a
 worktree of its own; only the model is scripted, the code and the tests are real. Two
 right samples outvote an off-by-one, and the smallest right diff lands."""
@@ -63,3 +64,41 @@ def test_a_code_step_typed_in_maker_run_is_voted_on_by_what_it_does(
     vote = PlanStore(project / "plans").read_handoff(0)["vote"]
     assert (vote["samples"], [t["votes"] for t in vote["tally"]]) == (4, [3, 1])
     assert main.turns.count("stretch") + main.turns.count("started") == 1
+
+
+def test_a_code_step_typed_in_maker_step_is_voted_on_in_maker_engine(
+        interactive: StartInteractive, fake_api: RecordingAPI, project: Path) -> None:
+    """``/maker:step 0`` of the same step: no subagent answers it once; maker's engine
+    votes on it in the background, and the main agent ends its turn, then is woken once,
+    to end with STEP_COMPLETE."""
+    clamp_project(project)
+    write_plan(project, code_plan())
+    variants = [(RIGHT_LONGER, TEST_LOW, ""), (OFF_BY_ONE, TEST_OFF, ""),
+                (RIGHT, TEST_RIGHT, ""), (RIGHT_LONGER, TEST_RIGHT, "")]
+    sessions = samples(variants)
+    main = RunMain(fake_api, lambda k: None, on_stretch=lambda: fake_api.script(
+        EXECUTOR, *[sessions] * (3 * len(variants))))
+    fake_api.script(MAIN, main)
+    terminal = interactive(env={"TEST_CMD": f"{sys.executable} -m pytest -q "
+                                            "-p no:cacheprovider"})
+    terminal.submit("/maker:step 0 keep the fix small")
+
+    def done() -> bool:
+        failed = [r for r in fake_api.requests if r.outcome == "error"]
+        if failed:
+            raise AssertionError(f"a scripted turn of {failed[0].agent!r} raised: "
+                                 f"{failed[0].error!r}") from failed[0].error
+        return main.ended == "STEP_COMPLETE" and "STEP_COMPLETE" in terminal.text()
+
+    terminal.wait(done, "the step ended with STEP_COMPLETE", RUN_TIMEOUT)
+    fake_api.assert_done()
+    assert main.turns == ["started", "STEP_COMPLETE"], main.turns
+    assert step(project, 0).status == "complete"
+    assert (project / "src" / "calc.py").read_text() == RIGHT
+    vote = PlanStore(project / "plans").read_handoff(0)["vote"]
+    assert (vote["samples"], [t["votes"] for t in vote["tally"]]) == (4, [3, 1])
+    executors = [r for r in fake_api.requests if r.agent == EXECUTOR]
+    assert executors and all("keep the fix small" in r.all_text for r in executors)
+    # (no subagent of the person's session answered it, with the brief its launch carries:
+    # every executor was a session of the engine's)
+    assert not [r for r in executors if '<maker-brief step="0">' in r.all_text]

@@ -312,9 +312,9 @@ def test_a_code_vote_is_refused_where_maker_cannot_run_the_tests_and_its_cost_sa
            "another's code" in said(out) and "fix: remove `votes` from the step" in said(out)
     monkeypatch.setenv("TEST_CMD", "python3 -m pytest -q")
     out = handback("planner-1", PLANNER, text)
-    assert out is not None and "Votes on code: step 0 (at least 2 samples); in /maker:run " \
-        "and maker run each sample is a whole session in a worktree of its own" in \
-        out["systemMessage"]
+    assert out is not None and "Votes on code: step 0 (at least 2 samples); each sample is " \
+        "a whole session of maker's engine (in maker run, /maker:run and /maker:step alike) " \
+        "in a worktree of its own" in out["systemMessage"]
 
 
 def test_two_hand_backs_at_once_are_gated_one_after_the_other(project: Path) -> None:

@@ -14,7 +14,8 @@ from harness.run_steps import PROMPT, SESSION, begin, finish
 from harness.step_plans import handoff, linear
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.acceptance.approval import APPROVE_REST_LABEL, read_policy, set_policy
-from maker.executor.loop.next_action import END_DONE, END_STOPPED, loop_lock, next_action
+from maker.executor.loop.actions import END_DONE, END_STOPPED
+from maker.executor.loop.next_action import loop_lock, next_action
 from maker.executor.loop.words import answered, executor_said, unseen
 from maker.executor.rules.step_rules import STOP_REMINDERS
 from maker.executor.state.lifecycle import fail_step

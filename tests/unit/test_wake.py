@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from harness.step_plans import linear
+from harness.step_plans import linear, step_spec, write
 from maker.executor.acceptance.approval import approval_question
 from maker.executor.state.run import ENGINE, SUBAGENTS, begin_run, live_run, note_stretch
 from maker.executor.state.stretch import began, ended, holding_stretch
@@ -196,6 +196,51 @@ def test_the_typed_run_waits_for_its_run_to_begin(tmp_path: Path,
     assert wake.on_stretch_wake(typed) == {"wake": "the stretch ended."}
     other = HookInput("stretch-wake", {**typed.raw, "prompt": "/maker:status"})
     assert not wake.on_stretch_wake(other)
+
+
+def _code_vote_plan(root: Path) -> PlanStore:
+    return write(root, [step_spec(0, -1, primary_tools=["Read", "Write"], votes=2,
+                                  writes=["src/"])])
+
+
+def test_a_typed_maker_step_of_a_code_vote_waits_for_its_stretch_as_a_typed_run_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``/maker:step`` of a step whose code the engine votes on (``maker step begin``
+    starts its stretch), through ``scripts/hook``'s filter too; a plan with no such step
+    waits for nothing."""
+    from maker.executor.loop import one_step
+
+    monkeypatch.setattr(one_step, "engine_here", lambda: True)
+    plans = _code_vote_plan(tmp_path / "project")
+    monkeypatch.setattr(wake, "_POLL_S", 0.02)
+    typed = HookInput("stretch-wake", {"hook_event_name": "UserPromptSubmit",
+                                       "session_id": "sess-1", "prompt": "/maker:step 0",
+                                       "prompt_id": "p-1", "cwd": str(plans.root.parent)})
+
+    def begin() -> None:
+        with plans.lock():
+            begin_run(plans, "sess-1", None, ENGINE, only=0)
+        note_stretch(plans, wake_for="p-1", wake_at=time.time())
+        with holding_stretch(plans) as mine:
+            assert mine
+            began(plans)
+            ended(plans, 0, "every reachable step is complete")
+
+    later(0.3, begin)
+    assert wake.on_stretch_wake(typed) == {"wake": "the stretch ended."}
+    env = dict(os.environ, MAKER_PYTHON=sys.executable,
+               CLAUDE_PROJECT_DIR=str(plans.root.parent))
+    woke = subprocess.run([str(ROOT / "scripts" / "hook"), "stretch-wake"],
+                          input=json.dumps(typed.raw), capture_output=True, text=True,
+                          env=env, timeout=60, check=False)
+    assert (woke.returncode, woke.stderr.strip()) == (2, "the stretch ended."), woke
+    monkeypatch.setattr(one_step, "engine_here", lambda: False)
+    began_at = time.monotonic()
+    assert not wake.on_stretch_wake(typed)  # (no engine: /maker:step starts no stretch)
+    plain = linear(tmp_path / "plain", 2)
+    assert not wake.on_stretch_wake(HookInput("stretch-wake", {
+        **typed.raw, "cwd": str(plain.root.parent)}))
+    assert time.monotonic() - began_at < 1.0  # (neither waited for a mark)
 
 
 def test_the_client_knows_the_wake_by_its_summary() -> None:

@@ -21,17 +21,22 @@ from maker.cli._common import (
     session_option,
 )
 from maker.cli.main import step
+from maker.core.sdk import install_sdk
 from maker.errors import DependencyError, MakerError, RequestError, StepError
+from maker.executor.loop.one_step import engine_votes, voted_code
+from maker.executor.loop.words import ENGINE_GOES_ON
 from maker.executor.parallel.land import recover
 from maker.executor.parallel.wave_begin import begin_wave
+from maker.executor.rules.vote_rules import SAMPLES_PER_K, code_votes
 from maker.executor.state.held_vote import refuse_held
 from maker.executor.state.lifecycle import reset_step, start_step
 from maker.executor.state.owner import OWNER_IDLE_S, owner_gone
-from maker.executor.state.run import stop_run
-from maker.executor.state.stretch import stretch_runs
+from maker.executor.state.run import ENGINE, begin_run, note_stretch, stop_run
+from maker.executor.state.stretch import STRETCH_COMMAND, stretch_runs
 from maker.executor.verdicts.blocked import blocked_question
 from maker.executor.votes.ballots import launch_instruction
 from maker.executor.votes.runs import add_turn, running_note
+from maker.hooks.wake import start_stretch
 from maker.store.plan_store import PlanStore
 
 __all__ = ["ask_blocked", "step_begin", "step_reset_request"]
@@ -142,7 +147,8 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
                                str(saved.get("transcript_path") or ""), session_id)
     if number is None and not force:
         try:
-            begun = begin_wave(store, session_id, str(saved.get("prompt_id") or ""))
+            begun = begin_wave(store, session_id, str(saved.get("prompt_id") or ""),
+                               alone=engine_votes)
         except MakerError as exc:
             click.echo(f"REFUSED: {exc}\nNEXT: tell the user, and end your reply with the "
                        "line STEP_BLOCKED.")
@@ -150,8 +156,10 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
         if begun:
             click.echo("\n".join(begun))
             return
-    try:
-        result = start_step(store, number, force=force, session_id=session_id or None,
+    engine = store.exists() and voted_code(store, number)
+    try:  # (a step the engine runs: started as the engine's, whose sessions take it up)
+        result = start_step(store, number, force=force,
+                            session_id=ENGINE_SESSION if engine else session_id or None,
                             take_over=taking is not None)
     except DependencyError as exc:
         ask_blocked(store, exc, notes)
@@ -167,12 +175,19 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
                    "the user exactly this (they may keep working; /maker:status shows the "
                    "step), launch nothing, and end your reply with the line STEP_BLOCKED.")
         return
-    add_turn(store, result.step, session_id, str(saved.get("prompt_id") or ""))
     what = "resumed (it was already in progress)" if result.restarted else "started"
+    if engine:
+        forced = " with --force (recorded)" if result.forced else ""
+        click.echo(_in_engine(store, result.step, what + forced, session_id,
+                                   str(saved.get("prompt_id") or ""), notes))
+        return
+    add_turn(store, result.step, session_id, str(saved.get("prompt_id") or ""))
     if result.restarted and taking:
         what = f"taken over ({taking})"
     click.echo(f"STARTED: step {result.step} ({result.title}) {what}"
                + (" with --force (recorded)" if result.forced else "") + ".")
+    if unvoted := _unvoted_note(store, result.step):
+        click.echo(unvoted)
     if notes:
         click.echo(f"Notes from the user for the executor, verbatim:\n<user-notes>\n{notes}\n"
                    "</user-notes>")
@@ -247,3 +262,44 @@ def ask_blocked(store: PlanStore, exc: Exception, notes: str) -> None:
                "`ask:` line (never answer it yourself); maker records their answer and tells "
                "you what to do. Without AskUserQuestion (print mode), tell the user that "
                f"`/maker:step {n} --force` starts it anyway, and end with STEP_BLOCKED.")
+
+
+# -- a step whose code is voted on: run in maker's engine (maker.executor.loop.one_step) --
+
+ENGINE_SESSION = "maker-run"
+"""The owner a step handed to the engine is started under: not the person's session, so
+that their turn may end while the engine works (the engine's session takes it over)."""
+
+
+def _in_engine(store: PlanStore, n: int, what: str, session_id: str, prompt_id: str,
+               notes: str) -> str:
+    """Begin the run of step ``n`` alone in maker's engine, its stretch started for the
+    wake on ``prompt_id``: what ``maker step begin`` prints."""
+    record = store.load_step(n)
+    k = code_votes(record.spec)
+    with store.lock():
+        begin_run(store, session_id, None, ENGINE, only=n, notes=notes)
+    said = (f"STARTED: step {n} ({record.title}) {what}. Its code is voted on (votes: {k}): "
+            f"{k} to {SAMPLES_PER_K * k} samples, each a session of maker's engine in a "
+            "worktree of its own, outside this conversation; the step's checks, gate and "
+            "review run there too, and maker asks the user what is theirs to decide"
+            + (" (the user's notes go to every session)" if notes else "") + ".")
+    if prompt_id and start_stretch(store, prompt_id) is not None:
+        return f"{said}\nNEXT: end your turn in a sentence: {ENGINE_GOES_ON}."
+    note_stretch(store, wake_for=prompt_id, wake_at=None)  # (no wake waits: none began)
+    return (f"{said}\nNEXT: run `{STRETCH_COMMAND}` (Bash, run_in_background true), then "
+            "end your turn in a sentence.")
+
+
+def _unvoted_note(store: PlanStore, n: int) -> str:
+    """What the person is told when step ``n`` asks for a vote on its code and maker's
+    engine is not here to hold it ("" otherwise)."""
+    try:
+        k = code_votes(store.load_step(n).spec)
+    except MakerError:
+        return ""
+    if k < 2 or engine_votes(store, n):
+        return ""
+    return (f"(Step {n} asks for a vote on its code (votes: {k}), which runs in maker's "
+            "engine, and claude-agent-sdk is not installed beside maker: one executor "
+            f"answers it. Tell the user so; `{install_sdk()}` installs it.)")

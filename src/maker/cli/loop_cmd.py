@@ -4,7 +4,6 @@ and prints the one next action (``maker.executor.loop``)."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
@@ -20,7 +19,9 @@ from maker.cli._common import (
 from maker.cli.main import loop
 from maker.core.sdk import install_sdk
 from maker.errors import MakerError
-from maker.executor.loop.next_action import Action, loop_lock, next_action
+from maker.executor.loop.actions import Action
+from maker.executor.loop.next_action import loop_lock, next_action
+from maker.executor.loop.one_step import engine_here
 from maker.executor.loop.words import ENGINE_GOES_ON, begin_text, unseen
 from maker.executor.parallel.land import recover
 from maker.executor.state.run import (
@@ -140,7 +141,7 @@ def _stop(root: Path) -> str:
 
 def _engine_here() -> bool:
     """Whether maker's engine can run here: claude-agent-sdk is installed beside maker."""
-    return importlib.util.find_spec("claude_agent_sdk") is not None
+    return engine_here()
 
 
 def _begin(root: Path, session_id: str, prompt_id: str, parallel: int | None,

@@ -19,7 +19,13 @@ from maker.engine.budget import Budget
 from maker.engine.ledger import Ledger
 from maker.engine.orchestrator import Orchestrator
 from maker.errors import MakerError
-from maker.executor.state.run import live_run, note_budget, note_step, stop_is_asked
+from maker.executor.state.run import (
+    live_run,
+    note_budget,
+    note_step,
+    run_only,
+    stop_is_asked,
+)
 from maker.executor.state.stretch import began, ended, holding_stretch, stretch_start
 from maker.store.plan_store import PlanStore
 
@@ -50,7 +56,7 @@ def loop_stretch(plans_dir: Path | None) -> None:
         parallel = live_run(store).get("parallel")
         orch = Orchestrator(store, parts,
                             parallel=parallel if isinstance(parallel, int) else 1,
-                            on_event=notes)
+                            on_event=notes, only=run_only(store))
         try:
             result = run_until_stopped(orch, None)
         except BaseException as exc:  # (a bug: said where the main agent hears it)

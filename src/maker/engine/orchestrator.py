@@ -77,13 +77,7 @@ from maker.engine.stops import (
 )
 from maker.engine.vote_step import plan_checks, run_votes
 from maker.engine.wave_loop import WaveLoop
-from maker.errors import (
-    AgentSDKError,
-    BudgetExceededError,
-    MakerError,
-    PlanRefusedError,
-    StepError,
-)
+from maker.errors import AgentSDKError, BudgetExceededError, MakerError, PlanRefusedError, StepError
 from maker.executor.acceptance.approval import approve_step, read_policy, set_policy
 from maker.executor.acceptance.review import Review, latest_review
 from maker.executor.acceptance.review_loop import apply_review
@@ -114,13 +108,15 @@ class Orchestrator(Module):
     person gave the run (None: the stored one); ``vote_law`` ``(p, target)``: each
     voting step's lead is the law's ``k_min`` for the plan's voting steps, per-sample
     success ``p`` and whole-task success ``target`` (else ``parts.votes``);
-    ``on_event`` sees every event as it happens. ``step_costs`` holds what each step's
-    calls cost so far in this run.
+    ``on_event`` sees every event as it happens; ``only`` the one step to run (a
+    ``/maker:step`` whose step's code is voted on), then stop. ``step_costs`` holds
+    what each step's calls cost so far in this run.
     """
 
     def __init__(self, store: PlanStore, parts: EngineParts, *, planner: Any = None,
                  approve: str | None = None, vote_law: tuple[float, float] | None = None,
-                 on_event: Callable[[Event], None] | None = None, parallel: int = 1) -> None:
+                 on_event: Callable[[Event], None] | None = None, parallel: int = 1,
+                 only: int | None = None) -> None:
         self.store = store
         # A run loads the plan several times per step: each load reads what maker
         # changed, and all of plans/ at least once a second (hand edits). PLAN.md is for
@@ -136,7 +132,8 @@ class Orchestrator(Module):
         self.on_event = on_event
         self.step_costs: dict[int, float] = {}
         self._current: StepRun | None = None
-        self.parallel = parallel  # steps at once (--parallel N)
+        self.parallel = 1 if only is not None else parallel  # steps at once (--parallel N)
+        self.only = only
         self._waves: WaveLoop | None = None
 
     def step_cost(self, n: int) -> float:
@@ -254,7 +251,8 @@ class Orchestrator(Module):
             n, follows = follows, None
             if n is None:
                 plan = store.load()
-                waiting = [r for r in plan.steps if r.status == AWAITING]
+                waiting = [r for r in plan.steps if r.status == AWAITING
+                           and self.only in (None, r.number)]
                 if waiting:
                     async for event in self._decide(waiting[0]):
                         yield event
@@ -273,7 +271,8 @@ class Orchestrator(Module):
                 yield StepCompleted(timestamp=time.time(), step=n,
                                     output=_mapping(step.output))
                 # (start_step checks it again: this only saves reading the whole plan)
-                follows = step.next_ready[0] if step.next_ready else None
+                follows = step.next_ready[0] if step.next_ready and self.only is None \
+                    else None
             elif step.status == "person":  # (a gate of its own: a person decides)
                 raise RunStop(EXIT_APPROVAL, step.reason, None)
             elif step.status != AWAITING:
@@ -283,7 +282,10 @@ class Orchestrator(Module):
 
     def _next(self, plan: StoredPlan) -> int | None:
         """The step to run next: the one in progress, else the first ready one; None
-        when every reachable step is done. Raises RunStop when nothing can run."""
+        when every reachable step is done (``only``: when it is no longer pending or in
+        progress). Raises RunStop when nothing can run."""
+        if self.only is not None:
+            return self.only if plan.get(self.only).status in ("pending", "in-progress") else None
         sched = plan_schedule(self.store, plan)
         try:
             return default_step(plan, sched)  # (the plugin's rule: `maker step start`)

@@ -50,6 +50,7 @@ from maker.executor.rules.step_rules import settings
 from maker.executor.rules.vote_rules import VoteRecord, step_votes
 from maker.executor.state.held_vote import held, hold
 from maker.executor.state.lifecycle import fail_step, start_step
+from maker.executor.state.run import run_notes
 from maker.handoff.on_base import run_on_base
 from maker.store.plan_store import PlanStore
 from maker.store.records import StepRecord
@@ -91,7 +92,7 @@ class StepRun:
         if waits:  # (still a person's to decide: a deviation, a code vote held for them)
             self.status, self.reason = "person", waits
             return
-        brief = build_brief(store, None, n)
+        brief = build_brief(store, None, n) + run_notes(store, n)
         feedback, kind = "", "executor"
         resume: str | None = None  # the session a fix resumes
         flagged = refused = 0
@@ -164,7 +165,8 @@ class StepRun:
                         yield self._failed(landing["reason"])
                         return
                     if landing["kind"] not in ("landed", "nothing"):  # a run on a new base
-                        record, brief = store.load_step(n), build_brief(store, None, n)
+                        record = store.load_step(n)
+                        brief = build_brief(store, None, n) + run_notes(store, n)
                         feedback, kind = land_feedback(landing), "executor"
                         continue
             try:

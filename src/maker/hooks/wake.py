@@ -109,18 +109,21 @@ def start_stretch(store: PlanStore, wake_for: str) -> float | None:
 
 def on_stretch_wake(hook: HookInput) -> Output:
     """The ``asyncRewake`` hook on a person's answer to maker's question in a run of
-    maker's engine, and on a typed ``/maker:run``: ``{"wake": why}`` once the stretch
+    maker's engine, and on a typed ``/maker:run`` (or ``/maker:step`` of a step whose code
+    the engine votes on: ``maker.executor.loop.one_step``): ``{"wake": why}`` once the stretch
     started for it ended (the hook then exits 2, which wakes the main agent); nothing
     when none was started."""
     if hook.agent_id or hook.agent_type:
         return allow()
     store = store_for(hook)
-    typed_run = hook.text("hook_event_name") == "UserPromptSubmit"
+    typed_run = hook.text("hook_event_name") == "UserPromptSubmit"  # (or /maker:step)
     if typed_run:
         from maker.store.requests import parse_command
 
         typed = parse_command(hook.text("prompt"))
-        key = hook.text("prompt_id") if typed is not None and typed[0] == "run" else ""
+        command = typed[0] if typed is not None else ""
+        key = hook.text("prompt_id") if command == "run" or command == "step" and \
+            _votes_code(store) else ""
     elif hook.text("tool_name") == "AskUserQuestion":
         from maker.hooks.decisions import asks_makers_question
 
@@ -133,6 +136,18 @@ def on_stretch_wake(hook: HookInput) -> Output:
     stretch = _mark(store, key, begins=typed_run)
     at = _when(stretch.get("wake_at")) if stretch else None
     return allow() if at is None else _wait(store, key, at)
+
+
+def _votes_code(store: PlanStore) -> bool:
+    """Whether a typed ``/maker:step`` may start a stretch: some step of the plan has its
+    code voted on in maker's engine (``maker.cli.step_engine``); else no wake waits."""
+    from maker.errors import MakerError
+    from maker.executor.loop.one_step import engine_votes
+
+    try:
+        return store.exists() and any(engine_votes(store, r.number) for r in store.load().steps)
+    except MakerError:
+        return False
 
 
 def _when(value: object) -> float | None:

@@ -71,6 +71,6 @@ def code_vote_note(steps: Sequence[PlanStep]) -> str:
     said = ", ".join(f"step {s.step} (at least {s.votes} samples"
                      f"{', and its probe: one more session' if s.probe else ''})"
                      for s in voting)
-    return (f" Votes on code: {said}; in /maker:run and maker run each sample is a whole "
-            "session in a worktree of its own, and their tests run against one another's "
-            "code; /maker:step answers such a step once.")
+    return (f" Votes on code: {said}; each sample is a whole session of maker's engine (in "
+            "maker run, /maker:run and /maker:step alike) in a worktree of its own, and their "
+            "tests run against one another's code.")

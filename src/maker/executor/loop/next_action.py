@@ -20,18 +20,23 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from maker.errors import MakerError
 from maker.executor.acceptance.approval import approval_question, approve_step, is_awaiting
 from maker.executor.acceptance.review_route import review_need
+from maker.executor.loop.actions import END_DONE, Action
+from maker.executor.loop.actions import ask as _ask
+from maker.executor.loop.actions import stop as _stop
+from maker.executor.loop.actions import stretch as _stretch
+from maker.executor.loop.actions import wait as _wait
+from maker.executor.loop.one_step import one_step_next
 from maker.executor.protocol.orient import deviation_question, pending_deviation
 from maker.executor.rules.instructions import EXECUTOR_AGENT
 from maker.executor.state.held_vote import first_held
+from maker.executor.state.lifecycle import start_step
 from maker.executor.state.run import (
     ENGINE,
     end_run,
@@ -40,10 +45,11 @@ from maker.executor.state.run import (
     note_step,
     note_stretch,
     run_mode,
+    run_only,
     run_policy,
-    stop_run,
 )
-from maker.executor.state.stretch import ENDED_UNSAID, STRETCH_COMMAND, stretch_runs
+from maker.executor.state.schedule import SKIPPED, plan_schedule
+from maker.executor.state.stretch import ENDED_UNSAID, stretch_runs
 from maker.executor.verdicts.outcome import outcome
 from maker.handoff.measured import files_note
 from maker.store.active import member
@@ -53,20 +59,10 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.records import StepRecord, StoredPlan
 
-__all__ = ["Action", "END_DONE", "END_STOPPED", "loop_lock", "next_action"]
+__all__ = ["loop_lock", "next_action"]
 
-END_DONE = "RUN_DONE"
 # A launch another verdict said this long ago is still on its way (two verdicts at once)
 _SAID_S = 60.0
-END_STOPPED = "RUN_STOPPED"
-
-
-@dataclass(frozen=True)
-class Action:
-    """What the main agent does next: ``said`` is all it reads of it."""
-
-    kind: str  # launch, review, ask, wait, stop, done
-    said: str
 
 
 @contextlib.contextmanager
@@ -94,18 +90,21 @@ def next_action(store: PlanStore, session_id: str, prompt_id: str, *,
     look at launches no verdict will end)."""
     plan = store.load()
     engine = run_mode(store) == ENGINE
+    only = run_only(store) if engine else None  # (a /maker:step run in the engine)
     if engine:
         engine_next = _engine_said(store, typed)
         if engine_next is not None:
             return engine_next
     for record in sorted(plan.steps, key=lambda r: r.number):
-        if is_awaiting(record):
+        if is_awaiting(record) and only in (None, record.number):
             decided = _awaiting(store, record.number, session_id, typed, engine)
             if decided is not None:
                 return decided
             plan = store.load()  # (approved by the run's policy: on to the next)
     if (why := first_held(plan.steps)) is not None:  # (a stretch, an executor: a new vote)
         return _stop(store, why)
+    if only is not None:
+        return one_step_next(store, only)
     busy = _engine_busy(store, plan) if engine else \
         _in_progress(store, plan, session_id, prompt_id, typed)
     if busy is not None:
@@ -116,8 +115,6 @@ def next_action(store: PlanStore, session_id: str, prompt_id: str, *,
             return _stop(store, f"step {record.number} ({record.title}) is {record.status}"
                          f"{': ' + why if why else ''}. A person decides: `/maker:reset "
                          f"{record.number}` puts it back, then `/maker:run` goes on")
-    from maker.executor.state.schedule import SKIPPED, plan_schedule
-
     sched = plan_schedule(store, plan)
     if all(s in ("complete", SKIPPED) for s in sched.statuses.values()):
         from maker.executor.loop.report import report
@@ -163,9 +160,6 @@ def _engine_busy(store: PlanStore, plan: StoredPlan) -> Action | None:
     return _stretch() if steps else None
 
 
-def _stretch() -> Action:
-    return Action("stretch", "Next: run `" + STRETCH_COMMAND + "` (Bash, run_in_background "
-                             "true), then end your turn in a sentence.")
 
 
 def _awaiting(store: PlanStore, n: int, session_id: str, typed: bool,
@@ -202,12 +196,6 @@ def _policy_decides(store: PlanStore, record: StepRecord, handoff: dict[str, Any
     return review_need(store, record, "auto", handoff).route == "policy"
 
 
-def _ask(question: dict[str, object]) -> Action:
-    # (the run's command says what `Next: ask` means: a question costs the main session
-    # its characters twice, here and in the model's call)
-    return Action("ask", "Next: ask with AskUserQuestion, the `ask:` line's input exactly."
-                         "\nask: " + json.dumps(question, ensure_ascii=False,
-                                                  separators=(",", ":")))
 
 
 def _in_progress(store: PlanStore, plan: StoredPlan, session_id: str, prompt_id: str,
@@ -286,8 +274,6 @@ def _run_start(store: PlanStore, n: int) -> str:
 
 
 def _take_over(store: PlanStore, steps: list[int], session_id: str) -> None:
-    from maker.executor.state.lifecycle import start_step
-
     active = store.read_active() or {}
     if not session_id or active.get("session_id") in (None, session_id):
         return
@@ -300,10 +286,6 @@ def _take_over(store: PlanStore, steps: list[int], session_id: str) -> None:
             start_step(store, n, session_id=session_id, take_over=True)
 
 
-def _wait(what: list[str]) -> Action:
-    return Action("wait", f"Next: end your turn in one sentence: {', '.join(what)} "
-                          "run(s) in the background, and maker's verdict comes with the "
-                          "notification.")
 
 
 def _launch(store: PlanStore, steps: list[int]) -> Action:
@@ -326,7 +308,6 @@ def _launch(store: PlanStore, steps: list[int]) -> Action:
 def _start_next(store: PlanStore, plan: StoredPlan, session_id: str,
                 prompt_id: str) -> Action:
     from maker.executor.parallel.wave_begin import start_wave
-    from maker.executor.state.lifecycle import start_step
     from maker.executor.votes.runs import add_turn
 
     limit = live_run(store).get("parallel")
@@ -342,9 +323,5 @@ def _start_next(store: PlanStore, plan: StoredPlan, session_id: str,
     return _launch(store, [started.step])
 
 
-def _stop(store: PlanStore, why: str) -> Action:
-    stop_run(store, why)
-    return Action("stop", f"The run stopped: {why}.\nTell the user this in a sentence or two, "
-                          f"and end with the line {END_STOPPED}.")
 
 

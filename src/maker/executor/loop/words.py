@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from maker.core.text import clip
 from maker.errors import MakerError
 from maker.executor.acceptance.approval import is_awaiting
-from maker.executor.loop.next_action import END_STOPPED, Action, loop_lock, next_action
+from maker.executor.loop.actions import END_STOPPED, Action
+from maker.executor.loop.next_action import loop_lock, next_action
 from maker.executor.loop.report import spent_said, step_head
 from maker.executor.protocol.orient import pending_deviation
 from maker.executor.state.run import live_run, note_reviewer, note_step, stop_run

@@ -4,6 +4,7 @@ launch an executor for each, all in one message."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from maker.errors import MakerError
@@ -23,12 +24,14 @@ __all__ = ["begin_wave", "start_wave"]
 
 
 def begin_wave(store: PlanStore, session_id: str, prompt_id: str,
-               limit: int | None = None) -> list[str] | None:
+               limit: int | None = None,
+               alone: Callable[[PlanStore, int], bool] | None = None) -> list[str] | None:
     """The lines ``maker step begin`` prints for a wave it started; None when fewer than
     two steps may run together now (the next ready step starts alone, as before).
     ``limit``: how many steps may run at once (``/maker:run --parallel N``); else the
-    project's ``parallel`` setting."""
-    begun = start_wave(store, session_id, prompt_id, limit)
+    project's ``parallel`` setting. ``alone(store, n)``: a step that may join no wave
+    (one whose code maker's engine votes on): where the wave would take one, none starts."""
+    begun = start_wave(store, session_id, prompt_id, limit, alone)
     if begun is None:
         return None
     started, lines = begun
@@ -46,7 +49,9 @@ def begin_wave(store: PlanStore, session_id: str, prompt_id: str,
 
 
 def start_wave(store: PlanStore, session_id: str, prompt_id: str,
-               limit: int | None = None) -> tuple[list[StepRecord], list[str]] | None:
+               limit: int | None = None,
+               alone: Callable[[PlanStore, int], bool] | None = None
+               ) -> tuple[list[StepRecord], list[str]] | None:
     """Start the next wave: the steps started (each in its worktree) and notes on those
     that wait; None when fewer than two steps may run together now."""
     if not store.exists():
@@ -61,7 +66,7 @@ def start_wave(store: PlanStore, session_id: str, prompt_id: str,
     if limit < 2 or any(r.status == "in-progress" for r in plan.steps):
         return None
     picked = wave(store, plan, plan_schedule(store, plan), limit)
-    if len(picked) < 2:
+    if len(picked) < 2 or alone is not None and any(alone(store, n) for n in picked):
         return None
     started: list[StepRecord] = []
     lines: list[str] = []

@@ -8,9 +8,10 @@ engine's samples (``maker.engine.vote_step``, ``maker run``).
   no such setting), or :data:`DEFAULT_CONDITIONAL_VOTES` for a conditional step, whose
   answer steers the rest of the plan; else 1 (no vote). ``votes: 1`` turns voting off
   for a step. A step whose tools may write is never sampled twice in place: each sample
-  would do its writes. In ``maker run`` its samples each work in a worktree of their own
-  and vote on what their code does (:func:`code_votes`, ``maker.engine.code_vote``);
-  ``/maker:step`` answers it once.
+  would do its writes. In maker's engine (``maker run``, ``/maker:run``, and
+  ``/maker:step``, which hands it to the engine: ``maker.executor.loop.one_step``) its
+  samples each work in a worktree of their own and vote on what their code does
+  (:func:`code_votes`, ``maker.engine.code_vote``).
 
 - Sampling a step more than once is safe only without side effects: a step whose
   tools all only read (:func:`side_effect_free`), conditional or not.
@@ -71,7 +72,7 @@ def step_votes(spec: PlanStep, run_votes: int = 1) -> int:
 
 def code_votes(spec: PlanStep, run_votes: int = 1) -> int:
     """The lead a step whose tools write needs among samples of its code, each in a
-    worktree of its own (``maker run`` only: ``maker.engine.code_vote``): its own
+    worktree of its own (maker's engine: ``maker.engine.code_vote``): its own
     ``votes``, else the run's ``--vote K``; 1 (none) for a step whose tools only read
     (:func:`step_votes`) and for a conditional step."""
     if side_effect_free(spec) or spec.is_conditional:

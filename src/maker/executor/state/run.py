@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ENGINE", "SUBAGENTS", "ask_stop", "begin_run", "choose_policy", "clear_policy",
            "end_run", "in_run", "live_run", "note_budget", "note_reviewer", "note_step",
-           "note_stretch", "run_mode", "run_policy", "stop_is_asked", "stop_run"]
+           "note_stretch", "run_mode", "run_notes", "run_only",
+           "run_policy", "stop_is_asked", "stop_run"]
 
 # How a run's steps are run. ``engine``: maker's own engine (``maker loop stretch``, over
 # claude-agent-sdk) in one background task per stretch between a person's decisions, so
@@ -56,17 +57,19 @@ def in_run(store: StateDir, step: object) -> bool:
 
 
 def begin_run(store: PlanStore, session_id: str, parallel: int | None,
-              mode: str = SUBAGENTS, budget: float | None = None
-              ) -> tuple[dict[str, Any], bool]:
+              mode: str = SUBAGENTS, budget: float | None = None, only: int | None = None,
+              notes: str = "") -> tuple[dict[str, Any], bool]:
     """Begin a run, or resume the one that has not ended: ``(run, resumed)``; ``mode``
     how its steps run (``ENGINE`` or ``SUBAGENTS``); ``budget`` the US dollars a person
-    gave it (its engine's SDK calls from now on; a new one replaces the old). Call under
-    the plan lock."""
+    gave it (its engine's SDK calls from now on; a new one replaces the old); ``only``
+    the one step it runs (a ``/maker:step`` of a step whose code is voted on: its
+    samples are sessions of maker's engine), None for the whole plan, and ``notes`` what
+    the person typed for its sessions (:func:`run_notes`). Call under the plan lock."""
     run = read_run(store)
     given = {"max_usd": budget, "set_at": utc_now()} if budget is not None else None
     if run and not run.get("ended_at"):
         run = {**run, "session_id": session_id, "stopped": None, "resumed_at": utc_now(),
-               "mode": mode, "stop_asked": None}
+               "mode": mode, "stop_asked": None, "only": only, "notes": notes[:4000]}
         if parallel is not None:
             run["parallel"] = parallel
         if given is not None:
@@ -81,8 +84,25 @@ def begin_run(store: PlanStore, session_id: str, parallel: int | None,
                    f"{secrets.token_hex(2)}",
              "session_id": session_id, "started_at": utc_now(), "started": time.time(),
              "parallel": parallel, "steps": {}, "stopped": None, "ended_at": None,
-             "policy": None, "mode": mode, "budget": given}
+             "policy": None, "mode": mode, "budget": given, "only": only,
+             "notes": notes[:4000]}
     return write_run(store, fresh), False
+
+
+def run_only(store: StateDir) -> int | None:
+    """The one step the live run runs (``begin_run``'s ``only``); None: the whole plan."""
+    only = live_run(store).get("only")
+    return only if isinstance(only, int) and not isinstance(only, bool) else None
+
+
+def run_notes(store: StateDir, n: int) -> str:
+    """The person's notes for step ``n``'s sessions, as its brief ends with them ("" when
+    the live run is not a ``/maker:step`` of that step, or they typed none)."""
+    run = live_run(store)
+    notes = run.get("notes")
+    if run.get("only") != n or not isinstance(notes, str) or not notes.strip():
+        return ""
+    return f"\n\nNotes from the user for this step, verbatim:\n<user-notes>\n{notes}\n</user-notes>"
 
 
 def run_mode(store: StateDir) -> str:
