@@ -53,8 +53,9 @@ def build_brief(store: PlanStore, plan: StoredPlan | None, step: int, *,
     """The Markdown brief for the executor of step ``step``.
 
     ``plan`` is the loaded plan (None: load it). ``orient``: with the orient section
-    (the plugin's executor; ``maker run`` does not orient yet). Raises StepNotFoundError for a step
-    the plan lacks, PlanFileError for plan files that cannot be read.
+    (every executor's: the plugin's and the engine's sessions orient alike). Raises
+    StepNotFoundError for a step the plan lacks, PlanFileError for plan files that cannot
+    be read.
     """
     budget = budget or BriefBudget()
     plan = plan if plan is not None else store.load()
