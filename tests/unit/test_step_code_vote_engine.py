@@ -14,21 +14,31 @@ from click.testing import CliRunner, Result
 
 from harness.engine_fakes import ScriptedModel, parts, run
 from harness.repos import sh
-from harness.session_hooks import stop
+from harness.session_hooks import decision, launch, said, stop
 from harness.step_plans import handoff, make_step, step_spec, write
 from maker.cli import begin_cmds
 from maker.cli.main import cli
 from maker.core.events import StepStarted
 from maker.engine.orchestrator import EXIT_COMPLETE, Orchestrator
 from maker.executor.acceptance.accept import accept_handoff
-from maker.executor.acceptance.approval import approve_step
-from maker.executor.loop import one_step
+from maker.executor.acceptance.approval import approve_step, reject_step
 from maker.executor.loop.next_action import next_action
-from maker.executor.loop.words import ENGINE_GOES_ON
+from maker.executor.loop.words import ENGINE_GOES_ON, answered, typed_in_run
 from maker.executor.protocol.orient import record_orient
+from maker.executor.rules import vote_rules
 from maker.executor.state.lifecycle import fail_step, start_step
-from maker.executor.state.run import ENGINE, begin_run, live_run
+from maker.executor.state.run import (
+    ENGINE,
+    ENGINE_SESSION,
+    begin_run,
+    choose_policy,
+    live_run,
+    run_notes,
+    stop_run,
+)
 from maker.executor.state.stretch import STRETCH_COMMAND, began, ended
+from maker.executor.verdicts.blocked import person_starts
+from maker.executor.verdicts.revision import run_again
 from maker.store.plan_store import PlanStore
 from maker.store.requests import save_request
 from maker.store.run_file import read_run
@@ -50,7 +60,7 @@ def _plan(project: Path, policy: str = "auto") -> PlanStore:
 @pytest.fixture
 def engine(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """claude-agent-sdk is here; the stretches maker starts, by the prompt they wake."""
-    monkeypatch.setattr(one_step, "engine_here", lambda: True)
+    monkeypatch.setattr(vote_rules, "engine_here", lambda: True)
     started: list[str] = []
     monkeypatch.setattr(begin_cmds, "start_stretch",
                         lambda store, key: started.append(key) or 1.0)
@@ -79,13 +89,13 @@ def test_the_step_goes_to_maker_engine_and_the_persons_turn_may_end(
     assert (run["mode"], run["only"], run["notes"]) == (ENGINE, 1, "keep the fix small")
     # the step is the engine's: the person's turn that typed it may end without a launch
     assert store.load_step(1).status == "in-progress"
-    assert store.read_active()["session_id"] == begin_cmds.ENGINE_SESSION
+    assert store.read_active()["session_id"] == ENGINE_SESSION
     assert stop(prompt_id=PROMPT) is None
 
 
 def test_without_the_sdk_the_step_is_answered_once_by_a_subagent(
         project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(one_step, "engine_here", lambda: False)
+    monkeypatch.setattr(vote_rules, "engine_here", lambda: False)
     store = _plan(project)
     out = _begin(store, tmp_path, "/maker:step 1")
     assert "NEXT: launch the maker:step-executor" in out.output, out.output
@@ -98,7 +108,7 @@ def test_without_the_sdk_the_step_is_answered_once_by_a_subagent(
 
 def test_a_stretch_maker_cannot_start_is_the_main_agents_to_run(
         project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(one_step, "engine_here", lambda: True)
+    monkeypatch.setattr(vote_rules, "engine_here", lambda: True)
     monkeypatch.setattr(begin_cmds, "start_stretch", lambda store, key: None)
     store = _plan(project)
     out = _begin(store, tmp_path, "/maker:step 1")
@@ -148,6 +158,7 @@ def _one_step_run(store: PlanStore, n: int = 1) -> None:
 
 def test_the_run_of_one_step_runs_the_engine_until_that_step_is_done(project: Path) -> None:
     store = _plan(project)
+    start_step(store, 1, session_id=ENGINE_SESSION)  # (as `maker step begin` does)
     _one_step_run(store)
     assert next_action(store, SESSION, PROMPT).kind == "stretch"
     start_step(store, 1, session_id="maker-run-x", take_over=True)
@@ -179,7 +190,7 @@ def test_its_approval_is_asked_and_no_other_steps(project: Path) -> None:
     accept_handoff(store, handoff(1, output={"result": "ok"}), step=1)
     assert store.load_step(1).status == "awaiting-approval"
     _one_step_run(store, 2)  # (a run of step 2 alone asks nothing about step 1)
-    assert next_action(store, SESSION, PROMPT).kind == "stretch"
+    assert "Approve step 1" not in next_action(store, SESSION, PROMPT).said
     _one_step_run(store, 1)
     action = next_action(store, SESSION, PROMPT)
     assert action.kind == "ask" and "Approve step 1" in action.said, action.said
@@ -217,6 +228,7 @@ def test_the_engine_runs_that_step_alone_with_the_persons_notes(project: Path) -
     start_step(store, 1, session_id="x")
     record_orient(store, 1, "none")
     accept_handoff(store, handoff(1, output={"result": "ok"}), step=1)
+    start_step(store, 2, session_id=ENGINE_SESSION)  # (as `maker step begin` does)
     model = ScriptedModel([handoff(2)])
     result = run(Orchestrator(store, parts(model), only=2, parallel=3))
     assert result.exit_code == EXIT_COMPLETE, result.message
@@ -242,3 +254,111 @@ def test_the_plans_last_step_done_ends_the_run(project: Path) -> None:
     action = next_action(store, SESSION, PROMPT)
     assert action.kind == "done" and action.said.endswith("STEP_COMPLETE.")
     assert read_run(store)["ended_at"] and not read_run(store)["stopped"]
+
+
+def test_a_step_put_back_meanwhile_is_not_run_again(project: Path) -> None:
+    """A person's /maker:reset while the engine works: the run stops there, and the
+    engine runs nothing (the step is the person's to start again)."""
+    store = _plan(project)
+    _one_step_run(store)
+    action = next_action(store, SESSION, PROMPT)
+    assert action.kind == "stop" and "is pending again; `/maker:step 1` runs it again" in \
+        action.said and action.said.endswith("STEP_BLOCKED."), action.said
+    result = run(Orchestrator(store, parts(ScriptedModel([])), only=1))
+    assert not [e for e in result.events if isinstance(e, StepStarted)]
+    assert store.load_step(1).status == "pending"
+
+
+def test_a_run_policy_and_budget_of_an_earlier_maker_run_do_not_decide_the_step(
+        project: Path, tmp_path: Path, engine: list[str]) -> None:
+    store = _plan(project, policy="never")
+    with store.lock():
+        begin_run(store, SESSION, None, ENGINE, budget=0.5)
+    choose_policy(store, "auto", "user (AskUserQuestion, at step 0)")
+    stop_run(store, "the user stopped it (/maker:run --stop)")
+    _begin(store, tmp_path, "/maker:step 1")
+    run_now = live_run(store)
+    assert run_now["only"] == 1 and run_now["policy"] is None and run_now["budget"] is None
+
+
+def test_no_executor_may_be_launched_while_the_engine_runs_the_step(
+        project: Path, tmp_path: Path, engine: list[str]) -> None:
+    store = _plan(project)
+    _begin(store, tmp_path, "/maker:step 1")
+    out = launch(prompt_id=PROMPT)
+    assert decision(out) == "deny" and "maker's engine runs this step" in said(out)
+    assert "/maker:step 1 or /maker:run takes the step up again" in said(out)
+    stop_run(store, "the engine stopped")  # (the step stays the engine's)
+    assert decision(launch(prompt_id=PROMPT)) == "deny"
+
+
+def test_a_revision_in_a_run_of_the_engine_is_the_engines(project: Path) -> None:
+    store = _plan(project, policy="never")
+    _one_step_run(store)
+    start_step(store, 1, session_id="maker-run-x", take_over=True)
+    record_orient(store, 1, "none")
+    accept_handoff(store, handoff(1, output={"result": "ok"}), step=1)
+    reject_step(store, 1, "use ints", by="user (AskUserQuestion)")
+    said_now = run_again(store, 1, "use ints", "the user", SESSION, PROMPT)
+    assert said_now.endswith("maker's engine runs it again, with them in its brief."), said_now
+    assert "launch" not in said_now.lower()
+    assert store.read_active()["session_id"] == ENGINE_SESSION  # (the person's turn may end)
+    assert next_action(store, SESSION, PROMPT).kind == "stretch"
+
+
+def test_start_anyway_of_a_blocked_code_step_goes_to_the_engine(
+        project: Path, engine: list[str]) -> None:
+    store = _plan(project)  # (step 2 depends on step 1, pending)
+    store = write(project, [
+        step_spec(1, 2, primary_tools=["Read", "Write"], writes=["docs/"]),
+        step_spec(2, -1, primary_tools=["Read", "Write", "Edit"], votes=2,
+                  writes=["src/calc.py"], depends_on=[1]),
+    ])
+    told = person_starts(store, 2, True, SESSION, PROMPT)
+    assert told.endswith("its code is voted on in maker's engine."), told
+    assert "launch" not in told.lower() and live_run(store)["only"] == 2
+    assert store.read_active()["session_id"] == ENGINE_SESSION
+
+
+def test_a_decision_typed_in_a_run_of_one_step_ends_with_the_steps_line(
+        project: Path) -> None:
+    store = _plan(project, policy="never")
+    _one_step_run(store)
+    approve_done(store, 1)
+    told = typed_in_run(store, "maker: the user approved step 1; it is complete. End with "
+                               "STEP_COMPLETE.")
+    assert "step 1 (Fix clamp) is complete" in told and told.endswith("STEP_COMPLETE.")
+    assert "/maker:run" not in told and not live_run(store)
+    _one_step_run(store, 2)
+    told = typed_in_run(store, "maker: the user rejected step 2; it is back to pending.")
+    assert told.endswith("`/maker:step 2` runs it again. Launch nothing now, and end with "
+                         "the line STEP_REJECTED."), told
+    assert not live_run(store)
+
+
+def test_an_engine_that_no_longer_runs_gives_the_step_up_to_a_typed_step(
+        project: Path, tmp_path: Path, engine: list[str]) -> None:
+    store = _plan(project)
+    start_step(store, 1, session_id="maker-run-abc", take_over=True)  # (a killed stretch's)
+    out = _begin(store, tmp_path, "/maker:step")
+    assert out.output.startswith("STARTED: step 1 (Fix clamp) resumed"), out.output
+    assert engine == [PROMPT] and live_run(store)["only"] == 1
+
+
+def test_long_notes_are_kept_cut_and_say_so(project: Path) -> None:
+    store = _plan(project)
+    with store.lock():
+        begin_run(store, SESSION, None, ENGINE, only=1, notes="x" * 30_000)
+    brief = run_notes(store, 1)
+    assert "x" * 20_000 + " [… cut at 20,000 characters]\n</user-notes>" in brief
+    assert "x" * 20_001 not in brief
+
+
+def test_a_rejection_with_nothing_to_change_ends_the_step_rejected(project: Path) -> None:
+    store = _plan(project, policy="never")
+    _one_step_run(store)
+    told = answered(store, "maker: the user rejected step 1; it is back to pending with the "
+                           "notes ''. End with STEP_REJECTED.", SESSION, PROMPT)
+    assert "`/maker:step 1` runs it again once the step or the plan says what to change" \
+        in told and told.endswith("end with the line STEP_REJECTED."), told
+    assert "RUN_STOPPED" not in told and not live_run(store)

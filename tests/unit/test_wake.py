@@ -173,6 +173,18 @@ def test_a_later_answers_stretch_takes_the_wake_over(store: PlanStore) -> None:
         assert not wake.on_stretch_wake(answer(store))
 
 
+def _typed_stretch(plans: PlanStore, only: int | None = None) -> None:
+    """What the typed command's line does (``maker loop begin``, or ``maker step begin``
+    of one step), and its stretch, begun and ended, for the wake on prompt p-1."""
+    with plans.lock():
+        begin_run(plans, "sess-1", None, ENGINE, only=only)
+    note_stretch(plans, wake_for="p-1", wake_at=time.time())
+    with holding_stretch(plans) as mine:
+        assert mine
+        began(plans)
+        ended(plans, 0, "the plan is done")
+
+
 def test_the_typed_run_waits_for_its_run_to_begin(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """The wake on a typed /maker:run starts with the prompt, before `maker loop begin`
@@ -183,16 +195,7 @@ def test_the_typed_run_waits_for_its_run_to_begin(tmp_path: Path,
                                        "session_id": "sess-1", "prompt": "/maker:run",
                                        "prompt_id": "p-1", "cwd": str(plans.root.parent)})
 
-    def begin() -> None:
-        with plans.lock():
-            begin_run(plans, "sess-1", None, ENGINE)
-        note_stretch(plans, wake_for="p-1", wake_at=time.time())
-        with holding_stretch(plans) as mine:
-            assert mine
-            began(plans)
-            ended(plans, 0, "the plan is done")
-
-    later(0.3, begin)
+    later(0.3, lambda: _typed_stretch(plans))
     assert wake.on_stretch_wake(typed) == {"wake": "the stretch ended."}
     other = HookInput("stretch-wake", {**typed.raw, "prompt": "/maker:status"})
     assert not wake.on_stretch_wake(other)
@@ -208,25 +211,16 @@ def test_a_typed_maker_step_of_a_code_vote_waits_for_its_stretch_as_a_typed_run_
     """``/maker:step`` of a step whose code the engine votes on (``maker step begin``
     starts its stretch), through ``scripts/hook``'s filter too; a plan with no such step
     waits for nothing."""
-    from maker.executor.loop import one_step
+    from maker.executor.rules import vote_rules
 
-    monkeypatch.setattr(one_step, "engine_here", lambda: True)
+    monkeypatch.setattr(vote_rules, "engine_here", lambda: True)
     plans = _code_vote_plan(tmp_path / "project")
     monkeypatch.setattr(wake, "_POLL_S", 0.02)
     typed = HookInput("stretch-wake", {"hook_event_name": "UserPromptSubmit",
                                        "session_id": "sess-1", "prompt": "/maker:step 0",
                                        "prompt_id": "p-1", "cwd": str(plans.root.parent)})
 
-    def begin() -> None:
-        with plans.lock():
-            begin_run(plans, "sess-1", None, ENGINE, only=0)
-        note_stretch(plans, wake_for="p-1", wake_at=time.time())
-        with holding_stretch(plans) as mine:
-            assert mine
-            began(plans)
-            ended(plans, 0, "every reachable step is complete")
-
-    later(0.3, begin)
+    later(0.3, lambda: _typed_stretch(plans, only=0))
     assert wake.on_stretch_wake(typed) == {"wake": "the stretch ended."}
     env = dict(os.environ, MAKER_PYTHON=sys.executable,
                CLAUDE_PROJECT_DIR=str(plans.root.parent))
@@ -234,7 +228,7 @@ def test_a_typed_maker_step_of_a_code_vote_waits_for_its_stretch_as_a_typed_run_
                           input=json.dumps(typed.raw), capture_output=True, text=True,
                           env=env, timeout=60, check=False)
     assert (woke.returncode, woke.stderr.strip()) == (2, "the stretch ended."), woke
-    monkeypatch.setattr(one_step, "engine_here", lambda: False)
+    monkeypatch.setattr(vote_rules, "engine_here", lambda: False)
     began_at = time.monotonic()
     assert not wake.on_stretch_wake(typed)  # (no engine: /maker:step starts no stretch)
     plain = linear(tmp_path / "plain", 2)

@@ -23,15 +23,15 @@ from maker.cli._common import (
 from maker.cli.main import step
 from maker.core.sdk import install_sdk
 from maker.errors import DependencyError, MakerError, RequestError, StepError
-from maker.executor.loop.one_step import engine_votes, voted_code
+from maker.executor.loop.one_step import voted_code
 from maker.executor.loop.words import ENGINE_GOES_ON
 from maker.executor.parallel.land import recover
 from maker.executor.parallel.wave_begin import begin_wave
-from maker.executor.rules.vote_rules import SAMPLES_PER_K, code_votes
+from maker.executor.rules.vote_rules import SAMPLES_PER_K, code_votes, engine_votes
 from maker.executor.state.held_vote import refuse_held
 from maker.executor.state.lifecycle import reset_step, start_step
 from maker.executor.state.owner import OWNER_IDLE_S, owner_gone
-from maker.executor.state.run import ENGINE, begin_run, note_stretch, stop_run
+from maker.executor.state.run import ENGINE, ENGINE_SESSION, begin_run, note_stretch, stop_run
 from maker.executor.state.stretch import STRETCH_COMMAND, stretch_runs
 from maker.executor.verdicts.blocked import blocked_question
 from maker.executor.votes.ballots import launch_instruction
@@ -199,7 +199,8 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
 def _take_over_reason(store: PlanStore, typed: int | None, transcript_path: str,
                       session_id: str) -> str | None:
     """Why this session may take over the step another session has in progress: the
-    user typed its number, or its owner is gone (``maker.executor.votes.runs``); else None."""
+    user typed its number, or its owner is gone (``maker.executor.votes.runs``; maker's
+    engine, when no stretch runs); else None."""
 
     active = store.read_active() if store.exists() else None
     owner = active.get("session_id") if isinstance(active, dict) else None
@@ -208,6 +209,8 @@ def _take_over_reason(store: PlanStore, typed: int | None, transcript_path: str,
         return None
     if typed is not None and typed == active.get("step"):
         return f"the user asked for step {typed} here; session {owner} had it"
+    if owner.startswith(ENGINE_SESSION) and not stretch_runs(store):
+        return f"maker's engine, which had it ({owner}), no longer runs"
     folder = Path(transcript_path).parent if transcript_path else None
     if owner_gone(folder, owner):
         return (f"session {owner}, which had it, has written nothing for over "
@@ -265,11 +268,6 @@ def ask_blocked(store: PlanStore, exc: Exception, notes: str) -> None:
 
 
 # -- a step whose code is voted on: run in maker's engine (maker.executor.loop.one_step) --
-
-ENGINE_SESSION = "maker-run"
-"""The owner a step handed to the engine is started under: not the person's session, so
-that their turn may end while the engine works (the engine's session takes it over)."""
-
 
 def _in_engine(store: PlanStore, n: int, what: str, session_id: str, prompt_id: str,
                notes: str) -> str:

@@ -21,9 +21,9 @@ from maker.core.sdk import install_sdk
 from maker.errors import MakerError
 from maker.executor.loop.actions import Action
 from maker.executor.loop.next_action import loop_lock, next_action
-from maker.executor.loop.one_step import engine_here
 from maker.executor.loop.words import ENGINE_GOES_ON, begin_text, unseen
 from maker.executor.parallel.land import recover
+from maker.executor.rules.vote_rules import engine_here
 from maker.executor.state.run import (
     ENGINE,
     SUBAGENTS,

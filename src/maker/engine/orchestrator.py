@@ -282,10 +282,10 @@ class Orchestrator(Module):
 
     def _next(self, plan: StoredPlan) -> int | None:
         """The step to run next: the one in progress, else the first ready one; None
-        when every reachable step is done (``only``: when it is no longer pending or in
-        progress). Raises RunStop when nothing can run."""
-        if self.only is not None:
-            return self.only if plan.get(self.only).status in ("pending", "in-progress") else None
+        when every reachable step is done (``only``: when it is no longer in progress).
+        Raises RunStop when nothing can run."""
+        if self.only is not None:  # (started by /maker:step; put back: not this run's)
+            return self.only if plan.get(self.only).status == "in-progress" else None
         sched = plan_schedule(self.store, plan)
         try:
             return default_step(plan, sched)  # (the plugin's rule: `maker step start`)

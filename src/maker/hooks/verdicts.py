@@ -60,8 +60,8 @@ def _subagent(hook: HookInput) -> str:
 
 def on_agent_launch(hook: HookInput) -> Output:
     """Refuse a second executor while one runs the step (in the foreground or not), any
-    while its vote is held for a person, and the reviewer when a person set
-    ``STEP_SKIP_REVIEW=1``."""
+    while its vote is held for a person or maker's engine runs it, and the reviewer when
+    a person set ``STEP_SKIP_REVIEW=1``."""
     if _subagent(hook) == "maker:reviewer" and not hook.agent_type:
         from maker.executor.rules.step_rules import skip_review
 
@@ -86,9 +86,9 @@ def on_agent_launch(hook: HookInput) -> Output:
         return deny_tool(f"maker: steps {', '.join(map(str, wave))} run at once, each with "
                          "its own executor: launch each with the prompt `Execute maker step "
                          "N.` (N: one of them), one Agent call per step in one message.")
-    refusal = _held(store, named if wave else step) or start_launch(
-        store, hook.text("tool_use_id"), hook.session_id, hook.text("prompt_id"),
-        named if wave else None)
+    refusal = _held(store, named if wave else step) or _engines(store, active or {}) or \
+        start_launch(store, hook.text("tool_use_id"), hook.session_id, hook.text("prompt_id"),
+                     named if wave else None)
     if refusal:
         return deny_tool(refusal)
     return _with_brief(hook, store, named if wave else step)
@@ -106,6 +106,22 @@ def _held(store: Any, step: int | None) -> str | None:
         return None
     return None if why is None else (f"maker: {why}. Launch no executor for it; tell the "
                                      "user this: it is theirs to decide.")
+
+
+def _engines(store: Any, active: dict[str, Any]) -> str | None:
+    """The refusal of an executor while maker's engine runs the plan (a ``/maker:run`` in
+    the engine, a ``/maker:step`` of a step whose code is voted on) or owns the step in
+    progress: one executor would answer the step beside the engine's sessions."""
+    from maker.executor.state.run import ENGINE, ENGINE_SESSION, run_mode
+
+    owner = str(active.get("session_id") or "")
+    if run_mode(store) != ENGINE and not owner.startswith(ENGINE_SESSION):
+        return None
+    step = active.get("step")
+    return ("maker: maker's engine runs this step, outside this conversation (its code may "
+            "be voted on by samples in worktrees of their own): launch no executor for it. "
+            "End your turn in a sentence: maker wakes you when the engine stops (if it has "
+            f"stopped, the user's /maker:step {step} or /maker:run takes the step up again).")
 
 
 def _with_brief(hook: HookInput, store: Any, step: int | None) -> Output:

@@ -142,7 +142,7 @@ def _votes_code(store: PlanStore) -> bool:
     """Whether a typed ``/maker:step`` may start a stretch: some step of the plan has its
     code voted on in maker's engine (``maker.cli.step_engine``); else no wake waits."""
     from maker.errors import MakerError
-    from maker.executor.loop.one_step import engine_votes
+    from maker.executor.rules.vote_rules import engine_votes
 
     try:
         return store.exists() and any(engine_votes(store, r.number) for r in store.load().steps)

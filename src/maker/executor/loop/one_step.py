@@ -16,13 +16,12 @@ deviation question, the engine again, or its end, with ``/maker:step``'s own las
 
 from __future__ import annotations
 
-import importlib.util
 from typing import TYPE_CHECKING
 
 from maker.errors import MakerError
 from maker.executor.loop.actions import Action, ask, stop, stretch
 from maker.executor.protocol.orient import deviation_question, pending_deviation
-from maker.executor.rules.vote_rules import code_votes
+from maker.executor.rules.vote_rules import engine_votes
 from maker.executor.state.lifecycle import default_step
 from maker.executor.state.run import end_run, stop_run
 from maker.executor.state.schedule import SKIPPED, plan_schedule
@@ -31,17 +30,20 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.records import StepRecord
 
-__all__ = ["engine_here", "engine_votes", "one_step_next", "vote_said", "voted_code"]
+__all__ = ["one_step_next", "vote_said", "voted_code"]
 
 
 def one_step_next(store: PlanStore, n: int) -> Action:
-    """The next action of the run of step ``n`` alone (its approval is asked before)."""
+    """The next action of the run of step ``n`` alone (its approval is asked before):
+    ``maker step begin`` started the step, so one no longer in progress or done was put
+    back by a person."""
     record = store.load_step(n)
     if record.status == "in-progress":
         dev = pending_deviation(record)
         return ask(deviation_question(n, dev)) if dev is not None else stretch()
-    if record.status == "pending":
-        return stretch()  # (not begun yet: the engine starts it)
+    if record.status == "pending":  # (a person reset it meanwhile: theirs to start again)
+        return stop(store, f"step {n} ({record.title}) is pending again; `/maker:step {n}` "
+                           "runs it again")
     if record.status in ("failed", "blocked"):
         why = "; ".join(str(r) for r in record.meta.get("reasons") or [])[:400]
         return stop(store, f"step {n} ({record.title}) is {record.status}"
@@ -71,21 +73,6 @@ def vote_said(store: PlanStore, record: StepRecord) -> str:
     return (f" Its code won a vote: {vote['samples']} samples"
             + (f", {won} of them doing the same" if isinstance(won, int) else "")
             + (f", {flagged} dropped by a red flag" if flagged else "") + ".")
-
-
-def engine_here() -> bool:
-    """Whether maker's engine can run here: claude-agent-sdk is installed beside maker."""
-    return importlib.util.find_spec("claude_agent_sdk") is not None
-
-
-def engine_votes(store: PlanStore, n: int) -> bool:
-    """Whether step ``n``'s code is voted on in maker's engine when ``/maker:step`` runs
-    it: its tools write, it asks for ``votes: K`` (the plugin has no ``--vote``), and
-    claude-agent-sdk is here."""
-    try:
-        return code_votes(store.load_step(n).spec) > 1 and engine_here()
-    except MakerError:
-        return False  # (the start says what is wrong with the step)
 
 
 def voted_code(store: PlanStore, number: int | None) -> bool:

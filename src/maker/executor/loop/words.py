@@ -19,9 +19,10 @@ from maker.errors import MakerError
 from maker.executor.acceptance.approval import is_awaiting
 from maker.executor.loop.actions import END_STOPPED, Action
 from maker.executor.loop.next_action import loop_lock, next_action
+from maker.executor.loop.one_step import one_step_next
 from maker.executor.loop.report import spent_said, step_head
 from maker.executor.protocol.orient import pending_deviation
-from maker.executor.state.run import live_run, note_reviewer, note_step, stop_run
+from maker.executor.state.run import live_run, note_reviewer, note_step, run_only, stop_run
 from maker.executor.verdicts.outcome import outcome
 from maker.handoff.measured import (
     BASE_FIELD,
@@ -147,8 +148,13 @@ def answered(store: PlanStore, told: str, session_id: str, prompt_id: str,
     said = _NEXT.sub("", _END_WITH.sub("", told)).strip()  # (the run's own Next follows)
     with loop_lock(store):
         _note_answered(store)
+        only = run_only(store)
         if "back to pending" in said:
             stop_run(store, "the user rejected a step and said nothing to change")
+            if only is not None:  # (a /maker:step of one step in the engine)
+                return (f"{said}\nTell the user that `/maker:step {only}` runs it again "
+                        "once the step or the plan says what to change (or `/maker:reject "
+                        f"{only} <what to change>`), and end with the line STEP_REJECTED.")
             return (f"{said}\nThe run stopped: the step would run again as it was. Tell the "
                     f"user that `/maker:run` goes on once the step or the plan says what to "
                     f"change (or `/maker:reject N <what to change>`), and end with the line "
@@ -234,6 +240,17 @@ def typed_in_run(store: PlanStore, told: str) -> str:
     to change stops the run, as its question's rejection does."""
 
     said = _NEXT.sub("", _END_WITH.sub("", told)).strip()
+    only = run_only(store)
+    if only is not None:  # (a /maker:step of one step in the engine)
+        try:
+            done = store.load_step(only).status == "complete"
+        except MakerError:
+            done = False
+        if done:
+            return f"{said}\n{one_step_next(store, only).said}"
+        stop_run(store, f"the user decided step {only} by hand; /maker:step {only} goes on")
+        return (f"{said} Tell the user so in a sentence: `/maker:step {only}` runs it again. "
+                "Launch nothing now, and end with the line STEP_REJECTED.")
     if "back to pending" in said:
         stop_run(store, "the user rejected a step and said nothing to change")
     return (f"{said} Tell the user so in a sentence: the run goes on when they type "

@@ -29,12 +29,14 @@ engine's samples (``maker.engine.vote_step``, ``maker run``).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from maker.core.models import AgentResult, PlanStep
+from maker.errors import MakerError
 from maker.tools.registry import only_read
 from maker.voting import Ballot, Tally, Vote, canonical
 
@@ -43,8 +45,8 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
 
 __all__ = ["DEFAULT_CONDITIONAL_VOTES", "SAMPLES_PER_K", "SHOWN", "VoteRecord", "answer_form",
-           "code_votes", "flag", "label", "launch_limit", "ranked", "side_effect_free",
-           "step_votes", "tally", "vote_record"]
+           "code_votes", "engine_here", "engine_votes", "flag", "label", "launch_limit", "ranked",
+           "side_effect_free", "step_votes", "tally", "vote_record"]
 
 T = TypeVar("T")
 
@@ -78,6 +80,21 @@ def code_votes(spec: PlanStep, run_votes: int = 1) -> int:
     if side_effect_free(spec) or spec.is_conditional:
         return 1
     return spec.votes or run_votes
+
+
+def engine_here() -> bool:
+    """Whether maker's engine can run here: claude-agent-sdk is installed beside maker."""
+    return importlib.util.find_spec("claude_agent_sdk") is not None
+
+
+def engine_votes(store: PlanStore, n: int) -> bool:
+    """Whether step ``n``'s code is voted on in maker's engine when ``/maker:step`` runs
+    it: its tools write, it asks for ``votes: K`` (the plugin has no ``--vote``), and
+    claude-agent-sdk is here."""
+    try:
+        return code_votes(store.load_step(n).spec) > 1 and engine_here()
+    except MakerError:
+        return False  # (the start says what is wrong with the step)
 
 
 def tally(k: int, ballots: list[dict[str, Any]]) -> Tally[dict[str, Any]]:

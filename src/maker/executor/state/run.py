@@ -25,16 +25,22 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.state import StateDir
 
-__all__ = ["ENGINE", "SUBAGENTS", "ask_stop", "begin_run", "choose_policy", "clear_policy",
-           "end_run", "in_run", "live_run", "note_budget", "note_reviewer", "note_step",
-           "note_stretch", "run_mode", "run_notes", "run_only",
-           "run_policy", "stop_is_asked", "stop_run"]
+__all__ = ["ENGINE", "ENGINE_SESSION", "SUBAGENTS", "ask_stop", "begin_run", "choose_policy",
+           "clear_policy", "end_run", "in_run", "live_run", "note_budget", "note_reviewer",
+           "note_step", "note_stretch", "run_mode", "run_notes", "run_only", "run_policy",
+           "stop_is_asked", "stop_run"]
 
 # How a run's steps are run. ``engine``: maker's own engine (``maker loop stretch``, over
 # claude-agent-sdk) in one background task per stretch between a person's decisions, so
 # the main session holds no subagent frame per step; ``subagents``: one background
 # subagent of the main session per step (``/maker:run --subagents``, or no SDK).
 ENGINE, SUBAGENTS = "engine", "subagents"
+ENGINE_SESSION = "maker-run"
+"""The owner a step the engine is to run is started under (``/maker:step`` of a step whose
+code is voted on, a revision in a run of the engine): not the person's session, so that
+their turn may end while the engine works (each engine session takes it over, its id
+beginning with this); no executor subagent may be launched for it."""
+_NOTES_MOST = 20_000  # characters of a person's notes kept for a run's sessions
 
 
 def live_run(store: StateDir) -> dict[str, Any]:
@@ -64,12 +70,19 @@ def begin_run(store: PlanStore, session_id: str, parallel: int | None,
     gave it (its engine's SDK calls from now on; a new one replaces the old); ``only``
     the one step it runs (a ``/maker:step`` of a step whose code is voted on: its
     samples are sessions of maker's engine), None for the whole plan, and ``notes`` what
-    the person typed for its sessions (:func:`run_notes`). Call under the plan lock."""
+    the person typed for its sessions (:func:`run_notes`). A run of one step resumed
+    from a ``/maker:run`` keeps neither the policy chosen for the rest of that run nor
+    its budget: the step is the person's ``/maker:step``, decided as one is. Call under
+    the plan lock."""
     run = read_run(store)
     given = {"max_usd": budget, "set_at": utc_now()} if budget is not None else None
+    if len(notes) > _NOTES_MOST:
+        notes = notes[:_NOTES_MOST] + f" [… cut at {_NOTES_MOST:,} characters]"
     if run and not run.get("ended_at"):
         run = {**run, "session_id": session_id, "stopped": None, "resumed_at": utc_now(),
-               "mode": mode, "stop_asked": None, "only": only, "notes": notes[:4000]}
+               "mode": mode, "stop_asked": None, "only": only, "notes": notes}
+        if only is not None:
+            run.update(policy=None, budget=None)
         if parallel is not None:
             run["parallel"] = parallel
         if given is not None:
@@ -84,8 +97,7 @@ def begin_run(store: PlanStore, session_id: str, parallel: int | None,
                    f"{secrets.token_hex(2)}",
              "session_id": session_id, "started_at": utc_now(), "started": time.time(),
              "parallel": parallel, "steps": {}, "stopped": None, "ended_at": None,
-             "policy": None, "mode": mode, "budget": given, "only": only,
-             "notes": notes[:4000]}
+             "policy": None, "mode": mode, "budget": given, "only": only, "notes": notes}
     return write_run(store, fresh), False
 
 

@@ -44,20 +44,30 @@ def person_starts(store: PlanStore, n: int, start: bool, session_id: str,
     """The user's answer to :func:`blocked_question`: start step ``n`` anyway (forced,
     recorded), or not. What the main agent is told."""
     from maker.errors import MakerError
+    from maker.executor.rules.vote_rules import engine_votes
     from maker.executor.state.lifecycle import start_step
+    from maker.executor.state.run import ENGINE, ENGINE_SESSION, begin_run
     from maker.executor.votes.ballots import launch_instruction
     from maker.executor.votes.runs import add_turn
 
     if not start:
         return (f"maker: the user chose not to start step {n}; nothing was started. Tell "
                 "them which steps come first, and end with STEP_BLOCKED.")
+    engine = engine_votes(store, n)  # (its code is voted on: a run of it in the engine)
     try:
-        result = start_step(store, n, force=True, session_id=session_id or None)
+        result = start_step(store, n, force=True,
+                            session_id=ENGINE_SESSION if engine else session_id or None)
     except MakerError as exc:
         return (f"maker: step {n} was not started: {exc}. Tell the user, and end with "
                 "STEP_BLOCKED.")
-    add_turn(store, result.step, session_id, prompt_id)
     over = "; ".join(str(x) for x in store.load_step(n).meta.get("forced_over") or [])
+    if engine:  # (the answer's hook starts its stretch: maker.hooks.wake.answered_in_run)
+        with store.lock():
+            begin_run(store, session_id, None, ENGINE, only=n)
+        return (f"maker: the user chose to start step {n} although "
+                f"{over or 'it was blocked'} (recorded as forced); its code is voted on in "
+                "maker's engine.")
+    add_turn(store, result.step, session_id, prompt_id)
     return (f"maker: the user chose to start step {n} although {over or 'it was blocked'} "
             f"(recorded as forced).\nSTARTED: step {n} ({result.title}) started with "
             f"--force (recorded).\nNEXT: {launch_instruction(store, n)}, with the user's "

@@ -26,15 +26,21 @@ def run_again(store: PlanStore, n: int, notes: str, by: str, session_id: str,
     session that asked. What the main agent is told."""
     from maker.errors import MakerError
     from maker.executor.state.lifecycle import start_step
+    from maker.executor.state.run import ENGINE, ENGINE_SESSION, run_mode
     from maker.executor.votes.ballots import launch_instruction
     from maker.executor.votes.runs import add_turn
 
+    engine = run_mode(store) == ENGINE  # (a run in maker's engine: its sessions run it)
     try:
-        result = start_step(store, n, session_id=session_id or None)
+        result = start_step(store, n, session_id=ENGINE_SESSION if engine else
+                            session_id or None)
     except MakerError as exc:
         return (f"maker: {by} rejected step {n}; it is back to pending with the notes "
                 f"{notes!r}, but it could not start again now ({exc}). Tell the user that "
                 f"/maker:step {n} runs it again, and end with STEP_REJECTED.")
+    if engine:
+        return (f"maker: {by} sent step {n} back with the notes {notes!r}; maker's engine "
+                "runs it again, with them in its brief.")
     add_turn(store, n, session_id, prompt_id)
     return (f"maker: {by} sent step {n} back with the notes {notes!r}; it runs again now, "
             "with them in its brief (no need to start it by hand).\n"
