@@ -36,7 +36,7 @@ from maker.executor.state.run import (
     run_notes,
     stop_run,
 )
-from maker.executor.state.stretch import STRETCH_COMMAND, began, ended
+from maker.executor.state.stretch import STRETCH_COMMAND, began, ended, holding_stretch
 from maker.executor.verdicts.blocked import person_starts
 from maker.executor.verdicts.revision import run_again
 from maker.store.plan_store import PlanStore
@@ -279,6 +279,10 @@ def test_a_run_policy_and_budget_of_an_earlier_maker_run_do_not_decide_the_step(
     _begin(store, tmp_path, "/maker:step 1")
     run_now = live_run(store)
     assert run_now["only"] == 1 and run_now["policy"] is None and run_now["budget"] is None
+    with store.lock():  # (the /maker:run typed again has its own back)
+        begin_run(store, SESSION, None, ENGINE)
+    run_now = live_run(store)
+    assert run_now["policy"]["name"] == "auto" and run_now["budget"]["max_usd"] == 0.5
 
 
 def test_no_executor_may_be_launched_while_the_engine_runs_the_step(
@@ -289,7 +293,10 @@ def test_no_executor_may_be_launched_while_the_engine_runs_the_step(
     assert decision(out) == "deny" and "maker's engine runs this step" in said(out)
     assert "/maker:step 1 or /maker:run takes the step up again" in said(out)
     stop_run(store, "the engine stopped")  # (the step stays the engine's)
-    assert decision(launch(prompt_id=PROMPT)) == "deny"
+    with holding_stretch(store) as mine:  # (a stretch still at work)
+        assert mine and decision(launch(prompt_id=PROMPT)) == "deny"
+    # no engine at work: a person's /maker:run --subagents may run the step
+    assert decision(launch(prompt_id=PROMPT)) != "deny"
 
 
 def test_a_revision_in_a_run_of_the_engine_is_the_engines(project: Path) -> None:
@@ -300,7 +307,8 @@ def test_a_revision_in_a_run_of_the_engine_is_the_engines(project: Path) -> None
     accept_handoff(store, handoff(1, output={"result": "ok"}), step=1)
     reject_step(store, 1, "use ints", by="user (AskUserQuestion)")
     said_now = run_again(store, 1, "use ints", "the user", SESSION, PROMPT)
-    assert said_now.endswith("maker's engine runs it again, with them in its brief."), said_now
+    assert said_now.endswith("maker's engine runs it again, with them in its brief, as the "
+                             "run goes on (or `/maker:step 1`)."), said_now
     assert "launch" not in said_now.lower()
     assert store.read_active()["session_id"] == ENGINE_SESSION  # (the person's turn may end)
     assert next_action(store, SESSION, PROMPT).kind == "stretch"
@@ -331,15 +339,35 @@ def test_a_decision_typed_in_a_run_of_one_step_ends_with_the_steps_line(
     assert "/maker:run" not in told and not live_run(store)
     _one_step_run(store, 2)
     told = typed_in_run(store, "maker: the user rejected step 2; it is back to pending.")
-    assert told.endswith("`/maker:step 2` runs it again. Launch nothing now, and end with "
-                         "the line STEP_REJECTED."), told
+    assert told.endswith("`/maker:step 2` runs it again once the step says what to change. "
+                         "Launch nothing now, and end with the line STEP_REJECTED."), told
     assert not live_run(store)
+
+
+def test_a_decision_typed_too_early_leaves_the_run_of_one_step_going(project: Path) -> None:
+    store = _plan(project, policy="never")
+    start_step(store, 1, session_id=ENGINE_SESSION)
+    _one_step_run(store)
+    early = "maker: /maker:approve was not recorded: step 1 is in-progress."
+    with holding_stretch(store) as mine:  # (the engine works on it)
+        assert mine
+        told = typed_in_run(store, early)
+        assert told.endswith("maker's engine goes on with it, and maker wakes you when it "
+                             "stops. Launch nothing now."), told
+    assert live_run(store)["only"] == 1  # (its wake will find the run live)
+    told = typed_in_run(store, early)  # (no stretch runs: the person's to go on)
+    assert told.endswith("`/maker:step 1` goes on with it. Launch nothing now."), told
+    assert live_run(store)
 
 
 def test_an_engine_that_no_longer_runs_gives_the_step_up_to_a_typed_step(
         project: Path, tmp_path: Path, engine: list[str]) -> None:
     store = _plan(project)
-    start_step(store, 1, session_id="maker-run-abc", take_over=True)  # (a killed stretch's)
+    start_step(store, 1, session_id="maker-run-0123abcd")  # (a headless `maker run` at work)
+    out = _begin(store, tmp_path, "/maker:step")
+    assert out.output.startswith("REFUSED: step 1 (Fix clamp) is in progress in another"), \
+        out.output
+    start_step(store, 1, session_id=f"{ENGINE_SESSION}-abc", take_over=True)  # (a stretch's)
     out = _begin(store, tmp_path, "/maker:step")
     assert out.output.startswith("STARTED: step 1 (Fix clamp) resumed"), out.output
     assert engine == [PROMPT] and live_run(store)["only"] == 1

@@ -209,7 +209,7 @@ def _take_over_reason(store: PlanStore, typed: int | None, transcript_path: str,
         return None
     if typed is not None and typed == active.get("step"):
         return f"the user asked for step {typed} here; session {owner} had it"
-    if owner.startswith(ENGINE_SESSION) and not stretch_runs(store):
+    if owner.startswith(ENGINE_SESSION) and not stretch_runs(store):  # (not `maker run`'s)
         return f"maker's engine, which had it ({owner}), no longer runs"
     folder = Path(transcript_path).parent if transcript_path else None
     if owner_gone(folder, owner):

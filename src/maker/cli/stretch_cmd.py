@@ -7,6 +7,7 @@ arrives, so what this prints is never read for a decision."""
 from __future__ import annotations
 
 import time
+import uuid
 from pathlib import Path
 
 import click
@@ -20,6 +21,7 @@ from maker.engine.ledger import Ledger
 from maker.engine.orchestrator import Orchestrator
 from maker.errors import MakerError
 from maker.executor.state.run import (
+    ENGINE_SESSION,
     live_run,
     note_budget,
     note_step,
@@ -50,6 +52,7 @@ def loop_stretch(plans_dir: Path | None) -> None:
             return
         began(store)
         parts = build_parts(store, None, None)
+        parts.session_id = f"{ENGINE_SESSION}-{uuid.uuid4().hex[:12]}"  # (a stretch's)
         notes = _StepNotes(store, parts.ledger)
         parts.budget = _run_budget(store, parts.ledger)
         parts.keep_going = lambda: not stop_is_asked(store)

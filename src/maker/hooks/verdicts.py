@@ -110,12 +110,13 @@ def _held(store: Any, step: int | None) -> str | None:
 
 def _engines(store: Any, active: dict[str, Any]) -> str | None:
     """The refusal of an executor while maker's engine runs the plan (a ``/maker:run`` in
-    the engine, a ``/maker:step`` of a step whose code is voted on) or owns the step in
-    progress: one executor would answer the step beside the engine's sessions."""
-    from maker.executor.state.run import ENGINE, ENGINE_SESSION, run_mode
+    the engine, a ``/maker:step`` of a step whose code is voted on; its stretch runs, or
+    its run is live): one executor would answer the step beside the engine's sessions.
+    Once neither holds, a person's ``/maker:run --subagents`` may run it."""
+    from maker.executor.state.run import ENGINE, run_mode
+    from maker.executor.state.stretch import stretch_runs
 
-    owner = str(active.get("session_id") or "")
-    if run_mode(store) != ENGINE and not owner.startswith(ENGINE_SESSION):
+    if run_mode(store) != ENGINE and not stretch_runs(store):
         return None
     step = active.get("step")
     return ("maker: maker's engine runs this step, outside this conversation (its code may "

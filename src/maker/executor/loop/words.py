@@ -23,6 +23,7 @@ from maker.executor.loop.one_step import one_step_next
 from maker.executor.loop.report import spent_said, step_head
 from maker.executor.protocol.orient import pending_deviation
 from maker.executor.state.run import live_run, note_reviewer, note_step, run_only, stop_run
+from maker.executor.state.stretch import stretch_runs
 from maker.executor.verdicts.outcome import outcome
 from maker.handoff.measured import (
     BASE_FIELD,
@@ -242,19 +243,32 @@ def typed_in_run(store: PlanStore, told: str) -> str:
     said = _NEXT.sub("", _END_WITH.sub("", told)).strip()
     only = run_only(store)
     if only is not None:  # (a /maker:step of one step in the engine)
-        try:
-            done = store.load_step(only).status == "complete"
-        except MakerError:
-            done = False
-        if done:
-            return f"{said}\n{one_step_next(store, only).said}"
-        stop_run(store, f"the user decided step {only} by hand; /maker:step {only} goes on")
-        return (f"{said} Tell the user so in a sentence: `/maker:step {only}` runs it again. "
-                "Launch nothing now, and end with the line STEP_REJECTED.")
+        return _typed_in_step(store, said, only)
     if "back to pending" in said:
         stop_run(store, "the user rejected a step and said nothing to change")
     return (f"{said} Tell the user so in a sentence: the run goes on when they type "
             "/maker:run. Launch nothing now.")
+
+
+def _typed_in_step(store: PlanStore, said: str, n: int) -> str:
+    """:func:`typed_in_run`'s words in a run of step ``n`` alone: the step done, its end;
+    sent back with nothing to change, it stops there; else the run goes on (a decision
+    typed too early, or on another step, changes nothing of it), in the engine when a
+    stretch runs, else at the person's ``/maker:step``."""
+    try:
+        done = store.load_step(n).status == "complete"
+    except MakerError:
+        done = False
+    if done:
+        return f"{said}\n{one_step_next(store, n).said}"
+    if "back to pending" in said:
+        stop_run(store, "the user rejected a step and said nothing to change")
+        return (f"{said} Tell the user so in a sentence: `/maker:step {n}` runs it again "
+                "once the step says what to change. Launch nothing now, and end with the "
+                "line STEP_REJECTED.")
+    goes_on = ("maker's engine goes on with it, and maker wakes you when it stops"
+               if stretch_runs(store) else f"`/maker:step {n}` goes on with it")
+    return f"{said} Tell the user so in a sentence: {goes_on}. Launch nothing now."
 
 
 def unseen(store: PlanStore) -> list[str]:

@@ -35,11 +35,12 @@ __all__ = ["ENGINE", "ENGINE_SESSION", "SUBAGENTS", "ask_stop", "begin_run", "ch
 # the main session holds no subagent frame per step; ``subagents``: one background
 # subagent of the main session per step (``/maker:run --subagents``, or no SDK).
 ENGINE, SUBAGENTS = "engine", "subagents"
-ENGINE_SESSION = "maker-run"
-"""The owner a step the engine is to run is started under (``/maker:step`` of a step whose
-code is voted on, a revision in a run of the engine): not the person's session, so that
-their turn may end while the engine works (each engine session takes it over, its id
-beginning with this); no executor subagent may be launched for it."""
+ENGINE_SESSION = "maker-run-stretch"
+"""The owner a step the engine of a person's session is to run is started under
+(``/maker:step`` of a step whose code is voted on, a revision in a run of the engine):
+not the person's session, so that their turn may end while the engine works. A
+stretch's own sessions take it over (their ids begin with this; a headless ``maker
+run``'s with ``maker-run-`` alone)."""
 _NOTES_MOST = 20_000  # characters of a person's notes kept for a run's sessions
 
 
@@ -71,9 +72,10 @@ def begin_run(store: PlanStore, session_id: str, parallel: int | None,
     the one step it runs (a ``/maker:step`` of a step whose code is voted on: its
     samples are sessions of maker's engine), None for the whole plan, and ``notes`` what
     the person typed for its sessions (:func:`run_notes`). A run of one step resumed
-    from a ``/maker:run`` keeps neither the policy chosen for the rest of that run nor
-    its budget: the step is the person's ``/maker:step``, decided as one is. Call under
-    the plan lock."""
+    from a ``/maker:run`` holds neither the policy chosen for the rest of that run nor
+    its budget (the step is the person's ``/maker:step``, decided as one is); they are
+    kept aside, and the ``/maker:run`` that resumes has them again. Call under the plan
+    lock."""
     run = read_run(store)
     given = {"max_usd": budget, "set_at": utc_now()} if budget is not None else None
     if len(notes) > _NOTES_MOST:
@@ -81,8 +83,14 @@ def begin_run(store: PlanStore, session_id: str, parallel: int | None,
     if run and not run.get("ended_at"):
         run = {**run, "session_id": session_id, "stopped": None, "resumed_at": utc_now(),
                "mode": mode, "stop_asked": None, "only": only, "notes": notes}
-        if only is not None:
-            run.update(policy=None, budget=None)
+        if only is not None:  # (the /maker:run's own, paused until it resumes)
+            paused = run.get("paused") or {"policy": run.get("policy"),
+                                           "budget": run.get("budget")}
+            run.update(policy=None, budget=None, paused=paused)
+        elif isinstance(run.get("paused"), dict):  # (a /maker:run resumed: its own back)
+            paused = run.pop("paused")
+            run["policy"] = run.get("policy") or paused.get("policy")
+            run["budget"] = run.get("budget") or paused.get("budget")
         if parallel is not None:
             run["parallel"] = parallel
         if given is not None:

@@ -40,7 +40,8 @@ def run_again(store: PlanStore, n: int, notes: str, by: str, session_id: str,
                 f"/maker:step {n} runs it again, and end with STEP_REJECTED.")
     if engine:
         return (f"maker: {by} sent step {n} back with the notes {notes!r}; maker's engine "
-                "runs it again, with them in its brief.")
+                f"runs it again, with them in its brief, as the run goes on (or "
+                f"`/maker:step {n}`).")
     add_turn(store, n, session_id, prompt_id)
     return (f"maker: {by} sent step {n} back with the notes {notes!r}; it runs again now, "
             "with them in its brief (no need to start it by hand).\n"
