@@ -23,6 +23,7 @@ from maker.engine.orchestrator import EXIT_COMPLETE, Orchestrator
 from maker.executor.acceptance.accept import accept_handoff
 from maker.executor.acceptance.approval import approve_step, reject_step
 from maker.executor.loop.next_action import next_action
+from maker.executor.loop.one_step import one_step_next
 from maker.executor.loop.words import ENGINE_GOES_ON, answered, typed_in_run
 from maker.executor.protocol.orient import record_orient
 from maker.executor.rules import vote_rules
@@ -390,3 +391,14 @@ def test_a_rejection_with_nothing_to_change_ends_the_step_rejected(project: Path
     assert "`/maker:step 1` runs it again once the step or the plan says what to change" \
         in told and told.endswith("end with the line STEP_REJECTED."), told
     assert "RUN_STOPPED" not in told and not live_run(store)
+
+
+def test_only_a_complete_step_ends_its_run_complete(project: Path) -> None:
+    store = _plan(project, policy="never")
+    start_step(store, 1, session_id=ENGINE_SESSION)
+    record_orient(store, 1, "none")
+    accept_handoff(store, handoff(1, output={"result": "ok"}), step=1)
+    _one_step_run(store)
+    action = one_step_next(store, 1)  # (as next_action would never reach it: asked first)
+    assert action.kind == "stop" and action.said.endswith("STEP_AWAITING_APPROVAL."), \
+        action.said

@@ -49,6 +49,8 @@ def one_step_next(store: PlanStore, n: int) -> Action:
         return stop(store, f"step {n} ({record.title}) is {record.status}"
                            f"{': ' + why if why else ''}. A person decides: `/maker:reset {n}` "
                            f"puts it back, then `/maker:step {n}` runs it again")
+    if record.status != "complete":  # (awaiting approval: next_action asks it first)
+        return stop(store, f"step {n} ({record.title}) is {record.status}")
     plan = store.load()
     statuses = plan_schedule(store, plan).statuses.values()
     if all(s in ("complete", SKIPPED) for s in statuses):
