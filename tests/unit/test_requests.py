@@ -203,9 +203,9 @@ def test_the_user_typing_the_step_takes_it_over(tmp_path: Path) -> None:
     ("next", (None, False, "")),
 ])
 def test_step_arguments(text: str, parsed: tuple[int | None, bool, str]) -> None:
-    from maker.cli.begin_cmds import _split_step_args
+    from maker.store.requests import split_step_args
 
-    assert _split_step_args(text) == parsed
+    assert split_step_args(text) == parsed
 
 
 # These used to start the next ready step with the text as its notes.
@@ -224,11 +224,11 @@ def test_step_arguments(text: str, parsed: tuple[int | None, bool, str]) -> None
     ("nextcloud setup", "`nextcloud` is not a step number"),
 ])
 def test_step_arguments_that_are_not_a_step_number_are_refused(text: str, message: str) -> None:
-    from maker.cli.begin_cmds import _split_step_args
     from maker.errors import RequestError
+    from maker.store.requests import split_step_args
 
     with pytest.raises(RequestError) as caught:
-        _split_step_args(text)
+        split_step_args(text)
     assert str(caught.value).startswith(message)
 
 

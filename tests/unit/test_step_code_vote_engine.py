@@ -316,17 +316,21 @@ def test_a_revision_in_a_run_of_the_engine_is_the_engines(project: Path) -> None
 
 
 def test_start_anyway_of_a_blocked_code_step_goes_to_the_engine(
-        project: Path, engine: list[str]) -> None:
+        project: Path, engine: list[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "data"))
     store = _plan(project)  # (step 2 depends on step 1, pending)
     store = write(project, [
         step_spec(1, 2, primary_tools=["Read", "Write"], writes=["docs/"]),
         step_spec(2, -1, primary_tools=["Read", "Write", "Edit"], votes=2,
                   writes=["src/calc.py"], depends_on=[1]),
     ])
+    save_request(SESSION, "/maker:step 2 keep it small", prompt_id=PROMPT)  # (its question's)
     told = person_starts(store, 2, True, SESSION, PROMPT)
     assert told.endswith("its code is voted on in maker's engine."), told
     assert "launch" not in told.lower() and live_run(store)["only"] == 2
     assert store.read_active()["session_id"] == ENGINE_SESSION
+    assert live_run(store)["notes"] == "keep it small"  # (the person's, for its sessions)
 
 
 def test_a_decision_typed_in_a_run_of_one_step_ends_with_the_steps_line(

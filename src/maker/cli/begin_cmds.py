@@ -7,7 +7,6 @@ the model sees why."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import click
@@ -38,52 +37,9 @@ from maker.executor.votes.ballots import launch_instruction
 from maker.executor.votes.runs import add_turn, running_note
 from maker.hooks.wake import start_stretch
 from maker.store.plan_store import PlanStore
+from maker.store.requests import split_step_args
 
 __all__ = ["ask_blocked", "step_begin", "step_reset_request"]
-
-
-# A step as seed 004 (docs/architecture.md#the-seeds) names one: `3`, `step 3`, `#3`, `execute
-# step 3`; `the next step`.
-_VERB = r"(?:(?:execute|run|do|start)\s+)?"
-_STEP_ARG = re.compile(_VERB + r"(?:step\s*)?#?([0-9]+)(?=\s|[.:,;]|\Z)[.:,;]?", re.I | re.A)
-_NEXT_ARG = re.compile(_VERB + r"(?:the\s+)?next(?:\s+(?:ready\s+)?step)?(?=\s|[.:,;]|\Z)[.:,;]?",
-                       re.I | re.A)
-
-
-_NUMBER_WORDS = {w: n for n, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve".split())}
-
-
-def _split_step_args(text: str, command: str = "step") -> tuple[int | None, bool, str]:
-    """``"3 --force make it fast"`` → ``(3, True, "make it fast")``; also ``step 3``,
-    ``#3``, ``execute step 3``. Nothing at all, or ``the next step``: ``(None, False,
-    "")``, the next ready step.
-
-    The form is ``/maker:<command> [N] [--force] [notes]``, and notes follow a number:
-    text that starts with anything else (``two``, ``abc``, ``2abc``) raises
-    RequestError rather than run the next ready step with it as notes.
-    """
-    number: int | None = None
-    text = text.strip()
-    named = _STEP_ARG.match(text) or _NEXT_ARG.match(text)
-    if named:
-        number = int(named.group(1)) if named.re is _STEP_ARG else None
-        text = text[named.end():]
-    text = text.strip()
-    force = False
-    if text.split(maxsplit=1)[:1] == ["--force"]:
-        force = True
-        text = text[len("--force"):].strip()
-    if number is None and text and not (named and named.re is _NEXT_ARG):
-        word = text.split(maxsplit=1)[0]
-        guess = _NUMBER_WORDS.get(word.casefold().strip(".,:;"))
-        use = f"/maker:{command} {guess if guess is not None else 'N'}"
-        rest = f"/maker:{command} N your notes" if guess is None else f"{use} your notes"
-        alone = (", or /maker:step with no argument for the next ready step"
-                 if command == "step" else "")
-        raise RequestError(f"`{word[:40]}` is not a step number: use {use}{alone}. Notes "
-                           f"follow the step number ({rest}).")
-    return number, force, text
 
 
 @step.command("begin", hidden=True)
@@ -111,7 +67,7 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
                    "Then follow what it prints.")
         return
     try:
-        number, force, notes = _split_step_args(raw or "")
+        number, force, notes = split_step_args(raw or "")
     except RequestError as exc:
         click.echo(f"REFUSED: {exc}\nNEXT: tell the user exactly this, start no step, and "
                    "end your reply with the line STEP_BLOCKED.")
@@ -227,7 +183,7 @@ def step_reset_request(session_id: str, data_dir: str, plans_dir: Path | None) -
 
     try:
         said = saved_arguments(session_id, "reset", data_dir) or ""
-        number, _, _ = _split_step_args(said, "reset")
+        number, _, _ = split_step_args(said, "reset")
     except RequestError as exc:
         click.echo(f"REFUSED: {exc}")
         return

@@ -17,11 +17,11 @@ from typing import Any
 
 from maker.core.bounded import read_regular_file
 from maker.core.paths import data_dir
-from maker.errors import InputError
+from maker.errors import InputError, RequestError
 from maker.store.atomic import atomic_write
 
 __all__ = ["DECISION_COMMANDS", "load_request", "load_request_record", "parse_command",
-           "save_request"]
+           "save_request", "split_step_args"]
 
 # The /maker: commands that carry a person's decision (``maker.hooks.decisions`` records them).
 DECISION_COMMANDS = ("approve", "reject", "policy", "proposal")
@@ -100,3 +100,47 @@ def _prune(folder: Path) -> None:
                 old.unlink()
         except OSError:
             pass
+
+
+# A step as seed 004 (docs/architecture.md#the-seeds) names one: `3`, `step 3`, `#3`, `execute
+# step 3`; `the next step`.
+_VERB = r"(?:(?:execute|run|do|start)\s+)?"
+_STEP_ARG = re.compile(_VERB + r"(?:step\s*)?#?([0-9]+)(?=\s|[.:,;]|\Z)[.:,;]?", re.I | re.A)
+_NEXT_ARG = re.compile(_VERB + r"(?:the\s+)?next(?:\s+(?:ready\s+)?step)?(?=\s|[.:,;]|\Z)[.:,;]?",
+                       re.I | re.A)
+
+
+_NUMBER_WORDS = {w: n for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+
+
+def split_step_args(text: str, command: str = "step") -> tuple[int | None, bool, str]:
+    """``"3 --force make it fast"`` → ``(3, True, "make it fast")``; also ``step 3``,
+    ``#3``, ``execute step 3``. Nothing at all, or ``the next step``: ``(None, False,
+    "")``, the next ready step.
+
+    The form is ``/maker:<command> [N] [--force] [notes]``, and notes follow a number:
+    text that starts with anything else (``two``, ``abc``, ``2abc``) raises
+    RequestError rather than run the next ready step with it as notes.
+    """
+    number: int | None = None
+    text = text.strip()
+    named = _STEP_ARG.match(text) or _NEXT_ARG.match(text)
+    if named:
+        number = int(named.group(1)) if named.re is _STEP_ARG else None
+        text = text[named.end():]
+    text = text.strip()
+    force = False
+    if text.split(maxsplit=1)[:1] == ["--force"]:
+        force = True
+        text = text[len("--force"):].strip()
+    if number is None and text and not (named and named.re is _NEXT_ARG):
+        word = text.split(maxsplit=1)[0]
+        guess = _NUMBER_WORDS.get(word.casefold().strip(".,:;"))
+        use = f"/maker:{command} {guess if guess is not None else 'N'}"
+        rest = f"/maker:{command} N your notes" if guess is None else f"{use} your notes"
+        alone = (", or /maker:step with no argument for the next ready step"
+                 if command == "step" else "")
+        raise RequestError(f"`{word[:40]}` is not a step number: use {use}{alone}. Notes "
+                           f"follow the step number ({rest}).")
+    return number, force, text

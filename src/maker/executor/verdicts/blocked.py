@@ -20,6 +20,7 @@ __all__ = ["BLOCKED_LABELS", "BLOCKED_PREFIX", "blocked_question", "person_start
 
 BLOCKED_PREFIX = "maker: start step "
 BLOCKED_LABELS = ("Start step {n} anyway", "Do not start step {n}")
+_TYPED_S = 3600.0  # a /maker:step typed this long ago is not the one the question was of
 
 
 def blocked_question(n: int, title: str, missing: dict[int, str]) -> dict[str, Any]:
@@ -63,7 +64,7 @@ def person_starts(store: PlanStore, n: int, start: bool, session_id: str,
     over = "; ".join(str(x) for x in store.load_step(n).meta.get("forced_over") or [])
     if engine:  # (the answer's hook starts its stretch: maker.hooks.wake.answered_in_run)
         with store.lock():
-            begin_run(store, session_id, None, ENGINE, only=n)
+            begin_run(store, session_id, None, ENGINE, only=n, notes=_typed_notes(session_id, n))
         return (f"maker: the user chose to start step {n} although "
                 f"{over or 'it was blocked'} (recorded as forced); its code is voted on in "
                 "maker's engine.")
@@ -72,3 +73,17 @@ def person_starts(store: PlanStore, n: int, start: bool, session_id: str,
             f"(recorded as forced).\nSTARTED: step {n} ({result.title}) started with "
             f"--force (recorded).\nNEXT: {launch_instruction(store, n)}, with the user's "
             "notes (if they gave any) verbatim.")
+
+
+def _typed_notes(session_id: str, n: int) -> str:
+    """The notes the person typed after ``/maker:step n`` in this session (what the
+    blocked question was asked of), for the engine's sessions; "" for anything else."""
+    from maker.errors import RequestError
+    from maker.store.requests import load_request, split_step_args
+
+    raw = load_request(session_id, "step", max_age_s=_TYPED_S) if session_id else None
+    try:
+        number, _, notes = split_step_args(raw or "")
+    except RequestError:
+        return ""
+    return notes if number == n else ""
