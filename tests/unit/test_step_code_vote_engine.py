@@ -374,7 +374,9 @@ def test_an_engine_that_no_longer_runs_gives_the_step_up_to_a_typed_step(
         out.output
     start_step(store, 1, session_id=f"{ENGINE_SESSION}-abc", take_over=True)  # (a stretch's)
     out = _begin(store, tmp_path, "/maker:step")
-    assert out.output.startswith("STARTED: step 1 (Fix clamp) resumed"), out.output
+    assert out.output.startswith("STARTED: step 1 (Fix clamp) taken over (maker's engine, "
+                                 "which had it (maker-run-stretch-abc), no longer runs)"), \
+        out.output
     assert engine == [PROMPT] and live_run(store)["only"] == 1
 
 

@@ -132,14 +132,14 @@ def step_begin(session_id: str, step_number: int | None, next_ready: bool, data_
                    "step), launch nothing, and end your reply with the line STEP_BLOCKED.")
         return
     what = "resumed (it was already in progress)" if result.restarted else "started"
+    if result.restarted and taking:
+        what = f"taken over ({taking})"
     if engine:
         forced = " with --force (recorded)" if result.forced else ""
         click.echo(_in_engine(store, result.step, what + forced, session_id,
-                                   str(saved.get("prompt_id") or ""), notes))
+                              str(saved.get("prompt_id") or ""), notes))
         return
     add_turn(store, result.step, session_id, str(saved.get("prompt_id") or ""))
-    if result.restarted and taking:
-        what = f"taken over ({taking})"
     click.echo(f"STARTED: step {result.step} ({result.title}) {what}"
                + (" with --force (recorded)" if result.forced else "") + ".")
     if unvoted := _unvoted_note(store, result.step):

@@ -140,7 +140,7 @@ def on_stretch_wake(hook: HookInput) -> Output:
 
 def _votes_code(store: PlanStore) -> bool:
     """Whether a typed ``/maker:step`` may start a stretch: some step of the plan has its
-    code voted on in maker's engine (``maker.cli.step_engine``); else no wake waits."""
+    code voted on in maker's engine (``maker.executor.loop.one_step``); else no wake waits."""
     from maker.errors import MakerError
     from maker.executor.rules.vote_rules import engine_votes
 
