@@ -234,7 +234,13 @@ def test_a_typed_maker_step_of_a_code_vote_waits_for_its_stretch_as_a_typed_run_
     plain = linear(tmp_path / "plain", 2)
     assert not wake.on_stretch_wake(HookInput("stretch-wake", {
         **typed.raw, "cwd": str(plain.root.parent)}))
-    assert time.monotonic() - began_at < 1.0  # (neither waited for a mark)
+    monkeypatch.setattr(vote_rules, "engine_here", lambda: True)
+    mixed = write(tmp_path / "mixed", [
+        step_spec(0, 1, primary_tools=["Read", "Write"], votes=2, writes=["src/"]),
+        step_spec(1, -1, primary_tools=["Read"])])
+    assert not wake.on_stretch_wake(HookInput("stretch-wake", {  # (step 1 does not vote)
+        **typed.raw, "prompt": "/maker:step 1", "cwd": str(mixed.root.parent)}))
+    assert time.monotonic() - began_at < 1.0  # (none of the three waited for a mark)
 
 
 def test_the_client_knows_the_wake_by_its_summary() -> None:

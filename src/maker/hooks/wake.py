@@ -123,7 +123,7 @@ def on_stretch_wake(hook: HookInput) -> Output:
         typed = parse_command(hook.text("prompt"))
         command = typed[0] if typed is not None else ""
         key = hook.text("prompt_id") if command == "run" or command == "step" and \
-            _votes_code(store) else ""
+            _votes_code(store, typed[1] if typed is not None else "") else ""
     elif hook.text("tool_name") == "AskUserQuestion":
         from maker.hooks.decisions import asks_makers_question
 
@@ -138,14 +138,17 @@ def on_stretch_wake(hook: HookInput) -> Output:
     return allow() if at is None else _wait(store, key, at)
 
 
-def _votes_code(store: PlanStore) -> bool:
-    """Whether a typed ``/maker:step`` may start a stretch: some step of the plan has its
-    code voted on in maker's engine (``maker.executor.loop.one_step``); else no wake waits."""
+def _votes_code(store: PlanStore, arguments: str) -> bool:
+    """Whether a typed ``/maker:step`` (its ``arguments``) starts a stretch: the step it
+    names, or the one a start takes up, has its code voted on in maker's engine
+    (``maker.executor.loop.one_step``); else no wake waits."""
     from maker.errors import MakerError
-    from maker.executor.rules.vote_rules import engine_votes
+    from maker.executor.loop.one_step import voted_code
+    from maker.store.requests import split_step_args
 
     try:
-        return store.exists() and any(engine_votes(store, r.number) for r in store.load().steps)
+        number, _, _ = split_step_args(arguments)
+        return store.exists() and voted_code(store, number)
     except MakerError:
         return False
 
