@@ -25,7 +25,7 @@ from maker.executor.acceptance.approval import approve_step, reject_step
 from maker.executor.loop.next_action import next_action
 from maker.executor.loop.one_step import one_step_next
 from maker.executor.loop.words import ENGINE_GOES_ON, answered, typed_in_run
-from maker.executor.protocol.orient import record_orient
+from maker.executor.protocol.orient import person_decides, record_orient
 from maker.executor.rules import vote_rules
 from maker.executor.state.lifecycle import fail_step, start_step
 from maker.executor.state.run import (
@@ -408,3 +408,19 @@ def test_only_a_complete_step_ends_its_run_complete(project: Path) -> None:
     action = one_step_next(store, 1)  # (as next_action would never reach it: asked first)
     assert action.kind == "stop" and action.said.endswith("STEP_AWAITING_APPROVAL."), \
         action.said
+
+
+@pytest.mark.parametrize(("owner", "engine_words"), [(f"{ENGINE_SESSION}-x", True),
+                                                     ("maker-run-0123", True),
+                                                     (SESSION, False)])
+def test_an_approved_deviation_of_the_engines_step_launches_nothing(
+        project: Path, owner: str, engine_words: bool) -> None:
+    """A person's typed approval of a revised step when no run is live: a step maker's
+    engine ran goes on in the engine, never in an executor subagent."""
+    store = _plan(project)
+    start_step(store, 1, session_id=owner)
+    record_orient(store, 1, "major", "the API moved to v2", "Call v2 instead.")
+    told = person_decides(store, 1, True, "user (/maker:approve)")
+    assert told is not None
+    assert ("maker's engine goes on with it" in told) is engine_words, told
+    assert ("launch the maker:step-executor" in told) is not engine_words, told

@@ -275,6 +275,11 @@ def person_decides(store: PlanStore, n: int, approve: bool, by: str,
     except MakerError:
         return None
     decide_deviation(store, n, approve, by, notes)
+    owner = str((store.read_active() or {}).get("session_id") or "")
+    if approve and owner.startswith("maker-run"):  # (maker's engine ran it: it goes on there)
+        return (f"maker: the revised step {n} was approved by {by}; maker's engine goes on "
+                f"with it (/maker:step {n} or /maker:run; `maker run` from a terminal). "
+                "Launch nothing now.")
     if approve:
         return (f"maker: the revised step {n} was approved by {by}; work on it goes on. "
                 f"Next: {relaunch_instruction(n)} (from a terminal: `maker run` or "
