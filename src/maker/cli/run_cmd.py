@@ -43,6 +43,7 @@ from maker.engine.tool_limits import session_limits
 from maker.errors import MakerError
 from maker.executor.loop.status_view import summary_rows
 from maker.executor.rules.step_rules import settings
+from maker.executor.state.run import ENGINE_SESSIONS
 from maker.planner.parser import MAX_VOTES, MODEL_CHARS, MODEL_PATTERN
 from maker.planner.planner import PlannerModule
 from maker.store.plan_store import PlanStore
@@ -96,7 +97,7 @@ def build_parts(store: PlanStore, max_budget_usd: float | None,
         runner_factory=sdk_runner_factory(project), ledger=ledger, call_type=Call,
         budget=Budget(max_budget_usd, ledger) if max_budget_usd is not None else None,
         reviewer=sdk_reviewer(project), limits=session_limits, model=model,
-        session_id=f"maker-run-{uuid.uuid4().hex[:12]}")
+        session_id=f"{ENGINE_SESSIONS}-{uuid.uuid4().hex[:12]}")
 
 
 def build_planner(store: PlanStore) -> Any:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from maker.core.clock import utc_now
 from maker.core.models import step_refs
 from maker.errors import MakerError, StepError
+from maker.executor.state.run import ENGINE_SESSIONS
 
 if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
@@ -276,7 +277,7 @@ def person_decides(store: PlanStore, n: int, approve: bool, by: str,
         return None
     decide_deviation(store, n, approve, by, notes)
     owner = str((store.read_active() or {}).get("session_id") or "")
-    if approve and owner.startswith("maker-run"):  # (maker's engine ran it: it goes on there)
+    if approve and owner.startswith(ENGINE_SESSIONS):  # (maker's engine ran it: it goes on there)
         return (f"maker: the revised step {n} was approved by {by}; maker's engine goes on "
                 f"with it (/maker:step {n} or /maker:run; `maker run` from a terminal). "
                 "Launch nothing now.")

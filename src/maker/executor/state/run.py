@@ -25,17 +25,21 @@ if TYPE_CHECKING:
     from maker.store.plan_store import PlanStore
     from maker.store.state import StateDir
 
-__all__ = ["ENGINE", "ENGINE_SESSION", "SUBAGENTS", "ask_stop", "begin_run", "choose_policy",
-           "clear_policy", "end_run", "in_run", "live_run", "note_budget", "note_reviewer",
-           "note_step", "note_stretch", "run_mode", "run_notes", "run_only", "run_policy",
-           "stop_is_asked", "stop_run"]
+__all__ = ["ENGINE", "ENGINE_SESSION", "ENGINE_SESSIONS", "SUBAGENTS", "ask_stop", "begin_run",
+           "choose_policy", "clear_policy", "end_run", "in_run", "live_run", "note_budget",
+           "note_reviewer", "note_step", "note_stretch", "run_mode", "run_notes", "run_only",
+           "run_policy", "stop_is_asked", "stop_run"]
 
 # How a run's steps are run. ``engine``: maker's own engine (``maker loop stretch``, over
 # claude-agent-sdk) in one background task per stretch between a person's decisions, so
 # the main session holds no subagent frame per step; ``subagents``: one background
 # subagent of the main session per step (``/maker:run --subagents``, or no SDK).
 ENGINE, SUBAGENTS = "engine", "subagents"
-ENGINE_SESSION = "maker-run-stretch"
+ENGINE_SESSIONS = "maker-run"
+"""What the id of every session of maker's engine begins with (a headless ``maker run``'s,
+``maker-run-<hex>``, and a stretch's, :data:`ENGINE_SESSION`): a step its owner names so
+is the engine's to go on with."""
+ENGINE_SESSION = f"{ENGINE_SESSIONS}-stretch"
 """The owner a step the engine of a person's session is to run is started under
 (``/maker:step`` of a step whose code is voted on, a revision in a run of the engine):
 not the person's session, so that their turn may end while the engine works. A
